@@ -1,0 +1,3 @@
+module github.com/vitals-dev/vitals
+
+go 1.26

@@ -1,0 +1,224 @@
+package health
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Level says which probe endpoint a check answers to. The names follow
+// Kubernetes: startupProbe, livenessProbe, readinessProbe.
+type Level int
+
+const (
+	// Startup checks gate the rest: live and ready checks do not run until every
+	// startup check has passed, and startup checks stop once passed (the level
+	// latches, as the kubelet's startup result does).
+	Startup Level = iota + 1
+	// Live checks fail /livez: the process is wedged and should be restarted.
+	// Keep them cheap and free of dependencies; a pending live check does not
+	// fail liveness.
+	Live
+	// Ready checks fail /readyz: the process cannot serve now and should get no
+	// traffic. A pending ready check fails readiness.
+	Ready
+)
+
+var levelNames = [...]string{Startup: "startup", Live: "live", Ready: "ready"}
+
+func (l Level) String() string {
+	if l.valid() {
+		return levelNames[l]
+	}
+	return fmt.Sprintf("level(%d)", int(l))
+}
+
+func (l Level) valid() bool { return l >= Startup && l <= Ready }
+
+// MarshalText writes the level's name.
+func (l Level) MarshalText() ([]byte, error) {
+	if !l.valid() {
+		return nil, fmt.Errorf("invalid level %d", int(l))
+	}
+	return []byte(levelNames[l]), nil
+}
+
+// UnmarshalText reads a level's name; "alive" is accepted for live (Pebble's word).
+func (l *Level) UnmarshalText(b []byte) error {
+	v, err := ParseLevel(string(b))
+	if err != nil {
+		return err
+	}
+	*l = v
+	return nil
+}
+
+// ParseLevel reads "startup", "live" (or Pebble's "alive") and "ready".
+func ParseLevel(s string) (Level, error) {
+	switch s {
+	case "startup":
+		return Startup, nil
+	case "live", "alive":
+		return Live, nil
+	case "ready":
+		return Ready, nil
+	}
+	return 0, fmt.Errorf("unknown level %q (want startup, live or ready)", s)
+}
+
+// Checker is what a check runs. Check returns nil when the checked thing is
+// healthy and an error saying what is wrong otherwise. It must honour ctx: the
+// context ends at the check's timeout. A checker that ignores it is still
+// recorded as failed at the timeout, and no new run of the check starts until it
+// returns.
+type Checker interface {
+	Check(ctx context.Context) error
+}
+
+// CheckerFunc adapts a function to Checker.
+type CheckerFunc func(ctx context.Context) error
+
+// Check calls f(ctx).
+func (f CheckerFunc) Check(ctx context.Context) error { return f(ctx) }
+
+// Measurer is implemented by checkers that observe a value (a latency, a status
+// code, the days a certificate has left). When a check's Checker implements it,
+// the Monitor calls Measure instead of Check and keeps the observation with the
+// result; the IETF JSON format shows it as observedValue and observedUnit.
+type Measurer interface {
+	Measure(ctx context.Context) (Observation, error)
+}
+
+// Observation is what a Measurer saw in one run. Every field is optional.
+type Observation struct {
+	Value   any    // JSON-encodable, such as 42, 0.013 or "200"
+	Unit    string // such as "ms", "s", "days" or "percent"
+	Message string // the result's output when the run passed
+}
+
+// Check is one named, scheduled check. The zero value of every timing field
+// means the Monitor's default, which is the kubelet's unless changed with
+// WithDefaults.
+type Check struct {
+	// Name identifies the check in endpoints, events and exclusions:
+	// [a-z0-9]([-a-z0-9_.]*[a-z0-9])?, at most 63 characters. Required.
+	Name string
+	// Level is the endpoint the check answers to. Required.
+	Level Level
+	// Checker is run every period. Required.
+	Checker Checker
+
+	// Period between the starts of two runs. Default 10s (the kubelet's).
+	Period time.Duration
+	// Timeout of one run; the run's context ends then. Default 1s (the
+	// kubelet's), or Period when that is shorter. Must not exceed Period, so
+	// that runs cannot pile up.
+	Timeout time.Duration
+	// InitialDelay before the first run, from Start (or from Add, for a check
+	// added later). Default 0: the first run happens at once, not a period
+	// later.
+	InitialDelay time.Duration
+	// SuccessThreshold is how many consecutive passing runs make a pending or
+	// failed check pass. Default 1.
+	SuccessThreshold int
+	// FailureThreshold is how many consecutive failing runs make a check fail.
+	// Default 3, as in Kubernetes and Pebble: one lost packet should not flip a
+	// probe.
+	FailureThreshold int
+
+	// ComponentType is copied to the IETF JSON format: "component",
+	// "datastore", "system" or a URI. Optional.
+	ComponentType string
+}
+
+// Defaults are the timing values a check gets for its zero fields.
+type Defaults struct {
+	Period           time.Duration // 10s
+	Timeout          time.Duration // 1s
+	InitialDelay     time.Duration // 0
+	SuccessThreshold int           // 1
+	FailureThreshold int           // 3
+}
+
+// KubeletDefaults are the kubelet's probe defaults, which a Monitor uses unless
+// told otherwise.
+var KubeletDefaults = Defaults{
+	Period:           10 * time.Second,
+	Timeout:          time.Second,
+	SuccessThreshold: 1,
+	FailureThreshold: 3,
+}
+
+// Errors that Add, Heartbeat and Watchdog wrap; test for them with errors.Is.
+var (
+	ErrInvalidCheck  = errors.New("invalid check")
+	ErrDuplicateName = errors.New("duplicate check name")
+	// ErrStartupLatched: a startup check cannot be added once the startup
+	// level has passed, since it latches until the process restarts.
+	ErrStartupLatched = errors.New("startup level has already passed")
+)
+
+const maxNameLength = 63 // the length of a Kubernetes label value
+
+// validName reports whether s matches [a-z0-9]([-a-z0-9_.]*[a-z0-9])? within
+// maxNameLength: names appear in URL paths, query strings and event fields, so
+// they must need no escaping anywhere.
+func validName(s string) bool {
+	if s == "" || len(s) > maxNameLength {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+		inner := c == '-' || c == '_' || c == '.'
+		if !alnum && !(inner && i > 0 && i < len(s)-1) {
+			return false
+		}
+	}
+	return true
+}
+
+// withDefaults validates c, but for its Checker, and fills its zero timing
+// fields from d.
+func (c Check) withDefaults(d Defaults) (Check, error) {
+	invalid := func(format string, args ...any) (Check, error) {
+		return Check{}, fmt.Errorf("check %q: %s: %w", c.Name, fmt.Sprintf(format, args...), ErrInvalidCheck)
+	}
+	switch {
+	case !validName(c.Name):
+		return invalid("name must match [a-z0-9]([-a-z0-9_.]*[a-z0-9])? and be at most %d characters", maxNameLength)
+	case !c.Level.valid():
+		return invalid("level must be Startup, Live or Ready")
+	case c.Period < 0:
+		return invalid("period %v is negative", c.Period)
+	case c.Timeout < 0:
+		return invalid("timeout %v is negative", c.Timeout)
+	case c.InitialDelay < 0:
+		return invalid("initial delay %v is negative", c.InitialDelay)
+	case c.SuccessThreshold < 0:
+		return invalid("success threshold %d is below 1", c.SuccessThreshold)
+	case c.FailureThreshold < 0:
+		return invalid("failure threshold %d is below 1", c.FailureThreshold)
+	}
+	timeoutSet := c.Timeout != 0
+	if c.Period == 0 {
+		c.Period = d.Period
+	}
+	if c.Timeout == 0 {
+		c.Timeout = min(d.Timeout, c.Period)
+	}
+	if c.InitialDelay == 0 {
+		c.InitialDelay = d.InitialDelay
+	}
+	if c.SuccessThreshold == 0 {
+		c.SuccessThreshold = d.SuccessThreshold
+	}
+	if c.FailureThreshold == 0 {
+		c.FailureThreshold = d.FailureThreshold
+	}
+	if timeoutSet && c.Timeout > c.Period {
+		return invalid("timeout %v is longer than period %v", c.Timeout, c.Period)
+	}
+	return c, nil
+}

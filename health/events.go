@@ -1,0 +1,172 @@
+package health
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// EventType names what an event reports.
+type EventType string
+
+// The event types. The engine emits the check and level ones; the agent emits
+// the service ones and stopping through Emit.
+const (
+	EventCheckPassed  EventType = "check-passed" // a check became pass (from pending, warn or fail)
+	EventCheckWarned  EventType = "check-warned" // a passing check failed, below its failure threshold
+	EventCheckFailed  EventType = "check-failed" // a check became fail
+	EventLevelPassed  EventType = "level-passed" // an endpoint started answering 200
+	EventLevelFailed  EventType = "level-failed" // an endpoint started answering 503
+	EventServiceStart EventType = "service-started"
+	EventServiceExit  EventType = "service-exited"
+	EventStopping     EventType = "stopping" // the agent began shutting down
+)
+
+// Event is one change of state. ID grows by one with every event of a Monitor,
+// so a reader that remembers the last ID it saw misses nothing while it is away,
+// as long as the log still holds it. Fields other than ID, Time and Type are set
+// by type.
+type Event struct {
+	ID   uint64    `json:"id"`
+	Time time.Time `json:"time"`
+	Type EventType `json:"type"`
+
+	// check-* and level-*
+	Check  string `json:"check,omitempty"`
+	Level  Level  `json:"level,omitempty"`
+	From   Status `json:"-"` // check-* only
+	To     Status `json:"-"` // check-* only
+	Output string `json:"output,omitempty"` // the result or reason behind the change
+
+	// service-*
+	Service  string `json:"service,omitempty"`
+	PID      int    `json:"pid,omitempty"`
+	ExitCode *int   `json:"exitCode,omitempty"` // nil when killed by a signal
+	Signal   string `json:"signal,omitempty"`
+	Restarts int    `json:"restarts,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// eventJSON is Event on the wire: from and to are there for check events only,
+// since pending is the zero Status.
+type eventJSON struct {
+	eventFields
+	From *Status `json:"from,omitempty"`
+	To   *Status `json:"to,omitempty"`
+}
+
+type eventFields Event // Event without its methods
+
+// MarshalJSON writes the event with from and to on check events only.
+func (e Event) MarshalJSON() ([]byte, error) {
+	j := eventJSON{eventFields: eventFields(e)}
+	if e.Check != "" {
+		j.From, j.To = &e.From, &e.To
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var j eventJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*e = Event(j.eventFields)
+	if j.From != nil {
+		e.From = *j.From
+	}
+	if j.To != nil {
+		e.To = *j.To
+	}
+	return nil
+}
+
+// eventLog is a bounded ring of events. Appending never blocks; readers copy
+// out what they want.
+type eventLog struct {
+	buf     []Event
+	lastID  uint64
+	changed chan struct{} // closed on the next append, to wake blocked readers
+	waited  bool          // a reader holds changed, so the next append must close it
+}
+
+func newEventLog(size int) eventLog {
+	return eventLog{buf: make([]Event, 0, size), changed: make(chan struct{})}
+}
+
+func (l *eventLog) append(e Event) Event {
+	l.lastID++
+	e.ID = l.lastID
+	if len(l.buf) < cap(l.buf) {
+		l.buf = append(l.buf, e)
+	} else {
+		l.buf[int((e.ID-1)%uint64(cap(l.buf)))] = e
+	}
+	if l.waited {
+		close(l.changed)
+		l.changed, l.waited = make(chan struct{}), false
+	}
+	return e
+}
+
+// after returns the kept events with an ID above id, oldest first.
+func (l *eventLog) after(id uint64) []Event {
+	if id >= l.lastID || len(l.buf) == 0 {
+		return nil
+	}
+	oldest := l.lastID - uint64(len(l.buf)) + 1
+	first := max(id+1, oldest)
+	out := make([]Event, 0, l.lastID-first+1)
+	for i := first; i <= l.lastID; i++ {
+		out = append(out, l.buf[int((i-1)%uint64(cap(l.buf)))])
+	}
+	return out
+}
+
+// Events returns the kept events with an ID above after, oldest first; nil when
+// there are none. Events(0) returns every event the log still holds. When the
+// first returned ID is above after+1, the log dropped the ones between (it keeps
+// the last WithEventLog of them).
+func (m *Monitor) Events(after uint64) []Event {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.events.after(after)
+}
+
+// WaitEvents is Events that blocks until there is at least one event with an ID
+// above after, or ctx ends (then it returns ctx's error). A reader that is slow
+// or gone never holds up the Monitor: events are kept in a bounded log, not
+// sent down channels.
+func (m *Monitor) WaitEvents(ctx context.Context, after uint64) ([]Event, error) {
+	for {
+		m.mu.Lock()
+		evs := m.events.after(after)
+		changed := m.events.changed
+		m.events.waited = true
+		m.mu.Unlock()
+		if len(evs) > 0 {
+			return evs, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Emit adds an event of the caller's to the log, such as the agent's
+// service-started, and returns it with its ID and (when zero) Time set.
+func (m *Monitor) Emit(e Event) Event {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.emitLocked(e)
+}
+
+func (m *Monitor) emitLocked(e Event) Event {
+	if e.Time.IsZero() {
+		e.Time = m.clock.Now()
+	}
+	return m.events.append(e)
+}

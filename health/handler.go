@@ -1,0 +1,278 @@
+package health
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Handler serves the probe endpoints from the Monitor's state:
+//
+//	/livez /readyz /startupz   200 "ok" or 503 with the verbose text
+//	/healthz                   the same as /livez (controller-runtime's name)
+//	/livez/NAME ...            one check: 200 "ok", or its line and 503 when it fails the endpoint
+//
+// Query parameters: verbose (with any value) lists every check even on
+// success, in the kube-apiserver's text format; exclude=NAME (repeatable)
+// leaves a check out; format=json, or an Accept header naming
+// application/health+json, answers in the IETF health check response format.
+// GET and HEAD are served, other methods get 405. Answers are never cached.
+//
+// The handler never runs a check and never waits on one: it reads the state
+// the checks' last results left, so it is safe to hit thousands of times a
+// second. The paths are matched exactly; mount the handler at the root of a
+// mux, or behind http.StripPrefix.
+func (m *Monitor) Handler() http.Handler { return handler{m} }
+
+type handler struct{ m *Monitor }
+
+// Header values are shared slices so that the common answer allocates nothing.
+var (
+	textPlain   = []string{"text/plain; charset=utf-8"}
+	healthJSON  = []string{"application/health+json"}
+	noStore     = []string{"no-store"}
+	nosniff     = []string{"nosniff"}
+	allowedVerb = []string{"GET, HEAD"}
+	okBody      = []byte("ok")
+)
+
+func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ep, name, found := route(r.URL.Path)
+	if !found {
+		http.NotFound(w, r)
+		return
+	}
+	hdr := w.Header()
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		hdr["Allow"] = allowedVerb
+		http.Error(w, fmt.Sprintf("method %s not allowed: use GET or HEAD", r.Method), http.StatusMethodNotAllowed)
+		return
+	}
+	hdr["Cache-Control"] = noStore
+	hdr["X-Content-Type-Options"] = nosniff
+	v := h.m.view.Load()
+	wantJSON := acceptsHealthJSON(r.Header)
+	// The probe's path: no query, no JSON, a passing level. One atomic load.
+	if name == "" && r.URL.RawQuery == "" && !wantJSON && v.passing[ep.level] {
+		hdr["Content-Type"] = textPlain
+		w.WriteHeader(http.StatusOK)
+		if r.Method != http.MethodHead {
+			w.Write(okBody)
+		}
+		return
+	}
+
+	q := r.URL.Query()
+	switch f := q.Get("format"); f {
+	case "":
+	case "json":
+		wantJSON = true
+	case "text":
+		wantJSON = false
+	default:
+		http.Error(w, fmt.Sprintf("unknown format %q: use json or text", f), http.StatusBadRequest)
+		return
+	}
+	rep := v.report(ep, q["exclude"], h.m.details)
+	var body []byte
+	var code int
+	if name != "" {
+		ln, ok := rep.find(name)
+		if !ok {
+			http.Error(w, fmt.Sprintf("no check %q on /%s", name, ep.name), http.StatusNotFound)
+			return
+		}
+		rep = report{endpoint: ep, lines: []line{ln}, ok: ln.ok}
+		code, body = rep.code(), rep.single(wantJSON)
+	} else {
+		code, body = rep.code(), rep.body(wantJSON, q.Has("verbose"))
+	}
+	if wantJSON {
+		hdr["Content-Type"] = healthJSON
+	} else {
+		hdr["Content-Type"] = textPlain
+	}
+	w.WriteHeader(code)
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
+}
+
+// route splits "/readyz" and "/readyz/NAME".
+func route(path string) (ep endpoint, name string, found bool) {
+	first, name, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	switch first {
+	case "livez":
+		ep = livez
+	case "readyz":
+		ep = readyz
+	case "startupz":
+		ep = startupz
+	case "healthz":
+		ep = healthz
+	default:
+		return endpoint{}, "", false
+	}
+	if strings.HasSuffix(path, "/") {
+		return endpoint{}, "", false // "/readyz/" names no check
+	}
+	return ep, name, true
+}
+
+func acceptsHealthJSON(h http.Header) bool {
+	a := h.Get("Accept")
+	return a != "" && strings.Contains(a, "application/health+json")
+}
+
+func (rep report) code() int {
+	if rep.ok {
+		return http.StatusOK
+	}
+	return http.StatusServiceUnavailable
+}
+
+func (rep report) find(name string) (line, bool) {
+	for _, ln := range rep.lines {
+		if ln.name == name && ln.e != nil {
+			return ln, true
+		}
+	}
+	return line{}, false
+}
+
+// body is the aggregate answer: "ok" on success unless verbose; otherwise a
+// line per check and a trailer, as the kube-apiserver writes them.
+func (rep report) body(asJSON, verbose bool) []byte {
+	if asJSON {
+		return rep.json()
+	}
+	if rep.ok && !verbose {
+		return okBody
+	}
+	var b bytes.Buffer
+	for _, ln := range rep.lines {
+		ln.writeText(&b)
+	}
+	if len(rep.unknown) > 0 {
+		b.WriteString("warn: " + rep.unknownNote() + "\n")
+	}
+	verdict := "passed"
+	if !rep.ok {
+		verdict = "failed"
+	}
+	fmt.Fprintf(&b, "%s check %s\n", rep.endpoint.name, verdict)
+	return b.Bytes()
+}
+
+// single is the answer of a per-check path: "ok" for a passing check,
+// otherwise its line.
+func (rep report) single(asJSON bool) []byte {
+	if asJSON {
+		return rep.json()
+	}
+	ln := rep.lines[0]
+	if ln.word == "ok" {
+		return okBody
+	}
+	var b bytes.Buffer
+	ln.writeText(&b)
+	return b.Bytes()
+}
+
+// unknownNote is the kube-apiserver's warning for excluded names that match
+// nothing.
+func (rep report) unknownNote() string {
+	quoted := make([]string, len(rep.unknown))
+	for i, name := range rep.unknown {
+		quoted[i] = fmt.Sprintf("%q", name)
+	}
+	return "some health checks cannot be excluded: no matches for " + strings.Join(quoted, ",")
+}
+
+func (ln line) writeText(b *bytes.Buffer) {
+	if ln.ok {
+		b.WriteString("[+]")
+	} else {
+		b.WriteString("[-]")
+	}
+	b.WriteString(ln.name)
+	switch {
+	case ln.excluded:
+		b.WriteString(" excluded: ok")
+	case ln.word == "ok":
+		b.WriteString(" ok")
+	default:
+		b.WriteString(" " + ln.word + ": " + ln.reason)
+	}
+	b.WriteByte('\n')
+}
+
+// healthResponse is the IETF draft's health check response
+// (draft-inadarei-api-health-check-06), served as application/health+json.
+type healthResponse struct {
+	Status string                   `json:"status"`
+	Output string                   `json:"output,omitempty"`
+	Notes  []string                 `json:"notes,omitempty"`
+	Checks map[string][]checkResult `json:"checks,omitempty"`
+}
+
+type checkResult struct {
+	Status        string `json:"status"`
+	Time          string `json:"time,omitempty"`
+	Output        string `json:"output,omitempty"`
+	ObservedValue any    `json:"observedValue,omitempty"`
+	ObservedUnit  string `json:"observedUnit,omitempty"`
+	ComponentType string `json:"componentType,omitempty"`
+}
+
+func (rep report) json() []byte {
+	res := healthResponse{Status: "pass", Checks: map[string][]checkResult{}}
+	for _, ln := range rep.lines {
+		if ln.excluded {
+			continue
+		}
+		cr := checkResult{Status: "pass"}
+		switch {
+		case !ln.ok:
+			cr.Status, cr.Output = "fail", ln.reason
+		case ln.word != "ok":
+			cr.Status, cr.Output = "warn", ln.word+": "+ln.reason
+		}
+		if ln.e == nil { // shutdown
+			cr.Output = ln.reason
+			res.Output = ln.reason
+		} else {
+			cr.ComponentType = ln.e.check.ComponentType
+			if ln.v.runs > 0 {
+				cr.Time = ln.v.last.Time.UTC().Format(time.RFC3339Nano)
+				cr.ObservedValue, cr.ObservedUnit = ln.v.last.ObservedValue, ln.v.last.ObservedUnit
+			}
+		}
+		if cr.Status == "warn" && res.Status == "pass" {
+			res.Status = "warn"
+		}
+		res.Checks[ln.name] = []checkResult{cr}
+	}
+	if !rep.ok {
+		res.Status = "fail"
+		if res.Output == "" {
+			res.Output = rep.endpoint.name + " check failed"
+		}
+	}
+	if len(rep.unknown) > 0 {
+		res.Notes = append(res.Notes, rep.unknownNote())
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		// An observed value that cannot be encoded: answer without values rather than not at all.
+		for name, crs := range res.Checks {
+			crs[0].ObservedValue = nil
+			res.Checks[name] = crs
+		}
+		b, _ = json.Marshal(res)
+	}
+	return append(b, '\n')
+}

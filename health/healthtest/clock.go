@@ -1,0 +1,204 @@
+// Package healthtest has what tests of code built on package health need: a
+// fake clock, so that schedules, timeouts, heartbeat ttls and watchdog limits
+// are tested by moving time by hand rather than by waiting.
+//
+//	clk := healthtest.NewClock(time.Time{})
+//	m := health.New(health.WithClock(clk), health.WithJitter(0))
+//	...
+//	clk.Advance(10 * time.Second) // fires every timer due by then, in order
+package healthtest
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/vitals-dev/vitals/health"
+)
+
+// Clock is a fake health.Clock. Time moves only by Advance. Safe for
+// concurrent use.
+type Clock struct {
+	mu      sync.Mutex
+	now     time.Time
+	timers  []*timer // pending, in no order
+	changed chan struct{}
+}
+
+var _ health.Clock = (*Clock)(nil)
+
+// Epoch is where a Clock made from the zero time starts.
+var Epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// NewClock returns a fake clock reading start, or Epoch for the zero time.
+func NewClock(start time.Time) *Clock {
+	if start.IsZero() {
+		start = Epoch
+	}
+	return &Clock{now: start, changed: make(chan struct{})}
+}
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// NewTimer returns a timer that fires when Advance reaches now+d; d <= 0 fires
+// at once.
+func (c *Clock) NewTimer(d time.Duration) health.Timer {
+	t := &timer{clock: c, ch: make(chan time.Time, 1)}
+	c.schedule(t, d)
+	return t
+}
+
+// AfterFunc calls f in its own goroutine when Advance reaches now+d.
+func (c *Clock) AfterFunc(d time.Duration, f func()) health.Timer {
+	t := &timer{clock: c, f: f}
+	c.schedule(t, d)
+	return t
+}
+
+func (c *Clock) schedule(t *timer, d time.Duration) {
+	c.mu.Lock()
+	t.at = c.now.Add(d)
+	if d <= 0 {
+		now := c.now
+		c.mu.Unlock()
+		t.fire(now)
+		return
+	}
+	c.timers = append(c.timers, t)
+	c.notifyLocked()
+	c.mu.Unlock()
+}
+
+// WithTimeout returns a context that ends with context.DeadlineExceeded when
+// Advance reaches now+d, or when parent ends. Its Deadline is in the fake
+// clock's time, which means nothing to real network calls: give a checker
+// that dials this context only where it also honours Done.
+func (c *Clock) WithTimeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx := &timeoutContext{Context: parent, deadline: c.Now().Add(d), done: make(chan struct{})}
+	stopParent := context.AfterFunc(parent, func() { ctx.end(parent.Err()) })
+	t := c.AfterFunc(d, func() { ctx.end(context.DeadlineExceeded) })
+	return ctx, func() {
+		stopParent()
+		t.Stop()
+		ctx.end(context.Canceled)
+	}
+}
+
+// Advance moves the clock forward by d, firing every timer due by then in the
+// order of their deadlines, each with the time it was due.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	end := c.now.Add(d)
+	for {
+		slices.SortStableFunc(c.timers, func(a, b *timer) int { return a.at.Compare(b.at) })
+		if len(c.timers) == 0 || c.timers[0].at.After(end) {
+			break
+		}
+		t := c.timers[0]
+		c.timers = c.timers[1:]
+		c.now = t.at
+		c.notifyLocked()
+		c.mu.Unlock()
+		t.fire(t.at)
+		c.mu.Lock()
+	}
+	c.now = end
+	c.notifyLocked()
+	c.mu.Unlock()
+}
+
+// Pending returns how many timers wait to fire.
+func (c *Clock) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.timers)
+}
+
+// WaitPending blocks until at least n timers wait to fire, or ctx ends. A test
+// uses it to know that the goroutines it drives have gone to sleep before it
+// moves time.
+func (c *Clock) WaitPending(ctx context.Context, n int) error {
+	for {
+		c.mu.Lock()
+		pending, changed := len(c.timers), c.changed
+		c.mu.Unlock()
+		if pending >= n {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (c *Clock) notifyLocked() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+type timer struct {
+	clock *Clock
+	at    time.Time
+	ch    chan time.Time // for NewTimer
+	f     func()         // for AfterFunc
+}
+
+func (t *timer) C() <-chan time.Time { return t.ch }
+
+func (t *timer) Stop() bool {
+	c := t.clock
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := slices.Index(c.timers, t)
+	if i < 0 {
+		return false
+	}
+	c.timers = slices.Delete(c.timers, i, i+1)
+	c.notifyLocked()
+	return true
+}
+
+func (t *timer) fire(now time.Time) {
+	if t.f != nil {
+		go t.f()
+		return
+	}
+	select {
+	case t.ch <- now:
+	default:
+	}
+}
+
+type timeoutContext struct {
+	context.Context // the parent, for Value
+	deadline        time.Time
+	done            chan struct{}
+	mu              sync.Mutex
+	err             error
+}
+
+func (c *timeoutContext) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *timeoutContext) Done() <-chan struct{}       { return c.done }
+
+func (c *timeoutContext) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+func (c *timeoutContext) end(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		c.err = err
+		close(c.done)
+	}
+}

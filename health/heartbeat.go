@@ -1,0 +1,108 @@
+package health
+
+import (
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// Heartbeat is a check fed by the program itself: a loop calls Beat on every
+// pass, idle ones included, and the check fails once ttl passes without a beat.
+// It catches what a constant "return nil" liveness check cannot: a loop that
+// hangs.
+//
+// It is pending until the first beat, but for at most ttl after it starts to
+// count (at Start, or once startup passes for a live or ready heartbeat): a
+// loop that hangs before its first beat is hung too. It passes while the last
+// beat is younger than ttl and fails the moment it is not.
+type Heartbeat struct {
+	clock Clock
+	ttl   time.Duration
+	base  time.Time    // beats are kept as nanoseconds since base, on the monotonic clock
+	last  atomic.Int64 // the last beat, or never
+	// failing is true unless the check last judged itself passing; Beat wakes
+	// the worker only then, so that a beat on the happy path is two atomics.
+	failing atomic.Bool
+	woken   chan struct{}
+	start   time.Time // when the check started to count; the worker's alone
+}
+
+const never = math.MinInt64
+
+// Heartbeat adds a heartbeat check. ttl must be positive. The check is judged
+// again every default period, which refreshes how long ago the last beat was.
+func (m *Monitor) Heartbeat(name string, ttl time.Duration, level Level) (*Heartbeat, error) {
+	if ttl <= 0 {
+		return nil, fmt.Errorf("heartbeat %q: ttl %v is not positive: %w", name, ttl, ErrInvalidCheck)
+	}
+	h := &Heartbeat{clock: m.clock, ttl: ttl, base: m.clock.Now(), woken: make(chan struct{}, 1)}
+	h.last.Store(never)
+	h.failing.Store(true)
+	if err := m.addTimed(name, level, h, "heartbeat"); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// Beat records that the program is making progress. It is cheap and safe to
+// call from any goroutine, as often as you like.
+func (h *Heartbeat) Beat() {
+	h.last.Store(int64(h.clock.Now().Sub(h.base)))
+	if h.failing.Load() {
+		select {
+		case h.woken <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (h *Heartbeat) activate(now time.Time) { h.start = now }
+
+func (h *Heartbeat) wake() <-chan struct{} { return h.woken }
+
+func (h *Heartbeat) evaluate(now time.Time) (Result, bool) {
+	last := h.last.Load()
+	r, decided := h.judge(now, last)
+	if !r.OK {
+		// Store first, then look again: a Beat either sees failing and wakes the
+		// worker, or stored its beat before this second load.
+		h.failing.Store(true)
+		if again := h.last.Load(); again != last {
+			r, decided = h.judge(now, again)
+		}
+	}
+	h.failing.Store(!r.OK)
+	return r, decided
+}
+
+func (h *Heartbeat) judge(now time.Time, last int64) (Result, bool) {
+	r := Result{Time: now, ObservedUnit: "s"}
+	if last == never {
+		waited := now.Sub(h.start)
+		if waited < h.ttl {
+			return r, false
+		}
+		r.Output = fmt.Sprintf("no beat since the check started %v ago (ttl %v)", waited, h.ttl)
+		return r, true
+	}
+	age := now.Sub(h.base.Add(time.Duration(last)))
+	r.ObservedValue = age.Seconds()
+	if age < h.ttl {
+		r.OK = true
+		return r, true
+	}
+	r.Output = fmt.Sprintf("no beat for %v (ttl %v)", age, h.ttl)
+	return r, true
+}
+
+func (h *Heartbeat) deadline(now time.Time) time.Time {
+	d := h.start.Add(h.ttl)
+	if last := h.last.Load(); last != never {
+		d = h.base.Add(time.Duration(last) + h.ttl)
+	}
+	if d.After(now) {
+		return d
+	}
+	return time.Time{} // already past: only a beat changes the answer now
+}

@@ -1,0 +1,172 @@
+package health
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// endpoint is one of the probe endpoints.
+type endpoint struct {
+	name  string // the path's first segment, which also names the verbose trailer
+	level Level
+}
+
+var (
+	livez    = endpoint{"livez", Live}
+	readyz   = endpoint{"readyz", Ready}
+	startupz = endpoint{"startupz", Startup}
+	healthz  = endpoint{"healthz", Live} // controller-runtime's liveness path
+)
+
+// counts reports whether checks of level l are listed on the endpoint: the
+// endpoint's own, and for /readyz the startup and live checks too, since
+// readiness needs startup passed and no live check failing.
+func (ep endpoint) counts(l Level) bool { return l == ep.level || ep.level == Ready }
+
+// line is one check as an endpoint sees it: a line of the verbose text format
+// or a member of the JSON format's checks.
+type line struct {
+	name     string
+	e        *entry     // nil for the synthetic shutdown line
+	v        *checkView // nil for the synthetic shutdown line
+	ok       bool       // does not fail the endpoint
+	word     string     // ok, warn, pending, failed
+	reason   string     // why, for every word but ok
+	excluded bool
+}
+
+// report is one endpoint's verdict with the lines behind it, computed from one
+// view so that the status code and the body always agree.
+type report struct {
+	endpoint endpoint
+	lines    []line
+	unknown  []string // excluded names that match no check on the endpoint
+	ok       bool
+}
+
+// shutdownCheck names the synthetic line /readyz shows while draining, as the
+// kube-apiserver's shutdown check does.
+const shutdownCheck = "shutdown"
+
+func (v *monitorView) report(ep endpoint, exclude []string, details bool) report {
+	rep := report{endpoint: ep, ok: true}
+	matched := make([]bool, len(exclude))
+	for _, e := range v.entries {
+		if !ep.counts(e.check.Level) {
+			continue
+		}
+		ln := v.line(ep, e, details)
+		if i := slices.Index(exclude, e.check.Name); i >= 0 {
+			matched[i] = true
+			ln.excluded, ln.ok = true, true
+		}
+		rep.ok = rep.ok && ln.ok
+		rep.lines = append(rep.lines, ln)
+	}
+	if ep == readyz && v.draining {
+		rep.ok = false
+		rep.lines = append(rep.lines, line{name: shutdownCheck, word: "failed", reason: drainReason})
+	}
+	for i, name := range exclude {
+		if !matched[i] && !slices.Contains(rep.unknown, name) {
+			rep.unknown = append(rep.unknown, name)
+		}
+	}
+	return rep
+}
+
+// line judges one check for one endpoint.
+func (v *monitorView) line(ep endpoint, e *entry, details bool) line {
+	cv := e.view.Load()
+	ln := line{name: e.check.Name, e: e, v: cv}
+	withheld := func(s string) string {
+		if !details {
+			return "reason withheld"
+		}
+		return oneLine(s)
+	}
+	switch cv.status {
+	case Pass:
+		ln.ok, ln.word = true, "ok"
+	case Warn:
+		ln.ok, ln.word, ln.reason = true, "warn", withheld(cv.reason)
+	case Fail:
+		ln.word, ln.reason = "failed", withheld(cv.reason)
+	case Pending:
+		// A pending live check does not fail liveness, nor readiness: the
+		// kubelet starts liveness as Success.
+		ln.ok, ln.word = e.check.Level == Live, "pending"
+		switch {
+		case cv.runs == 0 && e.check.Level != Startup && !v.latched:
+			ln.reason = "waiting for startup checks"
+		case cv.runs == 0 && e.kind == "heartbeat":
+			ln.reason = "waiting for the first beat"
+		case cv.runs == 0:
+			ln.reason = "no result yet"
+		case cv.last.OK:
+			ln.reason = fmt.Sprintf("%d of %d passes needed", cv.successes, e.check.SuccessThreshold)
+		default:
+			ln.reason = fmt.Sprintf("%d of %d failures: %s", cv.failures, e.check.FailureThreshold, withheld(cv.reason))
+		}
+	}
+	return ln
+}
+
+// oneLine keeps a check's output from breaking the line-based text format.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// err is the report as an error, or nil when it passes.
+func (rep report) err() error {
+	if rep.ok {
+		return nil
+	}
+	var failed []string
+	for _, ln := range rep.lines {
+		if !ln.ok {
+			failed = append(failed, fmt.Sprintf("%s %s: %s", ln.name, ln.word, ln.reason))
+		}
+	}
+	return fmt.Errorf("%s check failed: %s", rep.endpoint.name, strings.Join(failed, "; "))
+}
+
+// Checker returns a function that reports the level's verdict as an error, nil
+// when its endpoint would answer 200. It has the type of controller-runtime's
+// healthz.Checker, without importing it:
+//
+//	mgr.AddReadyzCheck("vitals", m.Checker(health.Ready))
+//	mgr.AddHealthzCheck("vitals", m.Checker(health.Live))
+//
+// It reads state only and never runs a check. The error names every failing
+// check with its reason.
+func (m *Monitor) Checker(level Level) func(*http.Request) error {
+	ep, ok := endpointOf(level)
+	return func(*http.Request) error {
+		if !ok {
+			return fmt.Errorf("invalid level %v", level)
+		}
+		v := m.view.Load()
+		if v.passing[level] {
+			return nil
+		}
+		return v.report(ep, nil, m.details).err()
+	}
+}
+
+func endpointOf(l Level) (endpoint, bool) {
+	switch l {
+	case Startup:
+		return startupz, true
+	case Live:
+		return livez, true
+	case Ready:
+		return readyz, true
+	}
+	return endpoint{}, false
+}

@@ -1,0 +1,64 @@
+package health
+
+import (
+	"time"
+	"unicode/utf8"
+)
+
+// Result is one run of a check.
+type Result struct {
+	Time     time.Time     // when the run started
+	Duration time.Duration // how long it took; the timeout for a run that overran it
+	OK       bool
+	// Output is the error text of a failed run, or the Measurer's message of a
+	// passing one; at most MaxOutput bytes.
+	Output        string
+	ObservedValue any    // from a Measurer; nil when none
+	ObservedUnit  string // from a Measurer
+}
+
+// MaxOutput caps a result's output: enough for any error message, and small
+// enough that 60 results of 1000 checks stay in memory and probe bodies stay
+// under the 4 KiB that Docker and Consul keep.
+const MaxOutput = 1 << 10 // 1 KiB
+
+const truncationMark = " [truncated]"
+
+// capOutput cuts s to MaxOutput bytes on a rune boundary, marking the cut.
+func capOutput(s string) string {
+	if len(s) <= MaxOutput {
+		return s
+	}
+	cut := MaxOutput - len(truncationMark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + truncationMark
+}
+
+// history is a ring of a check's last results.
+type history struct {
+	buf  []Result
+	next int // where the next result goes
+	full bool
+}
+
+func newHistory(size int) history { return history{buf: make([]Result, size)} }
+
+func (h *history) add(r Result) {
+	h.buf[h.next] = r
+	h.next++
+	if h.next == len(h.buf) {
+		h.next, h.full = 0, true
+	}
+}
+
+// results returns a copy, oldest first.
+func (h *history) results() []Result {
+	if !h.full {
+		return append([]Result(nil), h.buf[:h.next]...)
+	}
+	out := make([]Result, 0, len(h.buf))
+	out = append(out, h.buf[h.next:]...)
+	return append(out, h.buf[:h.next]...)
+}

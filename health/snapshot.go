@@ -1,0 +1,80 @@
+package health
+
+import "time"
+
+// Snapshot is a copy of a Monitor's whole state at one moment, for status
+// pages, management APIs and tests. Changing it changes nothing.
+type Snapshot struct {
+	Startup, Live, Ready bool // whether each level's endpoint answers 200
+	// StartupPassed is when the startup level latched; zero until then.
+	StartupPassed time.Time
+	Draining      bool
+	Checks        []CheckState // in the order they were added
+}
+
+// CheckState is one check's configuration and state.
+type CheckState struct {
+	Name  string
+	Level Level
+	Kind  string // "checker", "heartbeat" or "watchdog"
+
+	Period           time.Duration
+	Timeout          time.Duration // 0 for heartbeats and watchdogs, which run nothing
+	InitialDelay     time.Duration
+	SuccessThreshold int
+	FailureThreshold int
+
+	Status Status
+	// Since is when Status last changed; zero while the check is still pending.
+	Since                time.Time
+	ConsecutiveSuccesses int
+	ConsecutiveFailures  int
+	Runs                 int      // results recorded since the check was added
+	History              []Result // the last results, oldest first
+}
+
+// Last returns the latest result, and false when there is none yet.
+func (s CheckState) Last() (Result, bool) {
+	if len(s.History) == 0 {
+		return Result{}, false
+	}
+	return s.History[len(s.History)-1], true
+}
+
+// Snapshot copies the Monitor's state.
+func (m *Monitor) Snapshot() Snapshot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := Snapshot{
+		Startup: m.passing[Startup], Live: m.passing[Live], Ready: m.passing[Ready],
+		StartupPassed: m.startupPassed, Draining: m.draining,
+		Checks: make([]CheckState, 0, len(m.entries)),
+	}
+	for _, e := range m.entries {
+		s.Checks = append(s.Checks, e.stateLocked())
+	}
+	return s
+}
+
+// CheckState copies one check's state; false when there is no such check.
+func (m *Monitor) CheckState(name string) (CheckState, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.byName[name]
+	if !ok {
+		return CheckState{}, false
+	}
+	return e.stateLocked(), true
+}
+
+func (e *entry) stateLocked() CheckState {
+	c := e.check
+	return CheckState{
+		Name: c.Name, Level: c.Level, Kind: e.kind,
+		Period: c.Period, Timeout: c.Timeout, InitialDelay: c.InitialDelay,
+		SuccessThreshold: c.SuccessThreshold, FailureThreshold: c.FailureThreshold,
+		Status: e.counter.status, Since: e.since,
+		ConsecutiveSuccesses: e.counter.successes, ConsecutiveFailures: e.counter.failures,
+		Runs: e.runs, History: e.history.results(),
+	}
+}
