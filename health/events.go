@@ -34,8 +34,8 @@ type Event struct {
 	// check-* and level-*
 	Check  string `json:"check,omitempty"`
 	Level  Level  `json:"level,omitempty"`
-	From   Status `json:"-"` // check-* only
-	To     Status `json:"-"` // check-* only
+	From   Status `json:"-"`                // check-* only
+	To     Status `json:"-"`                // check-* only
 	Output string `json:"output,omitempty"` // the result or reason behind the change
 
 	// service-*

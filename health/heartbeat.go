@@ -83,7 +83,7 @@ func (h *Heartbeat) judge(now time.Time, last int64) (Result, bool) {
 		if waited < h.ttl {
 			return r, false
 		}
-		r.Output = fmt.Sprintf("no beat since the check started %v ago (ttl %v)", waited, h.ttl)
+		r.Output = fmt.Sprintf("no beat since the check started %v ago (ttl %v)", waited.Round(time.Millisecond), h.ttl)
 		return r, true
 	}
 	age := now.Sub(h.base.Add(time.Duration(last)))
@@ -92,7 +92,7 @@ func (h *Heartbeat) judge(now time.Time, last int64) (Result, bool) {
 		r.OK = true
 		return r, true
 	}
-	r.Output = fmt.Sprintf("no beat for %v (ttl %v)", age, h.ttl)
+	r.Output = fmt.Sprintf("no beat for %v (ttl %v)", age.Round(time.Millisecond), h.ttl)
 	return r, true
 }
 

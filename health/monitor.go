@@ -182,8 +182,8 @@ type checkView struct {
 	successes int // consecutive, for the reason of a pending check
 	failures  int
 	runs      int
-	last   Result
-	reason string // why the status is what it is: the output of the run that explains it
+	last      Result
+	reason    string // why the status is what it is: the output of the run that explains it
 }
 
 func (e *entry) thresholds() thresholds {

@@ -131,7 +131,7 @@ func (w *Watchdog) evaluate(now time.Time) (Result, bool) {
 	}
 	r.OK = false
 	r.Output = fmt.Sprintf("%d of %d units of work have run longer than %v; the oldest began %v ago",
-		over, w.running, w.limit, age)
+		over, w.running, w.limit, age.Round(time.Millisecond))
 	w.failing = true
 	return r, true
 }

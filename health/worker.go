@@ -187,6 +187,10 @@ func (m *Monitor) runTimed(ctx context.Context, e *entry) {
 	t.activate(now)
 	due := now
 	for {
+		select {
+		case <-t.wake(): // this judgement covers whatever the signal was for
+		default:
+		}
 		now = m.clock.Now()
 		if r, decided := t.evaluate(now); decided {
 			if m.record(e, r) == Pass && c.Level == Startup {

@@ -1,0 +1,497 @@
+package health_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/health/healthtest"
+)
+
+func TestFirstRunIsRightAfterInitialDelayThenEveryPeriod(t *testing.T) {
+	m, clk := fakeMonitor(t)
+	chk := passing()
+	if err := m.Add(health.Check{Name: "db", Level: health.Ready, Checker: chk,
+		InitialDelay: 5 * time.Second, Period: 10 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	start(t, m)
+	t0 := healthtest.Epoch
+	advance(t, clk, 1, 5*time.Second-time.Nanosecond)
+	advance(t, clk, 1, time.Nanosecond)
+	st := waitRuns(t, m, "db", 1)
+	if got := st.History[0].Time; !got.Equal(t0.Add(5 * time.Second)) {
+		t.Fatalf("first run at %v, want right after the initial delay, at %v", got.Sub(t0), 5*time.Second)
+	}
+	for i := 2; i <= 4; i++ {
+		advance(t, clk, 1, 10*time.Second)
+		st = waitRuns(t, m, "db", i)
+		want := t0.Add(5*time.Second + time.Duration(i-1)*10*time.Second)
+		if got := st.History[i-1].Time; !got.Equal(want) {
+			t.Fatalf("run %d at %v, want %v", i, got.Sub(t0), want.Sub(t0))
+		}
+	}
+	if st.Status != health.Pass {
+		t.Fatalf("status %v, want pass", st.Status)
+	}
+}
+
+func TestAddRejectsBadChecksWithAReason(t *testing.T) {
+	ok := health.CheckerFunc(func(context.Context) error { return nil })
+	tests := []struct {
+		name  string
+		check health.Check
+		want  string
+	}{
+		{"upper case name", health.Check{Name: "DB", Level: health.Ready, Checker: ok}, `check "DB": name must match`},
+		{"empty name", health.Check{Level: health.Ready, Checker: ok}, `check "": name must match`},
+		{"name too long", health.Check{Name: strings.Repeat("a", 64), Level: health.Ready, Checker: ok}, "at most 63 characters"},
+		{"no level", health.Check{Name: "db", Checker: ok}, `check "db": level must be Startup, Live or Ready`},
+		{"no checker", health.Check{Name: "db", Level: health.Ready}, `check "db": checker is nil`},
+		{"negative period", health.Check{Name: "db", Level: health.Ready, Checker: ok, Period: -time.Second}, "period -1s is negative"},
+		{"negative timeout", health.Check{Name: "db", Level: health.Ready, Checker: ok, Timeout: -time.Second}, "timeout -1s is negative"},
+		{"negative delay", health.Check{Name: "db", Level: health.Ready, Checker: ok, InitialDelay: -time.Second}, "initial delay -1s is negative"},
+		{"negative success threshold", health.Check{Name: "db", Level: health.Ready, Checker: ok, SuccessThreshold: -1}, "success threshold -1 is below 1"},
+		{"negative failure threshold", health.Check{Name: "db", Level: health.Ready, Checker: ok, FailureThreshold: -2}, "failure threshold -2 is below 1"},
+		{"timeout over period", health.Check{Name: "db", Level: health.Ready, Checker: ok, Period: time.Second, Timeout: 2 * time.Second}, "timeout 2s is longer than period 1s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, _ := fakeMonitor(t)
+			err := m.Add(tt.check)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, health.ErrInvalidCheck) {
+				t.Fatalf("Add error %v, want one containing %q that wraps ErrInvalidCheck", err, tt.want)
+			}
+			if len(m.Snapshot().Checks) != 0 {
+				t.Fatalf("a rejected check was added")
+			}
+		})
+	}
+}
+
+func TestAddRejectsADuplicateNameAcrossLevels(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	if err := m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing()}); err != nil {
+		t.Fatal(err)
+	}
+	err := m.Add(health.Check{Name: "db", Level: health.Live, Checker: passing()})
+	if !errors.Is(err, health.ErrDuplicateName) {
+		t.Fatalf("Add of a duplicate: %v, want ErrDuplicateName", err)
+	}
+	if _, err := m.Heartbeat("db", time.Second, health.Live); !errors.Is(err, health.ErrDuplicateName) {
+		t.Fatalf("Heartbeat with a taken name: %v, want ErrDuplicateName", err)
+	}
+	if _, err := m.Watchdog("loop", 0, health.Live); !errors.Is(err, health.ErrInvalidCheck) {
+		t.Fatalf("Watchdog with no limit: %v, want ErrInvalidCheck", err)
+	}
+	if _, err := m.Heartbeat("loop", -time.Second, health.Live); !errors.Is(err, health.ErrInvalidCheck) {
+		t.Fatalf("Heartbeat with a negative ttl: %v, want ErrInvalidCheck", err)
+	}
+}
+
+func TestZeroFieldsTakeTheKubeletDefaults(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	if err := m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Add(health.Check{Name: "fast", Level: health.Ready, Checker: passing(), Period: 200 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := m.CheckState("db")
+	if st.Period != 10*time.Second || st.Timeout != time.Second || st.InitialDelay != 0 ||
+		st.SuccessThreshold != 1 || st.FailureThreshold != 3 {
+		t.Fatalf("defaults %+v, want period 10s, timeout 1s, delay 0, thresholds 1 and 3", st)
+	}
+	if st, _ := m.CheckState("fast"); st.Timeout != 200*time.Millisecond {
+		t.Fatalf("a default timeout longer than the period is capped at it: got %v", st.Timeout)
+	}
+}
+
+func TestWithDefaultsChangesTheDefaultsOnly(t *testing.T) {
+	m, _ := fakeMonitor(t, health.WithDefaults(health.Defaults{Period: time.Minute, FailureThreshold: 5}))
+	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing()})
+	m.Add(health.Check{Name: "mq", Level: health.Ready, Checker: passing(), Period: time.Second, FailureThreshold: 2})
+	db, _ := m.CheckState("db")
+	mq, _ := m.CheckState("mq")
+	if db.Period != time.Minute || db.FailureThreshold != 5 || db.Timeout != time.Second {
+		t.Fatalf("db %+v, want the monitor's defaults", db)
+	}
+	if mq.Period != time.Second || mq.FailureThreshold != 2 {
+		t.Fatalf("mq %+v, want its own values", mq)
+	}
+}
+
+func TestACheckFailsAtItsThresholdAndSaysWhyInTheEvent(t *testing.T) {
+	m, clk := fakeMonitor(t)
+	db := failing("dial tcp 127.0.0.1:5432: connect: connection refused")
+	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: db, Period: time.Second})
+	start(t, m)
+	var cursor uint64
+	waitRuns(t, m, "db", 1)
+	advance(t, clk, 1, time.Second)
+	st := waitRuns(t, m, "db", 2)
+	if st.Status != health.Pending {
+		t.Fatalf("after 2 of 3 failures: %v, want pending", st.Status)
+	}
+	advance(t, clk, 1, time.Second)
+	ev := waitEvent(t, m, &cursor)
+	want := health.Event{ID: 1, Time: healthtest.Epoch.Add(2 * time.Second), Type: health.EventCheckFailed,
+		Check: "db", Level: health.Ready, From: health.Pending, To: health.Fail,
+		Output: "dial tcp 127.0.0.1:5432: connect: connection refused"}
+	if ev != want {
+		t.Fatalf("event\n got %+v\nwant %+v", ev, want)
+	}
+	st, _ = m.CheckState("db")
+	if st.Status != health.Fail || !st.Since.Equal(want.Time) || st.ConsecutiveFailures != 3 {
+		t.Fatalf("state %+v, want fail since the third run with 3 failures", st)
+	}
+	if m.Passing(health.Ready) {
+		t.Fatal("readiness passes with a failed ready check")
+	}
+}
+
+func TestStartupGatesLiveAndReadyAndLatches(t *testing.T) {
+	m, clk := fakeMonitor(t)
+	boot, live, ready := failing("migrations running"), passing(), passing()
+	m.Add(health.Check{Name: "boot", Level: health.Startup, Checker: boot, Period: time.Second, FailureThreshold: 30})
+	m.Add(health.Check{Name: "loop", Level: health.Live, Checker: live, Period: time.Second})
+	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: ready, Period: time.Second, InitialDelay: 500 * time.Millisecond})
+	start(t, m)
+	waitRuns(t, m, "boot", 1)
+	advance(t, clk, 1, time.Second) // the gated workers sleep on the gate, not on the clock
+	waitRuns(t, m, "boot", 2)
+	if live.runs.Load() != 0 || ready.runs.Load() != 0 {
+		t.Fatalf("live and ready checks ran %d and %d times before startup passed", live.runs.Load(), ready.runs.Load())
+	}
+	if m.Passing(health.Startup) || m.Passing(health.Ready) || !m.Passing(health.Live) {
+		t.Fatalf("before startup: startup %v ready %v live %v, want false false true",
+			m.Passing(health.Startup), m.Passing(health.Ready), m.Passing(health.Live))
+	}
+	boot.pass()
+	advance(t, clk, 1, time.Second)
+	waitRuns(t, m, "boot", 3)
+	// The ready check's initial delay has passed, so both run as soon as startup passes.
+	loop := waitRuns(t, m, "loop", 1)
+	db := waitRuns(t, m, "db", 1)
+	passedAt := healthtest.Epoch.Add(2 * time.Second)
+	if !loop.History[0].Time.Equal(passedAt) || !db.History[0].Time.Equal(passedAt) {
+		t.Fatalf("first live and ready runs at %v and %v, want when startup passed, %v",
+			loop.History[0].Time, db.History[0].Time, passedAt)
+	}
+	if s := m.Snapshot(); !s.Startup || !s.Ready || !s.StartupPassed.Equal(passedAt) {
+		t.Fatalf("snapshot %+v, want startup and ready passing since %v", s, passedAt)
+	}
+	// Startup checks stop once passed, and the level stays passed.
+	boot.fail("would fail now")
+	advance(t, clk, 2, 10*time.Second)
+	waitRuns(t, m, "loop", 2)
+	if st, _ := m.CheckState("boot"); st.Runs != 3 || st.Status != health.Pass {
+		t.Fatalf("startup check after passing: %d runs, %v; want it stopped at 3 runs, pass", st.Runs, st.Status)
+	}
+	if err := m.Add(health.Check{Name: "late", Level: health.Startup, Checker: passing()}); !errors.Is(err, health.ErrStartupLatched) {
+		t.Fatalf("adding a startup check after the latch: %v, want ErrStartupLatched", err)
+	}
+}
+
+func TestAReadyCheckWaitsForItsInitialDelayEvenAfterStartup(t *testing.T) {
+	m, clk := fakeMonitor(t)
+	m.Add(health.Check{Name: "boot", Level: health.Startup, Checker: passing()})
+	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing(), InitialDelay: 3 * time.Second})
+	start(t, m)
+	waitRuns(t, m, "boot", 1)
+	advance(t, clk, 1, 3*time.Second)
+	if st := waitRuns(t, m, "db", 1); !st.History[0].Time.Equal(healthtest.Epoch.Add(3 * time.Second)) {
+		t.Fatalf("first ready run at %v, want at the initial delay", st.History[0].Time)
+	}
+}
+
+func TestATimedOutRunFailsAndANewRunNeverOverlapsIt(t *testing.T) {
+	m, clk := fakeMonitor(t)
+	release := make(chan struct{})
+	var inside, most atomic.Int32
+	stuck := health.CheckerFunc(func(ctx context.Context) error {
+		n := inside.Add(1)
+		defer inside.Add(-1)
+		for {
+			if m := most.Load(); n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		<-release // ignores ctx
+		return nil
+	})
+	m.Add(health.Check{Name: "stuck", Level: health.Ready, Checker: stuck, Period: 2 * time.Second, Timeout: time.Second, FailureThreshold: 2})
+	start(t, m)
+	t.Cleanup(func() { close(release) })
+	advance(t, clk, 1, time.Second) // the run's timeout
+	st := waitRuns(t, m, "stuck", 1)
+	if r, _ := st.Last(); r.OK || r.Output != "timed out after 1s" || r.Duration != time.Second {
+		t.Fatalf("result %+v, want failed, \"timed out after 1s\", duration 1s", r)
+	}
+	advance(t, clk, 1, time.Second) // the next period: the old run is still inside
+	st = waitRuns(t, m, "stuck", 2)
+	if r, _ := st.Last(); r.OK || !strings.Contains(r.Output, "previous run has not returned") {
+		t.Fatalf("result %+v, want a failure saying the previous run has not returned", r)
+	}
+	if st.Status != health.Fail {
+		t.Fatalf("status %v after two failed periods, want fail", st.Status)
+	}
+	if most.Load() != 1 {
+		t.Fatalf("the checker was entered %d times at once, want 1", most.Load())
+	}
+}
+
+func TestACheckerThatHonoursItsContextTimesOutWithTheTimeoutInItsOutput(t *testing.T) {
+	m, clk := fakeMonitor(t)
+	slow := health.CheckerFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	m.Add(health.Check{Name: "slow", Level: health.Ready, Checker: slow, Timeout: 1500 * time.Millisecond, FailureThreshold: 1})
+	start(t, m)
+	advance(t, clk, 1, 1500*time.Millisecond)
+	st := waitRuns(t, m, "slow", 1)
+	if r, _ := st.Last(); r.OK || r.Output != "timed out after 1.5s" {
+		t.Fatalf("result %+v, want \"timed out after 1.5s\"", r)
+	}
+}
+
+func TestAPanicIsAFailedRunWithThePanicMessage(t *testing.T) {
+	m, clk := fakeMonitor(t)
+	boom := health.CheckerFunc(func(context.Context) error { panic("nil map write") })
+	m.Add(health.Check{Name: "boom", Level: health.Live, Checker: boom, Period: time.Second, FailureThreshold: 1})
+	start(t, m)
+	st := waitRuns(t, m, "boom", 1)
+	if r, _ := st.Last(); r.OK || r.Output != "panic: nil map write" {
+		t.Fatalf("result %+v, want failed with \"panic: nil map write\"", r)
+	}
+	advance(t, clk, 1, time.Second)
+	waitRuns(t, m, "boom", 2) // and it keeps running
+}
+
+type latency struct{}
+
+func (latency) Check(context.Context) error {
+	return errors.New("Check must not be called on a Measurer")
+}
+func (latency) Measure(context.Context) (health.Observation, error) {
+	return health.Observation{Value: 12.5, Unit: "ms", Message: "HTTP 200"}, nil
+}
+
+func TestAMeasurerObservationIsKeptWithTheResult(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	m.Add(health.Check{Name: "api", Level: health.Ready, Checker: latency{}})
+	start(t, m)
+	r, _ := waitRuns(t, m, "api", 1).Last()
+	if !r.OK || r.ObservedValue != 12.5 || r.ObservedUnit != "ms" || r.Output != "HTTP 200" {
+		t.Fatalf("result %+v, want ok with 12.5 ms and output HTTP 200", r)
+	}
+}
+
+func TestOutputIsCappedAt1KiB(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	m.Add(health.Check{Name: "big", Level: health.Ready, Checker: failing(strings.Repeat("x", 5000))})
+	start(t, m)
+	r, _ := waitRuns(t, m, "big", 1).Last()
+	if len(r.Output) > health.MaxOutput || !strings.HasSuffix(r.Output, "[truncated]") {
+		t.Fatalf("output of %d bytes ending %q, want at most %d ending [truncated]", len(r.Output), r.Output[len(r.Output)-12:], health.MaxOutput)
+	}
+}
+
+func TestHistoryKeepsTheConfiguredNumberOfResults(t *testing.T) {
+	m, clk := fakeMonitor(t, health.WithHistory(2))
+	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing(), Period: time.Second})
+	start(t, m)
+	waitRuns(t, m, "db", 1)
+	for i := 2; i <= 4; i++ {
+		advance(t, clk, 1, time.Second)
+		waitRuns(t, m, "db", i)
+	}
+	st, _ := m.CheckState("db")
+	if st.Runs != 4 || len(st.History) != 2 || !st.History[1].Time.Equal(healthtest.Epoch.Add(3*time.Second)) {
+		t.Fatalf("runs %d, history %d ending at %v; want 4 runs and the last 2 results", st.Runs, len(st.History), st.History[len(st.History)-1].Time)
+	}
+}
+
+func TestJitterSpreadsLaterRunsWithinTenPercentOfThePeriod(t *testing.T) {
+	m, clk := fakeMonitor(t, health.WithJitter(0.1))
+	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing(), Period: 10 * time.Second})
+	start(t, m)
+	prev := waitRuns(t, m, "db", 1).History[0].Time
+	if !prev.Equal(healthtest.Epoch) {
+		t.Fatalf("first run at %v: jitter must not delay it", prev)
+	}
+	// Move time in small steps, so that a run's recorded time is within one step of when it was due.
+	const step = 50 * time.Millisecond
+	for i := 2; i <= 10; i++ {
+		for {
+			advance(t, clk, 1, step)
+			if st, _ := m.CheckState("db"); st.Runs >= i {
+				break
+			}
+		}
+		st := waitRuns(t, m, "db", i)
+		at := st.History[len(st.History)-1].Time
+		if gap := at.Sub(prev); gap < 9500*time.Millisecond-step || gap > 10500*time.Millisecond+2*step {
+			t.Fatalf("run %d came %v after the one before, want 10s ± 5%%", i, gap)
+		}
+		prev = at
+	}
+}
+
+func TestDrainFailsReadinessButNotLiveness(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing()})
+	start(t, m)
+	var cursor uint64
+	if ev := waitEvent(t, m, &cursor); ev.Type != health.EventCheckPassed {
+		t.Fatalf("first event %v, want check-passed", ev.Type)
+	}
+	if ev := waitEvent(t, m, &cursor); ev.Type != health.EventLevelPassed || ev.Level != health.Ready {
+		t.Fatalf("second event %+v, want level-passed ready", ev)
+	}
+	m.Drain()
+	m.Drain() // idempotent
+	ev := waitEvent(t, m, &cursor)
+	if ev.Type != health.EventLevelFailed || ev.Level != health.Ready || ev.Output != "process is shutting down" {
+		t.Fatalf("event %+v, want level-failed ready: process is shutting down", ev)
+	}
+	if m.Passing(health.Ready) || !m.Passing(health.Live) || !m.Snapshot().Draining {
+		t.Fatal("after Drain: want readiness failing, liveness passing, draining")
+	}
+	if evs := m.Events(cursor); len(evs) != 0 {
+		t.Fatalf("a second Drain emitted %v", evs)
+	}
+}
+
+func TestAFailedLiveCheckFailsReadinessToo(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	m.Add(health.Check{Name: "loop", Level: health.Live, Checker: failing("wedged"), FailureThreshold: 1})
+	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing()})
+	start(t, m)
+	waitRuns(t, m, "loop", 1)
+	waitRuns(t, m, "db", 1)
+	if m.Passing(health.Live) || m.Passing(health.Ready) {
+		t.Fatal("want liveness and readiness failing with a failed live check")
+	}
+}
+
+func TestRemoveForgetsACheckAndJudgesTheLevelAgain(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing()})
+	m.Add(health.Check{Name: "broken", Level: health.Ready, Checker: failing("no"), FailureThreshold: 1})
+	start(t, m)
+	waitRuns(t, m, "db", 1)
+	waitRuns(t, m, "broken", 1)
+	if m.Passing(health.Ready) {
+		t.Fatal("ready with a failed check")
+	}
+	if err := m.Remove("broken"); err != nil {
+		t.Fatal(err)
+	}
+	if !m.Passing(health.Ready) {
+		t.Fatal("not ready after removing the failed check")
+	}
+	if _, ok := m.CheckState("broken"); ok {
+		t.Fatal("removed check still known")
+	}
+	if err := m.Remove("broken"); err == nil || !strings.Contains(err.Error(), `"broken": no such check`) {
+		t.Fatalf("second Remove: %v, want no such check", err)
+	}
+	if err := m.Add(health.Check{Name: "broken", Level: health.Ready, Checker: passing()}); err != nil {
+		t.Fatalf("re-adding a removed name: %v", err)
+	}
+}
+
+func TestACheckAddedAfterStartRunsAtOnce(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	start(t, m)
+	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing()})
+	if st := waitRuns(t, m, "db", 1); st.Status != health.Pass {
+		t.Fatalf("status %v, want pass", st.Status)
+	}
+}
+
+func TestAMonitorWithNoChecksPassesEveryLevel(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	for _, l := range []health.Level{health.Startup, health.Live, health.Ready} {
+		if !m.Passing(l) {
+			t.Errorf("%v fails with no checks", l)
+		}
+	}
+	if m.Passing(health.Level(0)) {
+		t.Error("an invalid level passes")
+	}
+}
+
+func TestWaitEventsBlocksUntilAnEventOrTheContextEnds(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if evs, err := m.WaitEvents(ctx, 0); err != context.Canceled || evs != nil {
+		t.Fatalf("WaitEvents on an ended context: %v %v, want context.Canceled", evs, err)
+	}
+	got := make(chan health.Event)
+	go func() {
+		evs, _ := m.WaitEvents(context.Background(), 0)
+		got <- evs[0]
+	}()
+	e := m.Emit(health.Event{Type: health.EventServiceStart, Service: "api", PID: 42})
+	if ev := <-got; ev != e || ev.ID != 1 || !ev.Time.Equal(healthtest.Epoch) {
+		t.Fatalf("woken with %+v, want the emitted event with id 1 at the clock's time", ev)
+	}
+}
+
+func TestTheEventLogIsBoundedAndReadersSeeTheGap(t *testing.T) {
+	m, _ := fakeMonitor(t, health.WithEventLog(3))
+	for range 5 {
+		m.Emit(health.Event{Type: health.EventStopping})
+	}
+	evs := m.Events(1)
+	if len(evs) != 3 || evs[0].ID != 3 {
+		t.Fatalf("events after 1: %d starting at %d, want the newest 3 from id 3 (ids 2 was dropped)", len(evs), evs[0].ID)
+	}
+}
+
+func TestEventsMarshalFromAndToOnCheckEventsOnly(t *testing.T) {
+	check := health.Event{ID: 7, Time: healthtest.Epoch, Type: health.EventCheckPassed, Check: "db",
+		Level: health.Ready, From: health.Pending, To: health.Pass}
+	b, err := json.Marshal(check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":7,"time":"2026-01-01T00:00:00Z","type":"check-passed","check":"db","level":"ready","from":"pending","to":"pass"}`
+	if string(b) != want {
+		t.Fatalf("check event\n got %s\nwant %s", b, want)
+	}
+	var back health.Event
+	if err := json.Unmarshal(b, &back); err != nil || back != check {
+		t.Fatalf("round trip: %+v %v, want %+v", back, err, check)
+	}
+	code := 0
+	exit := health.Event{ID: 8, Time: healthtest.Epoch, Type: health.EventServiceExit, Service: "api", PID: 9, ExitCode: &code}
+	b, _ = json.Marshal(exit)
+	want = `{"id":8,"time":"2026-01-01T00:00:00Z","type":"service-exited","service":"api","pid":9,"exitCode":0}`
+	if string(b) != want {
+		t.Fatalf("service event\n got %s\nwant %s", b, want)
+	}
+}
+
+func TestStartingTwiceStartsNothingMore(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	chk := passing()
+	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: chk})
+	start(t, m)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m.Start(ctx)
+	waitRuns(t, m, "db", 1)
+	if n := chk.runs.Load(); n != 1 {
+		t.Fatalf("checker ran %d times, want 1", n)
+	}
+}
