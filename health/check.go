@@ -98,8 +98,8 @@ type Observation struct {
 }
 
 // Check is one named, scheduled check. The zero value of every timing field
-// means the Monitor's default, which is the kubelet's unless changed with
-// WithDefaults.
+// means the Monitor's default: the kubelet's (period 10s, timeout 1s, no
+// initial delay, thresholds 1 and 3) unless changed with WithDefaults.
 type Check struct {
 	// Name identifies the check in endpoints, events and exclusions:
 	// [a-z0-9]([-a-z0-9_.]*[a-z0-9])?, at most 63 characters. Required.
@@ -141,9 +141,9 @@ type Defaults struct {
 	FailureThreshold int           // 3
 }
 
-// KubeletDefaults are the kubelet's probe defaults, which a Monitor uses unless
-// told otherwise.
-var KubeletDefaults = Defaults{
+// kubeletDefaults are the kubelet's probe defaults, which a Monitor uses unless
+// told otherwise with WithDefaults.
+var kubeletDefaults = Defaults{
 	Period:           10 * time.Second,
 	Timeout:          time.Second,
 	SuccessThreshold: 1,
@@ -188,6 +188,8 @@ func (c Check) withDefaults(d Defaults) (Check, error) {
 	switch {
 	case !validName(c.Name):
 		return invalid("name must match [a-z0-9]([-a-z0-9_.]*[a-z0-9])? and be at most %d characters", maxNameLength)
+	case c.Name == shutdownCheck:
+		return invalid("name %q is reserved: /readyz shows whether the process is draining under it", c.Name)
 	case !c.Level.valid():
 		return invalid("level must be Startup, Live or Ready")
 	case c.Period < 0:

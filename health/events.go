@@ -12,14 +12,14 @@ type EventType string
 // The event types. The engine emits the check and level ones; the agent emits
 // the service ones and stopping through Emit.
 const (
-	EventCheckPassed  EventType = "check-passed" // a check became pass (from pending, warn or fail)
-	EventCheckWarned  EventType = "check-warned" // a passing check failed, below its failure threshold
-	EventCheckFailed  EventType = "check-failed" // a check became fail
-	EventLevelPassed  EventType = "level-passed" // an endpoint started answering 200
-	EventLevelFailed  EventType = "level-failed" // an endpoint started answering 503
-	EventServiceStart EventType = "service-started"
-	EventServiceExit  EventType = "service-exited"
-	EventStopping     EventType = "stopping" // the agent began shutting down
+	EventCheckPassed    EventType = "check-passed" // a check became pass (from pending, warn or fail)
+	EventCheckWarned    EventType = "check-warned" // a passing check failed, below its failure threshold
+	EventCheckFailed    EventType = "check-failed" // a check became fail
+	EventLevelPassed    EventType = "level-passed" // an endpoint started answering 200
+	EventLevelFailed    EventType = "level-failed" // an endpoint started answering 503
+	EventServiceStarted EventType = "service-started"
+	EventServiceExited  EventType = "service-exited"
+	EventStopping       EventType = "stopping" // the agent began shutting down
 )
 
 // Event is one change of state. ID grows by one with every event of a Monitor,

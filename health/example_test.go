@@ -68,6 +68,7 @@ func Example() {
 	// [+]peer-config ok
 	// [+]database ok
 	// [+]main-loop ok
+	// [+]shutdown ok
 	// readyz check passed
 }
 

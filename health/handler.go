@@ -40,18 +40,18 @@ var (
 )
 
 func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hdr := w.Header()
+	hdr["Cache-Control"] = noStore
 	ep, name, found := route(r.URL.Path)
 	if !found {
 		http.NotFound(w, r)
 		return
 	}
-	hdr := w.Header()
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		hdr["Allow"] = allowedVerb
 		http.Error(w, fmt.Sprintf("method %s not allowed: use GET or HEAD", r.Method), http.StatusMethodNotAllowed)
 		return
 	}
-	hdr["Cache-Control"] = noStore
 	hdr["X-Content-Type-Options"] = nosniff
 	v := h.m.view.Load()
 	wantJSON := acceptsHealthJSON(r.Header)
@@ -136,7 +136,7 @@ func (rep report) code() int {
 
 func (rep report) find(name string) (line, bool) {
 	for _, ln := range rep.lines {
-		if ln.name == name && ln.e != nil {
+		if ln.name == name {
 			return ln, true
 		}
 	}
@@ -167,14 +167,14 @@ func (rep report) body(asJSON, verbose bool) []byte {
 	return b.Bytes()
 }
 
-// single is the answer of a per-check path: "ok" for a passing check,
-// otherwise its line.
+// single is the answer of a per-check path: "ok" when the check does not fail
+// the endpoint, otherwise its line.
 func (rep report) single(asJSON bool) []byte {
 	if asJSON {
 		return rep.json()
 	}
 	ln := rep.lines[0]
-	if ln.word == "ok" {
+	if ln.ok {
 		return okBody
 	}
 	var b bytes.Buffer
@@ -231,19 +231,22 @@ type checkResult struct {
 func (rep report) json() []byte {
 	res := healthResponse{Status: "pass", Checks: map[string][]checkResult{}}
 	for _, ln := range rep.lines {
-		if ln.excluded {
-			continue
+		if ln.excluded || ln.e == nil && ln.ok {
+			continue // the shutdown line shows in JSON only while draining
 		}
 		cr := checkResult{Status: "pass"}
 		switch {
 		case !ln.ok:
 			cr.Status, cr.Output = "fail", ln.reason
-		case ln.word != "ok":
+		case ln.word == "warn":
+			cr.Status, cr.Output = "warn", ln.reason
+		case ln.word == "pending": // a pending live check: passing, but say so
 			cr.Status, cr.Output = "warn", ln.word+": "+ln.reason
 		}
-		if ln.e == nil { // shutdown
-			cr.Output = ln.reason
-			res.Output = ln.reason
+		if ln.e == nil { // the shutdown line
+			if !ln.ok {
+				res.Output = ln.reason
+			}
 		} else {
 			cr.ComponentType = ln.e.check.ComponentType
 			if ln.v.runs > 0 {

@@ -48,6 +48,7 @@ type monitorView struct {
 	passing  [Ready + 1]bool
 	latched  bool // startup has passed for good
 	draining bool
+	started  bool
 }
 
 // New returns a Monitor with no checks. Nothing runs until Start.
@@ -55,7 +56,7 @@ func New(opts ...Option) *Monitor {
 	m := &Monitor{
 		clock:       systemClock{},
 		logger:      slog.Default(),
-		defaults:    KubeletDefaults,
+		defaults:    kubeletDefaults,
 		historySize: 60,
 		details:     true,
 		jitter:      0.1,
@@ -136,7 +137,7 @@ func WithJitter(fraction float64) Option {
 
 // WithDefaults sets the timing that checks get for their zero fields, for
 // example a longer Period for a whole service. Zero fields of d keep
-// KubeletDefaults; negative ones are ignored.
+// kubeletDefaults; negative ones are ignored.
 func WithDefaults(d Defaults) Option {
 	return func(m *Monitor) {
 		if d.Period > 0 {
@@ -425,7 +426,8 @@ func (m *Monitor) verdictsLocked() [Ready + 1]bool {
 }
 
 func (m *Monitor) publishLocked() {
-	m.view.Store(&monitorView{entries: m.entries, passing: m.passing, latched: m.startupLatch, draining: m.draining})
+	m.view.Store(&monitorView{entries: m.entries, passing: m.passing, latched: m.startupLatch,
+		draining: m.draining, started: m.started})
 }
 
 // addTimed adds a heartbeat or watchdog. Their deadlines are exact, so both

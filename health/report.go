@@ -46,34 +46,41 @@ type report struct {
 	ok       bool
 }
 
-// shutdownCheck names the synthetic line /readyz shows while draining, as the
-// kube-apiserver's shutdown check does.
+// shutdownCheck names the line /readyz always ends with, as the
+// kube-apiserver's shutdown check: ok, or failed once Drain was called.
 const shutdownCheck = "shutdown"
 
 func (v *monitorView) report(ep endpoint, exclude []string, details bool) report {
 	rep := report{endpoint: ep, ok: true}
-	matched := make([]bool, len(exclude))
+	lines := make([]line, 0, len(v.entries)+1)
 	for _, e := range v.entries {
-		if !ep.counts(e.check.Level) {
-			continue
+		if ep.counts(e.check.Level) {
+			lines = append(lines, v.line(ep, e, details))
 		}
-		ln := v.line(ep, e, details)
-		if i := slices.Index(exclude, e.check.Name); i >= 0 {
-			matched[i] = true
-			ln.excluded, ln.ok = true, true
+	}
+	if ep == readyz {
+		ln := line{name: shutdownCheck, ok: true, word: "ok"}
+		if v.draining {
+			ln = line{name: shutdownCheck, word: "failed", reason: drainReason}
 		}
-		rep.ok = rep.ok && ln.ok
-		rep.lines = append(rep.lines, ln)
+		lines = append(lines, ln)
 	}
-	if ep == readyz && v.draining {
-		rep.ok = false
-		rep.lines = append(rep.lines, line{name: shutdownCheck, word: "failed", reason: drainReason})
-	}
-	for i, name := range exclude {
-		if !matched[i] && !slices.Contains(rep.unknown, name) {
+	// Excluded names are a set, as in the kube-apiserver: repeats are harmless.
+	for _, name := range exclude {
+		found := false
+		for i := range lines {
+			if lines[i].name == name {
+				lines[i].excluded, lines[i].ok, found = true, true, true
+			}
+		}
+		if !found && !slices.Contains(rep.unknown, name) {
 			rep.unknown = append(rep.unknown, name)
 		}
 	}
+	for _, ln := range lines {
+		rep.ok = rep.ok && ln.ok
+	}
+	rep.lines = lines
 	return rep
 }
 
@@ -99,6 +106,8 @@ func (v *monitorView) line(ep endpoint, e *entry, details bool) line {
 		// kubelet starts liveness as Success.
 		ln.ok, ln.word = e.check.Level == Live, "pending"
 		switch {
+		case cv.runs == 0 && !v.started:
+			ln.reason = "the monitor has not started"
 		case cv.runs == 0 && e.check.Level != Startup && !v.latched:
 			ln.reason = "waiting for startup checks"
 		case cv.runs == 0 && e.kind == "heartbeat":
