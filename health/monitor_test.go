@@ -94,7 +94,7 @@ func TestAddRejectsADuplicateNameAcrossLevels(t *testing.T) {
 	}
 }
 
-func TestZeroFieldsTakeTheKubeletDefaults(t *testing.T) {
+func TestZeroFieldsTakeThekubeletDefaults(t *testing.T) {
 	m, _ := fakeMonitor(t)
 	if err := m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing()}); err != nil {
 		t.Fatal(err)
@@ -441,7 +441,7 @@ func TestWaitEventsBlocksUntilAnEventOrTheContextEnds(t *testing.T) {
 		evs, _ := m.WaitEvents(context.Background(), 0)
 		got <- evs[0]
 	}()
-	e := m.Emit(health.Event{Type: health.EventServiceStart, Service: "api", PID: 42})
+	e := m.Emit(health.Event{Type: health.EventServiceStarted, Service: "api", PID: 42})
 	if ev := <-got; ev != e || ev.ID != 1 || !ev.Time.Equal(healthtest.Epoch) {
 		t.Fatalf("woken with %+v, want the emitted event with id 1 at the clock's time", ev)
 	}
@@ -474,7 +474,7 @@ func TestEventsMarshalFromAndToOnCheckEventsOnly(t *testing.T) {
 		t.Fatalf("round trip: %+v %v, want %+v", back, err, check)
 	}
 	code := 0
-	exit := health.Event{ID: 8, Time: healthtest.Epoch, Type: health.EventServiceExit, Service: "api", PID: 9, ExitCode: &code}
+	exit := health.Event{ID: 8, Time: healthtest.Epoch, Type: health.EventServiceExited, Service: "api", PID: 9, ExitCode: &code}
 	b, _ = json.Marshal(exit)
 	want = `{"id":8,"time":"2026-01-01T00:00:00Z","type":"service-exited","service":"api","pid":9,"exitCode":0}`
 	if string(b) != want {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
 	"time"
@@ -94,8 +95,10 @@ func timedOut(d time.Duration) string { return fmt.Sprintf("timed out after %v",
 func (m *Monitor) call(ctx context.Context, c Check) (o outcome) {
 	defer func() {
 		if p := recover(); p != nil {
-			m.logger.Error("check panicked", "check", c.Name, "panic", p, "stack", string(debug.Stack()))
 			o = outcome{err: fmt.Errorf("panic: %v", p), end: m.clock.Now()}
+			if m.logger.Enabled(ctx, slog.LevelError) { // a stack is dear; build it only to log it
+				m.logger.Error("check panicked", "check", c.Name, "panic", p, "stack", string(debug.Stack()))
+			}
 		}
 	}()
 	if ms, ok := c.Checker.(Measurer); ok {
