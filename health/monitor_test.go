@@ -94,7 +94,7 @@ func TestAddRejectsADuplicateNameAcrossLevels(t *testing.T) {
 	}
 }
 
-func TestZeroFieldsTakeThekubeletDefaults(t *testing.T) {
+func TestZeroFieldsTakeTheKubeletDefaults(t *testing.T) {
 	m, _ := fakeMonitor(t)
 	if err := m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing()}); err != nil {
 		t.Fatal(err)
