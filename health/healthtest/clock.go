@@ -81,8 +81,11 @@ func (c *Clock) schedule(t *timer, d time.Duration) {
 // that dials this context only where it also honours Done.
 func (c *Clock) WithTimeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	ctx := &timeoutContext{Context: parent, deadline: c.Now().Add(d), done: make(chan struct{})}
-	stopParent := context.AfterFunc(parent, func() { ctx.end(parent.Err()) })
 	t := c.AfterFunc(d, func() { ctx.end(context.DeadlineExceeded) })
+	stopParent := context.AfterFunc(parent, func() {
+		t.Stop()
+		ctx.end(parent.Err())
+	})
 	return ctx, func() {
 		stopParent()
 		t.Stop()
