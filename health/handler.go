@@ -103,6 +103,16 @@ func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // route splits "/readyz" and "/readyz/NAME".
 func route(path string) (ep endpoint, name string, found bool) {
+	switch path { // the probes' paths first, without splitting
+	case "/readyz":
+		return readyz, "", true
+	case "/livez":
+		return livez, "", true
+	case "/healthz":
+		return healthz, "", true
+	case "/startupz":
+		return startupz, "", true
+	}
 	first, name, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
 	switch first {
 	case "livez":
@@ -122,9 +132,15 @@ func route(path string) (ep endpoint, name string, found bool) {
 	return ep, name, true
 }
 
+// acceptsHealthJSON reads the header map directly: the server has already
+// canonicalised the key, and Header.Get would do it again on every probe.
 func acceptsHealthJSON(h http.Header) bool {
-	a := h.Get("Accept")
-	return a != "" && strings.Contains(a, "application/health+json")
+	for _, a := range h["Accept"] {
+		if strings.Contains(a, "application/health+json") {
+			return true
+		}
+	}
+	return false
 }
 
 func (rep report) code() int {
@@ -153,17 +169,19 @@ func (rep report) body(asJSON, verbose bool) []byte {
 		return okBody
 	}
 	var b bytes.Buffer
+	b.Grow(48 * (len(rep.lines) + 1))
 	for _, ln := range rep.lines {
 		ln.writeText(&b)
 	}
 	if len(rep.unknown) > 0 {
 		b.WriteString("warn: " + rep.unknownNote() + "\n")
 	}
-	verdict := "passed"
-	if !rep.ok {
-		verdict = "failed"
+	b.WriteString(rep.endpoint.name)
+	if rep.ok {
+		b.WriteString(" check passed\n")
+	} else {
+		b.WriteString(" check failed\n")
 	}
-	fmt.Fprintf(&b, "%s check %s\n", rep.endpoint.name, verdict)
 	return b.Bytes()
 }
 
@@ -205,7 +223,10 @@ func (ln line) writeText(b *bytes.Buffer) {
 	case ln.word == "ok":
 		b.WriteString(" ok")
 	default:
-		b.WriteString(" " + ln.word + ": " + ln.reason)
+		b.WriteByte(' ')
+		b.WriteString(ln.word)
+		b.WriteString(": ")
+		b.WriteString(ln.reason)
 	}
 	b.WriteByte('\n')
 }

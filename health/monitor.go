@@ -24,7 +24,7 @@ type Monitor struct {
 	jitter      float64
 
 	mu            sync.Mutex
-	entries       []*entry // registration order; replaced, never changed in place, as views share it
+	entries       []*entry // registration order; views share it, so it is only appended to or replaced
 	byName        map[string]*entry
 	counts        [Ready + 1][Fail + 1]int // checks by level and status
 	startupLatch  bool                     // every startup check has passed once, since Start
@@ -228,7 +228,9 @@ func (m *Monitor) add(e *entry) error {
 	e.history = newHistory(m.historySize)
 	e.publishView()
 	m.byName[name] = e
-	m.entries = append(slices.Clip(m.entries), e)
+	// Appending never writes within the length a published view holds, so
+	// views can share the array; Remove copies.
+	m.entries = append(m.entries, e)
 	m.counts[e.check.Level][Pending]++
 	if m.started {
 		m.startWorkerLocked(e, m.clock.Now())

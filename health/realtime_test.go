@@ -752,9 +752,7 @@ func TestRealtimeAWatchdogFailsOnAnOverrunningUnitAndRecoversWhenItEnds(t *testi
 	if n := wd.Running(); n != 0 {
 		t.Errorf("Running() = %d after every unit ended, want 0", n)
 	}
-	runs := rtState(t, m, "reconcile").Runs
-	wd.Begin()() // wakes nothing when passing, but a new Begin wakes the worker
-	rtWaitFor(t, "the watchdog judged again", func() bool { return rtState(t, m, "reconcile").Runs > runs })
+	wd.Begin()() // a unit that ends in time changes nothing
 	rtWaitFor(t, "the watchdog passing with no unit running", func() bool {
 		return rtState(t, m, "reconcile").Status == health.Pass
 	})

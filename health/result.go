@@ -36,28 +36,27 @@ func capOutput(s string) string {
 	return s[:cut] + truncationMark
 }
 
-// history is a ring of a check's last results.
+// history is a ring of a check's last results. It grows as results come, up
+// to its size, so that 10,000 checks that have not run cost nothing.
 type history struct {
 	buf  []Result
-	next int // where the next result goes
-	full bool
+	size int
+	next int // where the next result goes once the ring is full
 }
 
-func newHistory(size int) history { return history{buf: make([]Result, size)} }
+func newHistory(size int) history { return history{size: size} }
 
 func (h *history) add(r Result) {
-	h.buf[h.next] = r
-	h.next++
-	if h.next == len(h.buf) {
-		h.next, h.full = 0, true
+	if len(h.buf) < h.size {
+		h.buf = append(h.buf, r)
+		return
 	}
+	h.buf[h.next] = r
+	h.next = (h.next + 1) % h.size
 }
 
 // results returns a copy, oldest first.
 func (h *history) results() []Result {
-	if !h.full {
-		return append([]Result(nil), h.buf[:h.next]...)
-	}
 	out := make([]Result, 0, len(h.buf))
 	out = append(out, h.buf[h.next:]...)
 	return append(out, h.buf[:h.next]...)

@@ -189,18 +189,23 @@ func (m *Monitor) runTimed(ctx context.Context, e *entry) {
 	now := m.clock.Now()
 	t.activate(now)
 	due := now
+	status := Pending
 	for {
 		select {
 		case <-t.wake(): // this judgement covers whatever the signal was for
 		default:
 		}
 		now = m.clock.Now()
-		if r, decided := t.evaluate(now); decided {
-			if m.record(e, r) == Pass && c.Level == Startup {
+		periodic := !due.After(now)
+		// A judgement is a result when the period is due or the status changes:
+		// a wake that changes nothing (a unit of work begun on an idle
+		// watchdog) leaves no trace in the history.
+		if r, decided := t.evaluate(now); decided && (periodic || r.OK != (status == Pass)) {
+			if status = m.record(e, r); status == Pass && c.Level == Startup {
 				return
 			}
 		}
-		if !due.After(now) {
+		if periodic {
 			due = m.nextDue(due, c.Period)
 		}
 		next := due

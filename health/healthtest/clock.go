@@ -9,8 +9,8 @@
 package healthtest
 
 import (
+	"container/heap"
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -22,7 +22,8 @@ import (
 type Clock struct {
 	mu      sync.Mutex
 	now     time.Time
-	timers  []*timer // pending, in no order
+	timers  timerHeap // pending, soonest first
+	seq     uint64    // orders timers due at the same moment by creation
 	changed chan struct{}
 }
 
@@ -49,14 +50,14 @@ func (c *Clock) Now() time.Time {
 // NewTimer returns a timer that fires when Advance reaches now+d; d <= 0 fires
 // at once.
 func (c *Clock) NewTimer(d time.Duration) health.Timer {
-	t := &timer{clock: c, ch: make(chan time.Time, 1)}
+	t := &timer{clock: c, ch: make(chan time.Time, 1), index: -1}
 	c.schedule(t, d)
 	return t
 }
 
 // AfterFunc calls f in its own goroutine when Advance reaches now+d.
 func (c *Clock) AfterFunc(d time.Duration, f func()) health.Timer {
-	t := &timer{clock: c, f: f}
+	t := &timer{clock: c, f: f, index: -1}
 	c.schedule(t, d)
 	return t
 }
@@ -70,7 +71,9 @@ func (c *Clock) schedule(t *timer, d time.Duration) {
 		t.fire(now)
 		return
 	}
-	c.timers = append(c.timers, t)
+	c.seq++
+	t.seq = c.seq
+	heap.Push(&c.timers, t)
 	c.notifyLocked()
 	c.mu.Unlock()
 }
@@ -98,13 +101,8 @@ func (c *Clock) WithTimeout(parent context.Context, d time.Duration) (context.Co
 func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	end := c.now.Add(d)
-	for {
-		slices.SortStableFunc(c.timers, func(a, b *timer) int { return a.at.Compare(b.at) })
-		if len(c.timers) == 0 || c.timers[0].at.After(end) {
-			break
-		}
-		t := c.timers[0]
-		c.timers = c.timers[1:]
+	for len(c.timers) > 0 && !c.timers[0].at.After(end) {
+		t := heap.Pop(&c.timers).(*timer)
 		c.now = t.at
 		c.notifyLocked()
 		c.mu.Unlock()
@@ -150,6 +148,8 @@ func (c *Clock) notifyLocked() {
 type timer struct {
 	clock *Clock
 	at    time.Time
+	seq   uint64
+	index int            // in the heap; -1 once fired or stopped
 	ch    chan time.Time // for NewTimer
 	f     func()         // for AfterFunc
 }
@@ -160,13 +160,41 @@ func (t *timer) Stop() bool {
 	c := t.clock
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	i := slices.Index(c.timers, t)
-	if i < 0 {
+	if t.index < 0 {
 		return false
 	}
-	c.timers = slices.Delete(c.timers, i, i+1)
+	heap.Remove(&c.timers, t.index)
 	c.notifyLocked()
 	return true
+}
+
+// timerHeap is a container/heap of pending timers ordered by deadline, then
+// creation, so that Advance and Stop cost O(log n) with thousands of timers.
+type timerHeap []*timer
+
+func (h timerHeap) Len() int { return len(h) }
+func (h timerHeap) Less(i, j int) bool {
+	if c := h[i].at.Compare(h[j].at); c != 0 {
+		return c < 0
+	}
+	return h[i].seq < h[j].seq
+}
+func (h timerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *timerHeap) Push(x any) {
+	t := x.(*timer)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+func (h *timerHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	t.index = -1
+	*h = old[:len(old)-1]
+	return t
 }
 
 func (t *timer) fire(now time.Time) {
