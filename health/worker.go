@@ -17,34 +17,24 @@ import (
 func (m *Monitor) runChecker(ctx context.Context, e *entry, added time.Time) {
 	c := e.check
 	due := added.Add(c.InitialDelay)
-	var overrun <-chan outcome // the run that outlived its timeout, until it returns
+	var overrun <-chan outcome // the last run that outlived its timeout: it yields once it returns
 	for {
 		if !m.sleepUntil(ctx, due, nil) {
 			return
 		}
-		if c.Level != Startup {
+		if c.Level != Startup && !fired(m.startupGate) {
+			// Gated: run as soon as startup passes, then every period from then.
 			select {
 			case <-m.startupGate:
-			default:
-				// Gated: run as soon as startup passes, then every period from then.
-				select {
-				case <-m.startupGate:
-					due = m.clock.Now()
-				case <-ctx.Done():
-					return
-				}
+				due = m.clock.Now()
+			case <-ctx.Done():
+				return
 			}
 		}
 		var r Result
-		if overrun != nil {
-			select {
-			case <-overrun:
-				overrun = nil
-			default:
-			}
-		}
-		if overrun != nil {
-			r = Result{Time: m.clock.Now(), Output: fmt.Sprintf("the previous run has not returned (timeout %v): it ignores its context", c.Timeout)}
+		if overrun != nil && !fired(overrun) {
+			r = Result{Time: m.clock.Now(), Output: fmt.Sprintf(
+				"the previous run has not returned (timeout %v): its checker ignores its context", c.Timeout)}
 		} else {
 			r, overrun = m.runOnce(ctx, e)
 		}
@@ -55,6 +45,16 @@ func (m *Monitor) runChecker(ctx context.Context, e *entry, added time.Time) {
 			return // latched: startup checks stop once passed
 		}
 		due = m.nextDue(due, c.Period)
+	}
+}
+
+// fired reports whether ch is closed or yields a value now, without waiting.
+func fired[T any](ch <-chan T) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
