@@ -36,13 +36,9 @@ func (l Level) String() string {
 
 func (l Level) valid() bool { return l >= Startup && l <= Ready }
 
-// MarshalText writes the level's name.
-func (l Level) MarshalText() ([]byte, error) {
-	if !l.valid() {
-		return nil, fmt.Errorf("invalid level %d", int(l))
-	}
-	return []byte(levelNames[l]), nil
-}
+// MarshalText writes the level's name, as String does, so that an event with
+// a bad level still encodes.
+func (l Level) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
 
 // UnmarshalText reads a level's name; "alive" is accepted for live (Pebble's word).
 func (l *Level) UnmarshalText(b []byte) error {
@@ -130,6 +126,10 @@ type Check struct {
 	// ComponentType is copied to the IETF JSON format: "component",
 	// "datastore", "system" or a URI. Optional.
 	ComponentType string
+	// Kind says what the check does, for people: "http", "exec", "postgres".
+	// Optional; Add makes it "checker". Heartbeats and watchdogs are
+	// "heartbeat" and "watchdog".
+	Kind string
 }
 
 // Defaults are the timing values a check gets for its zero fields.
@@ -154,9 +154,13 @@ var kubeletDefaults = Defaults{
 var (
 	ErrInvalidCheck  = errors.New("invalid check")
 	ErrDuplicateName = errors.New("duplicate check name")
+	ErrNoSuchCheck   = errors.New("no such check")
 	// ErrStartupLatched: a startup check cannot be added once the startup
 	// level has passed, since it latches until the process restarts.
 	ErrStartupLatched = errors.New("startup level has already passed")
+	// ErrStopped: the context given to Start has ended, so nothing added would
+	// ever run.
+	ErrStopped = errors.New("monitor has stopped")
 )
 
 const maxNameLength = 63 // the length of a Kubernetes label value
@@ -188,10 +192,10 @@ func (c Check) withDefaults(d Defaults) (Check, error) {
 	switch {
 	case !validName(c.Name):
 		return invalid("name must match [a-z0-9]([-a-z0-9_.]*[a-z0-9])? and be at most %d characters", maxNameLength)
-	case c.Name == shutdownCheck:
-		return invalid("name %q is reserved: /readyz shows whether the process is draining under it", c.Name)
+	case c.Name == shutdownLine || c.Name == monitorLine:
+		return invalid("name %q is reserved for a line of the probe endpoints", c.Name)
 	case !c.Level.valid():
-		return invalid("level must be Startup, Live or Ready")
+		return invalid("level %v is not Startup, Live or Ready", c.Level)
 	case c.Period < 0:
 		return invalid("period %v is negative", c.Period)
 	case c.Timeout < 0:

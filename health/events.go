@@ -110,9 +110,15 @@ func (l *eventLog) append(e Event) Event {
 	return e
 }
 
-// after returns the kept events with an ID above id, oldest first.
+// after returns the kept events with an ID above id, oldest first. An id
+// beyond the last one is a cursor from another Monitor (a previous run of the
+// process): the reader gets the whole log rather than waiting for ids it has
+// seen elsewhere.
 func (l *eventLog) after(id uint64) []Event {
-	if id >= l.lastID || len(l.buf) == 0 {
+	if id > l.lastID {
+		id = 0
+	}
+	if id == l.lastID || len(l.buf) == 0 {
 		return nil
 	}
 	oldest := l.lastID - uint64(len(l.buf)) + 1
@@ -127,7 +133,8 @@ func (l *eventLog) after(id uint64) []Event {
 // Events returns the kept events with an ID above after, oldest first; nil when
 // there are none. Events(0) returns every event the log still holds. When the
 // first returned ID is above after+1, the log dropped the ones between (it keeps
-// the last WithEventLog of them).
+// the last WithEventLog of them). IDs start at 1 with each Monitor: a cursor
+// above the last ID comes from an earlier one, and gets the whole log.
 func (m *Monitor) Events(after uint64) []Event {
 	m.mu.Lock()
 	defer m.mu.Unlock()

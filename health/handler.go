@@ -85,7 +85,7 @@ func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, fmt.Sprintf("no check %q on /%s", name, ep.name), http.StatusNotFound)
 			return
 		}
-		rep = report{endpoint: ep, lines: []line{ln}, ok: ln.ok}
+		rep = report{endpoint: ep, lines: []line{ln}, ok: ln.ok, details: rep.details}
 		code, body = rep.code(), rep.single(wantJSON)
 	} else {
 		code, body = rep.code(), rep.body(wantJSON, q.Has("verbose"))
@@ -264,7 +264,7 @@ func (rep report) json() []byte {
 		case ln.word == "pending": // a pending live check: passing, but say so
 			cr.Status, cr.Output = "warn", ln.word+": "+ln.reason
 		}
-		if ln.e == nil { // the shutdown line
+		if ln.e == nil { // a line of the endpoint's own
 			if !ln.ok {
 				res.Output = ln.reason
 			}
@@ -272,7 +272,9 @@ func (rep report) json() []byte {
 			cr.ComponentType = ln.e.check.ComponentType
 			if ln.v.runs > 0 {
 				cr.Time = ln.v.last.Time.UTC().Format(time.RFC3339Nano)
-				cr.ObservedValue, cr.ObservedUnit = ln.v.last.ObservedValue, ln.v.last.ObservedUnit
+				if rep.details {
+					cr.ObservedValue, cr.ObservedUnit = ln.v.last.ObservedValue, ln.v.last.ObservedUnit
+				}
 			}
 		}
 		if cr.Status == "warn" && res.Status == "pass" {

@@ -1008,3 +1008,38 @@ func TestCurlFailsOnReadyzWhenNotReady(t *testing.T) {
 		t.Errorf("not ready: curl exited %d printing %q, want 22 and nothing", code, out)
 	}
 }
+
+func TestTheEndpointsSayWhenTheMonitorHasNotStartedOrHasStopped(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	h := m.Handler()
+	get := func(target string) (int, string) {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
+		return w.Code, w.Body.String()
+	}
+	for target, want := range map[string]string{
+		"/startupz": "[-]monitor pending: the monitor has not started\nstartupz check failed\n",
+		"/readyz":   "[-]monitor pending: the monitor has not started\n[+]shutdown ok\nreadyz check failed\n",
+	} {
+		if code, body := get(target); code != 503 || body != want {
+			t.Errorf("GET %s before Start: %d %q, want 503 %q", target, code, body, want)
+		}
+	}
+	if code, body := get("/livez"); code != 200 || body != "ok" {
+		t.Errorf("GET /livez before Start: %d %q, want 200 ok", code, body)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m.Start(ctx)
+	if code, _ := get("/readyz"); code != 200 {
+		t.Errorf("GET /readyz once started with no checks: %d, want 200", code)
+	}
+	cancel()
+	<-m.Done()
+	want := "[-]monitor failed: the monitor has stopped\n[+]shutdown ok\nreadyz check failed\n"
+	if code, body := get("/readyz"); code != 503 || body != want {
+		t.Errorf("GET /readyz once stopped: %d %q, want 503 %q", code, body, want)
+	}
+	if code, body := get("/startupz"); code != 200 || body != "ok" {
+		t.Errorf("GET /startupz once stopped: %d %q, want 200 ok (startup latched)", code, body)
+	}
+}

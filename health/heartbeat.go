@@ -50,10 +50,7 @@ func (m *Monitor) Heartbeat(name string, ttl time.Duration, level Level) (*Heart
 func (h *Heartbeat) Beat() {
 	h.last.Store(int64(h.clock.Now().Sub(h.base)))
 	if h.failing.Load() {
-		select {
-		case h.woken <- struct{}{}:
-		default:
-		}
+		notify(h.woken)
 	}
 }
 

@@ -21,7 +21,7 @@ func TestAHeartbeatIsPendingUntilItsFirstBeat(t *testing.T) {
 	}
 	var cursor uint64
 	hb.Beat()
-	if ev := waitEvent(t, m, &cursor); ev.Type != health.EventCheckPassed || ev.Check != "loop" || !ev.Time.Equal(healthtest.Epoch) {
+	if ev := waitCheckEvent(t, m, &cursor); ev.Type != health.EventCheckPassed || ev.Check != "loop" || !ev.Time.Equal(healthtest.Epoch) {
 		t.Fatalf("event %+v, want check-passed at once", ev)
 	}
 }
@@ -36,7 +36,7 @@ func TestALoopThatHangsBeforeItsFirstBeatFailsAtTheTTL(t *testing.T) {
 	}
 	advance(t, clk, 1, time.Nanosecond)
 	var cursor uint64
-	ev := waitEvent(t, m, &cursor)
+	ev := waitCheckEvent(t, m, &cursor)
 	if ev.Type != health.EventCheckFailed || !ev.Time.Equal(healthtest.Epoch.Add(30*time.Second)) ||
 		ev.Output != "no beat since the check started 30s ago (ttl 30s)" {
 		t.Fatalf("event %+v, want check-failed at exactly the ttl with the reason", ev)
@@ -52,7 +52,7 @@ func TestAHeartbeatFailsTheMomentItsTTLPassesAndRecoversOnABeat(t *testing.T) {
 	start(t, m)
 	hb.Beat()
 	var cursor uint64
-	waitEvent(t, m, &cursor) // passed
+	waitCheckEvent(t, m, &cursor) // passed
 	advance(t, clk, 1, 2*time.Second)
 	hb.Beat()                         // beat at 2s: the deadline moves to 5s
 	advance(t, clk, 1, 1*time.Second) // 3s: the old deadline, which a beat moved on
@@ -61,18 +61,18 @@ func TestAHeartbeatFailsTheMomentItsTTLPassesAndRecoversOnABeat(t *testing.T) {
 		t.Fatalf("a nanosecond before the ttl since the last beat: %v, want pass", st.Status)
 	}
 	advance(t, clk, 1, time.Nanosecond)
-	ev := waitEvent(t, m, &cursor)
+	ev := waitCheckEvent(t, m, &cursor)
 	if ev.Type != health.EventCheckFailed || !ev.Time.Equal(healthtest.Epoch.Add(5*time.Second)) ||
 		ev.Output != "no beat for 3s (ttl 3s)" {
 		t.Fatalf("event %+v, want check-failed at 5s: no beat for 3s", ev)
 	}
-	ev = waitEvent(t, m, &cursor)
-	if ev.Type != health.EventLevelFailed || ev.Level != health.Live || !strings.Contains(ev.Output, `check "loop" is fail`) {
-		t.Fatalf("event %+v, want level-failed live naming the check", ev)
+	if evs := m.Events(cursor); len(evs) == 0 || evs[0].Type != health.EventLevelFailed || evs[0].Level != health.Live ||
+		!strings.Contains(evs[0].Output, `check "loop" is fail`) {
+		t.Fatalf("events after the check failed: %+v, want level-failed live naming the check", evs)
 	}
 	hb.Beat()
 	for {
-		ev := waitEvent(t, m, &cursor)
+		ev := waitCheckEvent(t, m, &cursor)
 		if ev.Check == "" {
 			continue // level events: readiness fails with liveness
 		}
@@ -101,7 +101,7 @@ func TestALiveHeartbeatCountsFromWhenStartupPasses(t *testing.T) {
 	advance(t, clk, 1, time.Nanosecond)
 	var cursor uint64
 	for {
-		ev := waitEvent(t, m, &cursor)
+		ev := waitCheckEvent(t, m, &cursor)
 		if ev.Check == "loop" {
 			if ev.Type != health.EventCheckFailed || !ev.Time.Equal(healthtest.Epoch.Add(90*time.Second)) {
 				t.Fatalf("event %+v, want check-failed at 1m30s", ev)
@@ -121,5 +121,20 @@ func TestAHeartbeatObservesTheAgeOfTheLastBeat(t *testing.T) {
 	r := waitResultAt(t, m, "loop", healthtest.Epoch.Add(10*time.Second))
 	if !r.OK || r.ObservedValue != 10.0 || r.ObservedUnit != "s" {
 		t.Fatalf("result %+v, want ok with the last beat 10 s old", r)
+	}
+}
+
+func TestAHeartbeatWithATTLShorterThanItsPeriodFailsAtTheTTL(t *testing.T) {
+	m, clk := fakeMonitor(t) // the default period is 10s; the ttl is 3s
+	m.Heartbeat("loop", 3*time.Second, health.Live)
+	start(t, m)
+	advance(t, clk, 1, 3*time.Second)
+	var cursor uint64
+	ev := waitCheckEvent(t, m, &cursor)
+	if ev.Type != health.EventCheckFailed || !ev.Time.Equal(healthtest.Epoch.Add(3*time.Second)) {
+		t.Fatalf("event %+v, want check-failed at the 3s ttl, not at the 10s period", ev)
+	}
+	if st, _ := m.CheckState("loop"); st.InitialDelay != 0 || st.Timeout != 0 {
+		t.Fatalf("a heartbeat shows initial delay %v and timeout %v, which it never applies", st.InitialDelay, st.Timeout)
 	}
 }

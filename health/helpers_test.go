@@ -131,3 +131,14 @@ func waitResultAt(t *testing.T, m *health.Monitor, name string, at time.Time) he
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// waitCheckEvent waits for the next event about a check, passing over level
+// events, and moves the cursor on.
+func waitCheckEvent(t *testing.T, m *health.Monitor, cursor *uint64) health.Event {
+	t.Helper()
+	for {
+		if ev := waitEvent(t, m, cursor); ev.Check != "" {
+			return ev
+		}
+	}
+}

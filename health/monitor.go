@@ -11,10 +11,12 @@ import (
 )
 
 // Monitor runs checks in the background and keeps their state; its Handler
-// serves the probe endpoints from that state. All methods are safe for
-// concurrent use. A Monitor holds one mutex for its state, never while a check
-// runs; the probe endpoints read an immutable view through atomic pointers and
-// take no lock at all.
+// serves the probe endpoints from that state. Make one with New; the zero
+// Monitor is not usable. All methods are safe for concurrent use.
+//
+// A Monitor holds one mutex for its state, never while a check runs and never
+// while it logs; the probe endpoints take no lock at all, reading views
+// published through atomic pointers.
 type Monitor struct {
 	clock       Clock
 	logger      *slog.Logger
@@ -26,30 +28,39 @@ type Monitor struct {
 	mu            sync.Mutex
 	entries       []*entry // registration order; views share it, so it is only appended to or replaced
 	byName        map[string]*entry
-	counts        [Ready + 1][Fail + 1]int // checks by level and status
-	startupLatch  bool                     // every startup check has passed once, since Start
-	startupGate   chan struct{}            // closed when startupLatch is set
-	draining      bool
-	passing       [Ready + 1]bool // the verdicts last published, to emit level events on change
-	started       bool
-	stopped       bool // the Start context ended; no worker may start
+	levels        levelState
+	passing       [Ready + 1]bool           // the verdicts last published, to emit level events on change
+	inflight      map[string]<-chan outcome // runs that outlived their timeout, by check name, until they return
+	startupGate   chan struct{}             // closed when startup latches
+	startupPassed time.Time
 	ctx           context.Context
 	workers       sync.WaitGroup
 	done          chan struct{}
 	events        eventLog
+	logs          []logRecord // written under mu, logged once it is released
 	view          atomic.Pointer[monitorView]
-	startupPassed time.Time
 }
 
 // monitorView is what the probe endpoints read: replaced whole on every change
 // of the check list or of a verdict.
 type monitorView struct {
-	entries  []*entry
-	passing  [Ready + 1]bool
-	latched  bool // startup has passed for good
-	draining bool
-	started  bool
+	entries []*entry
+	passing [Ready + 1]bool
+	levels  levelState
 }
+
+// The defaults of New, and why.
+const (
+	// DefaultHistory is how many results a check keeps: ten minutes of a 10s
+	// check, enough to see a flap.
+	DefaultHistory = 60
+	// DefaultEventLog is how many events the log keeps: hours of transitions
+	// for a reader that reconnects, at a fixed cost.
+	DefaultEventLog = 1000
+	// DefaultJitter spreads later runs by ±5% of their period: checks added
+	// together drift apart within a few periods, and no run is late by much.
+	DefaultJitter = 0.1
+)
 
 // New returns a Monitor with no checks. Nothing runs until Start.
 func New(opts ...Option) *Monitor {
@@ -57,23 +68,25 @@ func New(opts ...Option) *Monitor {
 		clock:       systemClock{},
 		logger:      slog.Default(),
 		defaults:    kubeletDefaults,
-		historySize: 60,
+		historySize: DefaultHistory,
 		details:     true,
-		jitter:      0.1,
+		jitter:      DefaultJitter,
 		byName:      map[string]*entry{},
+		inflight:    map[string]<-chan outcome{},
 		startupGate: make(chan struct{}),
 		done:        make(chan struct{}),
-		events:      newEventLog(1000),
+		events:      newEventLog(DefaultEventLog),
 	}
 	for _, o := range opts {
 		o(m)
 	}
-	m.passing = m.verdictsLocked()
+	m.passing = m.levels.verdicts()
 	m.publishLocked()
 	return m
 }
 
-// Option configures a Monitor.
+// Option configures a Monitor. Options ignore values outside their range,
+// keeping the default, since New cannot fail.
 type Option func(*Monitor)
 
 // WithClock sets the clock; the default is the system clock. Tests pass
@@ -96,8 +109,8 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithHistory sets how many results are kept per check (default 60: ten
-// minutes of a 10s check). Values below 1 keep the default.
+// WithHistory sets how many results are kept per check (DefaultHistory).
+// Values below 1 keep the default.
 func WithHistory(n int) Option {
 	return func(m *Monitor) {
 		if n > 0 {
@@ -106,7 +119,7 @@ func WithHistory(n int) Option {
 	}
 }
 
-// WithEventLog sets how many events are kept for readers (default 1000).
+// WithEventLog sets how many events are kept for readers (DefaultEventLog).
 // Values below 1 keep the default.
 func WithEventLog(n int) Option {
 	return func(m *Monitor) {
@@ -117,16 +130,16 @@ func WithEventLog(n int) Option {
 }
 
 // WithDetails sets whether the probe endpoints show why a check fails
-// (default true). With false, reasons read "reason withheld", as the
-// kube-apiserver's do, for endpoints that the public can reach.
+// (default true). With false, every reason reads "reason withheld" and no
+// observed value is shown, as the kube-apiserver does on endpoints the public
+// can reach.
 func WithDetails(show bool) Option {
 	return func(m *Monitor) { m.details = show }
 }
 
-// WithJitter spreads later runs of a check by up to ±fraction/2 of its period,
-// so that checks added together do not keep firing together. Default 0.1;
-// 0 turns it off. The first run is never delayed. Values outside [0, 1] keep
-// the default.
+// WithJitter spreads later runs of a check by up to ±fraction/2 of its period
+// (DefaultJitter). 0 turns it off. The first run is never delayed. Values
+// outside [0, 1] keep the default.
 func WithJitter(fraction float64) Option {
 	return func(m *Monitor) {
 		if fraction >= 0 && fraction <= 1 {
@@ -136,8 +149,10 @@ func WithJitter(fraction float64) Option {
 }
 
 // WithDefaults sets the timing that checks get for their zero fields, for
-// example a longer Period for a whole service. Zero fields of d keep
-// kubeletDefaults; negative ones are ignored.
+// example a longer Period for a whole service. Positive fields of d replace
+// the defaults so far (the kubelet's, to begin with); zero and negative ones
+// leave them. Since a zero field means "the default", a nonzero default
+// InitialDelay cannot be overridden with 0 by a check.
 func WithDefaults(d Defaults) Option {
 	return func(m *Monitor) {
 		if d.Period > 0 {
@@ -162,15 +177,10 @@ func WithDefaults(d Defaults) Option {
 type entry struct {
 	check Check      // with defaults applied; never changes
 	timed timedCheck // set for heartbeats and watchdogs, which are judged from timestamps
-	kind  string     // "checker", "heartbeat" or "watchdog"
 
 	// guarded by Monitor.mu
-	counter counter
+	state   checkState
 	history history
-	runs    int
-	last    Result
-	lastBad Result    // the latest failed run, which explains warn and fail
-	since   time.Time // when status last changed
 	cancel  context.CancelFunc
 	removed bool
 
@@ -179,12 +189,8 @@ type entry struct {
 
 // checkView is one check's state as the probe endpoints show it.
 type checkView struct {
-	status    Status
-	successes int // consecutive, for the reason of a pending check
-	failures  int
-	runs      int
-	last      Result
-	reason    string // why the status is what it is: the output of the run that explains it
+	checkState
+	reason string // why the status is what it is: the output of the run that explains it
 }
 
 func (e *entry) thresholds() thresholds {
@@ -192,18 +198,18 @@ func (e *entry) thresholds() thresholds {
 }
 
 func (e *entry) publishView() {
-	v := &checkView{status: e.counter.status, successes: e.counter.successes, failures: e.counter.failures,
-		runs: e.runs, last: e.last, reason: e.last.Output}
+	v := &checkView{checkState: e.state, reason: e.state.last.Output}
 	if v.status == Warn || v.status == Fail {
-		v.reason = e.lastBad.Output
+		v.reason = e.state.lastBad.Output
 	}
 	e.view.Store(v)
 }
 
 // Add registers a check. It starts at once if the Monitor has started. Add
-// fails, changing nothing, on an invalid or duplicate name, a missing level or
-// checker, a negative duration or threshold, a timeout longer than the period,
-// or a startup check once the startup level has passed.
+// fails, changing nothing, on an invalid, reserved or duplicate name, a
+// missing level or checker, a negative duration or threshold, a timeout longer
+// than the period, a startup check once the startup level has passed, or a
+// Monitor whose Start context has ended.
 func (m *Monitor) Add(c Check) error {
 	c, err := c.withDefaults(m.defaults)
 	if err != nil {
@@ -212,17 +218,22 @@ func (m *Monitor) Add(c Check) error {
 	if c.Checker == nil {
 		return fmt.Errorf("check %q: checker is nil: %w", c.Name, ErrInvalidCheck)
 	}
-	return m.add(&entry{check: c, kind: "checker"})
+	if c.Kind == "" {
+		c.Kind = "checker"
+	}
+	return m.add(&entry{check: c})
 }
 
 func (m *Monitor) add(e *entry) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	defer m.unlockAndLog()
 	name := e.check.Name
-	if _, dup := m.byName[name]; dup {
+	switch {
+	case m.levels.stopped:
+		return fmt.Errorf("add check %q: %w", name, ErrStopped)
+	case m.byName[name] != nil:
 		return fmt.Errorf("add check %q: %w", name, ErrDuplicateName)
-	}
-	if e.check.Level == Startup && m.startupLatch {
+	case e.check.Level == Startup && m.levels.latched:
 		return fmt.Errorf("add startup check %q: %w (it latches until the process restarts)", name, ErrStartupLatched)
 	}
 	e.history = newHistory(m.historySize)
@@ -231,21 +242,23 @@ func (m *Monitor) add(e *entry) error {
 	// Appending never writes within the length a published view holds, so
 	// views can share the array; Remove copies.
 	m.entries = append(m.entries, e)
-	m.counts[e.check.Level][Pending]++
-	if m.started {
+	m.levels.counts[e.check.Level][Pending]++
+	if m.levels.started {
 		m.startWorkerLocked(e, m.clock.Now())
 	}
 	m.changedLocked(fmt.Sprintf("check %q was added", name))
 	return nil
 }
 
-// Remove stops a check and forgets it. Levels are judged again without it.
+// Remove stops a check and forgets it; levels are judged again without it. A
+// run of it that outlived its timeout is not forgotten: a check added again
+// under the same name does not run until that run returns.
 func (m *Monitor) Remove(name string) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	defer m.unlockAndLog()
 	e, ok := m.byName[name]
 	if !ok {
-		return fmt.Errorf("remove check %q: no such check", name)
+		return fmt.Errorf("remove check %q: %w", name, ErrNoSuchCheck)
 	}
 	e.removed = true
 	if e.cancel != nil {
@@ -253,22 +266,23 @@ func (m *Monitor) Remove(name string) error {
 	}
 	delete(m.byName, name)
 	m.entries = slices.DeleteFunc(slices.Clone(m.entries), func(x *entry) bool { return x == e })
-	m.counts[e.check.Level][e.counter.status]--
+	m.levels.counts[e.check.Level][e.state.status]--
 	m.changedLocked(fmt.Sprintf("check %q was removed", name))
 	return nil
 }
 
 // Start starts running the checks and returns at once. Checks run until ctx
-// ends; Done is closed once they have all stopped. A second Start does
-// nothing.
+// ends; then readiness fails (the Monitor can no longer vouch for anything)
+// and Done is closed once every worker has returned. Until Start, /startupz
+// and /readyz fail: nothing has been checked yet. A second Start does nothing.
 func (m *Monitor) Start(ctx context.Context) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.started {
-		m.logger.Warn("health monitor started twice; the second start is ignored")
+	defer m.unlockAndLog()
+	if m.levels.started {
+		m.logLocked(slog.LevelWarn, "health monitor started twice; the second start is ignored")
 		return
 	}
-	m.started, m.ctx = true, ctx
+	m.levels.started, m.ctx = true, ctx
 	now := m.clock.Now()
 	for _, e := range m.entries {
 		m.startWorkerLocked(e, now)
@@ -277,16 +291,20 @@ func (m *Monitor) Start(ctx context.Context) {
 	go func() {
 		<-ctx.Done()
 		m.mu.Lock()
-		m.stopped = true
-		m.mu.Unlock()
+		m.levels.stopped = true
+		m.changedLocked(stoppedReason)
+		m.unlockAndLog()
 		m.workers.Wait()
 		close(m.done)
 	}()
 }
 
+const stoppedReason = "the monitor has stopped"
+
 // Done is closed when the context given to Start has ended and every check's
-// worker has returned. A checker that ignores its context may still be
-// running: Go cannot stop it, and the Monitor does not wait for it.
+// worker has returned; never, if Start is not called. A checker that ignores
+// its context may still be running: Go cannot stop it, and the Monitor does
+// not wait for it.
 func (m *Monitor) Done() <-chan struct{} { return m.done }
 
 // Drain makes readiness fail from now on, for a graceful shutdown: load
@@ -295,11 +313,11 @@ func (m *Monitor) Done() <-chan struct{} { return m.done }
 // readiness during termination). Drain cannot be undone.
 func (m *Monitor) Drain() {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.draining {
+	defer m.unlockAndLog()
+	if m.levels.draining {
 		return
 	}
-	m.draining = true
+	m.levels.draining = true
 	m.changedLocked(drainReason)
 }
 
@@ -310,8 +328,8 @@ func (m *Monitor) Passing(level Level) bool {
 	return level.valid() && m.view.Load().passing[level]
 }
 
-func (m *Monitor) startWorkerLocked(e *entry, now time.Time) {
-	if m.stopped || m.ctx.Err() != nil {
+func (m *Monitor) startWorkerLocked(e *entry, added time.Time) {
+	if m.levels.stopped || m.ctx.Err() != nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(m.ctx)
@@ -323,7 +341,7 @@ func (m *Monitor) startWorkerLocked(e *entry, now time.Time) {
 		if e.timed != nil {
 			m.runTimed(ctx, e)
 		} else {
-			m.runChecker(ctx, e, now)
+			m.runChecker(ctx, e, added)
 		}
 	}()
 }
@@ -332,50 +350,37 @@ func (m *Monitor) startWorkerLocked(e *entry, now time.Time) {
 func (m *Monitor) record(e *entry, r Result) Status {
 	r.Output = capOutput(r.Output)
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	defer m.unlockAndLog()
 	if e.removed {
-		return e.counter.status
+		return e.state.status
 	}
-	from := e.counter.status
-	e.counter = e.counter.next(r.OK, e.thresholds())
+	// Events are stamped when recorded, not when the run began, so that their
+	// times grow with their ids.
+	now := m.clock.Now()
+	next, tr := e.state.after(r, e.thresholds(), now)
+	e.state = next
 	e.history.add(r)
-	e.runs++
-	e.last = r
-	if !r.OK {
-		e.lastBad = r
-	}
-	to := e.counter.status
 	e.publishView()
-	if to != from {
-		e.since = r.Time
-		m.counts[e.check.Level][from]--
-		m.counts[e.check.Level][to]++
-		m.checkChangedLocked(e, from, to, r)
+	if tr != nil {
+		m.levels.counts[e.check.Level][tr.from]--
+		m.levels.counts[e.check.Level][tr.to]++
+		m.checkChangedLocked(e, *tr, r.Output, now)
 	}
-	return to
+	return next.status
 }
 
-func (m *Monitor) checkChangedLocked(e *entry, from, to Status, r Result) {
+func (m *Monitor) checkChangedLocked(e *entry, tr transition, output string, now time.Time) {
 	c := e.check
-	var typ EventType
-	switch to {
-	case Pass:
-		typ = EventCheckPassed
-		m.logger.Info("check passed", "check", c.Name, "level", c.Level, "from", from)
-	case Warn:
-		typ = EventCheckWarned
-		m.logger.Warn("check warned", "check", c.Name, "level", c.Level, "output", r.Output,
-			"failures", e.counter.failures, "threshold", c.FailureThreshold)
-	case Fail:
-		typ = EventCheckFailed
-		m.logger.Warn("check failed", "check", c.Name, "level", c.Level, "from", from, "output", r.Output)
-	default:
-		return
+	typ := tr.event()
+	level := slog.LevelInfo
+	if typ != EventCheckPassed {
+		level = slog.LevelWarn
 	}
-	m.emitLocked(Event{Time: r.Time, Type: typ, Check: c.Name, Level: c.Level, From: from, To: to, Output: r.Output})
-	reason := fmt.Sprintf("check %q is %s", c.Name, to)
-	if r.Output != "" {
-		reason += ": " + r.Output
+	m.logLocked(level, "check "+tr.to.String(), "check", c.Name, "level", c.Level, "from", tr.from, "output", output)
+	m.emitLocked(Event{Time: now, Type: typ, Check: c.Name, Level: c.Level, From: tr.from, To: tr.to, Output: output})
+	reason := fmt.Sprintf("check %q is %s", c.Name, tr.to)
+	if output != "" {
+		reason += ": " + output
 	}
 	m.changedLocked(reason)
 }
@@ -384,24 +389,22 @@ func (m *Monitor) checkChangedLocked(e *entry, from, to Status, r Result) {
 // emits level events for those that changed (once started), and publishes a
 // new view. reason says what changed, for the events.
 func (m *Monitor) changedLocked(reason string) {
-	if m.started && !m.startupLatch && m.startupAllPassing() {
-		m.startupLatch = true
+	if m.levels.latches() {
+		m.levels.latched = true
 		m.startupPassed = m.clock.Now()
 		close(m.startupGate)
 	}
-	verdicts := m.verdictsLocked()
-	if m.started {
+	verdicts := m.levels.verdicts()
+	if m.levels.started {
 		for _, l := range []Level{Startup, Live, Ready} {
 			if verdicts[l] == m.passing[l] {
 				continue
 			}
-			typ := EventLevelPassed
+			typ, level := EventLevelPassed, slog.LevelInfo
 			if !verdicts[l] {
-				typ = EventLevelFailed
-				m.logger.Warn("level failed", "level", l, "reason", reason)
-			} else {
-				m.logger.Info("level passed", "level", l)
+				typ, level = EventLevelFailed, slog.LevelWarn
 			}
+			m.logLocked(level, "level "+string(typ[len("level-"):]), "level", l, "reason", reason)
 			m.emitLocked(Event{Type: typ, Level: l, Output: reason})
 		}
 	}
@@ -409,38 +412,42 @@ func (m *Monitor) changedLocked(reason string) {
 	m.publishLocked()
 }
 
-func (m *Monitor) startupAllPassing() bool {
-	n := m.counts[Startup]
-	return n[Pending] == 0 && n[Fail] == 0
-}
-
-// verdictsLocked is the levels' rule from the counts: /startupz passes once
-// every startup check has passed; /livez while no live check fails; /readyz
-// when startup has passed, no live check fails, every ready check passes and
-// the process is not draining.
-func (m *Monitor) verdictsLocked() [Ready + 1]bool {
-	var v [Ready + 1]bool
-	v[Startup] = m.startupLatch || m.startupAllPassing()
-	v[Live] = m.counts[Live][Fail] == 0
-	v[Ready] = v[Startup] && v[Live] && !m.draining &&
-		m.counts[Ready][Pending] == 0 && m.counts[Ready][Fail] == 0
-	return v
-}
-
 func (m *Monitor) publishLocked() {
-	m.view.Store(&monitorView{entries: m.entries, passing: m.passing, latched: m.startupLatch,
-		draining: m.draining, started: m.started})
+	m.view.Store(&monitorView{entries: m.entries, passing: m.passing, levels: m.levels})
+}
+
+// logRecord is a log line written while the mutex was held.
+type logRecord struct {
+	level slog.Level
+	msg   string
+	args  []any
+}
+
+func (m *Monitor) logLocked(level slog.Level, msg string, args ...any) {
+	m.logs = append(m.logs, logRecord{level, msg, args})
+}
+
+// unlockAndLog releases the mutex, then logs what was written under it: a
+// slow log sink must not hold up the checks, and a handler that calls back
+// into the Monitor must not deadlock.
+func (m *Monitor) unlockAndLog() {
+	logs := m.logs
+	m.logs = nil
+	m.mu.Unlock()
+	for _, l := range logs {
+		m.logger.Log(context.Background(), l.level, l.msg, l.args...)
+	}
 }
 
 // addTimed adds a heartbeat or watchdog. Their deadlines are exact, so both
 // thresholds are 1: a ttl that has passed has passed, and one beat is proof of
-// life.
+// life. They run nothing, so they have no timeout and no initial delay.
 func (m *Monitor) addTimed(name string, level Level, t timedCheck, kind string) error {
-	c := Check{Name: name, Level: level, SuccessThreshold: 1, FailureThreshold: 1}
+	c := Check{Name: name, Level: level, Kind: kind, SuccessThreshold: 1, FailureThreshold: 1}
 	c, err := c.withDefaults(m.defaults)
 	if err != nil {
-		return fmt.Errorf("%s: %w", kind, err)
+		return err
 	}
-	c.Timeout = 0 // nothing is run, so nothing times out
-	return m.add(&entry{check: c, timed: t, kind: kind})
+	c.Timeout, c.InitialDelay = 0, 0
+	return m.add(&entry{check: c, timed: t})
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -51,7 +53,8 @@ func TestAddRejectsBadChecksWithAReason(t *testing.T) {
 		{"upper case name", health.Check{Name: "DB", Level: health.Ready, Checker: ok}, `check "DB": name must match`},
 		{"empty name", health.Check{Level: health.Ready, Checker: ok}, `check "": name must match`},
 		{"name too long", health.Check{Name: strings.Repeat("a", 64), Level: health.Ready, Checker: ok}, "at most 63 characters"},
-		{"no level", health.Check{Name: "db", Checker: ok}, `check "db": level must be Startup, Live or Ready`},
+		{"no level", health.Check{Name: "db", Checker: ok}, `check "db": level level(0) is not Startup, Live or Ready`},
+		{"reserved name", health.Check{Name: "shutdown", Level: health.Ready, Checker: ok}, `name "shutdown" is reserved`},
 		{"no checker", health.Check{Name: "db", Level: health.Ready}, `check "db": checker is nil`},
 		{"negative period", health.Check{Name: "db", Level: health.Ready, Checker: ok, Period: -time.Second}, "period -1s is negative"},
 		{"negative timeout", health.Check{Name: "db", Level: health.Ready, Checker: ok, Timeout: -time.Second}, "timeout -1s is negative"},
@@ -139,8 +142,8 @@ func TestACheckFailsAtItsThresholdAndSaysWhyInTheEvent(t *testing.T) {
 		t.Fatalf("after 2 of 3 failures: %v, want pending", st.Status)
 	}
 	advance(t, clk, 1, time.Second)
-	ev := waitEvent(t, m, &cursor)
-	want := health.Event{ID: 1, Time: healthtest.Epoch.Add(2 * time.Second), Type: health.EventCheckFailed,
+	ev := waitCheckEvent(t, m, &cursor)
+	want := health.Event{ID: ev.ID, Time: healthtest.Epoch.Add(2 * time.Second), Type: health.EventCheckFailed,
 		Check: "db", Level: health.Ready, From: health.Pending, To: health.Fail,
 		Output: "dial tcp 127.0.0.1:5432: connect: connection refused"}
 	if ev != want {
@@ -349,11 +352,14 @@ func TestDrainFailsReadinessButNotLiveness(t *testing.T) {
 	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing()})
 	start(t, m)
 	var cursor uint64
+	if ev := waitEvent(t, m, &cursor); ev.Type != health.EventLevelPassed || ev.Level != health.Startup || ev.Output != "the monitor started" {
+		t.Fatalf("first event %+v, want level-passed startup as the monitor started", ev)
+	}
 	if ev := waitEvent(t, m, &cursor); ev.Type != health.EventCheckPassed {
-		t.Fatalf("first event %v, want check-passed", ev.Type)
+		t.Fatalf("second event %v, want check-passed", ev.Type)
 	}
 	if ev := waitEvent(t, m, &cursor); ev.Type != health.EventLevelPassed || ev.Level != health.Ready {
-		t.Fatalf("second event %+v, want level-passed ready", ev)
+		t.Fatalf("third event %+v, want level-passed ready", ev)
 	}
 	m.Drain()
 	m.Drain() // idempotent
@@ -417,8 +423,13 @@ func TestACheckAddedAfterStartRunsAtOnce(t *testing.T) {
 	}
 }
 
-func TestAMonitorWithNoChecksPassesEveryLevel(t *testing.T) {
+func TestBeforeStartOnlyLivenessPassesAndAfterItAMonitorWithNoChecksPassesAll(t *testing.T) {
 	m, _ := fakeMonitor(t)
+	if m.Passing(health.Startup) || m.Passing(health.Ready) || !m.Passing(health.Live) {
+		t.Fatalf("before Start: startup %v ready %v live %v, want false false true",
+			m.Passing(health.Startup), m.Passing(health.Ready), m.Passing(health.Live))
+	}
+	start(t, m)
 	for _, l := range []health.Level{health.Startup, health.Live, health.Ready} {
 		if !m.Passing(l) {
 			t.Errorf("%v fails with no checks", l)
@@ -426,6 +437,119 @@ func TestAMonitorWithNoChecksPassesEveryLevel(t *testing.T) {
 	}
 	if m.Passing(health.Level(0)) {
 		t.Error("an invalid level passes")
+	}
+}
+
+func TestAStoppedMonitorFailsReadinessAndTakesNoChecks(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing()})
+	ctx, cancel := context.WithCancel(context.Background())
+	m.Start(ctx)
+	waitRuns(t, m, "db", 1)
+	if !m.Passing(health.Ready) {
+		t.Fatal("not ready while running")
+	}
+	cancel()
+	<-m.Done()
+	if s := m.Snapshot(); m.Passing(health.Ready) || !s.Stopped || !s.Started || !m.Passing(health.Live) {
+		t.Fatalf("after the context ended: ready %v, stopped %v; want readiness failing on a stopped monitor", m.Passing(health.Ready), s.Stopped)
+	}
+	if err := m.Add(health.Check{Name: "late", Level: health.Ready, Checker: passing()}); !errors.Is(err, health.ErrStopped) {
+		t.Fatalf("Add after stop: %v, want ErrStopped", err)
+	}
+	evs := m.Events(0)
+	if last := evs[len(evs)-1]; last.Type != health.EventLevelFailed || last.Level != health.Ready || last.Output != "the monitor has stopped" {
+		t.Fatalf("last event %+v, want level-failed ready: the monitor has stopped", last)
+	}
+}
+
+func TestARemovedCheckThatIsStillRunningIsNotRunAgainUnderItsName(t *testing.T) {
+	m, clk := fakeMonitor(t)
+	release := make(chan struct{})
+	var inside, most atomic.Int32
+	stuck := health.CheckerFunc(func(ctx context.Context) error {
+		n := inside.Add(1)
+		defer inside.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		<-release
+		return nil
+	})
+	c := health.Check{Name: "stuck", Level: health.Ready, Checker: stuck, Period: 2 * time.Second, Timeout: time.Second}
+	m.Add(c)
+	start(t, m)
+	t.Cleanup(func() { close(release) })
+	advance(t, clk, 1, time.Second)
+	waitRuns(t, m, "stuck", 1)
+	if err := m.Remove("stuck"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Remove("stuck"); !errors.Is(err, health.ErrNoSuchCheck) {
+		t.Fatalf("second Remove: %v, want ErrNoSuchCheck", err)
+	}
+	m.Add(c)
+	r, _ := waitRuns(t, m, "stuck", 1).Last()
+	if r.OK || !strings.Contains(r.Output, "previous run has not returned") || most.Load() != 1 {
+		t.Fatalf("re-added check: %+v with %d runs at once; want it held back by the run still inside", r, most.Load())
+	}
+}
+
+func TestACheckerThatEndsItsGoroutineFailsWithoutHoldingUpLaterRuns(t *testing.T) {
+	m, clk := fakeMonitor(t)
+	var calls atomic.Int32
+	goexit := health.CheckerFunc(func(context.Context) error {
+		if calls.Add(1) == 1 {
+			runtime.Goexit()
+		}
+		return nil
+	})
+	m.Add(health.Check{Name: "goexit", Level: health.Ready, Checker: goexit, Period: time.Second, FailureThreshold: 1})
+	start(t, m)
+	r, _ := waitRuns(t, m, "goexit", 1).Last()
+	if r.OK || !strings.Contains(r.Output, "runtime.Goexit") {
+		t.Fatalf("first run %+v, want a failure naming runtime.Goexit", r)
+	}
+	advance(t, clk, 1, time.Second)
+	if r, _ := waitRuns(t, m, "goexit", 2).Last(); !r.OK {
+		t.Fatalf("second run %+v, want it run and passing", r)
+	}
+}
+
+func TestACheckerThatHonoursItsContextHasItsOwnErrorRecorded(t *testing.T) {
+	m, clk := fakeMonitor(t)
+	ping := health.CheckerFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		return fmt.Errorf("ping db: %w", ctx.Err())
+	})
+	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: ping, FailureThreshold: 1})
+	start(t, m)
+	advance(t, clk, 1, time.Second)
+	r, _ := waitRuns(t, m, "db", 1).Last()
+	// Its error arrives within the grace: it is recorded, and says it timed out.
+	if r.Output != "timed out after 1s: ping db: context deadline exceeded" {
+		t.Fatalf("output %q", r.Output)
+	}
+}
+
+func TestALateCursorFromAnEarlierMonitorGetsTheWholeLog(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	m.Emit(health.Event{Type: health.EventStopping})
+	if evs := m.Events(500); len(evs) != 1 || evs[0].ID != 1 {
+		t.Fatalf("Events(500) on a log at id 1: %v, want the whole log", evs)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), settle)
+	defer cancel()
+	if evs, err := m.WaitEvents(ctx, 500); err != nil || len(evs) != 1 {
+		t.Fatalf("WaitEvents(500): %v %v, want the whole log at once", evs, err)
+	}
+}
+
+func TestAnEventWithABadLevelStillEncodes(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	m.Emit(health.Event{Type: "custom", Level: health.Level(9)})
+	b, err := json.Marshal(m.Events(0))
+	if err != nil || !strings.Contains(string(b), `"level":"level(9)"`) {
+		t.Fatalf("%s %v", b, err)
 	}
 }
 

@@ -44,24 +44,39 @@ type report struct {
 	lines    []line
 	unknown  []string // excluded names that match no check on the endpoint
 	ok       bool
+	details  bool // show observed values (reasons are withheld per line)
 }
 
-// shutdownCheck names the line /readyz always ends with, as the
-// kube-apiserver's shutdown check: ok, or failed once Drain was called.
-const shutdownCheck = "shutdown"
+// The lines the endpoints add of their own; their names are reserved.
+const (
+	// shutdownLine ends /readyz, as the kube-apiserver's shutdown check: ok,
+	// or failed once Drain was called.
+	shutdownLine = "shutdown"
+	// monitorLine says, on /startupz and /readyz, that the Monitor has not
+	// started or has stopped, so that nothing it shows can be vouched for.
+	monitorLine = "monitor"
+)
 
 func (v *monitorView) report(ep endpoint, exclude []string, details bool) report {
-	rep := report{endpoint: ep, ok: true}
-	lines := make([]line, 0, len(v.entries)+1)
+	rep := report{endpoint: ep, ok: true, details: details}
+	lines := make([]line, 0, len(v.entries)+2)
 	for _, e := range v.entries {
 		if ep.counts(e.check.Level) {
-			lines = append(lines, v.line(ep, e, details))
+			lines = append(lines, v.line(e, details))
+		}
+	}
+	if ep != livez && ep != healthz {
+		switch {
+		case !v.levels.started:
+			lines = append(lines, line{name: monitorLine, word: "pending", reason: "the monitor has not started"})
+		case v.levels.stopped && ep == readyz:
+			lines = append(lines, line{name: monitorLine, word: "failed", reason: stoppedReason})
 		}
 	}
 	if ep == readyz {
-		ln := line{name: shutdownCheck, ok: true, word: "ok"}
-		if v.draining {
-			ln = line{name: shutdownCheck, word: "failed", reason: drainReason}
+		ln := line{name: shutdownLine, ok: true, word: "ok"}
+		if v.levels.draining {
+			ln = line{name: shutdownLine, word: "failed", reason: drainReason}
 		}
 		lines = append(lines, ln)
 	}
@@ -85,7 +100,7 @@ func (v *monitorView) report(ep endpoint, exclude []string, details bool) report
 }
 
 // line judges one check for one endpoint.
-func (v *monitorView) line(ep endpoint, e *entry, details bool) line {
+func (v *monitorView) line(e *entry, details bool) line {
 	cv := e.view.Load()
 	ln := line{name: e.check.Name, e: e, v: cv}
 	withheld := func(s string) string {
@@ -106,11 +121,11 @@ func (v *monitorView) line(ep endpoint, e *entry, details bool) line {
 		// kubelet starts liveness as Success.
 		ln.ok, ln.word = e.check.Level == Live, "pending"
 		switch {
-		case cv.runs == 0 && !v.started:
+		case cv.runs == 0 && !v.levels.started:
 			ln.reason = "the monitor has not started"
-		case cv.runs == 0 && e.check.Level != Startup && !v.latched:
+		case cv.runs == 0 && e.check.Level != Startup && !v.levels.latched:
 			ln.reason = "waiting for startup checks"
-		case cv.runs == 0 && e.kind == "heartbeat":
+		case cv.runs == 0 && e.check.Kind == "heartbeat":
 			ln.reason = "waiting for the first beat"
 		case cv.runs == 0:
 			ln.reason = "no result yet"

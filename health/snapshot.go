@@ -6,6 +6,7 @@ import "time"
 // pages, management APIs and tests. Changing it changes nothing.
 type Snapshot struct {
 	Startup, Live, Ready bool // whether each level's endpoint answers 200
+	Started, Stopped     bool // Start was called; its context has ended
 	// StartupPassed is when the startup level latched; zero until then.
 	StartupPassed time.Time
 	Draining      bool
@@ -16,7 +17,7 @@ type Snapshot struct {
 type CheckState struct {
 	Name  string
 	Level Level
-	Kind  string // "checker", "heartbeat" or "watchdog"
+	Kind  string // Check.Kind: "checker" unless set, "heartbeat", "watchdog"
 
 	Period           time.Duration
 	Timeout          time.Duration // 0 for heartbeats and watchdogs, which run nothing
@@ -47,7 +48,8 @@ func (m *Monitor) Snapshot() Snapshot {
 	defer m.mu.Unlock()
 	s := Snapshot{
 		Startup: m.passing[Startup], Live: m.passing[Live], Ready: m.passing[Ready],
-		StartupPassed: m.startupPassed, Draining: m.draining,
+		Started: m.levels.started, Stopped: m.levels.stopped,
+		StartupPassed: m.startupPassed, Draining: m.levels.draining,
 		Checks: make([]CheckState, 0, len(m.entries)),
 	}
 	for _, e := range m.entries {
@@ -70,11 +72,11 @@ func (m *Monitor) CheckState(name string) (CheckState, bool) {
 func (e *entry) stateLocked() CheckState {
 	c := e.check
 	return CheckState{
-		Name: c.Name, Level: c.Level, Kind: e.kind,
+		Name: c.Name, Level: c.Level, Kind: c.Kind,
 		Period: c.Period, Timeout: c.Timeout, InitialDelay: c.InitialDelay,
 		SuccessThreshold: c.SuccessThreshold, FailureThreshold: c.FailureThreshold,
-		Status: e.counter.status, Since: e.since,
-		ConsecutiveSuccesses: e.counter.successes, ConsecutiveFailures: e.counter.failures,
-		Runs: e.runs, History: e.history.results(),
+		Status: e.state.status, Since: e.state.since,
+		ConsecutiveSuccesses: e.state.successes, ConsecutiveFailures: e.state.failures,
+		Runs: e.state.runs, History: e.history.results(),
 	}
 }

@@ -1,6 +1,9 @@
 package health
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Status is what a check's recent results add up to.
 type Status int
@@ -10,7 +13,8 @@ const (
 	// SuccessThreshold consecutive passes or FailureThreshold consecutive
 	// failures. Pending fails readiness and startup, not liveness.
 	Pending Status = iota
-	// Pass: the last SuccessThreshold runs passed, and none failed since.
+	// Pass: the last SuccessThreshold runs passed, or the run that ended a
+	// warning did, and none failed since.
 	Pass
 	// Warn: the check passes, but its latest runs failed, fewer than
 	// FailureThreshold of them. It still counts as passing.
@@ -29,13 +33,8 @@ func (s Status) String() string {
 	return fmt.Sprintf("status(%d)", int(s))
 }
 
-// MarshalText writes the status's name.
-func (s Status) MarshalText() ([]byte, error) {
-	if s < Pending || s > Fail {
-		return nil, fmt.Errorf("invalid status %d", int(s))
-	}
-	return []byte(statusNames[s]), nil
-}
+// MarshalText writes the status's name, as String does.
+func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // UnmarshalText reads a status's name.
 func (s *Status) UnmarshalText(b []byte) error {
@@ -52,41 +51,109 @@ func (s *Status) UnmarshalText(b []byte) error {
 // not tolerate pending (readiness, startup).
 func (s Status) passing() bool { return s == Pass || s == Warn }
 
-// counter is the whole state machine of one check: its status and the length
-// of the current run of equal results, as the kubelet's worker keeps them.
-type counter struct {
+// This file is the state machine of vitals, all of it: how results make a
+// check's status (checkState.after), which changes are events
+// (transition.event), when a check stops running (stops), and how statuses
+// make the levels' verdicts (levelState.verdicts). Everything here is a pure
+// function of its inputs, table-tested with no goroutine and no clock.
+
+// checkState is one check's state between runs.
+type checkState struct {
 	status    Status
 	successes int // consecutive passing runs, up to now
 	failures  int // consecutive failing runs, up to now
+	runs      int
+	last      Result
+	lastBad   Result    // the latest failed run, which explains warn and fail
+	since     time.Time // when status last changed; zero while it never has
 }
 
 // thresholds are a check's SuccessThreshold and FailureThreshold.
 type thresholds struct{ success, failure int }
 
-// next is the state machine: the state after one more result. It is a pure
-// function so that every path through it is table-tested.
+// transition is a change of a check's status.
+type transition struct{ from, to Status }
+
+// after is the state after one more result r, recorded at now, and the
+// transition it made, if any. Counting consecutive equal results is the
+// kubelet worker's rule:
 //
 //	pending --success×S--> pass     pending --failure×F--> fail
 //	pass    --failure----> warn     (fewer than F failures in a row)
 //	warn    --success----> pass     warn    --failure×F--> fail
 //	fail    --success×S--> pass
-func (c counter) next(ok bool, t thresholds) counter {
-	if ok {
-		c.successes++
-		c.failures = 0
+func (s checkState) after(r Result, t thresholds, now time.Time) (checkState, *transition) {
+	from := s.status
+	if r.OK {
+		s.successes++
+		s.failures = 0
 	} else {
-		c.failures++
-		c.successes = 0
+		s.failures++
+		s.successes = 0
+		s.lastBad = r
 	}
+	s.runs++
+	s.last = r
 	switch {
-	case !ok && c.failures >= t.failure:
-		c.status = Fail
-	case !ok && c.status.passing():
-		c.status = Warn
-	case ok && c.status == Warn:
-		c.status = Pass // one success ends a warning: the check never stopped passing
-	case ok && c.successes >= t.success:
-		c.status = Pass
+	case !r.OK && s.failures >= t.failure:
+		s.status = Fail
+	case !r.OK && s.status.passing():
+		s.status = Warn
+	case r.OK && s.status == Warn:
+		s.status = Pass // one success ends a warning: the check never stopped passing
+	case r.OK && s.successes >= t.success:
+		s.status = Pass
 	}
-	return c
+	if s.status == from {
+		return s, nil
+	}
+	s.since = now
+	return s, &transition{from, s.status}
+}
+
+// event is the type of the event a transition makes. Every transition has
+// one, since pending is never entered again.
+func (tr transition) event() EventType {
+	switch tr.to {
+	case Pass:
+		return EventCheckPassed
+	case Warn:
+		return EventCheckWarned
+	default:
+		return EventCheckFailed
+	}
+}
+
+// stops reports whether a check of level l is done running at status s:
+// startup checks stop once passed, as the kubelet's startup probe does.
+func stops(l Level, s Status) bool { return l == Startup && s == Pass }
+
+// levelState is what the levels' verdicts are made of.
+type levelState struct {
+	counts   [Ready + 1][Fail + 1]int // checks by level and status
+	started  bool
+	latched  bool // startup passed once since Start; it stays passed
+	draining bool
+	stopped  bool // the context given to Start has ended: nothing runs any more
+}
+
+// latches reports whether the startup level passes for good now: once
+// started, when no startup check is pending or failing.
+func (l levelState) latches() bool {
+	n := l.counts[Startup]
+	return l.started && !l.latched && n[Pending] == 0 && n[Fail] == 0
+}
+
+// verdicts is the levels' rule: /startupz passes once startup has latched;
+// /livez while no live check fails (pending does not fail liveness: the
+// kubelet starts liveness as success); /readyz when startup has latched, no
+// live check fails, every ready check passes or warns, and the process is
+// neither draining nor stopped.
+func (l levelState) verdicts() [Ready + 1]bool {
+	var v [Ready + 1]bool
+	v[Startup] = l.latched
+	v[Live] = l.counts[Live][Fail] == 0
+	v[Ready] = v[Startup] && v[Live] && !l.draining && !l.stopped &&
+		l.counts[Ready][Pending] == 0 && l.counts[Ready][Fail] == 0
+	return v
 }

@@ -1,17 +1,21 @@
 package health
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // runs spells results: P passes, F fails.
 func replay(t thresholds, runs string) []Status {
-	var c counter
+	var s checkState
 	out := make([]Status, 0, len(runs))
 	for _, r := range runs {
-		c = c.next(r == 'P', t)
-		out = append(out, c.status)
+		s, _ = s.after(Result{OK: r == 'P'}, t, time.Time{})
+		out = append(out, s.status)
 	}
 	return out
 }
@@ -116,6 +120,155 @@ func TestNamesFollowTheRule(t *testing.T) {
 	} {
 		if got := validName(name); got != want {
 			t.Errorf("validName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestEveryStatusChangeIsOneTransitionWithItsEvent(t *testing.T) {
+	th := thresholds{success: 1, failure: 2}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var s checkState
+	steps := []struct {
+		ok   bool
+		want *transition
+		typ  EventType
+	}{
+		{true, &transition{Pending, Pass}, EventCheckPassed},
+		{true, nil, ""},
+		{false, &transition{Pass, Warn}, EventCheckWarned},
+		{false, &transition{Warn, Fail}, EventCheckFailed},
+		{false, nil, ""},
+		{true, &transition{Fail, Pass}, EventCheckPassed},
+	}
+	for i, st := range steps {
+		now := at.Add(time.Duration(i) * time.Second)
+		var tr *transition
+		s, tr = s.after(Result{OK: st.ok, Output: "out"}, th, now)
+		switch {
+		case (tr == nil) != (st.want == nil):
+			t.Fatalf("step %d: transition %v, want %v", i, tr, st.want)
+		case tr != nil && (*tr != *st.want || tr.event() != st.typ || !s.since.Equal(now)):
+			t.Fatalf("step %d: transition %v (%s) since %v, want %v (%s) since %v", i, *tr, tr.event(), s.since, *st.want, st.typ, now)
+		}
+	}
+	if s.runs != len(steps) || !s.lastBad.Time.IsZero() && s.lastBad.OK {
+		t.Fatalf("runs %d, want %d", s.runs, len(steps))
+	}
+}
+
+func TestOnlyAPassingStartupCheckStops(t *testing.T) {
+	for _, l := range []Level{Startup, Live, Ready} {
+		for _, st := range []Status{Pending, Pass, Warn, Fail} {
+			if got, want := stops(l, st), l == Startup && st == Pass; got != want {
+				t.Errorf("stops(%v, %v) = %v, want %v", l, st, got, want)
+			}
+		}
+	}
+}
+
+func TestLevelVerdicts(t *testing.T) {
+	type counts = [Ready + 1][Fail + 1]int
+	with := func(l Level, s Status, n int) counts {
+		var c counts
+		c[l][s] = n
+		return c
+	}
+	tests := []struct {
+		name                 string
+		state                levelState
+		startup, live, ready bool
+	}{
+		{"nothing has started: live only", levelState{}, false, true, false},
+		{"started with no checks and latched: all pass", levelState{started: true, latched: true}, true, true, true},
+		{"a pending ready check fails readiness", levelState{started: true, latched: true, counts: with(Ready, Pending, 1)}, true, true, false},
+		{"a warning ready check passes", levelState{started: true, latched: true, counts: with(Ready, Warn, 1)}, true, true, true},
+		{"a failed ready check fails readiness only", levelState{started: true, latched: true, counts: with(Ready, Fail, 1)}, true, true, false},
+		{"a pending live check fails nothing", levelState{started: true, latched: true, counts: with(Live, Pending, 1)}, true, true, true},
+		{"a failed live check fails liveness and readiness", levelState{started: true, latched: true, counts: with(Live, Fail, 1)}, true, false, false},
+		{"startup not latched fails startup and readiness", levelState{started: true, counts: with(Startup, Pending, 1)}, false, true, false},
+		{"draining fails readiness only", levelState{started: true, latched: true, draining: true}, true, true, false},
+		{"stopped fails readiness only", levelState{started: true, latched: true, stopped: true}, true, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := tt.state.verdicts()
+			if v[Startup] != tt.startup || v[Live] != tt.live || v[Ready] != tt.ready {
+				t.Fatalf("startup %v live %v ready %v, want %v %v %v", v[Startup], v[Live], v[Ready], tt.startup, tt.live, tt.ready)
+			}
+		})
+	}
+}
+
+func TestStartupLatchesOnceStartedWithNoStartupCheckPendingOrFailing(t *testing.T) {
+	tests := []struct {
+		name  string
+		state levelState
+		want  bool
+	}{
+		{"not started", levelState{}, false},
+		{"started, no startup checks", levelState{started: true}, true},
+		{"a pending startup check", levelState{started: true, counts: [Ready + 1][Fail + 1]int{Startup: {Pending: 1}}}, false},
+		{"a failed startup check", levelState{started: true, counts: [Ready + 1][Fail + 1]int{Startup: {Fail: 1, Pass: 2}}}, false},
+		{"every startup check passed", levelState{started: true, counts: [Ready + 1][Fail + 1]int{Startup: {Pass: 3}}}, true},
+		{"already latched", levelState{started: true, latched: true}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.state.latches(); got != tt.want {
+			t.Errorf("%s: latches() = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestAResultSaysWhenItsRunTimedOut(t *testing.T) {
+	expired, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
+	defer cancel()
+	live := context.Background()
+	start := time.Unix(100, 0)
+	tests := []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want string
+	}{
+		{"a bare context error", expired, context.DeadlineExceeded, "timed out after 1s"},
+		{"a wrapped context error", expired, fmt.Errorf("ping: %w", context.DeadlineExceeded), "timed out after 1s: ping: context deadline exceeded"},
+		{"an error of its own after the timeout", expired, errors.New("refused"), "refused"},
+		{"a deadline error before the timeout", live, fmt.Errorf("ping: %w", context.DeadlineExceeded), "ping: context deadline exceeded"},
+		{"a pass", expired, nil, "fine"},
+	}
+	for _, tt := range tests {
+		r := result(start, outcome{err: tt.err, obs: Observation{Message: "fine"}, end: start.Add(time.Second)}, tt.ctx, time.Second)
+		if r.Output != tt.want || r.OK != (tt.err == nil) || r.Duration != time.Second {
+			t.Errorf("%s: %+v, want output %q", tt.name, r, tt.want)
+		}
+	}
+}
+
+type stillClock struct{ now time.Time }
+
+func (c stillClock) Now() time.Time               { return c.now }
+func (c stillClock) NewTimer(time.Duration) Timer { panic("not used") }
+func (c stillClock) WithTimeout(p context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(p, d)
+}
+
+func TestNextDueRunsALateRunNowAndSkipsOnlyWholeMissedPeriods(t *testing.T) {
+	due := time.Unix(1000, 0)
+	p := 10 * time.Second
+	tests := []struct {
+		name string
+		now  time.Time
+		want time.Time
+	}{
+		{"on time: one period on", due, due.Add(p)},
+		{"the next is due but not yet late", due.Add(p), due.Add(p)},
+		{"less than a period late: run now, on the old beat", due.Add(p + 3*time.Second), due.Add(p)},
+		{"two and a half periods late: skip the two missed", due.Add(3*p + 5*time.Second), due.Add(3 * p)},
+	}
+	for _, tt := range tests {
+		m := &Monitor{clock: stillClock{tt.now}}
+		if got := m.nextDue(due, p); !got.Equal(tt.want) {
+			t.Errorf("%s: next due %v after due, want %v", tt.name, got.Sub(due), tt.want.Sub(due))
 		}
 	}
 }

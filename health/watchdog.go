@@ -41,6 +41,10 @@ func (m *Monitor) Watchdog(name string, limit time.Duration, level Level) (*Watc
 	if limit <= 0 {
 		return nil, fmt.Errorf("watchdog %q: limit %v is not positive: %w", name, limit, ErrInvalidCheck)
 	}
+	if level == Startup {
+		// An idle watchdog passes, so at startup it would latch before any work.
+		return nil, fmt.Errorf("watchdog %q: a watchdog cannot be a startup check, since it passes while idle: %w", name, ErrInvalidCheck)
+	}
 	w := &Watchdog{clock: m.clock, limit: limit, woken: make(chan struct{}, 1)}
 	if err := m.addTimed(name, level, w, "watchdog"); err != nil {
 		return nil, err
@@ -64,7 +68,7 @@ func (w *Watchdog) Begin() (done func()) {
 	first := w.running == 1
 	w.mu.Unlock()
 	if first {
-		w.signal() // a new deadline, sooner than none
+		notify(w.woken) // a new deadline, sooner than none
 	}
 	return func() { w.finish(u) }
 }
@@ -90,7 +94,7 @@ func (w *Watchdog) finish(u *unit) {
 	failing := w.failing
 	w.mu.Unlock()
 	if failing {
-		w.signal()
+		notify(w.woken)
 	}
 }
 
@@ -99,13 +103,6 @@ func (w *Watchdog) Running() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.running
-}
-
-func (w *Watchdog) signal() {
-	select {
-	case w.woken <- struct{}{}:
-	default:
-	}
 }
 
 func (w *Watchdog) activate(time.Time) {}

@@ -1,6 +1,8 @@
 package health_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,7 +27,7 @@ func TestAWatchdogFailsTheMomentAUnitOverrunsAndRecoversWhenItEnds(t *testing.T)
 	}
 	start(t, m)
 	var cursor uint64
-	waitEvent(t, m, &cursor) // passed, idle
+	waitCheckEvent(t, m, &cursor) // passed, idle
 	hung := wd.Begin()
 	advance(t, clk, 1, 5*time.Second)
 	quick := wd.Begin() // begun at 5s, finishes in time
@@ -39,7 +41,7 @@ func TestAWatchdogFailsTheMomentAUnitOverrunsAndRecoversWhenItEnds(t *testing.T)
 		t.Fatalf("a nanosecond before the limit: %v, want pass", st.Status)
 	}
 	advance(t, clk, 1, time.Nanosecond)
-	ev := waitEvent(t, m, &cursor)
+	ev := waitCheckEvent(t, m, &cursor)
 	want := "1 of 1 units of work have run longer than 30s; the oldest began 30s ago"
 	if ev.Type != health.EventCheckFailed || !ev.Time.Equal(healthtest.Epoch.Add(30*time.Second)) || ev.Output != want {
 		t.Fatalf("event %+v, want check-failed at exactly 30s: %s", ev, want)
@@ -52,7 +54,7 @@ func TestAWatchdogFailsTheMomentAUnitOverrunsAndRecoversWhenItEnds(t *testing.T)
 	hung()
 	hung() // twice is harmless
 	for {
-		ev := waitEvent(t, m, &cursor)
+		ev := waitCheckEvent(t, m, &cursor)
 		if ev.Check == "" {
 			continue // level events
 		}
@@ -79,7 +81,7 @@ func TestAWatchdogCountsEveryOverrunningUnit(t *testing.T) {
 	advance(t, clk, 1, 3*time.Second) // 10s: the first is at the limit
 	var cursor uint64
 	for {
-		ev := waitEvent(t, m, &cursor)
+		ev := waitCheckEvent(t, m, &cursor)
 		if ev.Type == health.EventCheckFailed {
 			if ev.Output != "1 of 3 units of work have run longer than 10s; the oldest began 10s ago" {
 				t.Fatalf("at the first deadline: %q", ev.Output)
@@ -94,5 +96,13 @@ func TestAWatchdogCountsEveryOverrunningUnit(t *testing.T) {
 	advance(t, clk, 1, 10*time.Second) // 20s: the next period
 	if r := waitResultAt(t, m, "jobs", healthtest.Epoch.Add(20*time.Second)); r.Output != "3 of 3 units of work have run longer than 10s; the oldest began 20s ago" {
 		t.Fatalf("at 20s: %q", r.Output)
+	}
+}
+
+func TestAWatchdogCannotBeAStartupCheck(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	if _, err := m.Watchdog("jobs", time.Minute, health.Startup); !errors.Is(err, health.ErrInvalidCheck) ||
+		!strings.Contains(err.Error(), "passes while idle") {
+		t.Fatalf("Watchdog at startup: %v, want ErrInvalidCheck saying why", err)
 	}
 }

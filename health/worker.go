@@ -12,48 +12,42 @@ import (
 
 // runChecker is the whole life of one check, in one loop (the kubelet's worker
 // is the model): wait for the initial delay, wait for startup to pass, run,
-// record, and again every period, until ctx ends. A startup check stops once it
-// passes. added is when the check began to count: Start, or Add after Start.
+// record, and again every period, until ctx ends or the check stops. added is
+// when the check began to count: Start, or Add after Start.
 func (m *Monitor) runChecker(ctx context.Context, e *entry, added time.Time) {
 	c := e.check
 	due := added.Add(c.InitialDelay)
-	var overrun <-chan outcome // the last run that outlived its timeout: it yields once it returns
 	for {
 		if !m.sleepUntil(ctx, due, nil) {
 			return
 		}
 		if c.Level != Startup && !fired(m.startupGate) {
-			// Gated: run as soon as startup passes, then every period from then.
-			select {
-			case <-m.startupGate:
-				due = m.clock.Now()
-			case <-ctx.Done():
+			if !m.waitStartup(ctx) {
 				return
 			}
+			due = m.clock.Now() // run as soon as startup passes, then every period from then
 		}
-		var r Result
-		if overrun != nil && !fired(overrun) {
-			r = Result{Time: m.clock.Now(), Output: fmt.Sprintf(
-				"the previous run has not returned (timeout %v): its checker ignores its context", c.Timeout)}
-		} else {
-			r, overrun = m.runOnce(ctx, e)
-		}
+		r, ran := m.runOnce(ctx, e)
 		if ctx.Err() != nil {
 			return // a run cut short by shutdown or removal says nothing about the check
 		}
-		if m.record(e, r) == Pass && c.Level == Startup {
-			return // latched: startup checks stop once passed
+		if !ran {
+			r = Result{Time: m.clock.Now(), Output: fmt.Sprintf(
+				"the previous run has not returned (timeout %v): its checker ignores its context", c.Timeout)}
+		}
+		if stops(c.Level, m.record(e, r)) {
+			return
 		}
 		due = m.nextDue(due, c.Period)
 	}
 }
 
-// fired reports whether ch is closed or yields a value now, without waiting.
-func fired[T any](ch <-chan T) bool {
+// waitStartup waits for the startup level to latch; false when ctx ends first.
+func (m *Monitor) waitStartup(ctx context.Context) bool {
 	select {
-	case <-ch:
+	case <-m.startupGate:
 		return true
-	default:
+	case <-ctx.Done():
 		return false
 	}
 }
@@ -65,29 +59,60 @@ type outcome struct {
 	end time.Time
 }
 
-// runOnce runs the checker once with the check's timeout. It returns when the
-// checker does or when the timeout passes, whichever is first; in the second
-// case the run is recorded as failed and the returned channel yields when the
-// checker finally returns, so that no second run is started meanwhile.
-func (m *Monitor) runOnce(ctx context.Context, e *entry) (Result, <-chan outcome) {
+var errGoexit = errors.New("the checker ended its goroutine (runtime.Goexit) without returning")
+
+// runOnce runs the checker once with the check's timeout, unless a run of the
+// check (under this name, even before a Remove) outlived its timeout and has
+// not returned yet: then it runs nothing and reports ran false, since two runs
+// of one check never overlap. It returns when the checker does or when the
+// timeout passes, whichever is first; in the second case the run is recorded
+// as failed and kept in m.inflight until it returns.
+func (m *Monitor) runOnce(ctx context.Context, e *entry) (r Result, ran bool) {
 	c := e.check
+	m.mu.Lock()
+	late, ok := m.inflight[c.Name]
+	if ok && fired(late) {
+		delete(m.inflight, c.Name)
+		ok = false
+	}
+	m.mu.Unlock()
+	if ok {
+		return Result{}, false
+	}
+
 	start := m.clock.Now()
 	runCtx, cancel := m.clock.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 	done := make(chan outcome, 1) // buffered: a run that returns late never blocks
-	go func() { done <- m.call(runCtx, c) }()
+	go func() {
+		o := outcome{err: errGoexit}
+		defer func() { done <- o }() // sent even when the checker calls runtime.Goexit
+		o = m.call(runCtx, c)
+	}()
 	select {
 	case o := <-done:
-		return result(start, o, runCtx, c.Timeout), nil
+		return result(start, o, runCtx, c.Timeout), true
 	case <-runCtx.Done():
+		grace := time.NewTimer(timeoutGrace)
+		defer grace.Stop()
 		select {
 		case o := <-done: // returned at the deadline: take its own answer
-			return result(start, o, runCtx, c.Timeout), nil
-		default:
+			return result(start, o, runCtx, c.Timeout), true
+		case <-grace.C:
+		case <-ctx.Done():
 		}
-		return Result{Time: start, Duration: c.Timeout, Output: timedOut(c.Timeout)}, done
+		m.mu.Lock()
+		m.inflight[c.Name] = done
+		m.mu.Unlock()
+		return Result{Time: start, Duration: c.Timeout, Output: timedOut(c.Timeout)}, true
 	}
 }
+
+// timeoutGrace is how long, in real time, a run's result is awaited after its
+// timeout. A checker that honours its context returns just after it ends, and
+// its own error ("dial tcp …: i/o timeout") says more than a bare timeout; one
+// that ignores it is recorded as timed out this much later.
+const timeoutGrace = 20 * time.Millisecond
 
 func timedOut(d time.Duration) string { return fmt.Sprintf("timed out after %v", d) }
 
@@ -108,18 +133,43 @@ func (m *Monitor) call(ctx context.Context, c Check) (o outcome) {
 	return outcome{err: c.Checker.Check(ctx), end: m.clock.Now()}
 }
 
+// result makes a Result of an outcome. An error caused by the run's timeout
+// says so: a bare context error becomes "timed out after 1s", and any other
+// (a dial's "i/o timeout") is prefixed with it.
 func result(start time.Time, o outcome, runCtx context.Context, timeout time.Duration) Result {
 	r := Result{Time: start, Duration: o.end.Sub(start), OK: o.err == nil,
 		ObservedValue: o.obs.Value, ObservedUnit: o.obs.Unit}
+	timedOutNow := errors.Is(runCtx.Err(), context.DeadlineExceeded)
 	switch {
 	case o.err == nil:
 		r.Output = o.obs.Message
-	case errors.Is(runCtx.Err(), context.DeadlineExceeded) && o.err.Error() == context.DeadlineExceeded.Error():
-		r.Output = timedOut(timeout) // the checker handed back its context's bare error
+	case timedOutNow && o.err.Error() == context.DeadlineExceeded.Error():
+		r.Output = timedOut(timeout)
+	case timedOutNow && errors.Is(o.err, context.DeadlineExceeded):
+		r.Output = timedOut(timeout) + ": " + o.err.Error()
 	default:
 		r.Output = o.err.Error()
 	}
 	return r
+}
+
+// fired reports whether ch is closed or yields a value now, without waiting.
+func fired[T any](ch <-chan T) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// notify wakes whoever waits on ch, a channel with room for one, without
+// waiting: a wake already pending covers this one.
+func notify(ch chan<- struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }
 
 // sleepUntil waits until the clock reaches due, wake yields, or ctx ends; it
@@ -141,8 +191,9 @@ func (m *Monitor) sleepUntil(ctx context.Context, due time.Time, wake <-chan str
 	}
 }
 
-// nextDue is one period after due, spread by the jitter, and never in the past:
-// runs missed while the process was stopped are skipped, not made up in a burst.
+// nextDue is one period after due, spread by the jitter. A run due less than
+// a period ago runs now; runs missed for longer, while the process was stopped,
+// are skipped, not made up in a burst.
 func (m *Monitor) nextDue(due time.Time, period time.Duration) time.Time {
 	step := period
 	if m.jitter > 0 {
@@ -150,8 +201,9 @@ func (m *Monitor) nextDue(due time.Time, period time.Duration) time.Time {
 		step += time.Duration(rand.Int64N(int64(spread)+1)) - spread/2
 	}
 	next := due.Add(step)
-	if now := m.clock.Now(); next.Before(now) {
-		next = next.Add(now.Sub(next).Truncate(period) + period)
+	now := m.clock.Now()
+	if late := now.Sub(next); late >= period {
+		next = next.Add(late.Truncate(period))
 	}
 	return next
 }
@@ -179,17 +231,13 @@ type timedCheck interface {
 // failing check, such as how long the oldest unit of work has run).
 func (m *Monitor) runTimed(ctx context.Context, e *entry) {
 	c, t := e.check, e.timed
-	if c.Level != Startup {
-		select {
-		case <-m.startupGate:
-		case <-ctx.Done():
-			return
-		}
+	if c.Level != Startup && !m.waitStartup(ctx) {
+		return
 	}
 	now := m.clock.Now()
 	t.activate(now)
 	due := now
-	status := Pending
+	state := checkState{} // what was last recorded, to tell a change
 	for {
 		select {
 		case <-t.wake(): // this judgement covers whatever the signal was for
@@ -197,12 +245,15 @@ func (m *Monitor) runTimed(ctx context.Context, e *entry) {
 		}
 		now = m.clock.Now()
 		periodic := !due.After(now)
-		// A judgement is a result when the period is due or the status changes:
-		// a wake that changes nothing (a unit of work begun on an idle
+		// A judgement is a result when the period is due or it changes the
+		// status: a wake that changes nothing (a unit of work begun on an idle
 		// watchdog) leaves no trace in the history.
-		if r, decided := t.evaluate(now); decided && (periodic || r.OK != (status == Pass)) {
-			if status = m.record(e, r); status == Pass && c.Level == Startup {
-				return
+		if r, decided := t.evaluate(now); decided {
+			if _, tr := state.after(r, e.thresholds(), now); periodic || tr != nil {
+				state.status = m.record(e, r)
+				if stops(c.Level, state.status) {
+					return
+				}
 			}
 		}
 		if periodic {

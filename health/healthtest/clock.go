@@ -6,6 +6,11 @@
 //	m := health.New(health.WithClock(clk), health.WithJitter(0))
 //	...
 //	clk.Advance(10 * time.Second) // fires every timer due by then, in order
+//
+// Advance fires timers; it does not wait for the goroutines they wake. A test
+// waits for what it expects (a result, an event), and moves time by at most
+// one period at a time, after WaitPending says the goroutines it drives have
+// gone back to sleep.
 package healthtest
 
 import (
@@ -29,7 +34,8 @@ type Clock struct {
 
 var _ health.Clock = (*Clock)(nil)
 
-// Epoch is where a Clock made from the zero time starts.
+// Epoch is where a Clock made from the zero time starts. Read it; do not
+// change it.
 var Epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 
 // NewClock returns a fake clock reading start, or Epoch for the zero time.
@@ -123,7 +129,7 @@ func (c *Clock) Pending() int {
 
 // WaitPending blocks until at least n timers wait to fire, or ctx ends. A test
 // uses it to know that the goroutines it drives have gone to sleep before it
-// moves time.
+// moves time. Every pending timer counts, a run's timeout among them.
 func (c *Clock) WaitPending(ctx context.Context, n int) error {
 	for {
 		c.mu.Lock()
