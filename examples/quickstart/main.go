@@ -40,10 +40,9 @@ func main() {
 func run(listen string, runFor time.Duration) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	var timeUp <-chan time.Time // nil runs until interrupted
 	if runFor > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, runFor)
-		defer cancel()
+		timeUp = time.After(runFor)
 	}
 	began := time.Now()
 
@@ -99,11 +98,14 @@ func run(listen string, runFor time.Duration) error {
 		for {
 			evs, err := m.WaitEvents(ctx, cursor)
 			if err != nil {
-				close(events)
 				return
 			}
 			for _, e := range evs {
-				events <- e
+				select {
+				case events <- e:
+				case <-ctx.Done():
+					return
+				}
 				cursor = e.ID
 			}
 		}
@@ -112,11 +114,12 @@ func run(listen string, runFor time.Duration) error {
 	defer tick.Stop()
 	for {
 		select {
-		case e, ok := <-events:
-			if !ok {
-				fmt.Printf("\nGET %s/readyz?verbose\n%s", base, answer(base+"/readyz?verbose"))
-				return nil
-			}
+		case <-timeUp:
+			fmt.Printf("\nGET %s/readyz?verbose\n%s", base, answer(base+"/readyz?verbose"))
+			return nil
+		case <-ctx.Done():
+			return nil
+		case e := <-events:
 			fmt.Printf("%5.2fs  event %-13s %s\n", e.Time.Sub(began).Seconds(), e.Type, describe(e))
 		case <-tick.C:
 			fmt.Printf("%5.2fs  /startupz %s  /livez %s  /readyz %s\n", time.Since(began).Seconds(),
