@@ -25,15 +25,6 @@ import (
 	"github.com/vitals-dev/vitals/health/healthtest"
 )
 
-// benchSettle bounds every wait on the monitor's goroutines. It is a guard
-// against hanging, never a measurement.
-const benchSettle = 30 * time.Second
-
-// benchPoll is how often a wait on the monitor's goroutines looks again. A
-// sleep, not a spin, so that the waiting goroutine leaves the CPUs to the
-// workers it waits for.
-const benchPoll = 20 * time.Microsecond
-
 var benchQuiet = slog.New(slog.DiscardHandler)
 
 // benchWriter is a ResponseWriter that reuses one header map and discards the
@@ -96,8 +87,8 @@ func benchReadyMonitor(b *testing.B, n, failing int) *health.Monitor {
 			b.Fatal(err)
 		}
 	}
-	benchStart(b, m)
-	benchWait(b, "every check to record its first result", func() bool {
+	start(b, m)
+	waitFor(b, "every check to record its first result", func() bool {
 		for i := range n {
 			if st, _ := m.CheckState(fmt.Sprintf("dep-%02d", i)); st.Runs < 1 {
 				return false
@@ -109,33 +100,6 @@ func benchReadyMonitor(b *testing.B, n, failing int) *health.Monitor {
 		b.Fatalf("ready level passing = %v, want %v", !want, want)
 	}
 	return m
-}
-
-// benchStart starts m until the benchmark ends, and then waits for its workers.
-func benchStart(b *testing.B, m *health.Monitor) {
-	b.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	m.Start(ctx)
-	b.Cleanup(func() {
-		cancel()
-		select {
-		case <-m.Done():
-		case <-time.After(benchSettle):
-			b.Errorf("monitor workers did not stop within %v", benchSettle)
-		}
-	})
-}
-
-// benchWait polls cond until it holds, or fails the benchmark after benchSettle.
-func benchWait(b *testing.B, what string, cond func() bool) {
-	b.Helper()
-	deadline := time.Now().Add(benchSettle)
-	for !cond() {
-		if time.Now().After(deadline) {
-			b.Fatalf("timed out after %v waiting for %s", benchSettle, what)
-		}
-		time.Sleep(benchPoll)
-	}
 }
 
 // benchCheckResponse serves req once through a recorder, outside the timer,
@@ -281,8 +245,8 @@ func benchStop(b *testing.B, m *health.Monitor, cancel context.CancelFunc) {
 	cancel()
 	select {
 	case <-m.Done():
-	case <-time.After(benchSettle):
-		b.Fatalf("monitor workers did not stop within %v", benchSettle)
+	case <-time.After(settle):
+		b.Fatalf("monitor workers did not stop within %v", settle)
 	}
 }
 
@@ -295,7 +259,7 @@ func benchScheduleOnce(b *testing.B, clk health.Clock) {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.Start(ctx)
 	// Passing(Ready) needs every one of the ready checks to have passed.
-	benchWait(b, "every check to pass once", func() bool { return m.Passing(health.Ready) })
+	waitFor(b, "every check to pass once", func() bool { return m.Passing(health.Ready) })
 	benchStop(b, m, cancel)
 	if n := runs.Load(); n != benchChecks {
 		b.Fatalf("%d runs, want %d", n, benchChecks)
@@ -336,7 +300,7 @@ func BenchmarkSchedule10000ChecksPeriod(b *testing.B) {
 	m.Start(ctx)
 	defer benchStop(b, m, cancel)
 	recorded := int64(benchChecks) // results recorded and slept on
-	benchWait(b, "every check to record its first result and sleep", func() bool { return clk.sleeps.Load() >= recorded })
+	waitFor(b, "every check to record its first result and sleep", func() bool { return clk.sleeps.Load() >= recorded })
 	if !m.Passing(health.Ready) {
 		b.Fatal("ready level not passing after every check's first run")
 	}
@@ -344,7 +308,7 @@ func BenchmarkSchedule10000ChecksPeriod(b *testing.B) {
 	for b.Loop() {
 		recorded += benchChecks
 		clk.Advance(10 * time.Second)
-		benchWait(b, "every check to record its next result and sleep", func() bool { return clk.sleeps.Load() >= recorded })
+		waitFor(b, "every check to record its next result and sleep", func() bool { return clk.sleeps.Load() >= recorded })
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchChecks, "ns/check")
 	if got, want := runs.Load(), recorded; got != want {
@@ -362,9 +326,9 @@ func BenchmarkHeartbeatBeat(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchStart(b, m)
+	start(b, m)
 	hb.Beat()
-	benchWait(b, "the heartbeat to pass", func() bool {
+	waitFor(b, "the heartbeat to pass", func() bool {
 		st, _ := m.CheckState("main-loop")
 		return st.Status == health.Pass
 	})
@@ -391,8 +355,8 @@ func BenchmarkWatchdogBeginDone(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			benchStart(b, m)
-			benchWait(b, "the watchdog to pass", func() bool {
+			start(b, m)
+			waitFor(b, "the watchdog to pass", func() bool {
 				st, _ := m.CheckState("requests")
 				return st.Status == health.Pass
 			})

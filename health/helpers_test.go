@@ -3,6 +3,7 @@ package health_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"testing"
@@ -27,18 +28,48 @@ func fakeMonitor(t *testing.T, opts ...health.Option) (*health.Monitor, *healtht
 }
 
 // start starts m until the test ends and waits for its workers to stop then.
-func start(t *testing.T, m *health.Monitor) {
-	t.Helper()
+func start(tb testing.TB, m *health.Monitor) {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	m.Start(ctx)
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		cancel()
 		select {
 		case <-m.Done():
 		case <-time.After(settle):
-			t.Errorf("monitor workers did not stop within %v of the context ending", settle)
+			tb.Errorf("monitor workers did not stop within %v of the context ending", settle)
 		}
 	})
+}
+
+// waitFor polls cond until it holds, failing after settle. It sleeps between
+// looks, leaving the CPUs to the goroutines it waits for.
+func waitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(settle)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s: not within %v", what, settle)
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// stuckChecker is a checker that ignores its context and stays inside until
+// the test ends; it tracks the most runs ever inside at once.
+func stuckChecker(t *testing.T) (c health.Checker, mostAtOnce func() int32) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	var inside, most atomic.Int32
+	c = health.CheckerFunc(func(context.Context) error {
+		n := inside.Add(1)
+		defer inside.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		<-release
+		return nil
+	})
+	return c, most.Load
 }
 
 // switchable is a checker whose answer the test sets; it counts its runs.
@@ -73,20 +104,15 @@ func (s *switchable) fail(msg string) {
 // waitRuns waits until the check has recorded n results and returns its state.
 func waitRuns(t *testing.T, m *health.Monitor, name string, n int) health.CheckState {
 	t.Helper()
-	deadline := time.Now().Add(settle)
-	for {
-		st, ok := m.CheckState(name)
-		if !ok {
+	var st health.CheckState
+	waitFor(t, fmt.Sprintf("check %q to record %d results", name, n), func() bool {
+		var ok bool
+		if st, ok = m.CheckState(name); !ok {
 			t.Fatalf("no check %q", name)
 		}
-		if st.Runs >= n {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("check %q recorded %d results, want %d, within %v; state %+v", name, st.Runs, n, settle, m.Snapshot())
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return st.Runs >= n
+	})
+	return st
 }
 
 // waitEvent waits for the next event after *cursor and moves the cursor on.
@@ -119,17 +145,14 @@ func advance(t *testing.T, clk *healthtest.Clock, sleepers int, d time.Duration)
 // judgements a heartbeat or watchdog made on its way there.
 func waitResultAt(t *testing.T, m *health.Monitor, name string, at time.Time) health.Result {
 	t.Helper()
-	deadline := time.Now().Add(settle)
-	for {
+	var r health.Result
+	waitFor(t, fmt.Sprintf("check %q to have a result from %v", name, at), func() bool {
 		st, _ := m.CheckState(name)
-		if r, ok := st.Last(); ok && !r.Time.Before(at) {
-			return r
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("check %q has no result from %v within %v", name, at, settle)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		var ok bool
+		r, ok = st.Last()
+		return ok && !r.Time.Before(at)
+	})
+	return r
 }
 
 // waitCheckEvent waits for the next event about a check, passing over level

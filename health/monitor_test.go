@@ -215,22 +215,9 @@ func TestAReadyCheckWaitsForItsInitialDelayEvenAfterStartup(t *testing.T) {
 
 func TestATimedOutRunFailsAndANewRunNeverOverlapsIt(t *testing.T) {
 	m, clk := fakeMonitor(t)
-	release := make(chan struct{})
-	var inside, most atomic.Int32
-	stuck := health.CheckerFunc(func(ctx context.Context) error {
-		n := inside.Add(1)
-		defer inside.Add(-1)
-		for {
-			if m := most.Load(); n <= m || most.CompareAndSwap(m, n) {
-				break
-			}
-		}
-		<-release // ignores ctx
-		return nil
-	})
+	stuck, most := stuckChecker(t)
 	m.Add(health.Check{Name: "stuck", Level: health.Ready, Checker: stuck, Period: 2 * time.Second, Timeout: time.Second, FailureThreshold: 2})
 	start(t, m)
-	t.Cleanup(func() { close(release) })
 	advance(t, clk, 1, time.Second) // the run's timeout
 	st := waitRuns(t, m, "stuck", 1)
 	if r, _ := st.Last(); r.OK || r.Output != "timed out after 1s" || r.Duration != time.Second {
@@ -244,8 +231,8 @@ func TestATimedOutRunFailsAndANewRunNeverOverlapsIt(t *testing.T) {
 	if st.Status != health.Fail {
 		t.Fatalf("status %v after two failed periods, want fail", st.Status)
 	}
-	if most.Load() != 1 {
-		t.Fatalf("the checker was entered %d times at once, want 1", most.Load())
+	if most() != 1 {
+		t.Fatalf("the checker was entered %d times at once, want 1", most())
 	}
 }
 
@@ -465,20 +452,10 @@ func TestAStoppedMonitorFailsReadinessAndTakesNoChecks(t *testing.T) {
 
 func TestARemovedCheckThatIsStillRunningIsNotRunAgainUnderItsName(t *testing.T) {
 	m, clk := fakeMonitor(t)
-	release := make(chan struct{})
-	var inside, most atomic.Int32
-	stuck := health.CheckerFunc(func(ctx context.Context) error {
-		n := inside.Add(1)
-		defer inside.Add(-1)
-		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-		}
-		<-release
-		return nil
-	})
+	stuck, most := stuckChecker(t)
 	c := health.Check{Name: "stuck", Level: health.Ready, Checker: stuck, Period: 2 * time.Second, Timeout: time.Second}
 	m.Add(c)
 	start(t, m)
-	t.Cleanup(func() { close(release) })
 	advance(t, clk, 1, time.Second)
 	waitRuns(t, m, "stuck", 1)
 	if err := m.Remove("stuck"); err != nil {
@@ -489,8 +466,8 @@ func TestARemovedCheckThatIsStillRunningIsNotRunAgainUnderItsName(t *testing.T) 
 	}
 	m.Add(c)
 	r, _ := waitRuns(t, m, "stuck", 1).Last()
-	if r.OK || !strings.Contains(r.Output, "previous run has not returned") || most.Load() != 1 {
-		t.Fatalf("re-added check: %+v with %d runs at once; want it held back by the run still inside", r, most.Load())
+	if r.OK || !strings.Contains(r.Output, "previous run has not returned") || most() != 1 {
+		t.Fatalf("re-added check: %+v with %d runs at once; want it held back by the run still inside", r, most())
 	}
 }
 

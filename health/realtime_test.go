@@ -36,18 +36,6 @@ func rtMonitor(opts ...health.Option) *health.Monitor {
 	return health.New(append([]health.Option{health.WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)
 }
 
-// rtWaitFor polls cond until it holds, failing the test after settle.
-func rtWaitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(settle)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, settle)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // rtWaitCheckEvent waits for the next event of type typ about check, skipping
 // any other event, and moves the cursor past it.
 func rtWaitCheckEvent(t *testing.T, m *health.Monitor, cursor *uint64, check string, typ health.EventType) health.Event {
@@ -186,7 +174,7 @@ func TestRealtimeAPanickingCheckerFailsWithItsMessageAndKeepsBeingScheduled(t *t
 		// timed out when the recovery (which formats a stack) outlasts the
 		// 20ms timeout on a loaded machine; that is allowed, anything else not.
 		var st health.CheckState
-		rtWaitFor(t, name+": three panicking runs recorded", func() bool {
+		waitFor(t, name+": three panicking runs recorded", func() bool {
 			st = rtState(t, m, name)
 			n := 0
 			for _, r := range st.History {
@@ -502,7 +490,7 @@ func TestRealtimeTheEndpointsStayConsistentWhileChecksFlip(t *testing.T) {
 	for _, c := range checks {
 		c.pass()
 	}
-	rtWaitFor(t, "readiness back once every check passes", func() bool { return m.Passing(health.Ready) })
+	waitFor(t, "readiness back once every check passes", func() bool { return m.Passing(health.Ready) })
 	if code, body, _ := rtGet(h, "/readyz"); code != http.StatusOK || body != "ok" {
 		t.Errorf("/readyz with every check passing: %d %q, want 200 ok", code, body)
 	}
@@ -623,7 +611,7 @@ func rtBeatUntilPass(t *testing.T, m *health.Monitor, hb *health.Heartbeat, name
 		before := time.Now()
 		hb.Beat()
 		var st health.CheckState
-		rtWaitFor(t, name+" judged after a beat", func() bool {
+		waitFor(t, name+" judged after a beat", func() bool {
 			st = rtState(t, m, name)
 			return st.Runs > runs
 		})
@@ -753,7 +741,7 @@ func TestRealtimeAWatchdogFailsOnAnOverrunningUnitAndRecoversWhenItEnds(t *testi
 		t.Errorf("Running() = %d after every unit ended, want 0", n)
 	}
 	wd.Begin()() // a unit that ends in time changes nothing
-	rtWaitFor(t, "the watchdog passing with no unit running", func() bool {
+	waitFor(t, "the watchdog passing with no unit running", func() bool {
 		return rtState(t, m, "reconcile").Status == health.Pass
 	})
 }
