@@ -596,3 +596,21 @@ func TestStartingTwiceStartsNothingMore(t *testing.T) {
 		t.Fatalf("checker ran %d times, want 1", n)
 	}
 }
+
+func TestRunRunsOneCheckNowAsTheMonitorWould(t *testing.T) {
+	if r := health.Run(context.Background(), latency{}, time.Second); !r.OK || r.ObservedValue != 12.5 || r.Output != "HTTP 200" {
+		t.Fatalf("Run of a Measurer: %+v", r)
+	}
+	if r := health.Run(context.Background(), failing("refused"), time.Second); r.OK || r.Output != "refused" {
+		t.Fatalf("Run of a failing checker: %+v", r)
+	}
+	boom := health.CheckerFunc(func(context.Context) error { panic("boom") })
+	if r := health.Run(context.Background(), boom, time.Second); r.OK || r.Output != "panic: boom" {
+		t.Fatalf("Run of a panicking checker: %+v", r)
+	}
+	stuck, _ := stuckChecker(t)
+	r := health.Run(context.Background(), stuck, 50*time.Millisecond)
+	if r.OK || r.Output != "timed out after 50ms" || r.Duration != 50*time.Millisecond {
+		t.Fatalf("Run of a checker that ignores its context: %+v, want it to return, timed out", r)
+	}
+}

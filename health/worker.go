@@ -61,12 +61,10 @@ type outcome struct {
 
 var errGoexit = errors.New("the checker ended its goroutine (runtime.Goexit) without returning")
 
-// runOnce runs the checker once with the check's timeout, unless a run of the
-// check (under this name, even before a Remove) outlived its timeout and has
-// not returned yet: then it runs nothing and reports ran false, since two runs
-// of one check never overlap. It returns when the checker does or when the
-// timeout passes, whichever is first; in the second case the run is recorded
-// as failed and kept in m.inflight until it returns.
+// runOnce runs the check once, unless a run of it (under this name, even before
+// a Remove) outlived its timeout and has not returned yet: then it runs
+// nothing and reports ran false, since two runs of one check never overlap. A
+// run that outlives its timeout is kept in m.inflight until it returns.
 func (m *Monitor) runOnce(ctx context.Context, e *entry) (r Result, ran bool) {
 	c := e.check
 	m.mu.Lock()
@@ -79,32 +77,50 @@ func (m *Monitor) runOnce(ctx context.Context, e *entry) (r Result, ran bool) {
 	if ok {
 		return Result{}, false
 	}
+	r, late = run(ctx, m.clock, m.logger, c.Name, c.Checker, c.Timeout)
+	if late != nil {
+		m.mu.Lock()
+		m.inflight[c.Name] = late
+		m.mu.Unlock()
+	}
+	return r, true
+}
 
-	start := m.clock.Now()
-	runCtx, cancel := m.clock.WithTimeout(ctx, c.Timeout)
+// Run runs a checker once, now, as a Monitor runs each check: under a context
+// that ends after timeout, with a panic turned into a failed result and a
+// Measurer's observation kept. It returns by the timeout (and a 20ms grace)
+// even when the checker ignores its context; such a checker goes on in its
+// goroutine until it returns. It is what a one-shot probe needs.
+func Run(ctx context.Context, c Checker, timeout time.Duration) Result {
+	r, _ := run(ctx, systemClock{}, slog.Default(), "", c, timeout)
+	return r
+}
+
+// run runs c once under timeout. late is nil unless the checker outlived its
+// timeout; then it yields once the checker returns.
+func run(ctx context.Context, clock Clock, logger *slog.Logger, name string, c Checker, timeout time.Duration) (r Result, late <-chan outcome) {
+	start := clock.Now()
+	runCtx, cancel := clock.WithTimeout(ctx, timeout)
 	defer cancel()
 	done := make(chan outcome, 1) // buffered: a run that returns late never blocks
 	go func() {
 		o := outcome{err: errGoexit}
 		defer func() { done <- o }() // sent even when the checker calls runtime.Goexit
-		o = m.call(runCtx, c)
+		o = call(runCtx, clock, logger, name, c)
 	}()
 	select {
 	case o := <-done:
-		return result(start, o, runCtx, c.Timeout), true
+		return result(start, o, runCtx, timeout), nil
 	case <-runCtx.Done():
 		grace := time.NewTimer(timeoutGrace)
 		defer grace.Stop()
 		select {
 		case o := <-done: // returned at the deadline: take its own answer
-			return result(start, o, runCtx, c.Timeout), true
+			return result(start, o, runCtx, timeout), nil
 		case <-grace.C:
 		case <-ctx.Done():
 		}
-		m.mu.Lock()
-		m.inflight[c.Name] = done
-		m.mu.Unlock()
-		return Result{Time: start, Duration: c.Timeout, Output: timedOut(c.Timeout)}, true
+		return Result{Time: start, Duration: timeout, Output: timedOut(timeout)}, done
 	}
 }
 
@@ -117,20 +133,20 @@ const timeoutGrace = 20 * time.Millisecond
 func timedOut(d time.Duration) string { return fmt.Sprintf("timed out after %v", d) }
 
 // call runs the checker, turning a panic into a failed run.
-func (m *Monitor) call(ctx context.Context, c Check) (o outcome) {
+func call(ctx context.Context, clock Clock, logger *slog.Logger, name string, c Checker) (o outcome) {
 	defer func() {
 		if p := recover(); p != nil {
-			o = outcome{err: fmt.Errorf("panic: %v", p), end: m.clock.Now()}
-			if m.logger.Enabled(ctx, slog.LevelError) { // a stack is dear; build it only to log it
-				m.logger.Error("check panicked", "check", c.Name, "panic", p, "stack", string(debug.Stack()))
+			o = outcome{err: fmt.Errorf("panic: %v", p), end: clock.Now()}
+			if logger.Enabled(ctx, slog.LevelError) { // a stack is dear; build it only to log it
+				logger.Error("check panicked", "check", name, "panic", p, "stack", string(debug.Stack()))
 			}
 		}
 	}()
-	if ms, ok := c.Checker.(Measurer); ok {
+	if ms, ok := c.(Measurer); ok {
 		obs, err := ms.Measure(ctx)
-		return outcome{err: err, obs: obs, end: m.clock.Now()}
+		return outcome{err: err, obs: obs, end: clock.Now()}
 	}
-	return outcome{err: c.Checker.Check(ctx), end: m.clock.Now()}
+	return outcome{err: c.Check(ctx), end: clock.Now()}
 }
 
 // result makes a Result of an outcome. An error caused by the run's timeout
