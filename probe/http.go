@@ -1,0 +1,207 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/version"
+)
+
+// HTTPSpec is an HTTP check: a request whose answer must have an expected
+// status and, optionally, a body that matches.
+type HTTPSpec struct {
+	// URL is http:// or https://. Required.
+	URL string
+	// Method defaults to GET.
+	Method string
+	// Header is sent with the request; a Host header sets the virtual host.
+	// A header given with an empty value removes the default of that name
+	// (User-Agent, Accept), as in the kubelet.
+	Header http.Header
+	// Status lists the statuses that pass: codes and ranges, such as
+	// "200,204,300-399". Default DefaultStatus, 200-399, the kubelet's rule.
+	Status string
+	// Body is a regular expression the body must match, and NotBody one it
+	// must not. Only the first 10 KiB of a body is read.
+	Body, NotBody string
+	// TLS says how an https server is verified.
+	TLS TLSOptions
+}
+
+const (
+	// maxBody caps what is read of a body: a health answer is small, and a
+	// probe must not download a page. The kubelet reads 10 KiB too.
+	maxBody = 10 << 10
+	// maxRedirects is how many same-host redirects are followed, as in the
+	// kubelet and in Go's client.
+	maxRedirects = 10
+)
+
+// HTTP builds an HTTP probe. The request goes to the URL directly, never
+// through a proxy from the environment, on a fresh connection each run
+// (keep-alive off, so a probe sees what a new client sees), with
+// User-Agent vitals/<version> and Accept */*. Redirects are followed to the
+// same host only, at most 10; a redirect elsewhere is the answer, and a 3xx
+// passes with the default status set, as in the kubelet.
+//
+// A failure says why: Go's error for a request that got no answer, "HTTP probe
+// failed with statuscode: 503" (the kubelet's words) for a status outside the
+// set, and the pattern for a body that does not match. The body itself is
+// never shown: it may hold secrets. The observed value is the latency in
+// milliseconds.
+func HTTP(s HTTPSpec) (*Prober, error) {
+	u, err := url.Parse(s.URL)
+	switch {
+	case err != nil:
+		return nil, invalid("http", "URL %q: %v", s.URL, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, invalid("http", "URL %q: scheme must be http or https", s.URL)
+	case u.Host == "":
+		return nil, invalid("http", "URL %q has no host", s.URL)
+	case u.Scheme == "http" && !s.TLS.IsZero():
+		return nil, invalid("http", "URL %q: TLS options need an https URL", s.URL)
+	}
+	method := s.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	if !validMethod(method) {
+		return nil, invalid("http", "method %q is not an HTTP method", method)
+	}
+	status := s.Status
+	if status == "" {
+		status = DefaultStatus
+	}
+	statuses, err := ParseStatusSet(status)
+	if err != nil {
+		return nil, invalid("http", "%v", err)
+	}
+	body, err := compile("body", s.Body)
+	if err != nil {
+		return nil, invalid("http", "%v", err)
+	}
+	notBody, err := compile("not-body", s.NotBody)
+	if err != nil {
+		return nil, invalid("http", "%v", err)
+	}
+	tlsConfig, err := s.TLS.config()
+	if err != nil {
+		return nil, invalid("http", "%v", err)
+	}
+	transport := &http.Transport{
+		Proxy:               nil, // a probe checks the target, not a proxy in the environment
+		DialContext:         (&net.Dialer{}).DialContext,
+		TLSClientConfig:     tlsConfig,
+		DisableKeepAlives:   true,
+		DisableCompression:  true, // the kubelet's too: the body is read as sent
+		TLSHandshakeTimeout: 0,    // the context's deadline bounds every phase
+	}
+	client := &http.Client{Transport: transport, CheckRedirect: sameHostRedirects}
+	header := s.Header.Clone()
+	if header == nil {
+		header = http.Header{}
+	}
+	defaultHeader(header, "User-Agent", "vitals/"+version.Version)
+	defaultHeader(header, "Accept", "*/*")
+	host := header.Get("Host")
+	header.Del("Host")
+
+	h := &httpProbe{method: method, url: u.String(), host: host, header: header,
+		statuses: statuses, body: body, notBody: notBody, client: client}
+	return &Prober{kind: "http", target: method + " " + u.Redacted(), measure: h.measure}, nil
+}
+
+type httpProbe struct {
+	method, url, host string
+	header            http.Header
+	statuses          StatusSet
+	body, notBody     *regexp.Regexp
+	client            *http.Client
+}
+
+func (h *httpProbe) measure(ctx context.Context) (health.Observation, error) {
+	req, err := http.NewRequestWithContext(ctx, h.method, h.url, nil)
+	if err != nil {
+		return health.Observation{}, err
+	}
+	req.Header = h.header.Clone()
+	req.Host = h.host
+	start := time.Now()
+	res, err := h.client.Do(req)
+	if err != nil {
+		return health.Observation{}, err
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(res.Body, maxBody))
+	latency := time.Since(start)
+	obs := health.Observation{
+		Value:   float64(latency.Microseconds()) / 1000,
+		Unit:    "ms",
+		Message: fmt.Sprintf("HTTP %d", res.StatusCode),
+	}
+	if loc := res.Header.Get("Location"); loc != "" && res.StatusCode >= 300 && res.StatusCode < 400 {
+		obs.Message += " (a redirect to another host, not followed)"
+	}
+	switch {
+	case !h.statuses.Contains(res.StatusCode):
+		return obs, fmt.Errorf("HTTP probe failed with statuscode: %d", res.StatusCode)
+	case err != nil:
+		return obs, fmt.Errorf("HTTP %d: read body: %w", res.StatusCode, err)
+	case h.body != nil && !h.body.Match(body):
+		return obs, fmt.Errorf("HTTP %d: body does not match %q", res.StatusCode, h.body.String())
+	case h.notBody != nil && h.notBody.Match(body):
+		return obs, fmt.Errorf("HTTP %d: body matches %q", res.StatusCode, h.notBody.String())
+	}
+	return obs, nil
+}
+
+// sameHostRedirects follows redirects to the same host, at most maxRedirects,
+// and answers with a redirect to another host, as the kubelet does.
+func sameHostRedirects(req *http.Request, via []*http.Request) error {
+	if req.URL.Hostname() != via[0].URL.Hostname() {
+		return http.ErrUseLastResponse
+	}
+	if len(via) >= maxRedirects {
+		return errors.New("stopped after 10 redirects")
+	}
+	return nil
+}
+
+// defaultHeader sets a header the spec does not set, and drops one the spec
+// sets to "" (which asks for no such header).
+func defaultHeader(h http.Header, name, value string) {
+	v, set := h[http.CanonicalHeaderKey(name)]
+	switch {
+	case !set:
+		h.Set(name, value)
+	case len(v) == 1 && v[0] == "":
+		h.Del(name)
+	}
+}
+
+func validMethod(m string) bool {
+	return m != "" && strings.IndexFunc(m, func(r rune) bool {
+		return r < 'A' || r > 'Z'
+	}) < 0
+}
+
+// compile compiles an optional regular expression, naming it in the error.
+func compile(what, expr string) (*regexp.Regexp, error) {
+	if expr == "" {
+		return nil, nil
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, fmt.Errorf("%s pattern %q: %w", what, expr, err)
+	}
+	return re, nil
+}

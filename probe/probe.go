@@ -1,0 +1,59 @@
+// Package probe has the check kinds that need nothing but the standard
+// library: http, tcp, exec, file, dns and tls. Each kind is a Spec struct and
+// a constructor that validates it (so a bad spec fails when it is built, not
+// when it runs) and returns a *Prober: a health.Checker that also reports
+// what it observed (a latency, a status code, the days a certificate has
+// left), with failure output that says what was wrong and with what input.
+//
+// Where the kubelet's probes have an answer (HTTP status range, redirects,
+// body cap, exec output cap and timeout), the kinds give the same one. Every
+// kind honours its context's deadline in every phase: dial, TLS handshake,
+// write, read, DNS, process.
+//
+//	p, err := probe.HTTP(probe.HTTPSpec{URL: "http://localhost:8080/healthz"})
+//	m.Add(health.Check{Name: "ui", Level: health.Ready, Checker: p})
+//
+// Package probe sits under package health and beside it in the root module,
+// which has no third-party dependency; the dependency kinds (postgres, redis,
+// amqp, nats, grpc) live in the modules that can afford their clients.
+package probe
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/vitals-dev/vitals/health"
+)
+
+// Prober is one check of one kind, ready to run as often as needed. Its
+// Measure runs it once; Check does too, keeping only the error. Safe for
+// concurrent use.
+type Prober struct {
+	kind    string
+	target  string
+	measure func(ctx context.Context) (health.Observation, error)
+}
+
+var _ health.Measurer = (*Prober)(nil)
+
+// Check runs the probe once and reports nil or what is wrong.
+func (p *Prober) Check(ctx context.Context) error {
+	_, err := p.measure(ctx)
+	return err
+}
+
+// Measure runs the probe once and reports what it observed and what is wrong.
+func (p *Prober) Measure(ctx context.Context) (health.Observation, error) {
+	return p.measure(ctx)
+}
+
+// Kind is the probe's kind: "http", "tcp", "exec", "file", "dns" or "tls".
+func (p *Prober) Kind() string { return p.kind }
+
+// String says what the probe checks, as in `GET http://localhost:8080/`.
+func (p *Prober) String() string { return p.target }
+
+// invalid is the error of a spec that cannot be built.
+func invalid(kind, format string, args ...any) error {
+	return fmt.Errorf("%s probe: %s", kind, fmt.Sprintf(format, args...))
+}

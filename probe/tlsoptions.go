@@ -1,0 +1,56 @@
+package probe
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+)
+
+// TLSOptions say how the http and tls kinds verify a server, and who they are
+// to it. The zero value verifies the server against the system's roots and
+// the name in the target, as a browser would.
+type TLSOptions struct {
+	// CAFile is a PEM bundle of the roots to verify the server with, instead
+	// of the system's. Read when the probe is built.
+	CAFile string
+	// CertFile and KeyFile are a PEM client certificate and its key, for
+	// servers that ask for one. Both or neither.
+	CertFile, KeyFile string
+	// ServerName is the name to verify the certificate against and to send as
+	// SNI; default the target's host.
+	ServerName string
+	// InsecureSkipVerify accepts any certificate. The kubelet's HTTPS probes
+	// do this; vitals verifies unless told not to.
+	InsecureSkipVerify bool
+}
+
+// IsZero reports whether no option is set.
+func (o TLSOptions) IsZero() bool { return o == TLSOptions{} }
+
+// config builds the tls.Config, reading the files now so that a missing or
+// bad one fails when the probe is built.
+func (o TLSOptions) config() (*tls.Config, error) {
+	c := &tls.Config{ServerName: o.ServerName, InsecureSkipVerify: o.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
+	if o.CAFile != "" {
+		pem, err := os.ReadFile(o.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("CA file: %w", err)
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("CA file %s: no PEM certificate in it", o.CAFile)
+		}
+	}
+	if (o.CertFile == "") != (o.KeyFile == "") {
+		return nil, fmt.Errorf("client certificate needs both a certificate file and a key file (got %q and %q)", o.CertFile, o.KeyFile)
+	}
+	if o.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("client certificate: %w", err)
+		}
+		c.Certificates = []tls.Certificate{cert}
+	}
+	return c, nil
+}
