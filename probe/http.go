@@ -177,13 +177,14 @@ func sameHostRedirects(req *http.Request, via []*http.Request) error {
 }
 
 // defaultHeader sets a header the spec does not set, and drops one the spec
-// sets to "" (which asks for no such header).
+// sets to "" (which asks for no such header). An empty User-Agent stays, as
+// that is how Go's client is told to send none.
 func defaultHeader(h http.Header, name, value string) {
 	v, set := h[http.CanonicalHeaderKey(name)]
 	switch {
 	case !set:
 		h.Set(name, value)
-	case len(v) == 1 && v[0] == "":
+	case len(v) == 1 && v[0] == "" && name != "User-Agent":
 		h.Del(name)
 	}
 }

@@ -1,0 +1,362 @@
+package probe_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
+)
+
+// measure builds an HTTP probe and runs it once, as a Monitor would.
+func measureHTTP(t *testing.T, spec probe.HTTPSpec) health.Result {
+	t.Helper()
+	p, err := probe.HTTP(spec)
+	if err != nil {
+		t.Fatalf("HTTP(%+v): %v", spec, err)
+	}
+	return health.Run(context.Background(), p, 5*time.Second)
+}
+
+func TestHTTPPassesOnA2xxAndObservesTheLatency(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+	r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL + "/healthz"})
+	if !r.OK || r.Output != "HTTP 200" || r.ObservedUnit != "ms" {
+		t.Fatalf("result %+v, want a pass saying HTTP 200 with a latency in ms", r)
+	}
+	if v, ok := r.ObservedValue.(float64); !ok || v < 0 {
+		t.Fatalf("observed %v, want a latency", r.ObservedValue)
+	}
+}
+
+func TestHTTPFailsOutsideTheStatusSetWithTheKubeletsWords(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "OIDC Setup is not complete yet. password=hunter2", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL})
+	// The kubelet's output, and no body: it may hold secrets.
+	if r.OK || r.Output != "HTTP probe failed with statuscode: 503" {
+		t.Fatalf("result %+v, want the kubelet's failure text", r)
+	}
+	if r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL, Status: "200,503"}); !r.OK {
+		t.Fatalf("503 in the status set: %+v, want a pass", r)
+	}
+}
+
+func TestHTTPStatusSetsTakeListsAndRanges(t *testing.T) {
+	tests := []struct {
+		set  string
+		in   []int
+		out  []int
+		fail string
+	}{
+		{set: "200-399", in: []int{200, 302, 399}, out: []int{199, 400, 503}},
+		{set: "200,204,300-399", in: []int{200, 204, 301}, out: []int{201, 400}},
+		{set: " 200 , 503 ", in: []int{200, 503}, out: []int{404}},
+		{set: "abc", fail: `status set "abc": "abc" is not an HTTP status code (100-599)`},
+		{set: "500-200", fail: `status set "500-200": range 500-200 runs backwards`},
+		{set: "200,99", fail: `status set "200,99": "99" is not an HTTP status code (100-599)`},
+		{set: "", fail: `status set "" is empty`},
+	}
+	for _, tt := range tests {
+		s, err := probe.ParseStatusSet(tt.set)
+		if tt.fail != "" {
+			if err == nil || err.Error() != tt.fail {
+				t.Errorf("ParseStatusSet(%q): %v, want %q", tt.set, err, tt.fail)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("ParseStatusSet(%q): %v", tt.set, err)
+		}
+		for _, c := range tt.in {
+			if !s.Contains(c) {
+				t.Errorf("%q does not contain %d", tt.set, c)
+			}
+		}
+		for _, c := range tt.out {
+			if s.Contains(c) {
+				t.Errorf("%q contains %d", tt.set, c)
+			}
+		}
+	}
+}
+
+func TestHTTPFollowsRedirectsOnTheSameHostOnly(t *testing.T) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "never asked", http.StatusInternalServerError)
+	}))
+	defer other.Close()
+	// other's URL is on 127.0.0.1; reach the redirecting server as localhost so the hosts differ.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/hop":
+			http.Redirect(w, r, "/done", http.StatusFound)
+		case "/done":
+			fmt.Fprint(w, "done")
+		case "/away":
+			http.Redirect(w, r, other.URL+"/", http.StatusFound)
+		case "/loop":
+			http.Redirect(w, r, "/loop", http.StatusFound)
+		}
+	}))
+	defer srv.Close()
+	local := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+
+	if r := measureHTTP(t, probe.HTTPSpec{URL: local + "/hop"}); !r.OK || r.Output != "HTTP 200" {
+		t.Fatalf("same-host redirect: %+v, want it followed to a 200", r)
+	}
+	// A redirect to another host is the answer: a 3xx, which passes as in the kubelet.
+	r := measureHTTP(t, probe.HTTPSpec{URL: local + "/away"})
+	if !r.OK || r.Output != "HTTP 302 (a redirect to another host, not followed)" {
+		t.Fatalf("redirect to another host: %+v, want a passing 302 that says it was not followed", r)
+	}
+	if r := measureHTTP(t, probe.HTTPSpec{URL: local + "/away", Status: "200"}); r.OK {
+		t.Fatalf("redirect to another host with status 200 only: %+v, want a failure", r)
+	}
+	// The kubelet's code fails a probe after 10 redirects (its docs say otherwise).
+	if r := measureHTTP(t, probe.HTTPSpec{URL: local + "/loop"}); r.OK || !strings.Contains(r.Output, "stopped after 10 redirects") {
+		t.Fatalf("redirect loop: %+v, want a failure after 10 redirects", r)
+	}
+}
+
+func TestHTTPSendsItsHeadersAndTheHostHeaderSetsTheVirtualHost(t *testing.T) {
+	got := make(chan *http.Request, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r }))
+	defer srv.Close()
+	r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL + "/x", Method: "HEAD",
+		Header: http.Header{"Host": {"api.example.com"}, "X-Probe": {"1", "2"}}})
+	if !r.OK {
+		t.Fatalf("result %+v", r)
+	}
+	req := <-got
+	switch {
+	case req.Method != "HEAD":
+		t.Errorf("method %s, want HEAD", req.Method)
+	case req.Host != "api.example.com":
+		t.Errorf("Host %q, want the virtual host", req.Host)
+	case !strings.HasPrefix(req.UserAgent(), "vitals/"):
+		t.Errorf("User-Agent %q, want vitals/<version>", req.UserAgent())
+	case req.Header.Get("Accept") != "*/*":
+		t.Errorf("Accept %q, want */*", req.Header.Get("Accept"))
+	case len(req.Header["X-Probe"]) != 2:
+		t.Errorf("X-Probe %v, want both values", req.Header["X-Probe"])
+	case !req.Close:
+		t.Errorf("the request keeps its connection alive; a probe must not")
+	}
+	measureHTTP(t, probe.HTTPSpec{URL: srv.URL, Header: http.Header{"User-Agent": {""}, "Accept": {"text/plain"}}})
+	req = <-got
+	if _, ok := req.Header["User-Agent"]; ok || req.Header.Get("Accept") != "text/plain" {
+		t.Errorf("headers %v: an empty User-Agent removes it, and Accept is the spec's", req.Header)
+	}
+}
+
+func TestHTTPIgnoresTheProxyInTheEnvironment(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
+	t.Setenv("http_proxy", "http://127.0.0.1:1")
+	t.Setenv("NO_PROXY", "")
+	if r := measureHTTP(t, probe.HTTPSpec{URL: strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)}); !r.OK {
+		t.Fatalf("with a dead proxy in the environment: %+v, want the target reached directly", r)
+	}
+}
+
+func TestHTTPMatchesTheFirst10KiBOfTheBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/ready":
+			fmt.Fprint(w, `{"status":"ready","db":"up"}`)
+		case "/maintenance":
+			fmt.Fprint(w, `{"status":"maintenance"}`)
+		case "/late":
+			fmt.Fprint(w, strings.Repeat(" ", 20<<10)+"ready")
+		}
+	}))
+	defer srv.Close()
+	tests := []struct {
+		path, body, notBody string
+		want                string // "" for a pass
+	}{
+		{"/ready", `"status":"ready"`, "", ""},
+		{"/ready", `"db":"down"`, "", `HTTP 200: body does not match "\"db\":\"down\""`},
+		{"/maintenance", "", "maintenance", `HTTP 200: body matches "maintenance"`},
+		{"/ready", "", "maintenance", ""},
+		{"/late", "ready", "", `HTTP 200: body does not match "ready"`},
+	}
+	for _, tt := range tests {
+		r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL + tt.path, Body: tt.body, NotBody: tt.notBody})
+		if r.OK != (tt.want == "") || !r.OK && r.Output != tt.want {
+			t.Errorf("%s body %q not-body %q: %+v, want %q", tt.path, tt.body, tt.notBody, r, tt.want)
+		}
+	}
+}
+
+func TestHTTPSVerifiesTheServerUnlessToldNotTo(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are the point
+	srv.StartTLS()
+	defer srv.Close()
+	if r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL}); r.OK || !strings.Contains(r.Output, "certificate") {
+		t.Fatalf("an unknown certificate: %+v, want a verification failure", r)
+	}
+	if r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL, TLS: probe.TLSOptions{InsecureSkipVerify: true}}); !r.OK {
+		t.Fatalf("with InsecureSkipVerify: %+v", r)
+	}
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600)
+	if r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL, TLS: probe.TLSOptions{CAFile: ca}}); !r.OK {
+		t.Fatalf("with the server's CA: %+v", r)
+	}
+	if r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL, TLS: probe.TLSOptions{CAFile: ca, ServerName: "other.example"}}); r.OK {
+		t.Fatalf("with a server name the certificate does not have: %+v, want a failure", r)
+	}
+}
+
+func TestHTTPSPresentsTheClientCertificate(t *testing.T) {
+	certFile, keyFile := writeClientCert(t)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, r.TLS.PeerCertificates[0].Subject.CommonName)
+	}))
+	srv.TLS = &tls.Config{ClientAuth: tls.RequireAnyClientCert}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	defer srv.Close()
+	insecure := probe.TLSOptions{InsecureSkipVerify: true}
+	if r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL, TLS: insecure}); r.OK {
+		t.Fatalf("without a client certificate: %+v, want the handshake refused", r)
+	}
+	withCert := probe.TLSOptions{InsecureSkipVerify: true, CertFile: certFile, KeyFile: keyFile}
+	if r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL, TLS: withCert, Body: "^vitals-probe$"}); !r.OK {
+		t.Fatalf("with the client certificate: %+v", r)
+	}
+}
+
+// writeClientCert writes a self-signed client certificate and its key.
+func writeClientCert(t *testing.T) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "vitals-probe"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "client.pem"), filepath.Join(dir, "client-key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
+	return certFile, keyFile
+}
+
+func TestHTTPRejectsABadSpecWhenBuilt(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.pem")
+	tests := []struct {
+		spec probe.HTTPSpec
+		want string
+	}{
+		{probe.HTTPSpec{URL: "ftp://example.com/"}, `http probe: URL "ftp://example.com/": scheme must be http or https`},
+		{probe.HTTPSpec{URL: "http://"}, `http probe: URL "http://" has no host`},
+		{probe.HTTPSpec{URL: "http://a b/"}, `http probe: URL "http://a b/": parse "http://a b/": invalid character " " in host name`},
+		{probe.HTTPSpec{URL: "http://x/", Method: "get"}, `http probe: method "get" is not an HTTP method`},
+		{probe.HTTPSpec{URL: "http://x/", Status: "2xx"}, `http probe: status set "2xx": "2xx" is not an HTTP status code (100-599)`},
+		{probe.HTTPSpec{URL: "http://x/", Body: "("}, "http probe: body pattern \"(\": error parsing regexp: missing closing ): `(`"},
+		{probe.HTTPSpec{URL: "http://x/", NotBody: "[z-a]"}, "http probe: not-body pattern \"[z-a]\": error parsing regexp: invalid character class range: `z-a`"},
+		{probe.HTTPSpec{URL: "http://x/", TLS: probe.TLSOptions{InsecureSkipVerify: true}}, `http probe: URL "http://x/": TLS options need an https URL`},
+		{probe.HTTPSpec{URL: "https://x/", TLS: probe.TLSOptions{CAFile: missing}}, "http probe: CA file: open " + missing + ": no such file or directory"},
+		{probe.HTTPSpec{URL: "https://x/", TLS: probe.TLSOptions{CertFile: "c.pem"}}, `http probe: client certificate needs both a certificate file and a key file (got "c.pem" and "")`},
+	}
+	for _, tt := range tests {
+		if _, err := probe.HTTP(tt.spec); err == nil || err.Error() != tt.want {
+			t.Errorf("HTTP(%+v):\n got %v\nwant %s", tt.spec, err, tt.want)
+		}
+	}
+}
+
+func TestHTTPFailsAtItsTimeoutWhenTheServerNeverAnswers(t *testing.T) {
+	ln := silentListener(t)
+	p, err := probe.HTTP(probe.HTTPSpec{URL: "http://" + ln.Addr().String() + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertFailsAtTimeout(t, p)
+}
+
+// silentListener accepts connections and never writes to them.
+func silentListener(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	return ln
+}
+
+// assertFailsAtTimeout runs p with a 300ms timeout: it must fail saying it
+// timed out, at the timeout and not later (within 100ms, the best of three
+// tries, as a loaded machine may stall any one of them).
+func assertFailsAtTimeout(t *testing.T, p health.Checker) {
+	t.Helper()
+	const timeout, slack = 300 * time.Millisecond, 100 * time.Millisecond
+	var took []time.Duration
+	for range 3 {
+		start := time.Now()
+		done := make(chan health.Result, 1)
+		go func() { done <- health.Run(context.Background(), p, timeout) }()
+		var r health.Result
+		select {
+		case r = <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the probe did not return within 5s of a %v timeout", timeout)
+		}
+		elapsed := time.Since(start)
+		if r.OK || !strings.Contains(r.Output, "timed out") {
+			t.Fatalf("result %+v, want a failure that says it timed out", r)
+		}
+		if elapsed >= timeout && elapsed <= timeout+slack {
+			return
+		}
+		took = append(took, elapsed)
+	}
+	t.Fatalf("the probe returned after %v; want between %v and %v", took, timeout, timeout+slack)
+}
