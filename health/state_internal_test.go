@@ -232,7 +232,8 @@ func TestAResultSaysWhenItsRunTimedOut(t *testing.T) {
 	}{
 		{"a bare context error", expired, context.DeadlineExceeded, "timed out after 1s"},
 		{"a wrapped context error", expired, fmt.Errorf("ping: %w", context.DeadlineExceeded), "timed out after 1s: ping: context deadline exceeded"},
-		{"an error of its own after the timeout", expired, errors.New("refused"), "refused"},
+		{"an error of its own at the timeout", expired, errors.New("read tcp: i/o timeout"), "timed out after 1s: read tcp: i/o timeout"},
+		{"an error that says it timed out", expired, errors.New(`command "sleep 5" timed out after 1s`), `command "sleep 5" timed out after 1s`},
 		{"a deadline error before the timeout", live, fmt.Errorf("ping: %w", context.DeadlineExceeded), "ping: context deadline exceeded"},
 		{"a pass", expired, nil, "fine"},
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
+	"strings"
 	"time"
 )
 
@@ -149,22 +150,32 @@ func call(ctx context.Context, clock Clock, logger *slog.Logger, name string, c 
 	return outcome{err: c.Check(ctx), end: clock.Now()}
 }
 
-// result makes a Result of an outcome. An error caused by the run's timeout
-// says so: a bare context error becomes "timed out after 1s", and any other
-// (a dial's "i/o timeout") is prefixed with it.
+// result makes a Result of an outcome. A failure at the run's deadline says
+// it timed out: a bare context error becomes "timed out after 1s", and any
+// other (a dial's "i/o timeout") is prefixed with it, unless it says so
+// already (an exec probe's `command "…" timed out after 1s`).
 func result(start time.Time, o outcome, runCtx context.Context, timeout time.Duration) Result {
 	r := Result{Time: start, Duration: o.end.Sub(start), OK: o.err == nil,
 		ObservedValue: o.obs.Value, ObservedUnit: o.obs.Unit}
-	timedOutNow := errors.Is(runCtx.Err(), context.DeadlineExceeded)
+	// The run's own timer may fire a moment after a socket inside the checker
+	// saw the deadline pass: a run that ended at its deadline timed out.
+	deadline, hasDeadline := runCtx.Deadline()
+	timedOutNow := errors.Is(runCtx.Err(), context.DeadlineExceeded) || hasDeadline && !o.end.Before(deadline)
+	msg := ""
+	if o.err != nil {
+		msg = o.err.Error()
+	}
 	switch {
 	case o.err == nil:
 		r.Output = o.obs.Message
-	case timedOutNow && o.err.Error() == context.DeadlineExceeded.Error():
+	case timedOutNow && msg == context.DeadlineExceeded.Error():
 		r.Output = timedOut(timeout)
-	case timedOutNow && errors.Is(o.err, context.DeadlineExceeded):
-		r.Output = timedOut(timeout) + ": " + o.err.Error()
+	case timedOutNow && !strings.Contains(msg, "timed out"):
+		// Whatever broke at the deadline (a read's "i/o timeout", a closed
+		// connection) broke because of it.
+		r.Output = timedOut(timeout) + ": " + msg
 	default:
-		r.Output = o.err.Error()
+		r.Output = msg
 	}
 	return r
 }

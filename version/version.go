@@ -9,7 +9,8 @@ import "runtime/debug"
 //	-ldflags "-X github.com/vitals-dev/vitals/version.Version=v1.2.3"
 //
 // Without it, it is the vitals module's version from the binary's build
-// information (a tagged version when vitals is a dependency), or "dev".
+// information (a tagged version when vitals is a dependency), or "dev" for a
+// build from a work tree.
 var Version = fromBuildInfo()
 
 const module = "github.com/vitals-dev/vitals"
@@ -23,7 +24,7 @@ func fromBuildInfo() string {
 		return info.Main.Version
 	}
 	for _, d := range info.Deps {
-		if d.Path == module && d.Version != "" && d.Version != "(devel)" {
+		if d.Path == module && d.Replace == nil && d.Version != "" && d.Version != "(devel)" {
 			return d.Version
 		}
 	}

@@ -1,0 +1,13 @@
+module github.com/vitals-dev/vitals/cmd/vitals
+
+go 1.26
+
+require (
+	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
+	github.com/vitals-dev/vitals v0.0.0
+)
+
+require github.com/inconshreveable/mousetrap v1.1.0 // indirect
+
+replace github.com/vitals-dev/vitals => ../..

@@ -1,0 +1,84 @@
+// Package cli is the vitals command line. Commands are thin: they parse flags,
+// build what the library parts need, and map outcomes to exit codes.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vitals-dev/vitals/version"
+)
+
+// Exit codes, the same for every command: DESIGN's contract.
+const (
+	exitPass  = 0 // passed, ready
+	exitFail  = 1 // failed, not ready, timed out
+	exitUsage = 2 // bad flags, targets or configuration
+)
+
+// failed is an outcome that has been reported already and exits 1.
+type failed struct{ msg string }
+
+func (f failed) Error() string { return f.msg }
+
+// Main runs the command line and returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	var f failed
+	switch {
+	case err == nil:
+		return exitPass
+	case errors.As(err, &f):
+		if f.msg != "" {
+			fmt.Fprintln(stderr, f.msg)
+		}
+		return exitFail
+	default:
+		fmt.Fprintf(stderr, "vitals: %v\nRun 'vitals --help' for usage.\n", err)
+		return exitUsage
+	}
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "vitals",
+		Short: "Health checks that mean what they say",
+		Long: `vitals runs startup, liveness and readiness checks.
+
+  vitals probe TARGET    run one check now: an exec probe, a Docker HEALTHCHECK
+  vitals wait TARGET...  wait until every target passes: an init container, a script
+
+Exit codes: 0 pass, 1 fail or not ready, 2 bad usage.`,
+		Version:       version.Version,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetVersionTemplate(versionLine() + "\n")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return err })
+	root.AddCommand(newProbe(stdout, stderr), newWait(stdout, stderr), newVersion(stdout))
+	return root
+}
+
+func versionLine() string {
+	return fmt.Sprintf("vitals %s (%s, %s/%s)", version.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+func newVersion(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			fmt.Fprintln(stdout, versionLine())
+			return nil
+		},
+	}
+}

@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// vitals is the binary under test, built once, static, as users get it.
+var vitals string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "vitals-cli-test")
+	if err != nil {
+		log.Fatal(err)
+	}
+	vitals = filepath.Join(dir, "vitals")
+	build := exec.Command("go", "build", "-o", vitals, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		log.Fatalf("go build: %v\n%s", err, out)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type run struct {
+	code           int
+	stdout, stderr string
+}
+
+// vitalsRun runs the binary with args and returns what it did. A generous
+// guard stops a hung run; it is no measurement.
+func vitalsRun(t *testing.T, args ...string) run {
+	t.Helper()
+	cmd := exec.Command(vitals, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("vitals %v did not end within 30s", args)
+	}
+	return run{cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()}
+}
+
+func (r run) expect(t *testing.T, code int, stdout, stderr string) {
+	t.Helper()
+	if r.code != code || !strings.Contains(r.stdout, stdout) || !strings.Contains(r.stderr, stderr) {
+		t.Fatalf("exit %d\nstdout: %q\nstderr: %q\nwant exit %d, stdout with %q, stderr with %q",
+			r.code, r.stdout, r.stderr, code, stdout, stderr)
+	}
+}
+
+func server(t *testing.T, status int) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(status)
+		fmt.Fprint(w, `{"status":"up"}`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+func TestTheBinaryIsStaticAndRunsAlone(t *testing.T) {
+	f, err := elf.Open(vitals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Fatal("the binary asks for a dynamic loader; built with CGO_ENABLED=0 it must not")
+		}
+	}
+	// Alone: copied into an empty directory, with an empty environment.
+	lone := filepath.Join(t.TempDir(), "vitals")
+	b, _ := os.ReadFile(vitals)
+	os.WriteFile(lone, b, 0o755)
+	cmd := exec.Command(lone, "version")
+	cmd.Env, cmd.Dir = []string{}, filepath.Dir(lone)
+	out, err := cmd.Output()
+	if err != nil || !strings.HasPrefix(string(out), "vitals ") {
+		t.Fatalf("vitals version alone: %q %v", out, err)
+	}
+}
+
+func TestVersionSaysWhatItIs(t *testing.T) {
+	vitalsRun(t, "version").expect(t, 0, "vitals dev (go1.", "")
+	vitalsRun(t, "--version").expect(t, 0, "vitals dev (go1.", "")
+}
+
+func TestHelpShowsExamplesAndCompletionWorks(t *testing.T) {
+	vitalsRun(t, "probe", "--help").expect(t, 0, "vitals probe tcp://localhost:6379 --send 'PING\\r\\n' --expect '+PONG'", "")
+	vitalsRun(t, "wait", "--help").expect(t, 0, "vitals wait tcp://postgres:5432", "")
+	vitalsRun(t, "completion", "bash").expect(t, 0, "bash completion", "")
+}
+
+func TestProbeIsQuietOnSuccessAndSaysWhyOnFailure(t *testing.T) {
+	up, down := server(t, 200), server(t, 503)
+	r := vitalsRun(t, "probe", up+"/healthz")
+	r.expect(t, 0, "", "")
+	if r.stdout != "" || r.stderr != "" {
+		t.Fatalf("a passing probe printed %q %q; want nothing", r.stdout, r.stderr)
+	}
+	vitalsRun(t, "probe", "-v", up+"/healthz").expect(t, 0, "ok: GET "+up+"/healthz: HTTP 200 (", "")
+	r = vitalsRun(t, "probe", down)
+	r.expect(t, 1, "", "GET "+down+": HTTP probe failed with statuscode: 503\n")
+	if n := strings.Count(r.stderr, "\n"); n != 1 {
+		t.Fatalf("failure output has %d lines, want one: %q", n, r.stderr)
+	}
+	vitalsRun(t, "probe", down, "--status", "200,503").expect(t, 0, "", "")
+	vitalsRun(t, "probe", up, "--body", `"status":"down"`).expect(t, 1, "", `body does not match "\"status\":\"down\""`)
+}
+
+func TestProbeWritesJSON(t *testing.T) {
+	down := server(t, 503)
+	r := vitalsRun(t, "probe", down, "-o", "json")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1", r.code)
+	}
+	var got struct {
+		Target, Kind, Output, ObservedUnit, Duration string
+		OK                                           bool
+		ObservedValue                                float64
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, r.stdout)
+	}
+	if got.Kind != "http" || got.OK || got.Output != "HTTP probe failed with statuscode: 503" ||
+		got.ObservedUnit != "ms" || got.Target != "GET "+down || got.Duration == "" {
+		t.Fatalf("JSON %+v", got)
+	}
+}
+
+func TestProbeCoversEveryKind(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 64)
+				if n, _ := c.Read(buf); strings.HasPrefix(string(buf[:n]), "PING") {
+					io.WriteString(c, "+PONG\r\n")
+				}
+			}()
+		}
+	}()
+	tlsSrv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is one of the cases
+	tlsSrv.StartTLS()
+	t.Cleanup(tlsSrv.Close)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "peer1.conf")
+	os.WriteFile(conf, []byte("[Peer]\n"), 0o600)
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, nil, 0o600)
+	refused := closedPort(t)
+
+	tests := []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"probe", "tcp://" + ln.Addr().String()}, 0, ""},
+		{[]string{"probe", "tcp://" + ln.Addr().String(), "--send", `PING\r\n`, "--expect", "+PONG"}, 0, ""},
+		{[]string{"probe", "tcp://" + refused}, 1, "connection refused"},
+		{[]string{"probe", "tls://" + strings.TrimPrefix(tlsSrv.URL, "https://"), "--insecure"}, 0, ""},
+		{[]string{"probe", "tls://" + strings.TrimPrefix(tlsSrv.URL, "https://")}, 1, "certificate"},
+		{[]string{"probe", "file://" + conf, "--non-empty", "--max-age", "1h"}, 0, ""},
+		{[]string{"probe", "file://" + empty, "--non-empty"}, 1, empty + " is empty"},
+		{[]string{"probe", "file://" + filepath.Join(dir, "nope")}, 1, "no such file or directory"},
+		{[]string{"probe", "dns://localhost"}, 0, ""},
+		{[]string{"probe", "--", "true"}, 0, ""},
+		{[]string{"probe", "--", "sh", "-c", "echo peer config missing >&2; exit 3"}, 1, "peer config missing"},
+		{[]string{"probe", "--timeout", "200ms", "--", "sleep", "10"}, 1, `command "sleep 10" timed out after 200ms`},
+	}
+	for _, tt := range tests {
+		vitalsRun(t, tt.args...).expect(t, tt.code, "", tt.stderr)
+	}
+}
+
+func TestBadInputIsAUsageErrorThatSaysWhatAndWhere(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"probe"}, "probe takes one target: a URL, or -- COMMAND [ARGS...] (got 0)"},
+		{[]string{"probe", "http://a/", "http://b/"}, "probe takes one target"},
+		{[]string{"probe", "ftp://example.com/"}, `target "ftp://example.com/": unknown scheme "ftp"`},
+		{[]string{"probe", "localhost:8080"}, `target "localhost:8080" has no scheme`},
+		{[]string{"probe", "http://a b/"}, `target "http://a b/": parse "http://a b/": invalid character " " in host name`},
+		{[]string{"probe", "http://x/", "--status", "500-200"}, `status set "500-200": range 500-200 runs backwards`},
+		{[]string{"probe", "http://x/", "--body", "("}, `body pattern "(": error parsing regexp`},
+		{[]string{"probe", "http://x/", "--timeout", "-1s"}, "--timeout -1s: must be positive"},
+		{[]string{"probe", "http://x/", "--timeout", "soon"}, `invalid argument "soon" for "--timeout"`},
+		{[]string{"probe", "tcp://x:1", "--status", "200"}, "--status does not apply to a tcp target (tcp://x:1)"},
+		{[]string{"probe", "tcp://x"}, "tcp"},
+		{[]string{"probe", "http://x/", "--header", "NoColon"}, `--header "NoColon": want "Name: value"`},
+		{[]string{"probe", "http://x/", "-o", "yaml"}, `--output "yaml": use text or json`},
+		{[]string{"probe", "--"}, "-- must be followed by a command"},
+		{[]string{"probe", "--", "no-such-command-vitals"}, `"no-such-command-vitals" not found`},
+		{[]string{"probe", "--bogus", "http://x/"}, "unknown flag: --bogus"},
+		{[]string{"wait"}, "wait needs at least one target"},
+		{[]string{"wait", "http://x/", "ftp://y/", "--timeout", "1s"}, `unknown scheme "ftp"`},
+		{[]string{"wait", "http://x/", "--send", "PING"}, "--send applies to tcp targets, and there is none"},
+		{[]string{"wait", "http://x/", "--interval", "0s"}, "--interval 0s: must be positive"},
+		{[]string{"nonsense"}, `unknown command "nonsense"`},
+	}
+	for _, tt := range tests {
+		r := vitalsRun(t, tt.args...)
+		r.expect(t, 2, "", tt.want)
+		if !strings.HasPrefix(r.stderr, "vitals: ") {
+			t.Errorf("vitals %v: stderr %q does not start with \"vitals: \"", tt.args, r.stderr)
+		}
+	}
+}
+
+func TestWaitReturnsOnceEveryTargetPasses(t *testing.T) {
+	addr := closedPort(t)
+	conf := filepath.Join(t.TempDir(), "peer1.conf")
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		os.WriteFile(conf, []byte("[Peer]\n"), 0o600)
+		time.Sleep(300 * time.Millisecond)
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return // the port was taken meanwhile; the test then times out and says so
+		}
+		t.Cleanup(func() { ln.Close() })
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	r := vitalsRun(t, "wait", "tcp://"+addr, "file://"+conf, "--non-empty", "--timeout", "20s")
+	r.expect(t, 0, "", "ready: 2 of 2 after")
+	for _, want := range []string{"ready: file " + conf, "ready: tcp " + addr, "waiting: tcp " + addr} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	// Not a terminal: a line per change, not per attempt.
+	if n := strings.Count(r.stderr, "waiting: tcp "+addr); n != 1 {
+		t.Errorf("%d waiting lines for the same failure, want 1:\n%s", n, r.stderr)
+	}
+}
+
+func TestWaitTimesOutSayingWhatStillFails(t *testing.T) {
+	up, refused := server(t, 200), closedPort(t)
+	r := vitalsRun(t, "wait", up, "tcp://"+refused, "--timeout", "1s", "--interval", "200ms", "-o", "json")
+	r.expect(t, 1, "", "vitals wait: timed out after 1s; not ready:\n  tcp "+refused+": ")
+	if strings.Contains(r.stderr, "not ready:\n  GET") {
+		t.Errorf("the passing target is listed as not ready:\n%s", r.stderr)
+	}
+	var results []struct {
+		Target string
+		OK     bool
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &results); err != nil || len(results) != 2 || !results[0].OK || results[1].OK {
+		t.Fatalf("JSON %s (%v), want the two last results, the first passing", r.stdout, err)
+	}
+}

@@ -1,0 +1,219 @@
+package probe_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
+)
+
+// testCA is a certificate authority made for one test, and the PEM file of
+// its certificate.
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	file string
+}
+
+func newTestCA(t *testing.T) testCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "vitals test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(1000 * 24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return testCA{cert: cert, key: key, file: file}
+}
+
+// issue makes a server certificate for localhost and 127.0.0.1 that expires
+// validFor from now (in the past, when negative).
+func (ca testCA) issue(t *testing.T, validFor time.Duration) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notAfter := time.Now().Add(validFor)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
+		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore: notAfter.Add(-800 * 24 * time.Hour), NotAfter: notAfter,
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+}
+
+// serveTLS serves TLS handshakes with cert on a free local port: a server
+// that completes the handshake and hangs up.
+func serveTLS(t *testing.T, cert tls.Certificate) string {
+	t.Helper()
+	config := &tls.Config{Certificates: []tls.Certificate{cert}}
+	return serveTCP(t, func(c net.Conn) {
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		tls.Server(c, config).Handshake() // a refused certificate is some tests' point
+	})
+}
+
+// measureTLS builds a TLS probe and runs it once, as a Monitor would.
+func measureTLS(t *testing.T, spec probe.TLSSpec) health.Result {
+	t.Helper()
+	p, err := probe.TLS(spec)
+	if err != nil {
+		t.Fatalf("TLS(%+v): %v", spec, err)
+	}
+	return health.Run(context.Background(), p, 5*time.Second)
+}
+
+func TestTLSPassesWithTheServersCAAndObservesTheDaysLeft(t *testing.T) {
+	ca := newTestCA(t)
+	cert := ca.issue(t, 400*24*time.Hour)
+	addr := serveTLS(t, cert)
+	until := cert.Leaf.NotAfter.UTC().Format(time.RFC3339)
+	_, port, _ := net.SplitHostPort(addr)
+	// The server name is the address's host: an IP address, then a DNS name.
+	for _, addr := range []string{addr, "localhost:" + port} {
+		p, err := probe.TLS(probe.TLSSpec{Address: addr, TLS: probe.TLSOptions{CAFile: ca.file}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Kind() != "tls" || p.String() != "tls "+addr {
+			t.Errorf("kind %q, string %q; want tls and %q", p.Kind(), p.String(), "tls "+addr)
+		}
+		r := health.Run(context.Background(), p, 5*time.Second)
+		want := `certificate for "localhost" valid until ` + until + ` (400 days)`
+		if !r.OK || r.Output != want || r.ObservedUnit != "days" {
+			t.Fatalf("%s: result %+v, want a pass saying %q", addr, r, want)
+		}
+		if v, ok := r.ObservedValue.(float64); !ok || v < 399.99 || v > 400 {
+			t.Fatalf("observed %v, want 400 days", r.ObservedValue)
+		}
+	}
+}
+
+func TestTLSVerifiesTheServerUnlessToldNotTo(t *testing.T) {
+	ca := newTestCA(t)
+	addr := serveTLS(t, ca.issue(t, 400*24*time.Hour))
+	r := measureTLS(t, probe.TLSSpec{Address: addr})
+	want := "TLS handshake with " + addr + ": tls: failed to verify certificate: x509: certificate signed by unknown authority"
+	if r.OK || r.Output != want {
+		t.Fatalf("without the CA: %+v,\nwant a failure saying %s", r, want)
+	}
+	if r := measureTLS(t, probe.TLSSpec{Address: addr, TLS: probe.TLSOptions{InsecureSkipVerify: true}}); !r.OK {
+		t.Fatalf("with InsecureSkipVerify: %+v, want a pass", r)
+	}
+	r = measureTLS(t, probe.TLSSpec{Address: addr, TLS: probe.TLSOptions{CAFile: ca.file, ServerName: "db.example"}})
+	want = "TLS handshake with " + addr + ": tls: failed to verify certificate: x509: certificate is valid for localhost, not db.example"
+	if r.OK || r.Output != want {
+		t.Fatalf("with a server name the certificate does not have: %+v,\nwant a failure saying %s", r, want)
+	}
+}
+
+func TestTLSFailsWhenTheCertificateExpiresWithinTheMinimum(t *testing.T) {
+	ca := newTestCA(t)
+	cert := ca.issue(t, 3*24*time.Hour)
+	addr := serveTLS(t, cert)
+	r := measureTLS(t, probe.TLSSpec{Address: addr, MinValidity: 7 * 24 * time.Hour, TLS: probe.TLSOptions{CAFile: ca.file}})
+	want := `certificate for "localhost" expires in 3 days (` + cert.Leaf.NotAfter.UTC().Format(time.RFC3339) + `), less than the minimum of 7 days`
+	if r.OK || r.Output != want {
+		t.Fatalf("result %+v,\nwant a failure saying %s", r, want)
+	}
+	if v, ok := r.ObservedValue.(float64); !ok || v != 3 || r.ObservedUnit != "days" {
+		t.Fatalf("observed %v %s, want 3 days", r.ObservedValue, r.ObservedUnit)
+	}
+	if r := measureTLS(t, probe.TLSSpec{Address: addr, MinValidity: 36 * time.Hour, TLS: probe.TLSOptions{CAFile: ca.file}}); !r.OK {
+		t.Fatalf("with a minimum of 1.5 days: %+v, want a pass", r)
+	}
+}
+
+func TestTLSFailsOnAnExpiredCertificate(t *testing.T) {
+	ca := newTestCA(t)
+	cert := ca.issue(t, -36*time.Hour)
+	addr := serveTLS(t, cert)
+	// Verification refuses it in the handshake; without it, the probe does.
+	r := measureTLS(t, probe.TLSSpec{Address: addr, TLS: probe.TLSOptions{CAFile: ca.file}})
+	if r.OK || !strings.Contains(r.Output, "x509: certificate has expired or is not yet valid") {
+		t.Fatalf("result %+v, want a verification failure", r)
+	}
+	r = measureTLS(t, probe.TLSSpec{Address: addr, TLS: probe.TLSOptions{InsecureSkipVerify: true}})
+	want := `certificate for "localhost" expired 1.5 days ago (` + cert.Leaf.NotAfter.UTC().Format(time.RFC3339) + `)`
+	if r.OK || r.Output != want || r.ObservedValue != -1.5 {
+		t.Fatalf("result %+v,\nwant a failure saying %s, observing -1.5", r, want)
+	}
+}
+
+func TestTLSRejectsABadSpecWhenBuilt(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.pem")
+	tests := []struct {
+		spec probe.TLSSpec
+		want string
+	}{
+		{probe.TLSSpec{}, "tls probe: address is required (host:port)"},
+		{probe.TLSSpec{Address: "https://example.com:443"}, `tls probe: address "https://example.com:443": too many colons in address`},
+		{probe.TLSSpec{Address: "https://example.com"}, `tls probe: address "https://example.com": port "//example.com" is not a number from 1 to 65535`},
+		{probe.TLSSpec{Address: "example.com:https"}, `tls probe: address "example.com:https": port "https" is not a number from 1 to 65535`},
+		{probe.TLSSpec{Address: ":443"}, `tls probe: address ":443" has no host to verify the certificate against: set a server name`},
+		{probe.TLSSpec{Address: "example.com:443", MinValidity: -time.Hour}, "tls probe: min validity -1h0m0s is negative"},
+		{probe.TLSSpec{Address: "example.com:443", TLS: probe.TLSOptions{CAFile: missing}},
+			"tls probe: CA file: open " + missing + ": no such file or directory"},
+		{probe.TLSSpec{Address: "example.com:443", TLS: probe.TLSOptions{CertFile: "c.pem"}},
+			`tls probe: client certificate needs both a certificate file and a key file (got "c.pem" and "")`},
+	}
+	for _, tt := range tests {
+		if _, err := probe.TLS(tt.spec); err == nil || err.Error() != tt.want {
+			t.Errorf("TLS(%+v):\n got %v\nwant %s", tt.spec, err, tt.want)
+		}
+	}
+	for _, tls := range []probe.TLSOptions{{ServerName: "example.com"}, {InsecureSkipVerify: true}} {
+		if _, err := probe.TLS(probe.TLSSpec{Address: ":443", TLS: tls}); err != nil {
+			t.Errorf("an address without a host, with %+v: %v, want no error", tls, err)
+		}
+	}
+}
+
+func TestTLSFailsAtItsTimeoutWhenTheServerNeverCompletesTheHandshake(t *testing.T) {
+	ln := silentListener(t)
+	p, err := probe.TLS(probe.TLSSpec{Address: ln.Addr().String(), TLS: probe.TLSOptions{InsecureSkipVerify: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertFailsAtTimeout(t, p)
+
+	want := "timed out after 300ms: TLS handshake with " + ln.Addr().String() + ": context deadline exceeded"
+	if r := health.Run(context.Background(), p, 300*time.Millisecond); r.Output != want {
+		t.Errorf("output %q, want %q", r.Output, want)
+	}
+}
