@@ -1,0 +1,102 @@
+package target
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEachSchemeNamesItsKind(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://x/": "http", "HTTPS://x/": "http", "tcp://x:1": "tcp", "tls://x:443": "tls",
+		"file:///etc/hosts": "file", "dns://example.com": "dns",
+	} {
+		if got, err := KindOf(in); err != nil || got != want {
+			t.Errorf("KindOf(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"ftp://x/":       `target "ftp://x/": unknown scheme "ftp"`,
+		"localhost:8080": `target "localhost:8080" has no scheme`,
+	} {
+		if _, err := KindOf(in); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("KindOf(%q): %v, want %q…", in, err, want)
+		}
+	}
+}
+
+func TestTargetsBuildTheProbeTheyName(t *testing.T) {
+	tests := []struct {
+		target string
+		o      Options
+		want   string // the probe's String
+	}{
+		{"http://localhost:8080/healthz", Options{}, "GET http://localhost:8080/healthz"},
+		{"https://user:secret@api/ready", Options{Method: "HEAD"}, "HEAD https://user:xxxxx@api/ready"},
+		{"tcp://localhost:6379", Options{Send: `PING\r\n`, Expect: []string{"+PONG"}}, "tcp localhost:6379"},
+		{"tls://example.com:443", Options{MinValidity: 7 * 24 * time.Hour}, "tls example.com:443"},
+		{"file:///config/peer1/peer1.conf", Options{NonEmpty: true}, "file /config/peer1/peer1.conf"},
+		{"dns://example.com", Options{}, "dns example.com A/AAAA"},
+		{"dns://example.com?type=txt", Options{}, "dns example.com TXT"},
+		{"dns://127.0.0.1:5353/example.com", Options{Type: "aaaa"}, "dns example.com AAAA @127.0.0.1:5353"},
+	}
+	for _, tt := range tests {
+		p, err := Build(tt.target, tt.o)
+		if err != nil {
+			t.Errorf("Build(%q): %v", tt.target, err)
+			continue
+		}
+		if p.String() != tt.want {
+			t.Errorf("Build(%q) = %q, want %q", tt.target, p.String(), tt.want)
+		}
+	}
+}
+
+func TestBadTargetsSayWhatIsWrong(t *testing.T) {
+	tests := []struct {
+		target string
+		o      Options
+		want   string
+	}{
+		{"tcp://localhost", Options{}, `tcp probe: address "localhost": missing port in address`},
+		{"tcp://localhost:1/path", Options{}, `target "tcp://localhost:1/path": want tcp://HOST:PORT`},
+		{"tls://x:443?sni=y", Options{}, `target "tls://x:443?sni=y": want tls://HOST:PORT`},
+		{"file://server/etc/hosts", Options{}, "a file URL names a local path: file:///path (three slashes)"},
+		{"file://", Options{}, `target "file://" has no path`},
+		{"dns://x?type=A", Options{Type: "AAAA"}, `target "dns://x?type=A" asks for type A, --type for AAAA`},
+		{"tcp://x:1", Options{Expect: []string{"a", "b"}}, "--expect: a tcp target takes one, got 2"},
+		{"tcp://x:1", Options{Send: `\q`}, `--send "\\q": a bad escape`},
+		{"http://x/", Options{Header: []string{"Bad Name: v"}}, `--header "Bad Name: v": want "Name: value"`},
+	}
+	for _, tt := range tests {
+		if _, err := Build(tt.target, tt.o); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Build(%q): %v, want %q", tt.target, err, tt.want)
+		}
+	}
+}
+
+func TestEscapesLetAProtocolBeTypedOnACommandLine(t *testing.T) {
+	for in, want := range map[string]string{
+		`PING\r\n`: "PING\r\n", `a\tb`: "a\tb", `\x00\xff`: "\x00\xff", `back\\slash`: `back\slash`,
+		`say "hi"\n`: "say \"hi\"\n", "plain": "plain",
+	} {
+		if got, err := unescape("--send", in); err != nil || got != want {
+			t.Errorf("unescape(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+func TestFlagsThatDoNotFitAKindAreNamed(t *testing.T) {
+	given := map[string]bool{"status": true, "insecure": true, "send": true}
+	o := Options{Set: func(f string) bool { return given[f] }}
+	if got := o.Unfit("http"); !slices.Equal(got, []string{"--send"}) {
+		t.Errorf("unfit for http: %v", got)
+	}
+	if got := o.Unfit("tls"); !slices.Equal(got, []string{"--send", "--status"}) {
+		t.Errorf("unfit for tls: %v", got)
+	}
+	if got := (Options{}).Unfit("exec"); got != nil {
+		t.Errorf("no flags given, unfit %v", got)
+	}
+}
