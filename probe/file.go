@@ -137,9 +137,9 @@ func (f *fileProbe) inspect() (health.Observation, error) {
 		Unit:  "s",
 	}
 	if info.Mode().IsRegular() {
-		obs.Message = fmt.Sprintf("%s: %d bytes, modified %s", path, info.Size(), ago(age))
+		obs.Message = fmt.Sprintf("%d bytes, modified %s", info.Size(), ago(age))
 	} else {
-		obs.Message = fmt.Sprintf("%s: %s, modified %s", path, fileType(info.Mode()), ago(age))
+		obs.Message = fmt.Sprintf("%s, modified %s", fileType(info.Mode()), ago(age))
 	}
 	switch {
 	case f.spec.Regular && !info.Mode().IsRegular():

@@ -53,7 +53,8 @@ const (
 // same host only, at most 10; a redirect elsewhere is the answer, and a 3xx
 // passes with the default status set, as in the kubelet.
 //
-// A failure says why: Go's error for a request that got no answer, "HTTP probe
+// A failure says why: Go's error for a request that got no answer (without
+// the `Get "URL": ` the kubelet's output starts with), "HTTP probe
 // failed with statuscode: 503" (the kubelet's words) for a status outside the
 // set, and the pattern for a body that does not match. The body itself is
 // never shown: it may hold secrets. The observed value is the latency in
@@ -137,6 +138,9 @@ func (h *httpProbe) measure(ctx context.Context) (health.Observation, error) {
 	req.Host = h.host
 	start := time.Now()
 	res, err := h.client.Do(req)
+	if urlErr, ok := errors.AsType[*url.Error](err); ok {
+		err = urlErr.Err // the target is known: keep what went wrong with it
+	}
 	if err != nil {
 		return health.Observation{}, err
 	}
@@ -146,7 +150,7 @@ func (h *httpProbe) measure(ctx context.Context) (health.Observation, error) {
 	obs := health.Observation{
 		Value:   float64(latency.Microseconds()) / 1000,
 		Unit:    "ms",
-		Message: fmt.Sprintf("HTTP %d", res.StatusCode),
+		Message: fmt.Sprintf("HTTP %d in %v", res.StatusCode, latency.Round(time.Microsecond)),
 	}
 	if loc := res.Header.Get("Location"); loc != "" && res.StatusCode >= 300 && res.StatusCode < 400 {
 		obs.Message += " (a redirect to another host, not followed)"

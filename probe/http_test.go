@@ -43,7 +43,7 @@ func TestHTTPPassesOnA2xxAndObservesTheLatency(t *testing.T) {
 	}))
 	defer srv.Close()
 	r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL + "/healthz"})
-	if !r.OK || r.Output != "HTTP 200" || r.ObservedUnit != "ms" {
+	if !r.OK || !strings.HasPrefix(r.Output, "HTTP 200 in ") || r.ObservedUnit != "ms" {
 		t.Fatalf("result %+v, want a pass saying HTTP 200 with a latency in ms", r)
 	}
 	if v, ok := r.ObservedValue.(float64); !ok || v < 0 {
@@ -126,12 +126,12 @@ func TestHTTPFollowsRedirectsOnTheSameHostOnly(t *testing.T) {
 	defer srv.Close()
 	local := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
 
-	if r := measureHTTP(t, probe.HTTPSpec{URL: local + "/hop"}); !r.OK || r.Output != "HTTP 200" {
+	if r := measureHTTP(t, probe.HTTPSpec{URL: local + "/hop"}); !r.OK || !strings.HasPrefix(r.Output, "HTTP 200 in ") {
 		t.Fatalf("same-host redirect: %+v, want it followed to a 200", r)
 	}
 	// A redirect to another host is the answer: a 3xx, which passes as in the kubelet.
 	r := measureHTTP(t, probe.HTTPSpec{URL: local + "/away"})
-	if !r.OK || r.Output != "HTTP 302 (a redirect to another host, not followed)" {
+	if !r.OK || !strings.HasPrefix(r.Output, "HTTP 302 in ") || !strings.HasSuffix(r.Output, " (a redirect to another host, not followed)") {
 		t.Fatalf("redirect to another host: %+v, want a passing 302 that says it was not followed", r)
 	}
 	if r := measureHTTP(t, probe.HTTPSpec{URL: local + "/away", Status: "200"}); r.OK {

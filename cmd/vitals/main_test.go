@@ -133,7 +133,7 @@ func TestProbeIsQuietOnSuccessAndSaysWhyOnFailure(t *testing.T) {
 	if r.stdout != "" || r.stderr != "" {
 		t.Fatalf("a passing probe printed %q %q; want nothing", r.stdout, r.stderr)
 	}
-	vitalsRun(t, "probe", "-v", up+"/healthz").expect(t, 0, "ok: GET "+up+"/healthz: HTTP 200 (", "")
+	vitalsRun(t, "probe", "-v", up+"/healthz").expect(t, 0, "ok: GET "+up+"/healthz: HTTP 200 in ", "")
 	r = vitalsRun(t, "probe", down)
 	r.expect(t, 1, "", "GET "+down+": HTTP probe failed with statuscode: 503\n")
 	if n := strings.Count(r.stderr, "\n"); n != 1 {

@@ -224,18 +224,14 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// describe says what a passing result saw.
+// describe says what a passing result saw: its message, or else what it
+// observed.
 func describe(r health.Result) string {
-	s := r.Output
-	if r.ObservedValue != nil {
-		obs := strings.TrimSpace(fmt.Sprintf("%v %s", r.ObservedValue, r.ObservedUnit))
-		if s == "" {
-			return obs
-		}
-		s += " (" + obs + ")"
+	switch {
+	case r.Output != "":
+		return r.Output
+	case r.ObservedValue != nil:
+		return strings.TrimSpace(fmt.Sprintf("%v %s", r.ObservedValue, r.ObservedUnit))
 	}
-	if s == "" {
-		return "passed"
-	}
-	return s
+	return "passed"
 }
