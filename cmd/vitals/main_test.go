@@ -210,7 +210,7 @@ func TestProbeCoversEveryKind(t *testing.T) {
 		{[]string{"probe", "file://" + filepath.Join(dir, "nope")}, 1, "no such file or directory"},
 		{[]string{"probe", "dns://localhost"}, 0, ""},
 		{[]string{"probe", "--", "true"}, 0, ""},
-		{[]string{"probe", "--", "sh", "-c", "echo peer config missing >&2; exit 3"}, 1, "peer config missing"},
+		{[]string{"probe", "--", "sh", "-c", "echo peer config >&2; echo missing >&2; exit 3"}, 1, `exec sh -c "echo peer config >&2; echo missing >&2; exit 3": peer config missing` + "\n"},
 		{[]string{"probe", "--timeout", "200ms", "--", "sleep", "10"}, 1, `command "sleep 10" timed out after 200ms`},
 	}
 	for _, tt := range tests {

@@ -78,7 +78,7 @@ A static binary with no dependencies: the exec probe for images without curl.
 				}
 			}
 			if !r.OK {
-				return failed{fmt.Sprintf("%s: %s", p, r.Output)}
+				return failed{fmt.Sprintf("%s: %s", p, oneLine(r.Output))}
 			}
 			if verbose && output == "text" {
 				fmt.Fprintf(stdout, "ok: %s: %s\n", p, describe(r))
@@ -224,12 +224,21 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// oneLine folds a multi-line output (a command's) into one line, so that a
+// failure is one line on stderr.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
 // describe says what a passing result saw: its message, or else what it
 // observed.
 func describe(r health.Result) string {
 	switch {
 	case r.Output != "":
-		return r.Output
+		return oneLine(r.Output)
 	case r.ObservedValue != nil:
 		return strings.TrimSpace(fmt.Sprintf("%v %s", r.ObservedValue, r.ObservedUnit))
 	}

@@ -158,7 +158,7 @@ func (w *waiter) notReady(ctx context.Context, results []health.Result, passed [
 	fmt.Fprintf(&b, "vitals wait: %s; not ready:", why)
 	for i, p := range w.probes {
 		if !passed[i] {
-			fmt.Fprintf(&b, "\n  %s: %s", p, results[i].Output)
+			fmt.Fprintf(&b, "\n  %s: %s", p, oneLine(results[i].Output))
 		}
 	}
 	w.progress.done("")
@@ -195,11 +195,11 @@ func (p *progress) passed(pr *probe.Prober, r health.Result, after time.Duration
 
 func (p *progress) failing(pr *probe.Prober, r health.Result) {
 	if p.terminal {
-		p.line = fmt.Sprintf("%s: %s", pr, r.Output)
+		p.line = fmt.Sprintf("%s: %s", pr, oneLine(r.Output))
 		return
 	}
 	if p.verbose || p.last[pr] != r.Output {
-		fmt.Fprintf(p.w, "waiting: %s: %s\n", pr, r.Output)
+		fmt.Fprintf(p.w, "waiting: %s: %s\n", pr, oneLine(r.Output))
 		p.last[pr] = r.Output
 	}
 }
