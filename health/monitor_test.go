@@ -614,3 +614,21 @@ func TestRunRunsOneCheckNowAsTheMonitorWould(t *testing.T) {
 		t.Fatalf("Run of a checker that ignores its context: %+v, want it to return, timed out", r)
 	}
 }
+
+func TestRunCancelledByItsCallerSaysSoAndKeepsTheCheckersOwnAnswer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	honest := health.CheckerFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		return errors.New("connected, but no answer came")
+	})
+	time.AfterFunc(20*time.Millisecond, cancel)
+	if r := health.Run(ctx, honest, time.Hour); r.OK || r.Output != "connected, but no answer came" {
+		t.Fatalf("a checker that answers when cancelled: %+v, want its own answer, not a timeout", r)
+	}
+	stuck, _ := stuckChecker(t)
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	if r := health.Run(ctx, stuck, time.Hour); r.OK || !strings.HasPrefix(r.Output, "cancelled after ") {
+		t.Fatalf("a checker that ignores the cancel: %+v, want \"cancelled after …\"", r)
+	}
+}

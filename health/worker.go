@@ -116,10 +116,15 @@ func run(ctx context.Context, clock Clock, logger *slog.Logger, name string, c C
 		grace := time.NewTimer(timeoutGrace)
 		defer grace.Stop()
 		select {
-		case o := <-done: // returned at the deadline: take its own answer
+		case o := <-done: // returned as its context ended: take its own answer
 			return result(start, o, runCtx, timeout), nil
 		case <-grace.C:
-		case <-ctx.Done():
+		}
+		if !errors.Is(runCtx.Err(), context.DeadlineExceeded) {
+			// The caller's context ended first (a shutdown, an interrupt): the
+			// check did not time out, it was stopped.
+			took := clock.Now().Sub(start)
+			return Result{Time: start, Duration: took, Output: fmt.Sprintf("cancelled after %v", took.Round(time.Millisecond))}, done
 		}
 		return Result{Time: start, Duration: timeout, Output: timedOut(timeout)}, done
 	}

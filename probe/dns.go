@@ -28,7 +28,11 @@ type DNSSpec struct {
 	// Expect lists answers that must all be among those of the lookup:
 	// addresses for A and AAAA (compared as addresses, so "::ffff:1.2.3.4"
 	// is 1.2.3.4), host names for CNAME, MX and NS (compared without case or
-	// trailing dot), and whole strings for TXT. Default: any answer passes.
+	// trailing dot), and whole strings for TXT. For CNAME, the answer is the
+	// final canonical name, the end of the chain of aliases, which the probe
+	// follows as Go's resolver does: with www.example.com an alias of
+	// web.example.com and that one an alias of lb.example.com, expect
+	// lb.example.com. Default: any answer passes.
 	Expect []string
 	// Server is host:port of the DNS server to ask instead of the system's;
 	// the port defaults to 53. Default: the servers of /etc/resolv.conf.
@@ -61,11 +65,12 @@ const maxShown = 5
 // TCP for an answer too long for UDP.
 //
 // A run passes when the lookup answers at least one record and every
-// expected one is among them. A failure says why: Go's resolver error
-// ("lookup nosuch.invalid on 127.0.0.53:53: no such host", naming Server
-// when it is set), or the answers and what they lack ("example.com A
-// answered 1.2.3.4, not 5.6.7.8"). The observed value is how many records
-// answered.
+// expected one is among them, saying the type and the answers ("A 1.2.3.4,
+// 5.6.7.8"). A failure says why, without repeating the name, which the
+// check's target names: Go's resolver error ("lookup nosuch.invalid on
+// 127.0.0.53:53: no such host", naming Server when it is set), "no records",
+// or the answers and what they lack ("answered 1.2.3.4, not 5.6.7.8"). The
+// observed value is how many records answered.
 func DNS(s DNSSpec) (*Prober, error) {
 	if s.Name == "" {
 		return nil, invalid("dns", "name is required")
@@ -90,7 +95,7 @@ func DNS(s DNSSpec) (*Prober, error) {
 	for _, e := range s.Expect {
 		want, err := d.normalExpect(e)
 		if err != nil {
-			return nil, invalid("dns", "%v", err)
+			return nil, invalid("dns", "%w", err)
 		}
 		d.expect = append(d.expect, want)
 	}
@@ -98,7 +103,7 @@ func DNS(s DNSSpec) (*Prober, error) {
 	if s.Server != "" {
 		server, err := dnsServer(s.Server)
 		if err != nil {
-			return nil, invalid("dns", "%v", err)
+			return nil, invalid("dns", "%w", err)
 		}
 		d.server = server
 		// The resolver still reads resolv.conf for its options and its list of
@@ -150,10 +155,10 @@ func (d *dnsProbe) measure(ctx context.Context) (health.Observation, error) {
 		return health.Observation{}, d.lookupError(err)
 	}
 	if len(answers) == 0 {
-		return health.Observation{Value: 0, Unit: "records"}, fmt.Errorf("%s %s: no records", d.name, d.typ)
+		return health.Observation{Value: 0, Unit: "records"}, errors.New("no records")
 	}
 	shown := listAnswers(answers)
-	obs := health.Observation{Value: len(answers), Unit: "records", Message: d.name + " " + d.typ + " " + shown}
+	obs := health.Observation{Value: len(answers), Unit: "records", Message: d.typ + " " + shown}
 	var missing []string
 	for _, e := range d.expect {
 		if !slices.Contains(answers, e) {
@@ -161,7 +166,7 @@ func (d *dnsProbe) measure(ctx context.Context) (health.Observation, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return obs, fmt.Errorf("%s %s answered %s, not %s", d.name, d.typ, shown, strings.Join(missing, ", "))
+		return obs, fmt.Errorf("answered %s, not %s", shown, strings.Join(missing, ", "))
 	}
 	return obs, nil
 }
@@ -179,7 +184,7 @@ func (d *dnsProbe) lookup(ctx context.Context) ([]string, error) {
 			answers = append(answers, a.Unmap().String())
 		}
 	case "CNAME":
-		cname, err := d.resolver.LookupCNAME(ctx, d.name)
+		cname, err := d.canonicalName(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -207,6 +212,34 @@ func (d *dnsProbe) lookup(ctx context.Context) ([]string, error) {
 		return d.resolver.LookupTXT(ctx, d.name)
 	}
 	return answers, nil
+}
+
+// maxAliases bounds a chain of CNAME records, against a loop: BIND follows
+// 16 at most too.
+const maxAliases = 16
+
+// canonicalName follows the aliases of the probe's name to the end of their
+// chain. Go's LookupCNAME asks for the addresses and for the CNAME record at
+// once and answers from the reply that comes first: the end of the chain
+// from the addresses' reply, its first link from the other. So each answer
+// is looked up again until it is its own, or has no record left (a CNAME to
+// a name without addresses).
+func (d *dnsProbe) canonicalName(ctx context.Context) (string, error) {
+	name := d.name
+	for range maxAliases + 1 {
+		next, err := d.resolver.LookupCNAME(ctx, name)
+		dnsErr, _ := errors.AsType[*net.DNSError](err)
+		switch {
+		case err != nil && name != d.name && dnsErr != nil && dnsErr.IsNotFound:
+			return name, nil
+		case err != nil:
+			return "", err
+		case normalName(next) == normalName(name):
+			return name, nil
+		}
+		name = next
+	}
+	return "", fmt.Errorf("more than %d aliases in a row", maxAliases)
 }
 
 // lookupError is the resolver's error, naming the server that was asked.

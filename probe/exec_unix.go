@@ -23,11 +23,13 @@ import (
 // a chatty command never blocks on a full pipe.
 const maxExecOutput = 10 << 10
 
-// drainGrace bounds how long the output is read after the command has exited
-// and the rest of its process group has been killed. By then the pipe is at
-// its end unless a process that left the group (setsid) holds it open, which
-// must not hold the probe; the bound is long only so that the reader catches
-// up with what is already in the pipe on a loaded machine.
+// drainGrace bounds how long the output is read after a command that exited
+// by itself, once the rest of its process group has been killed. By then the
+// pipe is at its end unless a process that left the group (setsid) holds it
+// open, which must not hold the probe; the bound is long only so that the
+// reader catches up with what is already in the pipe on a loaded machine. A
+// command stopped because its context ended gets no grace: its output is not
+// shown, and the result is due at the deadline.
 const drainGrace = 100 * time.Millisecond
 
 // Exec builds an exec probe, the kubelet's exec probe run on this machine.
@@ -38,18 +40,20 @@ const drainGrace = 100 * time.Millisecond
 // Exit status 0 passes, with the command's output (trimmed) as the result's
 // output. Any other status fails with that output as the error, as the
 // kubelet shows it ("cat: can't open '/config/peer1/peer1.conf': No such
-// file or directory"), or, when the command wrote nothing, `command "ls
-// /ready" exited with status 2`; a command killed by a signal fails with
-// `command "…" was killed by signal SIGSEGV` and its output, if any. The
-// observed value is the exit status (an int), or 128 plus the signal's
-// number, as a shell reports it.
+// file or directory"), or, when the command wrote nothing, "exited with
+// status 2"; a command killed by a signal fails with "killed by signal
+// SIGSEGV" and its output, if any. The observed value is the exit status (an
+// int), or 128 plus the signal's number, as a shell reports it.
 //
 // When the context ends, the whole process group is killed with SIGKILL, so
 // that a child of the command that ignores SIGTERM dies too, and the run
-// fails with `command "…" timed out after 1s` (the kubelet's words, and the
-// time from the run's start to the deadline). When the command exits, what it
-// left running in its group is killed as well: a check that runs every 10s
-// must not leave a process behind each time.
+// fails with `command "ls /ready" timed out after 1s` (the kubelet's words,
+// and the time from the run's start to the deadline), or "cancelled" when
+// the context was cancelled. When the command exits, what it left running in
+// its group is killed as well: a check that runs every 10s must not leave a
+// process behind each time. When this process is PID 1 or a subreaper, the
+// processes of the group that were handed to it are reaped too, so that
+// they do not pile up as zombies.
 func Exec(s ExecSpec) (*Prober, error) {
 	if len(s.Command) == 0 {
 		return nil, invalid("exec", "command is required")
@@ -67,7 +71,7 @@ func Exec(s ExecSpec) (*Prober, error) {
 		case errors.Is(err, exec.ErrDot):
 			return nil, invalid("exec", "command %q is found only through a relative directory in $PATH (as %s); give its absolute path", name, found)
 		case err != nil:
-			return nil, invalid("exec", "command %q: %v", name, err)
+			return nil, invalid("exec", "command %q: %w", name, err)
 		}
 		path = found
 	}
@@ -82,7 +86,7 @@ func Exec(s ExecSpec) (*Prober, error) {
 		case errors.Is(err, fs.ErrNotExist):
 			return nil, invalid("exec", "dir %q does not exist", s.Dir)
 		case err != nil:
-			return nil, invalid("exec", "dir %q: %v", s.Dir, errors.Unwrap(err))
+			return nil, invalid("exec", "dir %q: %w", s.Dir, errors.Unwrap(err))
 		case !fi.IsDir():
 			return nil, invalid("exec", "dir %q is not a directory", s.Dir)
 		}
@@ -109,7 +113,7 @@ func (e *execProbe) measure(ctx context.Context) (health.Observation, error) {
 	start := time.Now()
 	r, w, err := os.Pipe()
 	if err != nil {
-		return health.Observation{}, fmt.Errorf("command %q: %w", e.line, err)
+		return health.Observation{}, err
 	}
 	defer r.Close()
 
@@ -125,6 +129,7 @@ func (e *execProbe) measure(ctx context.Context) (health.Observation, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cancelled := false // read after Wait, which waits for Cancel to return
 	cmd.Cancel = func() error {
+		// Before Wait reaps the leader: the group's id is still its pid.
 		err := killGroup(cmd.Process.Pid)
 		cancelled = err == nil
 		return err
@@ -135,27 +140,29 @@ func (e *execProbe) measure(ctx context.Context) (health.Observation, error) {
 		if ctx.Err() != nil {
 			return health.Observation{}, e.stopped(ctx, start)
 		}
-		return health.Observation{}, fmt.Errorf("command %q: %w", e.line, err)
+		return health.Observation{}, err // Go's error names the program: "fork/exec /bin/x: …"
 	}
 	copied := make(chan string, 1)
 	go func() { copied <- readCapped(r) }()
 
 	waitErr := cmd.Wait()
-	_ = killGroup(cmd.Process.Pid) // usually none is left
-	var out string
-	grace := time.NewTimer(drainGrace)
-	select {
-	case out = <-copied:
-	case <-grace.C:
-		_ = r.SetReadDeadline(time.Now()) // ends the read: a pipe has deadlines
-		out = <-copied
+	pgid := cmd.Process.Pid
+	if !cancelled {
+		// Kill what the command left in its group. Wait has reaped the leader
+		// by now, and os/exec offers no moment between its exit and its
+		// reaping, so the group's id is no longer held by the leader's pid: it
+		// stays taken while any member lives, but were the group empty already
+		// and the pids of the system to wrap around to this one in the moment
+		// since, the signal would reach a new group. Cancel, above, kills
+		// before the reaping.
+		_ = killGroup(pgid)
 	}
-	grace.Stop()
-	output := strings.TrimSpace(out)
+	reapGroup(pgid)
+	output := strings.TrimSpace(drain(ctx, r, copied))
 
 	state := cmd.ProcessState
 	if state == nil {
-		return health.Observation{}, fmt.Errorf("command %q: %w", e.line, waitErr)
+		return health.Observation{}, waitErr
 	}
 	status, _ := state.Sys().(syscall.WaitStatus)
 	switch {
@@ -163,7 +170,7 @@ func (e *execProbe) measure(ctx context.Context) (health.Observation, error) {
 		return health.Observation{}, e.stopped(ctx, start)
 	case status.Signaled():
 		sig := status.Signal()
-		msg := fmt.Sprintf("command %q was killed by signal %s", e.line, signalName(sig))
+		msg := "killed by signal " + signalName(sig)
 		if output != "" {
 			msg += ": " + output
 		}
@@ -171,11 +178,44 @@ func (e *execProbe) measure(ctx context.Context) (health.Observation, error) {
 	case state.ExitCode() != 0:
 		code := state.ExitCode()
 		if output == "" {
-			output = fmt.Sprintf("command %q exited with status %d", e.line, code)
+			output = fmt.Sprintf("exited with status %d", code)
 		}
 		return health.Observation{Value: code}, errors.New(output)
 	}
 	return health.Observation{Value: 0, Message: output}, nil
+}
+
+// reapGroup reaps the killed processes of the group pgid that were handed to
+// this process. When it is PID 1 (in a container) or a subreaper, a process
+// whose parent has exited becomes its child, and once dead stays a zombie
+// until this process waits for it. It waits for the group only, after Wait
+// has reaped the leader, so that it never takes a child from os/exec, and
+// returns once no child of this process is left in the group (at once, when
+// it is neither PID 1 nor a subreaper, as the group's orphans went to one).
+// The group has been sent SIGKILL, so each wait is short.
+func reapGroup(pgid int) {
+	for {
+		_, err := syscall.Wait4(-pgid, nil, 0, nil)
+		if err != nil && err != syscall.EINTR { // ECHILD: none left
+			return
+		}
+	}
+}
+
+// drain returns what readCapped reads from r, the command's output, ending
+// the read drainGrace after the command exited, or at once when ctx has
+// ended: a process that left the group may hold the pipe open for good.
+func drain(ctx context.Context, r *os.File, copied <-chan string) string {
+	grace := time.NewTimer(drainGrace)
+	defer grace.Stop()
+	select {
+	case out := <-copied:
+		return out
+	case <-grace.C:
+	case <-ctx.Done():
+	}
+	_ = r.SetReadDeadline(time.Now()) // ends the read: a pipe has deadlines
+	return <-copied
 }
 
 // stopped is the error of a run whose command was killed because ctx ended.
@@ -183,7 +223,7 @@ func (e *execProbe) measure(ctx context.Context) (health.Observation, error) {
 func (e *execProbe) stopped(ctx context.Context, start time.Time) error {
 	deadline, ok := ctx.Deadline()
 	if !ok || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("command %q was cancelled", e.line)
+		return errors.New("cancelled")
 	}
 	return fmt.Errorf("command %q timed out after %v", e.line, roundUpToMillisecond(deadline.Sub(start)))
 }

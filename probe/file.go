@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -21,9 +22,10 @@ type FileSpec struct {
 	// Path is the file, absolute or relative to the working directory of the
 	// process at each run. Symbolic links are followed. Required.
 	Path string
-	// NonEmpty requires a size above zero, as stat reports it: meaningful for
-	// a regular file (a FIFO or a device reports zero), so pair it with
-	// Regular.
+	// NonEmpty requires a regular file's size to be above zero, and a
+	// directory to have an entry. Other files are judged by the size stat
+	// reports, which is zero for a FIFO or a device: pair it with Regular for
+	// those.
 	NonEmpty bool
 	// Regular requires a regular file: not a directory, FIFO, socket or
 	// device.
@@ -41,14 +43,17 @@ type FileSpec struct {
 const maxContent = 64 << 10
 
 // File builds a file probe. Each run stats the file, checks what the spec
-// asks in the order type, size, age, then reads it if Content is set.
+// asks in the order type, size (for a directory, whether it has an entry),
+// age, then reads it if Content is set.
 //
-// A failure says why: Go's error for a file that is missing or unreadable
-// ("stat /config/peer1/peer1.conf: no such file or directory"), "/path is
-// empty", "/path is a directory" (or another type), "/path was last
-// modified 2m0s ago, more than the maximum age of 1m0s", or `/path does not
-// match "pattern"`. The content itself is never shown: it may hold secrets.
-// The observed value is the file's age in seconds.
+// A failure says why, without repeating the path, which the check's target
+// names: Go's error for a file that is missing or unreadable ("stat
+// /config/peer1/peer1.conf: no such file or directory"), "the file is
+// empty" (or "the directory is empty"), "it is a directory, not a regular
+// file" (or another type), "last modified 2m0s ago, more than the maximum
+// age of 1m0s", or `the content does not match "pattern"`. The content
+// itself is never shown: it may hold secrets. A pass says "12 bytes,
+// modified 3s ago". The observed value is the file's age in seconds.
 //
 // Any filesystem call can hang: a stat on a stuck NFS mount, an open of a FIFO
 // that has no writer. So the calls run in a goroutine of their own, and a run
@@ -66,7 +71,7 @@ func File(s FileSpec) (*Prober, error) {
 	}
 	content, err := compile("content", s.Content)
 	if err != nil {
-		return nil, invalid("file", "%v", err)
+		return nil, invalid("file", "%w", err)
 	}
 	f := &fileProbe{spec: s, content: content, busy: make(chan struct{}, 1)}
 	f.call.Store(&callStat)
@@ -86,9 +91,10 @@ type fileProbe struct {
 
 // The calls a run makes, named as in Go's errors.
 var (
-	callStat = "stat"
-	callOpen = "open"
-	callRead = "read"
+	callStat    = "stat"
+	callOpen    = "open"
+	callRead    = "read"
+	callReaddir = "readdirent"
 )
 
 type fileOutcome struct {
@@ -141,14 +147,25 @@ func (f *fileProbe) inspect() (health.Observation, error) {
 	} else {
 		obs.Message = fmt.Sprintf("%s, modified %s", fileType(info.Mode()), ago(age))
 	}
+	if f.spec.Regular && !info.Mode().IsRegular() {
+		return obs, fmt.Errorf("it is a %s, not a regular file", fileType(info.Mode()))
+	}
+	if f.spec.NonEmpty {
+		if info.IsDir() {
+			empty, err := f.emptyDir(path)
+			if err != nil {
+				return obs, err
+			}
+			if empty {
+				return obs, errors.New("the directory is empty")
+			}
+		} else if info.Size() == 0 {
+			return obs, errors.New("the file is empty")
+		}
+	}
 	switch {
-	case f.spec.Regular && !info.Mode().IsRegular():
-		return obs, fmt.Errorf("%s is a %s", path, fileType(info.Mode()))
-	case f.spec.NonEmpty && info.Size() == 0:
-		return obs, fmt.Errorf("%s is empty", path)
 	case f.spec.MaxAge > 0 && age > f.spec.MaxAge:
-		return obs, fmt.Errorf("%s was last modified %s, more than the maximum age of %v",
-			path, ago(age), f.spec.MaxAge)
+		return obs, fmt.Errorf("last modified %s, more than the maximum age of %v", ago(age), f.spec.MaxAge)
 	case f.content == nil:
 		return obs, nil
 	}
@@ -164,9 +181,26 @@ func (f *fileProbe) inspect() (health.Observation, error) {
 		return obs, err
 	}
 	if !f.content.Match(head) {
-		return obs, fmt.Errorf("%s does not match %q", path, f.content.String())
+		return obs, fmt.Errorf("the content does not match %q", f.content.String())
 	}
 	return obs, nil
+}
+
+// emptyDir reports whether the directory at path has no entry, reading one
+// name at most: a directory's size says nothing of its entries.
+func (f *fileProbe) emptyDir(path string) (bool, error) {
+	f.call.Store(&callOpen)
+	dir, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer dir.Close()
+	f.call.Store(&callReaddir)
+	_, err = dir.Readdirnames(1)
+	if err == io.EOF {
+		return true, nil
+	}
+	return false, err
 }
 
 // ago says how long ago a file was modified, in whole seconds (a

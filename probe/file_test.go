@@ -70,7 +70,7 @@ func TestFileFailsWithGosErrorWhenTheFileDoesNotExist(t *testing.T) {
 func TestFileFailsWhenOlderThanTheMaximumAge(t *testing.T) {
 	path := writeFile(t, "x", time.Now().Add(-2*time.Minute))
 	r := measureFile(t, probe.FileSpec{Path: path, MaxAge: time.Minute})
-	want := path + " was last modified 2m0s ago, more than the maximum age of 1m0s"
+	want := "last modified 2m0s ago, more than the maximum age of 1m0s"
 	if r.OK || r.Output != want {
 		t.Fatalf("result %+v, want a failure %q", r, want)
 	}
@@ -88,8 +88,8 @@ func TestFilePassesWhenYoungerThanTheMaximumAge(t *testing.T) {
 
 func TestFileThatMustNotBeEmptyFailsWhenEmpty(t *testing.T) {
 	empty := writeFile(t, "", time.Now())
-	if r := measureFile(t, probe.FileSpec{Path: empty, NonEmpty: true}); r.OK || r.Output != empty+" is empty" {
-		t.Fatalf("result %+v, want a failure %q", r, empty+" is empty")
+	if r := measureFile(t, probe.FileSpec{Path: empty, NonEmpty: true}); r.OK || r.Output != "the file is empty" {
+		t.Fatalf("result %+v, want a failure %q", r, "the file is empty")
 	}
 	full := writeFile(t, "x", time.Now())
 	if r := measureFile(t, probe.FileSpec{Path: full, NonEmpty: true}); !r.OK {
@@ -100,10 +100,29 @@ func TestFileThatMustNotBeEmptyFailsWhenEmpty(t *testing.T) {
 	}
 }
 
+func TestFileThatMustNotBeEmptyIsADirectoryWithAnEntryOrAFileWithBytes(t *testing.T) {
+	dir := t.TempDir()
+	if r := measureFile(t, probe.FileSpec{Path: dir, NonEmpty: true}); r.OK || r.Output != "the directory is empty" {
+		t.Fatalf("an empty directory: %+v, want a failure %q", r, "the directory is empty")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "peer1.conf"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := measureFile(t, probe.FileSpec{Path: dir, NonEmpty: true}); !r.OK {
+		t.Fatalf("a directory with an entry: %+v, want a pass", r)
+	}
+	// Another file that is not regular keeps the size rule: a FIFO's is zero.
+	fifo := makeFIFO(t)
+	if r := measureFile(t, probe.FileSpec{Path: fifo, NonEmpty: true}); r.OK || r.Output != "the file is empty" {
+		t.Fatalf("a FIFO: %+v, want a failure %q", r, "the file is empty")
+	}
+}
+
 func TestFileThatMustBeRegularFailsOnADirectoryNamingItsType(t *testing.T) {
 	dir := t.TempDir()
-	if r := measureFile(t, probe.FileSpec{Path: dir, Regular: true}); r.OK || r.Output != dir+" is a directory" {
-		t.Fatalf("result %+v, want a failure %q", r, dir+" is a directory")
+	want := "it is a directory, not a regular file"
+	if r := measureFile(t, probe.FileSpec{Path: dir, Regular: true}); r.OK || r.Output != want {
+		t.Fatalf("result %+v, want a failure %q", r, want)
 	}
 	r := measureFile(t, probe.FileSpec{Path: dir})
 	if !r.OK || !regexp.MustCompile(`^directory, modified \d+m?s ago$`).MatchString(r.Output) {
@@ -117,7 +136,7 @@ func TestFileContentMustMatchThePattern(t *testing.T) {
 		t.Fatalf("result %+v, want a pass", r)
 	}
 	r := measureFile(t, probe.FileSpec{Path: path, Content: `(?m)^PrivateKey = `})
-	if want := path + ` does not match "(?m)^PrivateKey = "`; r.OK || r.Output != want {
+	if want := `the content does not match "(?m)^PrivateKey = "`; r.OK || r.Output != want {
 		t.Fatalf("result %+v, want a failure %q", r, want)
 	}
 }

@@ -9,13 +9,17 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
+	"math"
 	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,7 +135,7 @@ func TestHTTPFollowsRedirectsOnTheSameHostOnly(t *testing.T) {
 	}
 	// A redirect to another host is the answer: a 3xx, which passes as in the kubelet.
 	r := measureHTTP(t, probe.HTTPSpec{URL: local + "/away"})
-	if !r.OK || !strings.HasPrefix(r.Output, "HTTP 302 in ") || !strings.HasSuffix(r.Output, " (a redirect to another host, not followed)") {
+	if !r.OK || !strings.HasPrefix(r.Output, "HTTP 302 in ") || !strings.HasSuffix(r.Output, " (a redirect to 127.0.0.1, not followed)") {
 		t.Fatalf("redirect to another host: %+v, want a passing 302 that says it was not followed", r)
 	}
 	if r := measureHTTP(t, probe.HTTPSpec{URL: local + "/away", Status: "200"}); r.OK {
@@ -171,6 +175,93 @@ func TestHTTPSendsItsHeadersAndTheHostHeaderSetsTheVirtualHost(t *testing.T) {
 	req = <-got
 	if _, ok := req.Header["User-Agent"]; ok || req.Header.Get("Accept") != "text/plain" {
 		t.Errorf("headers %v: an empty User-Agent removes it, and Accept is the spec's", req.Header)
+	}
+}
+
+func TestHTTPTakesHeaderNamesInAnyCaseAndValuesWithTabs(t *testing.T) {
+	got := make(chan *http.Request, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r }))
+	defer srv.Close()
+	// A library user's map need not be canonical: "user-agent" replaces the
+	// default User-Agent, and "host" sets the virtual host.
+	r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL, Header: http.Header{
+		"user-agent": {"ops-probe/2"}, "host": {"api.example.com"}, "X-Token": {"a\tb"}}})
+	if !r.OK {
+		t.Fatalf("result %+v", r)
+	}
+	req := <-got
+	if ua := req.Header["User-Agent"]; len(ua) != 1 || ua[0] != "ops-probe/2" {
+		t.Errorf("User-Agent %q, want the spec's alone", ua)
+	}
+	if req.Host != "api.example.com" || len(req.Header["Host"]) != 0 {
+		t.Errorf("Host %q, header %v; want the virtual host, sent once", req.Host, req.Header)
+	}
+	if req.Header.Get("X-Token") != "a\tb" {
+		t.Errorf("X-Token %q, want a tab kept", req.Header.Get("X-Token"))
+	}
+}
+
+func TestHTTPSVerifiesTheVirtualHostOfTheHostHeader(t *testing.T) {
+	sni := make(chan string, 1)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sni <- r.TLS.ServerName
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // a refused handshake is one of the cases
+	srv.StartTLS()
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600)
+
+	// httptest's certificate is for example.com (and 127.0.0.1): the name
+	// sent and verified is the Host header's, without its port.
+	r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL, Header: http.Header{"Host": {"example.com:8443"}}, TLS: probe.TLSOptions{CAFile: ca}})
+	if !r.OK {
+		t.Fatalf("Host example.com: %+v, want a pass", r)
+	}
+	if name := <-sni; name != "example.com" {
+		t.Errorf("SNI %q, want example.com", name)
+	}
+	r = measureHTTP(t, probe.HTTPSpec{URL: srv.URL, Header: http.Header{"Host": {"api.other.test"}}, TLS: probe.TLSOptions{CAFile: ca}})
+	if r.OK || !strings.Contains(r.Output, "not api.other.test") {
+		t.Fatalf("Host api.other.test: %+v, want the certificate refused for that name", r)
+	}
+	// A server name given wins over the Host header.
+	r = measureHTTP(t, probe.HTTPSpec{URL: srv.URL, Header: http.Header{"Host": {"api.other.test"}},
+		TLS: probe.TLSOptions{CAFile: ca, ServerName: "example.com"}})
+	if !r.OK {
+		t.Fatalf("Host api.other.test, server name example.com: %+v, want a pass", r)
+	}
+	<-sni
+}
+
+func TestHTTPNamesTheHostOfARedirectItDidNotFollow(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/app":
+			http.Redirect(w, r, "https://login.example.com/sso?next=/app", http.StatusFound)
+		case "/cached":
+			w.Header().Set("Location", "https://login.example.com/")
+			w.WriteHeader(http.StatusNotModified)
+		case "/choices":
+			w.Header().Set("Location", "/app/v2") // the same host: not a redirect elsewhere
+			w.WriteHeader(http.StatusMultipleChoices)
+		}
+	}))
+	defer srv.Close()
+	const note = " (a redirect to login.example.com, not followed)"
+	r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL + "/app"})
+	if !r.OK || !strings.HasPrefix(r.Output, "HTTP 302 in ") || !strings.HasSuffix(r.Output, note) {
+		t.Fatalf("a redirect to login.example.com: %+v, want a passing 302 that names the host", r)
+	}
+	r = measureHTTP(t, probe.HTTPSpec{URL: srv.URL + "/app", Status: "200"})
+	if want := "HTTP probe failed with statuscode: 302" + note; r.OK || r.Output != want {
+		t.Fatalf("the redirect outside the status set: %+v, want %q", r, want)
+	}
+	for _, path := range []string{"/cached", "/choices"} {
+		r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL + path})
+		if !r.OK || strings.Contains(r.Output, "redirect") {
+			t.Errorf("%s: %+v, want a pass with no note of a redirect", path, r)
+		}
 	}
 }
 
@@ -289,7 +380,16 @@ func TestHTTPRejectsABadSpecWhenBuilt(t *testing.T) {
 		{probe.HTTPSpec{URL: "ftp://example.com/"}, `http probe: URL "ftp://example.com/": scheme must be http or https`},
 		{probe.HTTPSpec{URL: "http://"}, `http probe: URL "http://" has no host`},
 		{probe.HTTPSpec{URL: "http://a b/"}, `http probe: URL "http://a b/": parse "http://a b/": invalid character " " in host name`},
-		{probe.HTTPSpec{URL: "http://x/", Method: "get"}, `http probe: method "get" is not an HTTP method`},
+		{probe.HTTPSpec{URL: "http://x/", Method: "get"}, `http probe: method "get" is not an HTTP method (methods are upper case: GET)`},
+		{probe.HTTPSpec{URL: "http://x/", Method: "GET /"}, `http probe: method "GET /" is not an HTTP method`},
+		{probe.HTTPSpec{URL: "http://x/", Method: "HEAD", Body: "ready"}, `http probe: body pattern "ready" with method HEAD: a HEAD answer has no body to match`},
+		{probe.HTTPSpec{URL: "http://x/", Method: "HEAD", NotBody: "down"}, `http probe: not-body pattern "down" with method HEAD: a HEAD answer has no body to match`},
+		{probe.HTTPSpec{URL: "http://x/", Header: http.Header{"X(": {"1"}}}, `http probe: header "X(": the name is not a token`},
+		{probe.HTTPSpec{URL: "http://x/", Header: http.Header{"X Probe": {"1"}}}, `http probe: header "X Probe": the name is not a token`},
+		{probe.HTTPSpec{URL: "http://x/", Header: http.Header{"": {"1"}}}, `http probe: header "": the name is not a token`},
+		{probe.HTTPSpec{URL: "http://x/", Header: http.Header{"X": {"1\r\nX-Injected: 1"}}}, `http probe: header "X": the value has a control character`},
+		{probe.HTTPSpec{URL: "http://x/", Header: http.Header{"X": {"ok", "a\x00b"}}}, `http probe: header "X": the value has a control character`},
+		{probe.HTTPSpec{URL: "http://x/", Header: http.Header{"X": {"a\x7fb"}}}, `http probe: header "X": the value has a control character`},
 		{probe.HTTPSpec{URL: "http://x/", Status: "2xx"}, `http probe: status set "2xx": "2xx" is not an HTTP status code (100-599)`},
 		{probe.HTTPSpec{URL: "http://x/", Body: "("}, "http probe: body pattern \"(\": error parsing regexp: missing closing ): `(`"},
 		{probe.HTTPSpec{URL: "http://x/", NotBody: "[z-a]"}, "http probe: not-body pattern \"[z-a]\": error parsing regexp: invalid character class range: `z-a`"},
@@ -300,6 +400,34 @@ func TestHTTPRejectsABadSpecWhenBuilt(t *testing.T) {
 	for _, tt := range tests {
 		if _, err := probe.HTTP(tt.spec); err == nil || err.Error() != tt.want {
 			t.Errorf("HTTP(%+v):\n got %v\nwant %s", tt.spec, err, tt.want)
+		}
+	}
+}
+
+func TestABadSpecKeepsItsCauseForErrorsIsAndAs(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.pem")
+	_, httpErr := probe.HTTP(probe.HTTPSpec{URL: "https://x/", TLS: probe.TLSOptions{CAFile: missing}})
+	_, tlsErr := probe.TLS(probe.TLSSpec{Address: "x:443", TLS: probe.TLSOptions{CAFile: missing}})
+	for _, err := range []error{httpErr, tlsErr} {
+		if !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("error %v does not wrap fs.ErrNotExist", err)
+		}
+	}
+	_, err := probe.HTTP(probe.HTTPSpec{URL: "http://a b/"})
+	if _, ok := errors.AsType[*url.Error](err); !ok {
+		t.Errorf("error %v does not wrap the *url.Error", err)
+	}
+}
+
+func TestHTTPAndTCPObserveTheLatencyInMillisecondsToTheMicrosecond(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	httpResult := measureHTTP(t, probe.HTTPSpec{URL: srv.URL})
+	tcpResult := measureTCP(t, probe.TCPSpec{Address: srv.Listener.Addr().String()}, 5*time.Second)
+	for _, r := range []health.Result{httpResult, tcpResult} {
+		v, ok := r.ObservedValue.(float64)
+		if us := v * 1000; !r.OK || !ok || v <= 0 || math.Abs(us-math.Round(us)) > 1e-6 || r.ObservedUnit != "ms" {
+			t.Errorf("result %+v, want a latency in ms with three decimals", r)
 		}
 	}
 }

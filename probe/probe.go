@@ -4,6 +4,9 @@
 // when it runs) and returns a *Prober: a health.Checker that also reports
 // what it observed (a latency, a status code, the days a certificate has
 // left), with failure output that says what was wrong and with what input.
+// An output leaves out what the probe's String already says (the path, the
+// name, the address, the command), as it is shown beside it: the CLI prints
+// "TARGET: OUTPUT", and a Monitor names the check.
 //
 // Where the kubelet's probes have an answer (HTTP status range, redirects,
 // body cap, exec output cap and timeout), the kinds give the same one. Every
@@ -21,6 +24,7 @@ package probe
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/vitals-dev/vitals/health"
 )
@@ -53,7 +57,14 @@ func (p *Prober) Kind() string { return p.kind }
 // String says what the probe checks, as in `GET http://localhost:8080/`.
 func (p *Prober) String() string { return p.target }
 
-// invalid is the error of a spec that cannot be built.
+// invalid is the error of a spec that cannot be built. Its format is
+// fmt.Errorf's, so that %w keeps the cause for errors.Is and errors.As.
 func invalid(kind, format string, args ...any) error {
-	return fmt.Errorf("%s probe: %s", kind, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%s probe: %w", kind, fmt.Errorf(format, args...))
+}
+
+// latency is the observation of a probe that times a connection or a
+// request: milliseconds to the microsecond, finer than any network answers.
+func latency(d time.Duration) health.Observation {
+	return health.Observation{Value: float64(d.Microseconds()) / 1000, Unit: "ms"}
 }

@@ -21,8 +21,9 @@ type TCPSpec struct {
 	// is a number. An empty host, as in ":6379", is this machine, as in Go.
 	// Required.
 	Address string
-	// Send is written once connected. Optional: by default nothing is sent,
-	// and the connection is closed at once, as the kubelet does.
+	// Send is written once connected. Outputs give its length only, never
+	// its bytes, as it may hold a password. Optional: by default nothing is
+	// sent, and the connection is closed at once, as the kubelet does.
 	Send string
 	// Expect must appear in what the server sends back, within its first
 	// 10 KiB: an answer to Send, or a banner the server sends first (SSH,
@@ -41,10 +42,11 @@ const maxAnswer = maxBody
 // have come or the context ends, so a wrong answer from a server that keeps
 // the connection open fails at the timeout.
 //
-// A failure says what and where: Go's error for a connection that did not
-// open, and what was sent and what came back (its first 64 bytes, quoted)
-// for an answer that did not match. The observed value is the time to
-// connect in milliseconds.
+// A failure says what went wrong: Go's error for a connection that did not
+// open, and how many bytes were sent and what came back (its first 64
+// bytes, quoted) for an answer that did not match. What was sent is never
+// shown: it may hold a password. The observed value is the time to connect
+// in milliseconds.
 func TCP(s TCPSpec) (*Prober, error) {
 	if _, err := hostPort("tcp", s.Address); err != nil {
 		return nil, err
@@ -86,7 +88,7 @@ func (t *tcpProbe) measure(ctx context.Context) (health.Observation, error) {
 	if err != nil {
 		return health.Observation{}, err
 	}
-	latency := time.Since(start)
+	obs := latency(time.Since(start))
 	defer conn.Close()
 	// ctx bounds the reads and the write: its deadline is the connection's,
 	// and its cancellation closes the connection.
@@ -96,19 +98,14 @@ func (t *tcpProbe) measure(ctx context.Context) (health.Observation, error) {
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 
-	obs := health.Observation{
-		Value:   float64(latency.Microseconds()) / 1000,
-		Unit:    "ms",
-		Message: "connected to " + t.Address,
-	}
-	did := obs.Message
+	did := "connected"
 	if t.Send != "" {
-		did = fmt.Sprintf("sent %q to %s", t.Send, t.Address)
 		if _, err := io.WriteString(conn, t.Send); err != nil {
-			return obs, fmt.Errorf("connected to %s, but sending %q failed: %w", t.Address, t.Send, ioError(ctx, err))
+			return obs, fmt.Errorf("connected, but sending %s failed: %w", byteCount(len(t.Send)), ioError(ctx, err))
 		}
-		obs.Message = did
+		did = "sent " + byteCount(len(t.Send))
 	}
+	obs.Message = did
 	if t.Expect == "" {
 		return obs, nil
 	}
@@ -118,7 +115,7 @@ func (t *tcpProbe) measure(ctx context.Context) (health.Observation, error) {
 		obs.Message = fmt.Sprintf("%s, and the answer contained %q", did, t.Expect)
 		return obs, nil
 	case len(answer) == 0 && err == io.EOF:
-		return obs, fmt.Errorf("%s, but it closed the connection without an answer", did)
+		return obs, fmt.Errorf("%s, but the server closed the connection without an answer", did)
 	case len(answer) == 0:
 		return obs, fmt.Errorf("%s, but no answer came: %w", did, ioError(ctx, err))
 	case err == io.EOF:
@@ -127,6 +124,14 @@ func (t *tcpProbe) measure(ctx context.Context) (health.Observation, error) {
 		return obs, fmt.Errorf("%s, but the first %d bytes of the answer did not contain %q (got %s)", did, maxAnswer, t.Expect, quoteStart(answer))
 	}
 	return obs, fmt.Errorf("%s, but the answer did not contain %q (got %s): %w", did, t.Expect, quoteStart(answer), ioError(ctx, err))
+}
+
+// byteCount says how many bytes n is: "1 byte", "14 bytes".
+func byteCount(n int) string {
+	if n == 1 {
+		return "1 byte"
+	}
+	return strconv.Itoa(n) + " bytes"
 }
 
 // readUntil reads from r until what it read contains want, r ends (io.EOF)

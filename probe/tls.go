@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -31,12 +32,18 @@ type TLSSpec struct {
 // TLS builds a TLS probe: it connects, completes a TLS handshake, verifying
 // the server's certificate unless told not to, and checks how long the
 // certificate (the leaf, the server's own) stays valid. It sends nothing
-// after the handshake.
+// after the handshake. When the server asks for a client certificate, the
+// probe waits up to 50ms after a TLS 1.3 handshake for the server to refuse
+// it: under TLS 1.3 the client's handshake ends before the server has
+// checked the client's certificate.
 //
 // A failure says why: Go's error for a connection or a handshake that
-// failed (an unknown authority, a wrong name), and the certificate's name
-// and expiry for one that has expired or expires within MinValidity. The
-// observed value is the days the certificate has left, to two decimals.
+// failed (an unknown authority, a wrong name), the server's alert for a
+// client certificate it refused, and the certificate's name and expiry for
+// one that has expired or expires within MinValidity. The observed value is
+// the days the certificate has left, to two decimals, negative once it has
+// expired; it is there whenever the server sent a certificate, even one that
+// failed verification.
 func TLS(s TLSSpec) (*Prober, error) {
 	host, err := hostPort("tls", s.Address)
 	if err != nil {
@@ -47,7 +54,7 @@ func TLS(s TLSSpec) (*Prober, error) {
 	}
 	config, err := s.TLS.config()
 	if err != nil {
-		return nil, invalid("tls", "%v", err)
+		return nil, invalid("tls", "%w", err)
 	}
 	if config.ServerName == "" {
 		config.ServerName = host
@@ -59,10 +66,17 @@ func TLS(s TLSSpec) (*Prober, error) {
 	return &Prober{kind: "tls", target: "tls " + s.Address, measure: t.measure}, nil
 }
 
+// refusalWait bounds how long the probe waits, after a TLS 1.3 handshake in
+// which the server asked for a client certificate, for the server's alert
+// that it refused the certificate. A server sends it as soon as it has read
+// the client's last handshake message: a round trip on the networks that
+// health checks cross.
+const refusalWait = 50 * time.Millisecond
+
 type tlsProbe struct {
 	address     string
 	minValidity time.Duration
-	config      *tls.Config
+	config      *tls.Config // as the spec asks: shared by every run, never changed
 }
 
 func (t *tlsProbe) measure(ctx context.Context) (health.Observation, error) {
@@ -70,16 +84,47 @@ func (t *tlsProbe) measure(ctx context.Context) (health.Observation, error) {
 	if err != nil {
 		return health.Observation{}, err
 	}
-	conn := tls.Client(raw, t.config)
+	var (
+		leaf      *x509.Certificate // the server's certificate, once seen
+		requested bool              // whether the server asked for a client certificate
+	)
+	config := t.config.Clone()
+	// Go's own verification ends the handshake before the certificate can be
+	// kept: the probe verifies it here instead, as Go would, so that an
+	// expired or untrusted certificate still says how long it has left.
+	config.InsecureSkipVerify = true
+	config.VerifyConnection = func(cs tls.ConnectionState) error {
+		leaf = cs.PeerCertificates[0]
+		if t.config.InsecureSkipVerify {
+			return nil
+		}
+		return verifyChain(cs.PeerCertificates, t.config.RootCAs, t.config.ServerName)
+	}
+	config.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+		requested = true
+		if len(t.config.Certificates) > 0 {
+			return &t.config.Certificates[0], nil
+		}
+		return &tls.Certificate{}, nil // none: the server decides whether that will do
+	}
+	conn := tls.Client(raw, config)
 	defer conn.Close()
 	// HandshakeContext closes the connection when ctx ends, and then
-	// reports ctx's error.
-	if err := conn.HandshakeContext(ctx); err != nil {
-		return health.Observation{}, fmt.Errorf("TLS handshake with %s: %w", t.address, err)
+	// reports ctx's error. It calls the callbacks above on this goroutine.
+	err = conn.HandshakeContext(ctx)
+	if leaf == nil { // it failed before the server's certificate came
+		return health.Observation{}, fmt.Errorf("TLS handshake: %w", err)
 	}
-	leaf := conn.ConnectionState().PeerCertificates[0]
 	left := time.Until(leaf.NotAfter)
 	obs := health.Observation{Value: roundDays(left), Unit: "days"}
+	if err != nil {
+		return obs, fmt.Errorf("TLS handshake: %w", err)
+	}
+	if requested && conn.ConnectionState().Version >= tls.VersionTLS13 {
+		if err := refusal(ctx, conn); err != nil {
+			return obs, err
+		}
+	}
 	name, until := certName(leaf), leaf.NotAfter.UTC().Format(time.RFC3339)
 	switch {
 	case left <= 0:
@@ -90,6 +135,39 @@ func (t *tlsProbe) measure(ctx context.Context) (health.Observation, error) {
 	}
 	obs.Message = fmt.Sprintf("certificate for %q valid until %s (%s)", name, until, days(left))
 	return obs, nil
+}
+
+// verifyChain verifies a server's chain, leaf first, as Go's handshake does:
+// against roots (nil for the system's), for name, and failing with the error
+// Go's handshake fails with.
+func verifyChain(certs []*x509.Certificate, roots *x509.CertPool, name string) error {
+	opts := x509.VerifyOptions{Roots: roots, DNSName: name, Intermediates: x509.NewCertPool()}
+	for _, c := range certs[1:] {
+		opts.Intermediates.AddCert(c)
+	}
+	if _, err := certs[0].Verify(opts); err != nil {
+		return &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: err}
+	}
+	return nil
+}
+
+// refusal reads from conn for refusalWait, or until ctx's deadline if that
+// comes first, and reports the alert of a server that refused the client's
+// certificate. Anything else (silence, data, the end of the connection)
+// means the server accepted it.
+func refusal(ctx context.Context, conn *tls.Conn) error {
+	wait := refusalWait
+	if d, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(d))
+	}
+	if err := conn.SetReadDeadline(time.Now().Add(wait)); err != nil {
+		return err
+	}
+	_, err := conn.Read(make([]byte, 1))
+	if opErr, ok := errors.AsType[*net.OpError](err); ok && opErr.Op == "remote error" {
+		return fmt.Errorf("the server refused the client certificate: %w", err)
+	}
+	return nil
 }
 
 // certName is the name people know a certificate by: its common name, or

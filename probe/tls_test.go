@@ -77,6 +77,32 @@ func (ca testCA) issue(t *testing.T, validFor time.Duration) tls.Certificate {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
 }
 
+// issueClient writes a client certificate for "vitals-probe" and its key,
+// issued by ca.
+func (ca testCA) issueClient(t *testing.T) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "vitals-probe"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "client.pem"), filepath.Join(dir, "client-key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
+	return certFile, keyFile
+}
+
 // serveTLS serves TLS handshakes with cert on a free local port: a server
 // that completes the handshake and hangs up.
 func serveTLS(t *testing.T, cert tls.Certificate) string {
@@ -128,7 +154,7 @@ func TestTLSVerifiesTheServerUnlessToldNotTo(t *testing.T) {
 	ca := newTestCA(t)
 	addr := serveTLS(t, ca.issue(t, 400*24*time.Hour))
 	r := measureTLS(t, probe.TLSSpec{Address: addr})
-	want := "TLS handshake with " + addr + ": tls: failed to verify certificate: x509: certificate signed by unknown authority"
+	want := "TLS handshake: tls: failed to verify certificate: x509: certificate signed by unknown authority"
 	if r.OK || r.Output != want {
 		t.Fatalf("without the CA: %+v,\nwant a failure saying %s", r, want)
 	}
@@ -136,7 +162,7 @@ func TestTLSVerifiesTheServerUnlessToldNotTo(t *testing.T) {
 		t.Fatalf("with InsecureSkipVerify: %+v, want a pass", r)
 	}
 	r = measureTLS(t, probe.TLSSpec{Address: addr, TLS: probe.TLSOptions{CAFile: ca.file, ServerName: "db.example"}})
-	want = "TLS handshake with " + addr + ": tls: failed to verify certificate: x509: certificate is valid for localhost, not db.example"
+	want = "TLS handshake: tls: failed to verify certificate: x509: certificate is valid for localhost, not db.example"
 	if r.OK || r.Output != want {
 		t.Fatalf("with a server name the certificate does not have: %+v,\nwant a failure saying %s", r, want)
 	}
@@ -172,6 +198,62 @@ func TestTLSFailsOnAnExpiredCertificate(t *testing.T) {
 	want := `certificate for "localhost" expired 1.5 days ago (` + cert.Leaf.NotAfter.UTC().Format(time.RFC3339) + `)`
 	if r.OK || r.Output != want || r.ObservedValue != -1.5 {
 		t.Fatalf("result %+v,\nwant a failure saying %s, observing -1.5", r, want)
+	}
+}
+
+func TestTLSObservesTheDaysLeftOfACertificateThatFailsVerification(t *testing.T) {
+	ca := newTestCA(t)
+	expired := serveTLS(t, ca.issue(t, -36*time.Hour))
+	r := measureTLS(t, probe.TLSSpec{Address: expired, TLS: probe.TLSOptions{CAFile: ca.file}})
+	want := "TLS handshake: tls: failed to verify certificate: x509: certificate has expired or is not yet valid: "
+	if r.OK || !strings.HasPrefix(r.Output, want) || r.ObservedValue != -1.5 || r.ObservedUnit != "days" {
+		t.Fatalf("an expired certificate: %+v,\nwant a failure starting %q, observing -1.5 days", r, want)
+	}
+	untrusted := serveTLS(t, ca.issue(t, 400*24*time.Hour))
+	r = measureTLS(t, probe.TLSSpec{Address: untrusted})
+	want = "TLS handshake: tls: failed to verify certificate: x509: certificate signed by unknown authority"
+	if v, _ := r.ObservedValue.(float64); r.OK || r.Output != want || v < 399.99 || v > 400 {
+		t.Fatalf("an untrusted certificate: %+v,\nwant a failure saying %s, observing 400 days", r, want)
+	}
+}
+
+// Under TLS 1.3 the client's handshake ends before the server has checked the
+// client's certificate, so a server that refuses it says so after.
+func TestTLSFailsWhenTheServerRefusesTheClientCertificate(t *testing.T) {
+	ca, otherCA := newTestCA(t), newTestCA(t)
+	cert := ca.issue(t, 400*24*time.Hour)
+	clients := x509.NewCertPool()
+	clients.AddCert(ca.cert)
+	serve := func(maxVersion uint16) string {
+		config := &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert,
+			ClientCAs: clients, MaxVersion: maxVersion}
+		return serveTCP(t, func(c net.Conn) {
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			tls.Server(c, config).Handshake() // a refused certificate is the point
+		})
+	}
+	tls13, tls12 := serve(tls.VersionTLS13), serve(tls.VersionTLS12)
+	rightCert, rightKey := ca.issueClient(t)
+	wrongCert, wrongKey := otherCA.issueClient(t)
+	tests := []struct {
+		addr, certFile, keyFile string
+		want                    string // "" for a pass
+	}{
+		{tls13, "", "", "the server refused the client certificate: remote error: tls: certificate required"},
+		{tls13, wrongCert, wrongKey, "the server refused the client certificate: remote error: tls: unknown certificate authority"},
+		{tls13, rightCert, rightKey, ""},
+		{tls12, "", "", "TLS handshake: remote error: tls: handshake failure"},
+		{tls12, rightCert, rightKey, ""},
+	}
+	for _, tt := range tests {
+		r := measureTLS(t, probe.TLSSpec{Address: tt.addr,
+			TLS: probe.TLSOptions{CAFile: ca.file, CertFile: tt.certFile, KeyFile: tt.keyFile}})
+		if r.OK != (tt.want == "") || !r.OK && r.Output != tt.want {
+			t.Errorf("%s with client certificate %q: %+v, want %q", tt.addr, tt.certFile, r, tt.want)
+		}
+		if v, _ := r.ObservedValue.(float64); v < 399.99 {
+			t.Errorf("%s with client certificate %q: observed %v, want the server certificate's 400 days", tt.addr, tt.certFile, r.ObservedValue)
+		}
 	}
 }
 
@@ -212,7 +294,7 @@ func TestTLSFailsAtItsTimeoutWhenTheServerNeverCompletesTheHandshake(t *testing.
 	}
 	assertFailsAtTimeout(t, p)
 
-	want := "timed out after 300ms: TLS handshake with " + ln.Addr().String() + ": context deadline exceeded"
+	want := "timed out after 300ms: TLS handshake: context deadline exceeded"
 	if r := health.Run(context.Background(), p, 300*time.Millisecond); r.Output != want {
 		t.Errorf("output %q, want %q", r.Output, want)
 	}

@@ -18,15 +18,16 @@ type TLSOptions struct {
 	// servers that ask for one. Both or neither.
 	CertFile, KeyFile string
 	// ServerName is the name to verify the certificate against and to send as
-	// SNI; default the target's host.
+	// SNI; default the target's host (for the http kind, that of a Host
+	// header if there is one).
 	ServerName string
 	// InsecureSkipVerify accepts any certificate. The kubelet's HTTPS probes
 	// do this; vitals verifies unless told not to.
 	InsecureSkipVerify bool
 }
 
-// IsZero reports whether no option is set.
-func (o TLSOptions) IsZero() bool { return o == TLSOptions{} }
+// isZero reports whether no option is set.
+func (o TLSOptions) isZero() bool { return o == TLSOptions{} }
 
 // config builds the tls.Config, reading the files now so that a missing or
 // bad one fails when the probe is built.

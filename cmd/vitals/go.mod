@@ -1,6 +1,6 @@
 module github.com/vitals-dev/vitals/cmd/vitals
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/spf13/cobra v1.10.2
@@ -8,6 +8,10 @@ require (
 	github.com/vitals-dev/vitals v0.0.0
 )
 
-require github.com/inconshreveable/mousetrap v1.1.0 // indirect
+require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/term v0.48.0 // indirect
+)
 
 replace github.com/vitals-dev/vitals => ../..

@@ -206,7 +206,7 @@ func TestProbeCoversEveryKind(t *testing.T) {
 		{[]string{"probe", "tls://" + strings.TrimPrefix(tlsSrv.URL, "https://"), "--insecure"}, 0, ""},
 		{[]string{"probe", "tls://" + strings.TrimPrefix(tlsSrv.URL, "https://")}, 1, "certificate"},
 		{[]string{"probe", "file://" + conf, "--non-empty", "--max-age", "1h"}, 0, ""},
-		{[]string{"probe", "file://" + empty, "--non-empty"}, 1, empty + " is empty"},
+		{[]string{"probe", "file://" + empty, "--non-empty"}, 1, empty + ": the file is empty"},
 		{[]string{"probe", "file://" + filepath.Join(dir, "nope")}, 1, "no such file or directory"},
 		{[]string{"probe", "dns://localhost"}, 0, ""},
 		{[]string{"probe", "--", "true"}, 0, ""},
@@ -226,7 +226,10 @@ func TestBadInputIsAUsageErrorThatSaysWhatAndWhere(t *testing.T) {
 		{[]string{"probe"}, "probe takes one target: a URL, or -- COMMAND [ARGS...] (got 0)"},
 		{[]string{"probe", "http://a/", "http://b/"}, "probe takes one target"},
 		{[]string{"probe", "ftp://example.com/"}, `target "ftp://example.com/": unknown scheme "ftp"`},
-		{[]string{"probe", "localhost:8080"}, `target "localhost:8080" has no scheme`},
+		{[]string{"probe", "localhost:8080"}, `target "localhost:8080": unknown scheme "localhost"`},
+		{[]string{"probe", "/etc/hosts"}, `target "/etc/hosts" has no scheme`},
+		{[]string{"probe", "file:///tmp/a#b"}, "a ? or # in a path must be written %3F or %23"},
+		{[]string{"probe", "http://x/", "--status", ""}, "--status is empty: give it a value, or leave it out"},
 		{[]string{"probe", "http://a b/"}, `target "http://a b/": parse "http://a b/": invalid character " " in host name`},
 		{[]string{"probe", "http://x/", "--status", "500-200"}, `status set "500-200": range 500-200 runs backwards`},
 		{[]string{"probe", "http://x/", "--body", "("}, `body pattern "(": error parsing regexp`},
@@ -242,6 +245,7 @@ func TestBadInputIsAUsageErrorThatSaysWhatAndWhere(t *testing.T) {
 		{[]string{"wait"}, "wait needs at least one target"},
 		{[]string{"wait", "http://x/", "ftp://y/", "--timeout", "1s"}, `unknown scheme "ftp"`},
 		{[]string{"wait", "http://x/", "--send", "PING"}, "--send applies to tcp targets, and there is none"},
+		{[]string{"wait", "http://x/", "--answer", "10.0.0.5"}, "--answer applies to dns targets, and there is none"},
 		{[]string{"wait", "http://x/", "--interval", "0s"}, "--interval 0s: must be positive"},
 		{[]string{"nonsense"}, `unknown command "nonsense"`},
 	}
@@ -300,5 +304,55 @@ func TestWaitTimesOutSayingWhatStillFails(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &results); err != nil || len(results) != 2 || !results[0].OK || results[1].OK {
 		t.Fatalf("JSON %s (%v), want the two last results, the first passing", r.stdout, err)
+	}
+}
+
+// silent accepts connections and never answers.
+func silent(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func TestAnInterruptedProbeSaysWhatItSawNotThatItTimedOut(t *testing.T) {
+	cmd := exec.Command(vitals, "probe", "tcp://"+silent(t), "--expect", "+OK", "--timeout", "20s")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // let it connect; only then is there something to say
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || strings.Contains(stderr.String(), "timed out") ||
+		!strings.Contains(stderr.String(), "no answer came") {
+		t.Fatalf("exit %d, stderr %q; want 1 and what the probe saw, not a timeout", code, stderr.String())
+	}
+}
+
+func TestWaitReportsTheLastWholeAttemptOfASlowTarget(t *testing.T) {
+	r := vitalsRun(t, "wait", "tcp://"+silent(t), "--expect", "+OK", "--timeout", "1500ms", "--probe-timeout", "700ms")
+	r.expect(t, 1, "", "timed out after 700ms: ")
+	if !strings.Contains(r.stderr, "no answer came") {
+		t.Fatalf("stderr %q: want the reason of the last whole attempt", r.stderr)
 	}
 }

@@ -5,11 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -53,8 +58,8 @@ A static binary with no dependencies: the exec probe for images without curl.
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			if timeout <= 0 {
-				return fmt.Errorf("--timeout %v: must be positive", timeout)
+			if err := positive(map[string]time.Duration{"timeout": timeout}); err != nil {
+				return err
 			}
 			o.Set = cmd.Flags().Changed
 			targets, argv, err := splitArgs(cmd, args)
@@ -64,7 +69,7 @@ A static binary with no dependencies: the exec probe for images without curl.
 			if len(targets)+btoi(argv != nil) != 1 {
 				return fmt.Errorf("probe takes one target: a URL, or -- COMMAND [ARGS...] (got %d)", len(targets)+btoi(argv != nil))
 			}
-			probes, err := buildAll(targets, argv, o, true)
+			probes, err := buildAll(cmd.Flags(), targets, argv, o, true)
 			if err != nil {
 				return err
 			}
@@ -87,36 +92,31 @@ A static binary with no dependencies: the exec probe for images without curl.
 		},
 	}
 	f := cmd.Flags()
-	addKindFlags(f, &o)
+	target.DefineFlags(f, &o)
 	f.DurationVar(&timeout, "timeout", time.Second, "give up on the check after this long (the kubelet's default)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "say what passed, too")
 	f.StringVarP(&output, "output", "o", "text", "text, or json for the result as JSON on stdout")
+	completeValues(cmd)
 	return cmd
 }
 
-// addKindFlags defines the kinds' flags; each applies to the kinds that
-// target.Kinds names for it, and is refused for others.
-func addKindFlags(f *pflag.FlagSet, o *target.Options) {
-	f.StringVar(&o.Method, "method", "", "http: request method (default GET)")
-	f.StringVar(&o.Status, "status", "", "http: statuses that pass, as codes and ranges (default 200-399)")
-	f.StringVar(&o.Body, "body", "", "http: a regular expression the body must match (first 10 KiB)")
-	f.StringVar(&o.NotBody, "not-body", "", "http: a regular expression the body must not match")
-	f.StringArrayVar(&o.Header, "header", nil, `http: a request header "Name: value" (repeatable; Host sets the virtual host)`)
-	f.BoolVar(&o.Insecure, "insecure", false, "http, tls: accept any server certificate")
-	f.StringVar(&o.CAFile, "ca-file", "", "http, tls: PEM roots to verify the server with")
-	f.StringVar(&o.CertFile, "cert", "", "http, tls: PEM client certificate")
-	f.StringVar(&o.KeyFile, "key", "", "http, tls: PEM key of the client certificate")
-	f.StringVar(&o.ServerName, "server-name", "", "http, tls: the name to verify and send as SNI")
-	f.StringVar(&o.Send, "send", "", `tcp: bytes to send after connecting (escapes \r \n \t \\ \xHH)`)
-	f.StringArrayVar(&o.Expect, "expect", nil, "tcp: text the answer must contain; dns: an answer that must be there (repeatable)")
-	f.BoolVar(&o.NonEmpty, "non-empty", false, "file: the file must not be empty")
-	f.BoolVar(&o.Regular, "regular", false, "file: the file must be a regular file")
-	f.DurationVar(&o.MaxAge, "max-age", 0, "file: the file must have been modified within this long")
-	f.StringVar(&o.Content, "content", "", "file: a regular expression the content must match")
-	f.StringVar(&o.Type, "type", "", "dns: record type: A, AAAA, CNAME, MX, TXT or NS (default any address)")
-	f.DurationVar(&o.MinValidity, "min-validity", 0, "tls: the certificate must stay valid at least this long")
-	f.StringArrayVar(&o.Env, "env", nil, "exec: KEY=VALUE for the command's environment (repeatable)")
-	f.StringVar(&o.Dir, "dir", "", "exec: working directory of the command")
+// completeValues offers the values of the flags that have a fixed set.
+func completeValues(cmd *cobra.Command) {
+	fixed := func(values ...string) cobra.CompletionFunc {
+		return cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp)
+	}
+	cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
+	cmd.RegisterFlagCompletionFunc("type", fixed(target.RecordTypes...))
+}
+
+// positive checks that every duration flag is above zero.
+func positive(durations map[string]time.Duration) error {
+	for _, flag := range slices.Sorted(maps.Keys(durations)) {
+		if d := durations[flag]; d <= 0 {
+			return fmt.Errorf("--%s %v: must be positive", flag, d)
+		}
+	}
+	return nil
 }
 
 // splitArgs separates URL targets from a command given after --.
@@ -131,11 +131,17 @@ func splitArgs(cmd *cobra.Command, args []string) (targets, argv []string, err e
 	return args[:dash], args[dash:], nil
 }
 
-// buildAll builds every target, reporting every bad one at once. Each kind
-// flag must apply to every target (single) or to at least one (several).
-func buildAll(targets, argv []string, o target.Options, single bool) ([]*probe.Prober, error) {
+// buildAll builds every target, reporting every bad one at once. A kind flag
+// must apply to the target (single) or to at least one of them (several), and
+// a flag given must have a value.
+func buildAll(flags *pflag.FlagSet, targets, argv []string, o target.Options, single bool) ([]*probe.Prober, error) {
 	var probes []*probe.Prober
 	var errs []string
+	for _, name := range o.Given() {
+		if f := flags.Lookup(name); f != nil && f.Value.Type() == "string" && f.Value.String() == "" {
+			errs = append(errs, fmt.Sprintf("--%s is empty: give it a value, or leave it out", name))
+		}
+	}
 	kinds := map[string]bool{}
 	for _, t := range targets {
 		kind, err := target.KindOf(t)
@@ -145,7 +151,7 @@ func buildAll(targets, argv []string, o target.Options, single bool) ([]*probe.P
 		}
 		kinds[kind] = true
 		if unfit := o.Unfit(kind); single && len(unfit) > 0 {
-			errs = append(errs, fmt.Sprintf("%s does not apply to a %s target (%s)", strings.Join(unfit, ", "), kind, t))
+			errs = append(errs, fmt.Sprintf("%s does not apply to %s target (%s)", strings.Join(unfit, ", "), article(kind), t))
 			continue
 		}
 		p, err := target.Build(t, o)
@@ -166,9 +172,9 @@ func buildAll(targets, argv []string, o target.Options, single bool) ([]*probe.P
 		}
 	}
 	if !single {
-		for flag, fits := range target.Kinds {
-			if o.Set != nil && o.Set(flag) && !anyOf(fits, kinds) {
-				errs = append(errs, fmt.Sprintf("--%s applies to %s targets, and there is none", flag, strings.Join(fits, " and ")))
+		for _, name := range o.Given() {
+			if fits := target.KindsOf(name); !anyOf(fits, kinds) {
+				errs = append(errs, fmt.Sprintf("--%s applies to %s targets, and there is none", name, strings.Join(fits, " and ")))
 			}
 		}
 	}
@@ -176,6 +182,14 @@ func buildAll(targets, argv []string, o target.Options, single bool) ([]*probe.P
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\nvitals: "))
 	}
 	return probes, nil
+}
+
+// article puts "a" or "an" before a kind's name.
+func article(kind string) string {
+	if strings.ContainsRune("aeiou", rune(kind[0])) || kind == "http" {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 func anyOf(kinds []string, have map[string]bool) bool {
@@ -225,13 +239,29 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // oneLine folds a multi-line output (a command's) into one line, so that a
-// failure is one line on stderr.
+// failure is one line on stderr, and escapes what a terminal would act on
+// (an escape sequence in a command's output must not clear the screen or
+// forge earlier lines).
 func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
+	if strings.ContainsAny(s, "\r\n") {
+		s = strings.Join(strings.Fields(s), " ")
+	}
+	if strings.IndexFunc(s, notShown) < 0 {
 		return s
 	}
-	return strings.Join(strings.Fields(s), " ")
+	var b strings.Builder
+	for _, r := range s {
+		if notShown(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
+
+func notShown(r rune) bool { return !unicode.IsGraphic(r) && r != ' ' || r == utf8.RuneError }
 
 // describe says what a passing result saw: its message, or else what it
 // observed.

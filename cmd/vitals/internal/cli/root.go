@@ -29,7 +29,7 @@ func (f failed) Error() string { return f.msg }
 func Main(args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	var f failed
 	switch {
 	case err == nil:
@@ -40,7 +40,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitFail
 	default:
-		fmt.Fprintf(stderr, "vitals: %v\nRun 'vitals --help' for usage.\n", err)
+		fmt.Fprintf(stderr, "vitals: %v\nRun '%s --help' for usage.\n", err, cmd.CommandPath())
 		return exitUsage
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/target"
 	"github.com/vitals-dev/vitals/health"
@@ -51,13 +52,8 @@ A kind's flag applies to the targets of that kind.
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			for _, d := range []struct {
-				flag string
-				v    time.Duration
-			}{{"--timeout", timeout}, {"--interval", interval}, {"--probe-timeout", probeTimeout}} {
-				if d.v <= 0 {
-					return fmt.Errorf("%s %v: must be positive", d.flag, d.v)
-				}
+			if err := positive(map[string]time.Duration{"timeout": timeout, "interval": interval, "probe-timeout": probeTimeout}); err != nil {
+				return err
 			}
 			o.Set = cmd.Flags().Changed
 			targets, argv, err := splitArgs(cmd, args)
@@ -67,7 +63,7 @@ A kind's flag applies to the targets of that kind.
 			if len(targets) == 0 && argv == nil {
 				return fmt.Errorf("wait needs at least one target")
 			}
-			probes, err := buildAll(targets, argv, o, false)
+			probes, err := buildAll(cmd.Flags(), targets, argv, o, false)
 			if err != nil {
 				return err
 			}
@@ -89,12 +85,13 @@ A kind's flag applies to the targets of that kind.
 		},
 	}
 	f := cmd.Flags()
-	addKindFlags(f, &o)
+	target.DefineFlags(f, &o)
 	f.DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long")
 	f.DurationVar(&interval, "interval", time.Second, "the longest pause between attempts")
 	f.DurationVar(&probeTimeout, "probe-timeout", time.Second, "give up on one attempt at one target after this long")
 	f.BoolVarP(&verbose, "verbose", "v", false, "print every attempt's failure, not only changes")
 	f.StringVarP(&output, "output", "o", "text", "text, or json for the last results as JSON on stdout")
+	completeValues(cmd)
 	return cmd
 }
 
@@ -113,24 +110,28 @@ func (w *waiter) run(ctx context.Context) ([]health.Result, error) {
 	results := make([]health.Result, len(w.probes))
 	passed := make([]bool, len(w.probes))
 	delay := min(firstDelay, w.interval)
+	attempt := make([]health.Result, len(w.probes))
 	for {
 		var wg sync.WaitGroup
 		for i, p := range w.probes {
-			if passed[i] {
-				continue
+			if !passed[i] {
+				wg.Go(func() { attempt[i] = health.Run(ctx, p, w.probeTimeout) })
 			}
-			wg.Go(func() { results[i] = health.Run(ctx, p, w.probeTimeout) })
 		}
 		wg.Wait()
 		waiting := 0
 		for i, p := range w.probes {
-			if passed[i] {
+			switch {
+			case passed[i]:
 				continue
-			}
-			if results[i].OK && ctx.Err() == nil {
-				passed[i] = true
+			case attempt[i].OK: // a pass counts, even in an attempt the end cut short
+				passed[i], results[i] = true, attempt[i]
 				w.progress.passed(p, results[i], time.Since(began))
 				continue
+			case ctx.Err() == nil || results[i].Time.IsZero():
+				// An attempt the end cut short says less about why the target
+				// fails than the last whole one.
+				results[i] = attempt[i]
 			}
 			waiting++
 			w.progress.failing(p, results[i])
@@ -173,6 +174,7 @@ func round(d time.Duration) time.Duration { return d.Round(10 * time.Millisecond
 type progress struct {
 	w        io.Writer
 	terminal bool
+	fd       int // of the terminal
 	verbose  bool
 	last     map[*probe.Prober]string // the last output printed per target
 	line     string                   // the live line's failing target, on a terminal
@@ -180,12 +182,19 @@ type progress struct {
 
 func newProgress(w io.Writer, verbose bool) *progress {
 	p := &progress{w: w, verbose: verbose, last: map[*probe.Prober]string{}}
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			p.terminal = true
-		}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.terminal, p.fd = true, int(f.Fd())
 	}
 	return p
+}
+
+// width is how many columns the live line may take: one less than the
+// terminal's, so that it never wraps (a wrapped line cannot be rewritten).
+func (p *progress) width() int {
+	if w, _, err := term.GetSize(p.fd); err == nil && w > 1 {
+		return w - 1
+	}
+	return 79
 }
 
 func (p *progress) passed(pr *probe.Prober, r health.Result, after time.Duration) {
@@ -196,7 +205,10 @@ func (p *progress) passed(pr *probe.Prober, r health.Result, after time.Duration
 func (p *progress) failing(pr *probe.Prober, r health.Result) {
 	if p.terminal {
 		p.line = fmt.Sprintf("%s: %s", pr, oneLine(r.Output))
-		return
+		if !p.verbose {
+			return
+		}
+		p.clear() // -v: every failure on a line of its own, above the live line
 	}
 	if p.verbose || p.last[pr] != r.Output {
 		fmt.Fprintf(p.w, "waiting: %s: %s\n", pr, oneLine(r.Output))
@@ -209,8 +221,8 @@ func (p *progress) status(waited time.Duration, ready, all int) {
 		return
 	}
 	line := fmt.Sprintf("waiting %v: %d of %d ready; %s", waited.Round(time.Second), ready, all, p.line)
-	if r := []rune(line); len(r) > 160 {
-		line = string(r[:157]) + "..."
+	if r, w := []rune(line), p.width(); len(r) > w {
+		line = string(r[:w-1]) + "…"
 	}
 	fmt.Fprintf(p.w, "\r\x1b[K%s", line)
 }

@@ -12,10 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/vitals-dev/vitals/probe"
 )
 
-// Options are the kinds' options as flags give them. Set records which flags
+// Options are the kinds' options as flags give them. Set says which flags
 // the user gave, so that a flag that does not fit a target's kind is an error
 // rather than silently ignored.
 type Options struct {
@@ -30,12 +32,13 @@ type Options struct {
 	KeyFile     string
 	ServerName  string
 	Send        string // with \r \n \t \\ \xHH escapes
-	Expect      []string
+	Expect      string
 	NonEmpty    bool
 	Regular     bool
 	MaxAge      time.Duration
 	Content     string
 	Type        string
+	Answer      []string
 	MinValidity time.Duration
 	Env         []string
 	Dir         string
@@ -43,32 +46,116 @@ type Options struct {
 	Set func(flag string) bool // whether the user gave the flag; nil means none
 }
 
-// Kinds lists, for each kind flag, the kinds it applies to.
-var Kinds = map[string][]string{
-	"method": {"http"}, "status": {"http"}, "body": {"http"}, "not-body": {"http"}, "header": {"http"},
-	"insecure": {"http", "tls"}, "ca-file": {"http", "tls"}, "cert": {"http", "tls"}, "key": {"http", "tls"},
-	"server-name": {"http", "tls"},
-	"send":        {"tcp"}, "expect": {"tcp", "dns"},
-	"non-empty": {"file"}, "regular": {"file"}, "max-age": {"file"}, "content": {"file"},
-	"type":         {"dns"},
-	"min-validity": {"tls"},
-	"env":          {"exec"}, "dir": {"exec"},
+// flag is one kind option as a command-line flag: the one table that names
+// it, says which kinds take it, and binds it to its field.
+type flag struct {
+	name  string
+	kinds []string
+	bind  func(f *pflag.FlagSet, o *Options, name, usage string)
+	usage string
+	file  bool // its value is a file name, for shell completion
 }
 
-// Schemes are the target schemes and the kinds they name.
-var Schemes = map[string]string{
+func str(p func(*Options) *string) func(*pflag.FlagSet, *Options, string, string) {
+	return func(f *pflag.FlagSet, o *Options, name, usage string) { f.StringVar(p(o), name, "", usage) }
+}
+
+func strs(p func(*Options) *[]string) func(*pflag.FlagSet, *Options, string, string) {
+	return func(f *pflag.FlagSet, o *Options, name, usage string) { f.StringArrayVar(p(o), name, nil, usage) }
+}
+
+func boolean(p func(*Options) *bool) func(*pflag.FlagSet, *Options, string, string) {
+	return func(f *pflag.FlagSet, o *Options, name, usage string) { f.BoolVar(p(o), name, false, usage) }
+}
+
+func duration(p func(*Options) *time.Duration) func(*pflag.FlagSet, *Options, string, string) {
+	return func(f *pflag.FlagSet, o *Options, name, usage string) { f.DurationVar(p(o), name, 0, usage) }
+}
+
+var (
+	httpOnly   = []string{"http"}
+	httpAndTLS = []string{"http", "tls"}
+)
+
+var flags = []flag{
+	{"method", httpOnly, str(func(o *Options) *string { return &o.Method }), "http: request method (default GET)", false},
+	{"status", httpOnly, str(func(o *Options) *string { return &o.Status }), "http: statuses that pass, as codes and ranges (default 200-399)", false},
+	{"body", httpOnly, str(func(o *Options) *string { return &o.Body }), "http: a regular expression the body must match (first 10 KiB)", false},
+	{"not-body", httpOnly, str(func(o *Options) *string { return &o.NotBody }), "http: a regular expression the body must not match", false},
+	{"header", httpOnly, strs(func(o *Options) *[]string { return &o.Header }), `http: a request header "Name: value" (repeatable; Host sets the virtual host)`, false},
+	{"insecure", httpAndTLS, boolean(func(o *Options) *bool { return &o.Insecure }), "http, tls: accept any server certificate", false},
+	{"ca-file", httpAndTLS, str(func(o *Options) *string { return &o.CAFile }), "http, tls: PEM roots to verify the server with", true},
+	{"cert", httpAndTLS, str(func(o *Options) *string { return &o.CertFile }), "http, tls: PEM client certificate", true},
+	{"key", httpAndTLS, str(func(o *Options) *string { return &o.KeyFile }), "http, tls: PEM key of the client certificate", true},
+	{"server-name", httpAndTLS, str(func(o *Options) *string { return &o.ServerName }), "http, tls: the name to verify and send as SNI", false},
+	{"send", []string{"tcp"}, str(func(o *Options) *string { return &o.Send }), `tcp: bytes to send after connecting (escapes \r \n \t \\ \xHH)`, false},
+	{"expect", []string{"tcp"}, str(func(o *Options) *string { return &o.Expect }), "tcp: text the answer must contain (same escapes)", false},
+	{"non-empty", []string{"file"}, boolean(func(o *Options) *bool { return &o.NonEmpty }), "file: the file must not be empty (a directory: must have an entry)", false},
+	{"regular", []string{"file"}, boolean(func(o *Options) *bool { return &o.Regular }), "file: the file must be a regular file", false},
+	{"max-age", []string{"file"}, duration(func(o *Options) *time.Duration { return &o.MaxAge }), "file: the file must have been modified within this long", false},
+	{"content", []string{"file"}, str(func(o *Options) *string { return &o.Content }), "file: a regular expression the content must match (first 64 KiB)", false},
+	{"type", []string{"dns"}, str(func(o *Options) *string { return &o.Type }), "dns: record type: A, AAAA, CNAME, MX, TXT or NS (default any address)", false},
+	{"answer", []string{"dns"}, strs(func(o *Options) *[]string { return &o.Answer }), "dns: an answer that must be among the answers (repeatable)", false},
+	{"min-validity", []string{"tls"}, duration(func(o *Options) *time.Duration { return &o.MinValidity }), "tls: the certificate must stay valid at least this long", false},
+	{"env", []string{"exec"}, strs(func(o *Options) *[]string { return &o.Env }), "exec: KEY=VALUE for the command's environment (repeatable)", false},
+	{"dir", []string{"exec"}, str(func(o *Options) *string { return &o.Dir }), "exec: working directory of the command", true},
+}
+
+// RecordTypes are the values of --type, for shell completion.
+var RecordTypes = []string{"A", "AAAA", "CNAME", "MX", "TXT", "NS"}
+
+// DefineFlags defines every kind flag on f, bound to o.
+func DefineFlags(f *pflag.FlagSet, o *Options) {
+	for _, fl := range flags {
+		fl.bind(f, o, fl.name, fl.usage)
+		if fl.file {
+			f.SetAnnotation(fl.name, cobraFilename, []string{})
+		}
+	}
+}
+
+// cobraFilename is cobra's annotation for a flag that takes a file name.
+const cobraFilename = "cobra_annotation_bash_completion_filename"
+
+// KindsOf returns the kinds that take the named flag, nil for a flag that is
+// not a kind flag.
+func KindsOf(name string) []string {
+	for _, fl := range flags {
+		if fl.name == name {
+			return fl.kinds
+		}
+	}
+	return nil
+}
+
+// Given returns the kind flags the user gave, in the table's order.
+func (o Options) Given() []string {
+	var out []string
+	for _, fl := range flags {
+		if o.Set != nil && o.Set(fl.name) {
+			out = append(out, fl.name)
+		}
+	}
+	return out
+}
+
+// schemes are the target schemes and the kinds they name.
+var schemes = map[string]string{
 	"http": "http", "https": "http", "tcp": "tcp", "file": "file", "dns": "dns", "tls": "tls",
 }
 
 // KindOf says which kind a target is, or why it is none.
 func KindOf(target string) (string, error) {
-	scheme, _, ok := strings.Cut(target, "://")
-	if !ok {
+	scheme, rest, ok := strings.Cut(target, ":")
+	if !ok || scheme == "" || strings.ContainsAny(scheme, "/.") {
 		return "", fmt.Errorf("target %q has no scheme: use http://, https://, tcp://, file://, dns://, tls://, or -- COMMAND for exec", target)
 	}
-	kind, ok := Schemes[strings.ToLower(scheme)]
-	if !ok {
-		return "", fmt.Errorf("target %q: unknown scheme %q: use http, https, tcp, file, dns or tls (or -- COMMAND for exec)", target, scheme)
+	kind, known := schemes[strings.ToLower(scheme)]
+	switch {
+	case !known:
+		return "", fmt.Errorf("target %q: unknown scheme %q: use http, httpAndTLS, tcp, file, dns or tls (or -- COMMAND for exec)", target, scheme)
+	case !strings.HasPrefix(rest, "//"):
+		return "", fmt.Errorf("target %q: write %s://…", target, scheme)
 	}
 	return kind, nil
 }
@@ -76,12 +163,11 @@ func KindOf(target string) (string, error) {
 // Unfit returns the flags the user gave that do not apply to kind.
 func (o Options) Unfit(kind string) []string {
 	var out []string
-	for flag, kinds := range Kinds {
-		if o.Set != nil && o.Set(flag) && !slices.Contains(kinds, kind) {
-			out = append(out, "--"+flag)
+	for _, name := range o.Given() {
+		if !slices.Contains(KindsOf(name), kind) {
+			out = append(out, "--"+name)
 		}
 	}
-	slices.Sort(out)
 	return out
 }
 
@@ -113,15 +199,9 @@ func Build(target string, o Options) (*probe.Prober, error) {
 		if err != nil {
 			return nil, err
 		}
-		var expect string
-		switch len(o.Expect) {
-		case 0:
-		case 1:
-			if expect, err = unescape("--expect", o.Expect[0]); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, fmt.Errorf("--expect: a tcp target takes one, got %d", len(o.Expect))
+		expect, err := unescape("--expect", o.Expect)
+		if err != nil {
+			return nil, err
 		}
 		return probe.TCP(probe.TCPSpec{Address: u.Host, Send: send, Expect: expect})
 	case "tls":
@@ -130,10 +210,12 @@ func Build(target string, o Options) (*probe.Prober, error) {
 		}
 		return probe.TLS(probe.TLSSpec{Address: u.Host, MinValidity: o.MinValidity, TLS: tlsOptions})
 	case "file":
-		if u.Host != "" && u.Host != "localhost" {
+		switch {
+		case u.Host != "" && u.Host != "localhost":
 			return nil, fmt.Errorf("target %q: a file URL names a local path: file:///path (three slashes)", target)
-		}
-		if u.Path == "" {
+		case u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(target, "?") || strings.HasSuffix(target, "#"):
+			return nil, fmt.Errorf("target %q: a ? or # in a path must be written %%3F or %%23", target)
+		case u.Path == "":
 			return nil, fmt.Errorf("target %q has no path", target)
 		}
 		return probe.File(probe.FileSpec{Path: u.Path, NonEmpty: o.NonEmpty, Regular: o.Regular,
@@ -151,7 +233,7 @@ func Build(target string, o Options) (*probe.Prober, error) {
 			}
 			typ = q
 		}
-		return probe.DNS(probe.DNSSpec{Name: name, Type: strings.ToUpper(typ), Expect: o.Expect, Server: server})
+		return probe.DNS(probe.DNSSpec{Name: name, Type: strings.ToUpper(typ), Expect: o.Answer, Server: server})
 	}
 	return nil, fmt.Errorf("target %q: no kind %q", target, kind)
 }
@@ -162,7 +244,7 @@ func BuildExec(argv []string, o Options) (*probe.Prober, error) {
 }
 
 func hostPortOnly(target string, u *url.URL) error {
-	if u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+	if u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
 		return fmt.Errorf("target %q: want %s://HOST:PORT", target, u.Scheme)
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 func TestEachSchemeNamesItsKind(t *testing.T) {
@@ -17,8 +19,10 @@ func TestEachSchemeNamesItsKind(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{
-		"ftp://x/":       `target "ftp://x/": unknown scheme "ftp"`,
-		"localhost:8080": `target "localhost:8080" has no scheme`,
+		"ftp://x/":        `target "ftp://x/": unknown scheme "ftp"`,
+		"localhost:8080":  `target "localhost:8080": unknown scheme "localhost"`,
+		"file:/etc/hosts": `target "file:/etc/hosts": write file://…`,
+		"/etc/hosts":      `target "/etc/hosts" has no scheme`,
 	} {
 		if _, err := KindOf(in); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("KindOf(%q): %v, want %q…", in, err, want)
@@ -34,7 +38,7 @@ func TestTargetsBuildTheProbeTheyName(t *testing.T) {
 	}{
 		{"http://localhost:8080/healthz", Options{}, "GET http://localhost:8080/healthz"},
 		{"https://user:secret@api/ready", Options{Method: "HEAD"}, "HEAD https://user:xxxxx@api/ready"},
-		{"tcp://localhost:6379", Options{Send: `PING\r\n`, Expect: []string{"+PONG"}}, "tcp localhost:6379"},
+		{"tcp://localhost:6379", Options{Send: `PING\r\n`, Expect: "+PONG"}, "tcp localhost:6379"},
 		{"tls://example.com:443", Options{MinValidity: 7 * 24 * time.Hour}, "tls example.com:443"},
 		{"file:///config/peer1/peer1.conf", Options{NonEmpty: true}, "file /config/peer1/peer1.conf"},
 		{"dns://example.com", Options{}, "dns example.com A/AAAA"},
@@ -65,7 +69,11 @@ func TestBadTargetsSayWhatIsWrong(t *testing.T) {
 		{"file://server/etc/hosts", Options{}, "a file URL names a local path: file:///path (three slashes)"},
 		{"file://", Options{}, `target "file://" has no path`},
 		{"dns://x?type=A", Options{Type: "AAAA"}, `target "dns://x?type=A" asks for type A, --type for AAAA`},
-		{"tcp://x:1", Options{Expect: []string{"a", "b"}}, "--expect: a tcp target takes one, got 2"},
+		{"tcp://user:pw@x:1", Options{}, `target "tcp://user:pw@x:1": want tcp://HOST:PORT`},
+		{"tls://x:443#frag", Options{}, `target "tls://x:443#frag": want tls://HOST:PORT`},
+		{"file:///tmp/a#b", Options{}, "a ? or # in a path must be written %3F or %23"},
+		{"file:///tmp/a?b", Options{}, "a ? or # in a path must be written %3F or %23"},
+		{"dns://x", Options{Answer: []string{"not-an-address!"}}, "dns probe"},
 		{"tcp://x:1", Options{Send: `\q`}, `--send "\\q": a bad escape`},
 		{"http://x/", Options{Header: []string{"Bad Name: v"}}, `--header "Bad Name: v": want "Name: value"`},
 	}
@@ -87,13 +95,38 @@ func TestEscapesLetAProtocolBeTypedOnACommandLine(t *testing.T) {
 	}
 }
 
+func TestEveryKindFlagIsDefinedOnceWithItsKinds(t *testing.T) {
+	f := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	var o Options
+	DefineFlags(f, &o)
+	seen := 0
+	f.VisitAll(func(fl *pflag.Flag) {
+		seen++
+		if len(KindsOf(fl.Name)) == 0 {
+			t.Errorf("--%s has no kinds", fl.Name)
+		}
+	})
+	if seen != len(flags) {
+		t.Fatalf("%d flags defined, the table has %d", seen, len(flags))
+	}
+	if err := f.Parse([]string{"--status", "200", "--answer", "1.2.3.4", "--answer", "::1", "--max-age", "1m"}); err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != "200" || len(o.Answer) != 2 || o.MaxAge.String() != "1m0s" {
+		t.Fatalf("flags bound to %+v", o)
+	}
+	if f.Lookup("ca-file").Annotations[cobraFilename] == nil {
+		t.Error("--ca-file does not complete file names")
+	}
+}
+
 func TestFlagsThatDoNotFitAKindAreNamed(t *testing.T) {
 	given := map[string]bool{"status": true, "insecure": true, "send": true}
 	o := Options{Set: func(f string) bool { return given[f] }}
 	if got := o.Unfit("http"); !slices.Equal(got, []string{"--send"}) {
 		t.Errorf("unfit for http: %v", got)
 	}
-	if got := o.Unfit("tls"); !slices.Equal(got, []string{"--send", "--status"}) {
+	if got := o.Unfit("tls"); !slices.Equal(got, []string{"--status", "--send"}) {
 		t.Errorf("unfit for tls: %v", got)
 	}
 	if got := (Options{}).Unfit("exec"); got != nil {
