@@ -64,30 +64,7 @@ func encodeName(name string) []byte {
 // serveDNS answers DNS queries over UDP on 127.0.0.1 from zone, and returns
 // its address. It stops when the test ends.
 func serveDNS(t *testing.T, zone dnsZone) string {
-	t.Helper()
-	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() {
-		conn.Close()
-		<-done
-	})
-	go func() {
-		defer close(done)
-		buf := make([]byte, 1500)
-		for {
-			n, from, err := conn.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			if reply := answerDNS(buf[:n], zone); reply != nil {
-				conn.WriteTo(reply, from)
-			}
-		}
-	}()
-	return conn.LocalAddr().String()
+	return serveUDP(t, func(query []byte) []byte { return answerDNS(query, zone) })
 }
 
 // answerDNS answers a query from zone, authoritatively, or returns nil for
@@ -309,6 +286,12 @@ func TestDNSFailsAtItsTimeoutWhenTheServerNeverAnswers(t *testing.T) {
 
 // silentUDP reads datagrams on 127.0.0.1 and never answers them.
 func silentUDP(t *testing.T) string {
+	return serveUDP(t, func([]byte) []byte { return nil })
+}
+
+// serveUDP answers each datagram on 127.0.0.1 with what reply makes of it
+// (nothing for nil) until the test ends, and returns its address.
+func serveUDP(t *testing.T, reply func([]byte) []byte) string {
 	t.Helper()
 	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -323,8 +306,12 @@ func silentUDP(t *testing.T) string {
 		defer close(done)
 		buf := make([]byte, 1500)
 		for {
-			if _, _, err := conn.ReadFrom(buf); err != nil {
+			n, from, err := conn.ReadFrom(buf)
+			if err != nil {
 				return
+			}
+			if answer := reply(buf[:n]); answer != nil {
+				conn.WriteTo(answer, from)
 			}
 		}
 	}()

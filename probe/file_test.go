@@ -18,14 +18,9 @@ import (
 	"github.com/vitals-dev/vitals/probe"
 )
 
-// measureFile builds a file probe and runs it once, as a Monitor would.
 func measureFile(t *testing.T, spec probe.FileSpec) health.Result {
 	t.Helper()
-	p, err := probe.File(spec)
-	if err != nil {
-		t.Fatalf("File(%+v): %v", spec, err)
-	}
-	return health.Run(context.Background(), p, 5*time.Second)
+	return measure(t, probe.File, spec)
 }
 
 // writeFile writes a file in a fresh directory and sets its modification time.

@@ -2,12 +2,7 @@ package probe_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -15,7 +10,6 @@ import (
 	"io/fs"
 	"log"
 	"math"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -31,14 +25,20 @@ import (
 	"github.com/vitals-dev/vitals/probe"
 )
 
-// measure builds an HTTP probe and runs it once, as a Monitor would.
-func measureHTTP(t *testing.T, spec probe.HTTPSpec) health.Result {
+// measure builds a probe of any kind from its spec and runs it once, as a
+// Monitor would.
+func measure[S any](t *testing.T, build func(S) (*probe.Prober, error), spec S) health.Result {
 	t.Helper()
-	p, err := probe.HTTP(spec)
+	p, err := build(spec)
 	if err != nil {
-		t.Fatalf("HTTP(%+v): %v", spec, err)
+		t.Fatalf("building a probe of %+v: %v", spec, err)
 	}
 	return health.Run(context.Background(), p, 5*time.Second)
+}
+
+func measureHTTP(t *testing.T, spec probe.HTTPSpec) health.Result {
+	t.Helper()
+	return measure(t, probe.HTTP, spec)
 }
 
 func TestHTTPPassesOnA2xxAndObservesTheLatency(t *testing.T) {
@@ -328,7 +328,7 @@ func TestHTTPSVerifiesTheServerUnlessToldNotTo(t *testing.T) {
 }
 
 func TestHTTPSPresentsTheClientCertificate(t *testing.T) {
-	certFile, keyFile := writeClientCert(t)
+	certFile, keyFile := newTestCA(t).issueClient(t)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, r.TLS.PeerCertificates[0].Subject.CommonName)
 	}))
@@ -344,31 +344,6 @@ func TestHTTPSPresentsTheClientCertificate(t *testing.T) {
 	if r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL, TLS: withCert, Body: "^vitals-probe$"}); !r.OK {
 		t.Fatalf("with the client certificate: %+v", r)
 	}
-}
-
-// writeClientCert writes a self-signed client certificate and its key.
-func writeClientCert(t *testing.T) (certFile, keyFile string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "vitals-probe"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "client.pem"), filepath.Join(dir, "client-key.pem")
-	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
-	return certFile, keyFile
 }
 
 func TestHTTPRejectsABadSpecWhenBuilt(t *testing.T) {

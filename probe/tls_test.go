@@ -114,14 +114,9 @@ func serveTLS(t *testing.T, cert tls.Certificate) string {
 	})
 }
 
-// measureTLS builds a TLS probe and runs it once, as a Monitor would.
 func measureTLS(t *testing.T, spec probe.TLSSpec) health.Result {
 	t.Helper()
-	p, err := probe.TLS(spec)
-	if err != nil {
-		t.Fatalf("TLS(%+v): %v", spec, err)
-	}
-	return health.Run(context.Background(), p, 5*time.Second)
+	return measure(t, probe.TLS, spec)
 }
 
 func TestTLSPassesWithTheServersCAAndObservesTheDaysLeft(t *testing.T) {
