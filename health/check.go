@@ -165,10 +165,10 @@ var (
 
 const maxNameLength = 63 // the length of a Kubernetes label value
 
-// validName reports whether s matches [a-z0-9]([-a-z0-9_.]*[a-z0-9])? within
+// ValidName reports whether s can name a check: whether it matches [a-z0-9]([-a-z0-9_.]*[a-z0-9])? within
 // maxNameLength: names appear in URL paths, query strings and event fields, so
 // they must need no escaping anywhere.
-func validName(s string) bool {
+func ValidName(s string) bool {
 	if s == "" || len(s) > maxNameLength {
 		return false
 	}
@@ -190,7 +190,7 @@ func (c Check) withDefaults(d Defaults) (Check, error) {
 		return Check{}, fmt.Errorf("check %q: %s: %w", c.Name, fmt.Sprintf(format, args...), ErrInvalidCheck)
 	}
 	switch {
-	case !validName(c.Name):
+	case !ValidName(c.Name):
 		return invalid("name must match [a-z0-9]([-a-z0-9_.]*[a-z0-9])? and be at most %d characters", maxNameLength)
 	case c.Name == shutdownLine || c.Name == monitorLine:
 		return invalid("name %q is reserved for a line of the probe endpoints", c.Name)

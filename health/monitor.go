@@ -376,7 +376,8 @@ func (m *Monitor) checkChangedLocked(e *entry, tr transition, output string, now
 	if typ != EventCheckPassed {
 		level = slog.LevelWarn
 	}
-	m.logLocked(level, "check "+tr.to.String(), "check", c.Name, "level", c.Level, "from", tr.from, "output", output)
+	m.logLocked(level, "check "+map[Status]string{Pass: "passed", Warn: "warned", Fail: "failed"}[tr.to],
+		"check", c.Name, "level", c.Level, "from", tr.from, "output", output)
 	m.emitLocked(Event{Time: now, Type: typ, Check: c.Name, Level: c.Level, From: tr.from, To: tr.to, Output: output})
 	reason := fmt.Sprintf("check %q is %s", c.Name, tr.to)
 	if output != "" {

@@ -118,8 +118,8 @@ func TestNamesFollowTheRule(t *testing.T) {
 		strings.Repeat("a", 63): true, strings.Repeat("a", 64): false,
 		"": false, "DB": false, "-db": false, "db-": false, "d b": false, "db/x": false, "é": false,
 	} {
-		if got := validName(name); got != want {
-			t.Errorf("validName(%q) = %v, want %v", name, got, want)
+		if got := ValidName(name); got != want {
+			t.Errorf("ValidName(%q) = %v, want %v", name, got, want)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -355,4 +356,130 @@ func TestWaitReportsTheLastWholeAttemptOfASlowTarget(t *testing.T) {
 	if !strings.Contains(r.stderr, "no answer came") {
 		t.Fatalf("stderr %q: want the reason of the last whole attempt", r.stderr)
 	}
+}
+
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "vitals.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestValidateSaysEveryErrorWithFileLineAndField(t *testing.T) {
+	good := writeConfig(t, `
+checks:
+  peer-config:
+    file: {path: /config/peer1/peer1.conf, non-empty: true}
+    period: 2s
+  api:
+    level: live
+    http: {url: "http://admin:${API_PASSWORD}@localhost:8080/healthz"}
+`)
+	r := vitalsRun(t, "validate", "-c", good)
+	r.expect(t, 2, "", good+":8:17: checks.api.http.url: environment variable API_PASSWORD is not set")
+	cmd := exec.Command(vitals, "validate", "-c", good, "--print")
+	cmd.Env = append(os.Environ(), "API_PASSWORD=hunter2")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("validate --print: %v", err)
+	}
+	for _, want := range []string{"  peer-config:\n    level: ready\n", "    period: 2s\n    timeout: 1s\n",
+		"    failure-threshold: 3\n", "admin:xxxxx@localhost"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("--print lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "hunter2") {
+		t.Errorf("--print shows the password:\n%s", out)
+	}
+	bad := writeConfig(t, "checks:\n  db:\n    tcp: {address: localhost}\n    perod: 2s\n  Web:\n    http: {url: ftp://x/}\n")
+	r = vitalsRun(t, "validate", "-c", bad)
+	r.expect(t, 2, "", bad+":3:10: checks.db.tcp: address \"localhost\": missing port in address\n"+
+		bad+":4:5: checks.db.perod: unknown field \"perod\"")
+	if !strings.Contains(r.stderr, bad+":5:3: checks.Web: a check name is lower case") || strings.Contains(r.stderr, "--help") {
+		t.Fatalf("stderr %q: want every error, and no usage hint", r.stderr)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	return closedPort(t)
+}
+
+func TestRunServesTheChecksOfItsFileAndDrainsOnSIGTERM(t *testing.T) {
+	addr := freeAddr(t)
+	conf := filepath.Join(t.TempDir(), "peer1.conf")
+	path := writeConfig(t, fmt.Sprintf(`
+listen: %s
+checks:
+  peer-config:
+    file: {path: %s, non-empty: true}
+    period: 100ms
+    failure-threshold: 1
+`, addr, conf))
+	cmd := exec.Command(vitals, "run", "-c", path)
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	get := func() (int, string) {
+		res, err := http.Get("http://" + addr + "/readyz?verbose")
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	waitUntil := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 20s; logs:\n%s", what, logs.String())
+			}
+		}
+	}
+	waitUntil("readyz fails while the file is missing", func() bool {
+		code, body := get()
+		return code == 503 && strings.Contains(body, "[-]peer-config failed: stat "+conf+": no such file or directory")
+	})
+	os.WriteFile(conf, []byte("[Peer]\n"), 0o600)
+	waitUntil("readyz passes once the file is there", func() bool { code, _ := get(); return code == 200 })
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("vitals run did not stop within 20s of SIGTERM; logs:\n%s", logs.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(logs.String(), "stopping: readiness fails from now on") {
+		t.Fatalf("exit %d; logs:\n%s", code, logs.String())
+	}
+}
+
+func TestRunWithABadFileStartsNothing(t *testing.T) {
+	addr := freeAddr(t)
+	path := writeConfig(t, fmt.Sprintf("listen: %s\nchecks:\n  db:\n    tcp: {address: localhost:5432}\n    period: soon\n", addr))
+	r := vitalsRun(t, "run", "-c", path)
+	r.expect(t, 2, "", path+`:5:13: checks.db.period: "soon" is not a duration such as 10s, 500ms or 1m30s`)
+	if c, err := net.Dial("tcp", addr); err == nil {
+		c.Close()
+		t.Fatal("something listens on the probe address after a bad file")
+	}
+	vitalsRun(t, "run", "-c", filepath.Join(t.TempDir(), "missing.yaml")).expect(t, 2, "", "read configuration: open ")
+}
+
+func TestRunSaysSoWhenItCannotListen(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	path := writeConfig(t, fmt.Sprintf("listen: %s\nchecks:\n  db:\n    tcp: {address: localhost:5432}\n", ln.Addr()))
+	vitalsRun(t, "run", "-c", path).expect(t, 1, "", "vitals run: serve the probe endpoints: listen tcp "+ln.Addr().String()+": bind: address already in use")
 }

@@ -31,9 +31,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
 	var f failed
+	var bad configError
 	switch {
 	case err == nil:
 		return exitPass
+	case errors.As(err, &bad):
+		fmt.Fprintln(stderr, bad.Error())
+		return exitUsage
 	case errors.As(err, &f):
 		if f.msg != "" {
 			fmt.Fprintln(stderr, f.msg)
@@ -51,10 +55,12 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Health checks that mean what they say",
 		Long: `vitals runs startup, liveness and readiness checks.
 
+  vitals run             run the checks of vitals.yaml and serve the probe endpoints
+  vitals validate        check vitals.yaml: every error at once, with file, line and field
   vitals probe TARGET    run one check now: an exec probe, a Docker HEALTHCHECK
   vitals wait TARGET...  wait until every target passes: an init container, a script
 
-Exit codes: 0 pass, 1 fail or not ready, 2 bad usage.`,
+Exit codes: 0 pass, 1 fail or not ready, 2 bad usage or configuration.`,
 		Version:       version.Version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -63,7 +69,7 @@ Exit codes: 0 pass, 1 fail or not ready, 2 bad usage.`,
 	root.SetErr(stderr)
 	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return err })
-	root.AddCommand(newProbe(stdout, stderr), newWait(stdout, stderr), newVersion(stdout))
+	root.AddCommand(newProbe(stdout, stderr), newWait(stdout, stderr), newRun(stderr), newValidate(stdout), newVersion(stdout))
 	return root
 }
 

@@ -1,0 +1,267 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
+)
+
+// kind reads one kind's block of a check into its spec, and returns the spec
+// and what builds its checker. The build is not called when the block had
+// errors, which would only repeat them.
+type kind func(d *decoder, n ast.Node, path string) (spec any, build func() (health.Checker, error))
+
+// kinds is every kind a check may have: adding one is a line here and a
+// function below.
+var kinds = map[string]kind{
+	"http": httpKind,
+	"tcp":  tcpKind,
+	"tls":  tlsKind,
+	"exec": execKind,
+	"file": fileKind,
+	"dns":  dnsKind,
+}
+
+// heartbeatKind is the kind that runs nothing: the workload beats it.
+const heartbeatKind = "heartbeat"
+
+func kindNames() string {
+	names := append(slices.Sorted(func(yield func(string) bool) {
+		for k := range kinds {
+			if !yield(k) {
+				return
+			}
+		}
+	}), heartbeatKind)
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// checks reads the checks mapping, in the file's order.
+func (d *decoder) checks(n ast.Node) []Check {
+	m, ok := unwrap(n).(*ast.MappingNode)
+	if !ok {
+		d.errorf(n, "checks", "want a mapping of check names to checks, got %s", describe(n))
+		return nil
+	}
+	if len(m.Values) == 0 {
+		d.errorf(n, "checks", "no checks: give at least one")
+	}
+	// A scratch Monitor validates each check as the real one will, so that a
+	// file that loads is a file that starts.
+	scratch := health.New(health.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	var out []Check
+	for _, kv := range m.Values {
+		name := keyName(kv.Key)
+		path := "checks." + name
+		if !health.ValidName(name) {
+			d.errorf(kv.Key, path, "a check name is lower case letters, digits and - _ . inside, at most 63 characters")
+			continue
+		}
+		c, ok := d.check(name, kv.Value, path)
+		if !ok {
+			continue
+		}
+		var err error
+		if c.Heartbeat > 0 {
+			_, err = scratch.Heartbeat(name, c.Heartbeat, c.Level)
+		} else {
+			err = scratch.Add(c.Check)
+		}
+		if err != nil {
+			d.errorf(kv.Value, path, "%s", strings.TrimPrefix(err.Error(), fmt.Sprintf("check %q: ", name)))
+			continue
+		}
+		// The file as vitals runs it: every default filled in.
+		st, _ := scratch.CheckState(name)
+		c.Period, c.Timeout, c.InitialDelay = st.Period, st.Timeout, st.InitialDelay
+		c.SuccessThreshold, c.FailureThreshold = st.SuccessThreshold, st.FailureThreshold
+		out = append(out, c)
+	}
+	return out
+}
+
+// check reads one check: its level and timing, and exactly one kind.
+func (d *decoder) check(name string, n ast.Node, path string) (Check, bool) {
+	c := Check{Check: health.Check{Name: name, Level: health.Ready}}
+	before := len(d.errors)
+	var level string
+	var kindName string
+	var kindNode ast.Node
+	fields := map[string]field{
+		"level":             str(&level),
+		"period":            duration(&c.Period),
+		"timeout":           duration(&c.Timeout),
+		"initial-delay":     duration(&c.InitialDelay),
+		"success-threshold": count(&c.SuccessThreshold),
+		"failure-threshold": count(&c.FailureThreshold),
+	}
+	for k := range kinds {
+		fields[k] = d.kindField(k, &kindName, &kindNode)
+	}
+	fields[heartbeatKind] = d.kindField(heartbeatKind, &kindName, &kindNode)
+	if !d.fields(n, path, fields) {
+		return c, false
+	}
+	if level != "" {
+		l, err := health.ParseLevel(level)
+		if err != nil {
+			d.errorf(n, path+".level", "%v", err)
+		}
+		c.Level = l
+	}
+	if kindNode != nil {
+		c.Source = flow(kindNode)
+	}
+	switch {
+	case kindName == "":
+		d.errorf(n, path, "no kind: give one of %s", kindNames())
+	case kindName == heartbeatKind:
+		var ttl time.Duration
+		d.fields(kindNode, path+"."+heartbeatKind, map[string]field{"ttl": duration(&ttl)})
+		if ttl <= 0 && len(d.errors) == before {
+			d.errorf(kindNode, path+"."+heartbeatKind+".ttl", "required, and more than 0")
+		}
+		c.Heartbeat, c.Kind, c.Spec = ttl, heartbeatKind, map[string]any{"ttl": ttl.String()}
+	default:
+		mark := len(d.errors)
+		spec, build := kinds[kindName](d, kindNode, path+"."+kindName)
+		if len(d.errors) > mark {
+			break
+		}
+		checker, err := build()
+		if err != nil {
+			d.errorf(kindNode, path+"."+kindName, "%s", strings.TrimPrefix(err.Error(), kindName+" probe: "))
+		}
+		c.Checker, c.Kind, c.Spec = checker, kindName, spec
+	}
+	return c, len(d.errors) == before
+}
+
+// flow writes a node on one line, as YAML's flow style.
+func flow(n ast.Node) string {
+	switch v := unwrap(n).(type) {
+	case *ast.MappingNode:
+		v.SetIsFlowStyle(true)
+	case *ast.SequenceNode:
+		v.SetIsFlowStyle(true)
+	}
+	return strings.TrimSpace(n.String())
+}
+
+// kindField records which kind a check has, refusing a second one.
+func (d *decoder) kindField(name string, kindName *string, kindNode *ast.Node) field {
+	return func(d *decoder, n ast.Node, path string) {
+		if *kindName != "" {
+			d.errorf(n, path, "a check has one kind, and this one is %s already", *kindName)
+			return
+		}
+		*kindName, *kindNode = name, n
+	}
+}
+
+func httpKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
+	var s probe.HTTPSpec
+	var header map[string][]string
+	if !d.fields(n, path, map[string]field{
+		"url": str(&s.URL), "method": str(&s.Method), "status": str(&s.Status),
+		"headers": stringMap(&header), "body": str(&s.Body), "not-body": str(&s.NotBody),
+		"ca-file": str(&s.TLS.CAFile), "cert": str(&s.TLS.CertFile), "key": str(&s.TLS.KeyFile),
+		"server-name": str(&s.TLS.ServerName), "insecure": boolean(&s.TLS.InsecureSkipVerify),
+	}) {
+		return nil, nil
+	}
+	s.Header = header
+	return s, func() (health.Checker, error) {
+		if s.URL == "" {
+			return nil, errors.New("url is required")
+		}
+		return probe.HTTP(s)
+	}
+}
+
+func tcpKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
+	var s probe.TCPSpec
+	if !d.fields(n, path, map[string]field{"address": str(&s.Address), "send": str(&s.Send), "expect": str(&s.Expect)}) {
+		return nil, nil
+	}
+	return s, func() (health.Checker, error) { return probe.TCP(s) }
+}
+
+func tlsKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
+	var s probe.TLSSpec
+	if !d.fields(n, path, map[string]field{
+		"address": str(&s.Address), "min-validity": duration(&s.MinValidity),
+		"ca-file": str(&s.TLS.CAFile), "cert": str(&s.TLS.CertFile), "key": str(&s.TLS.KeyFile),
+		"server-name": str(&s.TLS.ServerName), "insecure": boolean(&s.TLS.InsecureSkipVerify),
+	}) {
+		return nil, nil
+	}
+	return s, func() (health.Checker, error) { return probe.TLS(s) }
+}
+
+func execKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
+	var s probe.ExecSpec
+	var env map[string][]string
+	if !d.fields(n, path, map[string]field{"command": argv(&s.Command), "env": stringMap(&env), "dir": str(&s.Dir)}) {
+		return nil, nil
+	}
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range env {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		for _, v := range env[k] {
+			s.Env = append(s.Env, k+"="+v)
+		}
+	}
+	return s, func() (health.Checker, error) { return probe.Exec(s) }
+}
+
+// argv reads a command as a list of words: there is no shell to split one.
+func argv(dst *[]string) field {
+	return func(d *decoder, n ast.Node, path string) {
+		if _, ok := unwrap(n).(*ast.SequenceNode); !ok {
+			s, ok := d.scalar(n, path)
+			if ok {
+				d.errorf(n, path, "want a list of words, such as [%s], not %q: no shell splits it (for a shell, [sh, -c, \"…\"])",
+					strings.Join(strings.Fields(s), ", "), s)
+			}
+			return
+		}
+		strs(dst)(d, n, path)
+	}
+}
+
+func fileKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
+	var s probe.FileSpec
+	if !d.fields(n, path, map[string]field{
+		"path": str(&s.Path), "non-empty": boolean(&s.NonEmpty), "regular": boolean(&s.Regular),
+		"max-age": duration(&s.MaxAge), "content": str(&s.Content),
+	}) {
+		return nil, nil
+	}
+	return s, func() (health.Checker, error) { return probe.File(s) }
+}
+
+func dnsKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
+	var s probe.DNSSpec
+	if !d.fields(n, path, map[string]field{
+		"name": str(&s.Name), "type": str(&s.Type), "answers": strs(&s.Expect), "server": str(&s.Server),
+	}) {
+		return nil, nil
+	}
+	s.Type = strings.ToUpper(s.Type)
+	return s, func() (health.Checker, error) { return probe.DNS(s) }
+}

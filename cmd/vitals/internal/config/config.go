@@ -1,0 +1,148 @@
+// Package config reads vitals.yaml: strictly (an unknown key, a wrong type,
+// a bad duration, two kinds in one check are errors), reporting every error at
+// once with its file, line, column and path, and building every check before
+// anything starts, so that a bad file starts nothing.
+package config
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+
+	"github.com/vitals-dev/vitals/health"
+)
+
+// Config is a vitals.yaml.
+type Config struct {
+	File string
+	// Listen is where the probe endpoints are served. Default ":8558".
+	Listen string
+	// API is where the management API listens: a path for a unix socket.
+	// Default "/run/vitals/vitals.sock".
+	API string
+	// Details shows why checks fail on the probe endpoints. Default true.
+	Details bool
+	// Checks, in the order of the file.
+	Checks []Check
+}
+
+// Defaults of the file's top level.
+const (
+	DefaultListen = ":8558"
+	DefaultAPI    = "/run/vitals/vitals.sock"
+)
+
+// Check is one check of the file, built and ready to add to a Monitor.
+type Check struct {
+	health.Check
+	// Heartbeat is the ttl of a heartbeat check, which the workload beats
+	// through the management API; zero for every other kind.
+	Heartbeat time.Duration
+	// Spec is the kind's spec as read.
+	Spec any
+	// Source is the kind's block as the file writes it, on one line, with
+	// ${VAR} unexpanded: what --print shows without printing a secret.
+	Source string
+}
+
+// Error is one thing wrong with a file, where it is.
+type Error struct {
+	File         string
+	Line, Column int
+	Path         string // such as checks.mq.amqp.url
+	Msg          string
+}
+
+func (e Error) Error() string {
+	where := e.File
+	if e.Line > 0 {
+		where = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Column)
+	}
+	if e.Path == "" {
+		return where + ": " + e.Msg
+	}
+	return where + ": " + e.Path + ": " + e.Msg
+}
+
+// Errors is everything wrong with a file, in the file's order.
+type Errors []Error
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Load reads and checks the file at path; ${VAR} expands from the process's
+// environment. The error is an Errors when the file is readable but wrong.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read configuration: %w", err)
+	}
+	return Parse(path, data, os.LookupEnv)
+}
+
+// Parse checks a file's contents; name is what errors call the file, and env
+// looks up the variables that ${VAR} names.
+func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, error) {
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, Errors{syntaxError(name, err)}
+	}
+	d := &decoder{file: name, env: env}
+	c := &Config{File: name, Listen: DefaultListen, API: DefaultAPI, Details: true}
+	var body ast.Node
+	switch {
+	case len(f.Docs) > 1:
+		d.errorf(f.Docs[1].Body, "", "one YAML document per file, not %d", len(f.Docs))
+	case len(f.Docs) == 1:
+		body = f.Docs[0].Body
+	}
+	if body == nil {
+		return nil, Errors{{File: name, Msg: "the file is empty: it needs at least checks:"}}
+	}
+	var checks ast.Node
+	d.fields(body, "", map[string]field{
+		"listen":  str(&c.Listen),
+		"api":     str(&c.API),
+		"details": boolean(&c.Details),
+		"checks": func(_ *decoder, n ast.Node, _ string) {
+			checks = n
+		},
+	})
+	if checks == nil {
+		if _, ok := unwrap(body).(*ast.MappingNode); ok {
+			d.errorf(body, "checks", "no checks: give at least one")
+		}
+	} else {
+		c.Checks = d.checks(checks)
+	}
+	if len(d.errors) > 0 {
+		slices.SortStableFunc(d.errors, func(a, b Error) int {
+			return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+		})
+		return nil, d.errors
+	}
+	return c, nil
+}
+
+// syntaxError turns the parser's error into an Error with its position.
+func syntaxError(name string, err error) Error {
+	var se *yaml.SyntaxError
+	if errors.As(err, &se) && se.Token != nil && se.Token.Position != nil {
+		p := se.Token.Position
+		return Error{File: name, Line: p.Line, Column: p.Column, Msg: "YAML: " + se.Message}
+	}
+	return Error{File: name, Msg: "YAML: " + err.Error()}
+}
