@@ -252,7 +252,7 @@ type checkResult struct {
 func (rep report) json() []byte {
 	res := healthResponse{Status: "pass", Checks: map[string][]checkResult{}}
 	for _, ln := range rep.lines {
-		if ln.excluded || ln.e == nil && ln.ok {
+		if ln.excluded || ln.e == nil && ln.ok || ln.word == "stopped" {
 			continue // the shutdown line shows in JSON only while draining
 		}
 		cr := checkResult{Status: "pass"}

@@ -25,7 +25,7 @@ type Heartbeat struct {
 	// the worker only then, so that a beat on the happy path is two atomics.
 	failing atomic.Bool
 	woken   chan struct{}
-	start   time.Time // when the check started to count; the worker's alone
+	start   time.Time // when the check started to count; written and read under the entry's runMu
 }
 
 const never = math.MinInt64
@@ -75,6 +75,9 @@ func (h *Heartbeat) evaluate(now time.Time) (Result, bool) {
 
 func (h *Heartbeat) judge(now time.Time, last int64) (Result, bool) {
 	r := Result{Time: now, ObservedUnit: "s"}
+	if last == never && h.start.IsZero() {
+		return r, false // not counting yet: waiting for Start, or for startup
+	}
 	if last == never {
 		waited := now.Sub(h.start)
 		if waited < h.ttl {

@@ -178,11 +178,14 @@ type entry struct {
 	check Check      // with defaults applied; never changes
 	timed timedCheck // set for heartbeats and watchdogs, which are judged from timestamps
 
+	runMu sync.Mutex // held for a run and its record: the worker's or RunNow's, never both
+
 	// guarded by Monitor.mu
 	state   checkState
 	history history
 	cancel  context.CancelFunc
 	removed bool
+	stopped bool // by StopCheck: not run, not counted in the levels
 
 	view atomic.Pointer[checkView] // what the probe endpoints read
 }
@@ -190,7 +193,8 @@ type entry struct {
 // checkView is one check's state as the probe endpoints show it.
 type checkView struct {
 	checkState
-	reason string // why the status is what it is: the output of the run that explains it
+	reason  string // why the status is what it is: the output of the run that explains it
+	stopped bool
 }
 
 func (e *entry) thresholds() thresholds {
@@ -198,7 +202,7 @@ func (e *entry) thresholds() thresholds {
 }
 
 func (e *entry) publishView() {
-	v := &checkView{checkState: e.state, reason: e.state.last.Output}
+	v := &checkView{checkState: e.state, reason: e.state.last.Output, stopped: e.stopped}
 	if v.status == Warn || v.status == Fail {
 		v.reason = e.state.lastBad.Output
 	}
@@ -266,9 +270,101 @@ func (m *Monitor) Remove(name string) error {
 	}
 	delete(m.byName, name)
 	m.entries = slices.DeleteFunc(slices.Clone(m.entries), func(x *entry) bool { return x == e })
-	m.levels.counts[e.check.Level][e.state.status]--
+	if !e.stopped {
+		m.levels.counts[e.check.Level][e.state.status]--
+	}
 	m.changedLocked(fmt.Sprintf("check %q was removed", name))
 	return nil
+}
+
+// StopCheck stops running a check and leaves it out of the levels, as if it
+// were not there, keeping its state and history to look at (Pebble's
+// stop-checks). Stopping a stopped check does nothing.
+func (m *Monitor) StopCheck(name string) error {
+	m.mu.Lock()
+	defer m.unlockAndLog()
+	e, ok := m.byName[name]
+	if !ok {
+		return fmt.Errorf("stop check %q: %w", name, ErrNoSuchCheck)
+	}
+	if e.stopped {
+		return nil
+	}
+	e.stopped = true
+	if e.cancel != nil {
+		e.cancel()
+	}
+	m.levels.counts[e.check.Level][e.state.status]--
+	e.publishView()
+	m.changedLocked(fmt.Sprintf("check %q was stopped", name))
+	return nil
+}
+
+// StartCheck runs a stopped check again, at once, and counts it in the levels
+// again with the state it had. Starting a running check does nothing.
+func (m *Monitor) StartCheck(name string) error {
+	m.mu.Lock()
+	defer m.unlockAndLog()
+	e, ok := m.byName[name]
+	if !ok {
+		return fmt.Errorf("start check %q: %w", name, ErrNoSuchCheck)
+	}
+	if !e.stopped {
+		return nil
+	}
+	e.stopped = false
+	m.levels.counts[e.check.Level][e.state.status]++
+	e.publishView()
+	if m.levels.started && !stops(e.check.Level, e.state.status) {
+		m.startWorkerLocked(e, m.clock.Now())
+	}
+	m.changedLocked(fmt.Sprintf("check %q was started", name))
+	return nil
+}
+
+// RunNow runs a check once, now, and returns its result, as Pebble's refresh
+// does. The result counts toward the check's thresholds like any run, unless
+// the check does not run at the moment: it is stopped, it waits for startup,
+// or it is a startup check that has passed. A run of the check already under
+// way is waited for, never overlapped; a heartbeat or watchdog is judged.
+func (m *Monitor) RunNow(ctx context.Context, name string) (Result, error) {
+	m.mu.Lock()
+	e, ok := m.byName[name]
+	m.mu.Unlock()
+	if !ok {
+		return Result{}, fmt.Errorf("run check %q: %w", name, ErrNoSuchCheck)
+	}
+	e.runMu.Lock()
+	defer e.runMu.Unlock()
+	var r Result
+	if e.timed != nil {
+		var decided bool
+		if r, decided = e.timed.evaluate(m.clock.Now()); !decided {
+			r.Output = "pending: " + pendingTimed(e)
+			return r, nil
+		}
+	} else {
+		var ran bool
+		if r, ran = m.runOnce(ctx, e); !ran {
+			r = stillRunning(m.clock.Now(), e.check.Timeout)
+		}
+	}
+	m.mu.Lock()
+	counts := !e.stopped && !e.removed && (e.check.Level == Startup && e.state.status != Pass ||
+		e.check.Level != Startup && m.levels.latched)
+	m.mu.Unlock()
+	if counts {
+		m.record(e, r)
+	}
+	r.Output = capOutput(r.Output)
+	return r, nil
+}
+
+func pendingTimed(e *entry) string {
+	if e.check.Kind == "heartbeat" {
+		return "waiting for the first beat"
+	}
+	return "no result yet"
 }
 
 // Start starts running the checks and returns at once. Checks run until ctx

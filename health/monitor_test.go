@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -630,5 +631,75 @@ func TestRunCancelledByItsCallerSaysSoAndKeepsTheCheckersOwnAnswer(t *testing.T)
 	time.AfterFunc(20*time.Millisecond, cancel)
 	if r := health.Run(ctx, stuck, time.Hour); r.OK || !strings.HasPrefix(r.Output, "cancelled after ") {
 		t.Fatalf("a checker that ignores the cancel: %+v, want \"cancelled after …\"", r)
+	}
+}
+
+func TestAStoppedCheckIsLeftOutOfTheLevelsUntilStartedAgain(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	db := failing("connection refused")
+	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: db, FailureThreshold: 1})
+	m.Add(health.Check{Name: "cache", Level: health.Ready, Checker: passing()})
+	start(t, m)
+	waitRuns(t, m, "db", 1)
+	waitRuns(t, m, "cache", 1)
+	if m.Passing(health.Ready) {
+		t.Fatal("ready with a failed check")
+	}
+	if err := m.StopCheck("db"); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := m.CheckState("db")
+	if !m.Passing(health.Ready) || !st.Stopped || st.Status != health.Fail {
+		t.Fatalf("after stopping the failed check: ready %v, %+v; want ready, the check stopped and still fail", m.Passing(health.Ready), st)
+	}
+	w := httptest.NewRecorder()
+	m.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/readyz?verbose", nil))
+	if want := "[+]db stopped: left out until started again\n[+]cache ok\n[+]shutdown ok\nreadyz check passed\n"; w.Body.String() != want {
+		t.Fatalf("/readyz?verbose:\n%s\nwant\n%s", w.Body.String(), want)
+	}
+	runs := db.runs.Load()
+	db.pass()
+	if err := m.StartCheck("db"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the started check to run again", func() bool { return db.runs.Load() > runs })
+	waitFor(t, "readiness with the check passing", func() bool { return m.Passing(health.Ready) })
+	if err := m.StopCheck("nope"); !errors.Is(err, health.ErrNoSuchCheck) {
+		t.Fatalf("StopCheck of an unknown check: %v", err)
+	}
+}
+
+func TestRunNowRunsACheckAtOnceAndCountsItsResult(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	db := passing()
+	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: db, Period: time.Hour, FailureThreshold: 1})
+	start(t, m)
+	waitRuns(t, m, "db", 1)
+	db.fail("connection refused")
+	r, err := m.RunNow(context.Background(), "db")
+	if err != nil || r.OK || r.Output != "connection refused" {
+		t.Fatalf("RunNow: %+v %v", r, err)
+	}
+	if st, _ := m.CheckState("db"); st.Status != health.Fail || st.Runs != 2 {
+		t.Fatalf("after RunNow: %+v, want the failure counted", st)
+	}
+	if _, err := m.RunNow(context.Background(), "nope"); !errors.Is(err, health.ErrNoSuchCheck) {
+		t.Fatalf("RunNow of an unknown check: %v", err)
+	}
+	m.StopCheck("db")
+	db.pass()
+	if r, _ := m.RunNow(context.Background(), "db"); !r.OK {
+		t.Fatalf("RunNow of a stopped check: %+v, want it run", r)
+	}
+	if st, _ := m.CheckState("db"); st.Runs != 2 || st.Status != health.Fail {
+		t.Fatalf("a stopped check's manual run was counted: %+v", st)
+	}
+	hb, _ := m.Heartbeat("loop", time.Minute, health.Live)
+	if r, _ := m.RunNow(context.Background(), "loop"); r.OK || r.Output != "pending: waiting for the first beat" {
+		t.Fatalf("RunNow of a heartbeat with no beat: %+v", r)
+	}
+	hb.Beat()
+	if r, _ := m.RunNow(context.Background(), "loop"); !r.OK {
+		t.Fatalf("RunNow of a beaten heartbeat: %+v", r)
 	}
 }

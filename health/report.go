@@ -103,6 +103,10 @@ func (v *monitorView) report(ep endpoint, exclude []string, details bool) report
 func (v *monitorView) line(e *entry, details bool) line {
 	cv := e.view.Load()
 	ln := line{name: e.check.Name, e: e, v: cv}
+	if cv.stopped {
+		ln.ok, ln.word, ln.reason = true, "stopped", "left out until started again"
+		return ln
+	}
 	withheld := func(s string) string {
 		if !details {
 			return "reason withheld"

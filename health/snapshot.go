@@ -25,7 +25,8 @@ type CheckState struct {
 	SuccessThreshold int
 	FailureThreshold int
 
-	Status Status
+	Status  Status
+	Stopped bool // by StopCheck: not run, and left out of the levels
 	// Since is when Status last changed; zero while the check is still pending.
 	Since                time.Time
 	ConsecutiveSuccesses int
@@ -75,7 +76,7 @@ func (e *entry) stateLocked() CheckState {
 		Name: c.Name, Level: c.Level, Kind: c.Kind,
 		Period: c.Period, Timeout: c.Timeout, InitialDelay: c.InitialDelay,
 		SuccessThreshold: c.SuccessThreshold, FailureThreshold: c.FailureThreshold,
-		Status: e.state.status, Since: e.state.since,
+		Status: e.state.status, Stopped: e.stopped, Since: e.state.since,
 		ConsecutiveSuccesses: e.state.successes, ConsecutiveFailures: e.state.failures,
 		Runs: e.state.runs, History: e.history.results(),
 	}

@@ -28,19 +28,29 @@ func (m *Monitor) runChecker(ctx context.Context, e *entry, added time.Time) {
 			}
 			due = m.clock.Now() // run as soon as startup passes, then every period from then
 		}
+		e.runMu.Lock()
 		r, ran := m.runOnce(ctx, e)
 		if ctx.Err() != nil {
+			e.runMu.Unlock()
 			return // a run cut short by shutdown or removal says nothing about the check
 		}
 		if !ran {
-			r = Result{Time: m.clock.Now(), Output: fmt.Sprintf(
-				"the previous run has not returned (timeout %v): its checker ignores its context", c.Timeout)}
+			r = stillRunning(m.clock.Now(), c.Timeout)
 		}
-		if stops(c.Level, m.record(e, r)) {
+		status := m.record(e, r)
+		e.runMu.Unlock()
+		if stops(c.Level, status) {
 			return
 		}
 		due = m.nextDue(due, c.Period)
 	}
+}
+
+// stillRunning is the result of a period in which the last run, which
+// outlived its timeout, has still not returned.
+func stillRunning(now time.Time, timeout time.Duration) Result {
+	return Result{Time: now, Output: fmt.Sprintf(
+		"the previous run has not returned (timeout %v): its checker ignores its context", timeout)}
 }
 
 // waitStartup waits for the startup level to latch; false when ctx ends first.
@@ -267,7 +277,9 @@ func (m *Monitor) runTimed(ctx context.Context, e *entry) {
 		return
 	}
 	now := m.clock.Now()
+	e.runMu.Lock() // RunNow judges it too
 	t.activate(now)
+	e.runMu.Unlock()
 	due := now
 	state := checkState{} // what was last recorded, to tell a change
 	for {
@@ -280,13 +292,15 @@ func (m *Monitor) runTimed(ctx context.Context, e *entry) {
 		// A judgement is a result when the period is due or it changes the
 		// status: a wake that changes nothing (a unit of work begun on an idle
 		// watchdog) leaves no trace in the history.
+		e.runMu.Lock()
 		if r, decided := t.evaluate(now); decided {
 			if _, tr := state.after(r, e.thresholds(), now); periodic || tr != nil {
 				state.status = m.record(e, r)
-				if stops(c.Level, state.status) {
-					return
-				}
 			}
+		}
+		e.runMu.Unlock()
+		if stops(c.Level, state.status) {
+			return
 		}
 		if periodic {
 			due = m.nextDue(due, c.Period)

@@ -25,9 +25,12 @@ type Config struct {
 	File string
 	// Listen is where the probe endpoints are served. Default ":8558".
 	Listen string
-	// API is where the management API listens: a path for a unix socket.
-	// Default "/run/vitals/vitals.sock".
+	// API is where the management API listens: a path for a unix socket
+	// (mode 0600), or tcp://HOST:PORT, which needs APITokenFile. Default
+	// "/run/vitals/vitals.sock".
 	API string
+	// APITokenFile holds the bearer token that a TCP API asks for.
+	APITokenFile string
 	// Details shows why checks fail on the probe endpoints. Default true.
 	Details bool
 	// Checks, in the order of the file.
@@ -114,9 +117,10 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, 
 	}
 	var checks ast.Node
 	d.fields(body, "", map[string]field{
-		"listen":  str(&c.Listen),
-		"api":     str(&c.API),
-		"details": boolean(&c.Details),
+		"listen":         str(&c.Listen),
+		"api":            str(&c.API),
+		"api-token-file": str(&c.APITokenFile),
+		"details":        boolean(&c.Details),
 		"checks": func(_ *decoder, n ast.Node, _ string) {
 			checks = n
 		},
@@ -127,6 +131,9 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, 
 		}
 	} else {
 		c.Checks = d.checks(checks)
+	}
+	if strings.HasPrefix(c.API, "tcp://") && c.APITokenFile == "" {
+		d.errorf(body, "api", "a TCP API (%s) needs api-token-file: anyone who reaches the port could stop checks", c.API)
 	}
 	if len(d.errors) > 0 {
 		slices.SortStableFunc(d.errors, func(a, b Error) int {
