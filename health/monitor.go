@@ -24,6 +24,7 @@ type Monitor struct {
 	historySize int
 	details     bool
 	jitter      float64
+	redact      func(string) string
 
 	mu            sync.Mutex
 	entries       []*entry // registration order; views share it, so it is only appended to or replaced
@@ -135,6 +136,22 @@ func WithEventLog(n int) Option {
 // can reach.
 func WithDetails(show bool) Option {
 	return func(m *Monitor) { m.details = show }
+}
+
+// WithRedaction sets a function that every result's output goes through
+// before it is kept, and so before any endpoint, event, log line or snapshot
+// shows it: for the secrets a checker's error may quote (a password in a
+// URL, a token in a command's output). The default keeps outputs as they are.
+func WithRedaction(redact func(string) string) Option {
+	return func(m *Monitor) { m.redact = redact }
+}
+
+// output is a result's output as the Monitor keeps it: redacted and capped.
+func (m *Monitor) output(s string) string {
+	if m.redact != nil {
+		s = m.redact(s)
+	}
+	return capOutput(s)
 }
 
 // WithJitter spreads later runs of a check by up to ±fraction/2 of its period
@@ -356,7 +373,7 @@ func (m *Monitor) RunNow(ctx context.Context, name string) (Result, error) {
 	if counts {
 		m.record(e, r)
 	}
-	r.Output = capOutput(r.Output)
+	r.Output = m.output(r.Output)
 	return r, nil
 }
 
@@ -444,7 +461,7 @@ func (m *Monitor) startWorkerLocked(e *entry, added time.Time) {
 
 // record applies one result to a check's state and returns its new status.
 func (m *Monitor) record(e *entry, r Result) Status {
-	r.Output = capOutput(r.Output)
+	r.Output = m.output(r.Output)
 	m.mu.Lock()
 	defer m.unlockAndLog()
 	if e.removed {

@@ -703,3 +703,19 @@ func TestRunNowRunsACheckAtOnceAndCountsItsResult(t *testing.T) {
 		t.Fatalf("RunNow of a beaten heartbeat: %+v", r)
 	}
 }
+
+func TestRedactionHidesSecretsFromEveryOutput(t *testing.T) {
+	redact := func(s string) string { return strings.ReplaceAll(s, "hunter2", "xxxxx") }
+	m, _ := fakeMonitor(t, health.WithRedaction(redact))
+	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: failing("login as admin:hunter2 refused"), FailureThreshold: 1})
+	start(t, m)
+	r, _ := waitRuns(t, m, "db", 1).Last()
+	var cursor uint64
+	ev := waitCheckEvent(t, m, &cursor)
+	now, _ := m.RunNow(context.Background(), "db")
+	for _, out := range []string{r.Output, ev.Output, now.Output} {
+		if out != "login as admin:xxxxx refused" {
+			t.Fatalf("output %q, want the secret redacted", out)
+		}
+	}
+}

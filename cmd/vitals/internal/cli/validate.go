@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -74,7 +73,7 @@ func render(c *config.Config) string {
 	fmt.Fprintf(&b, "listen: %q\napi: %q\ndetails: %v\nchecks:\n", c.Listen, c.API, c.Details)
 	for _, ch := range c.Checks {
 		fmt.Fprintf(&b, "  %s:\n    level: %s\n", ch.Name, ch.Level)
-		fmt.Fprintf(&b, "    %s: %s\n", ch.Kind, redact(ch.Source))
+		fmt.Fprintf(&b, "    %s: %s\n", ch.Kind, c.Redact(ch.Source))
 		if ch.Heartbeat == 0 {
 			fmt.Fprintf(&b, "    period: %v\n    timeout: %v\n    initial-delay: %v\n", ch.Period, ch.Timeout, ch.InitialDelay)
 		} else {
@@ -84,7 +83,3 @@ func render(c *config.Config) string {
 	}
 	return b.String()
 }
-
-var urlPassword = regexp.MustCompile(`(://[^:/@\s"']+):[^@\s"']+@`)
-
-func redact(s string) string { return urlPassword.ReplaceAllString(s, "$1:xxxxx@") }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -35,7 +36,23 @@ type Config struct {
 	Details bool
 	// Checks, in the order of the file.
 	Checks []Check
+	// secrets are the values Redact hides.
+	secrets []string
 }
+
+// Redact hides the file's secrets in s: the values of variables named like
+// *PASSWORD*, *PASSWD*, *TOKEN* or *SECRET* (at least 4 characters long),
+// and passwords written in URLs. The
+// agent passes every check output, event and log line through it.
+func (c *Config) Redact(s string) string {
+	for _, secret := range c.secrets {
+		s = strings.ReplaceAll(s, secret, "xxxxx")
+	}
+	return urlPassword.ReplaceAllString(s, "$1:xxxxx@")
+}
+
+// urlPassword finds the password of a URL written with one.
+var urlPassword = regexp.MustCompile(`(://[^:/@\s"']+):[^@\s"'/]+@`)
 
 // Defaults of the file's top level.
 const (
@@ -132,6 +149,10 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, 
 	} else {
 		c.Checks = d.checks(checks)
 	}
+	// Longest first, so that a secret that contains another is hidden whole.
+	c.secrets = slices.Compact(slices.SortedFunc(slices.Values(d.secrets), func(a, b string) int {
+		return cmp.Or(cmp.Compare(len(b), len(a)), cmp.Compare(a, b))
+	}))
 	if strings.HasPrefix(c.API, "tcp://") && c.APITokenFile == "" {
 		d.errorf(body, "api", "a TCP API (%s) needs api-token-file: anyone who reaches the port could stop checks", c.API)
 	}

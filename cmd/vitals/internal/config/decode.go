@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -13,9 +14,10 @@ import (
 // decoder walks a parsed file and collects every error it finds, each with
 // its position and path, instead of stopping at the first.
 type decoder struct {
-	file   string
-	env    func(string) (string, bool)
-	errors Errors
+	file    string
+	env     func(string) (string, bool)
+	errors  Errors
+	secrets []string // values to redact: of secret-named variables, and passwords in URLs
 }
 
 // errorf records an error at node n for the value at path.
@@ -163,6 +165,9 @@ func (d *decoder) expand(n ast.Node, path, s string) (string, bool) {
 				d.errorf(n, path, "environment variable %s is not set", name)
 				ok = false
 			} else {
+				if secretName(name) && len(v) >= minSecret {
+					d.secrets = append(d.secrets, v)
+				}
 				b.WriteString(v)
 			}
 			i += end
@@ -189,8 +194,29 @@ func str(dst *string) field {
 	return func(d *decoder, n ast.Node, path string) {
 		if s, ok := d.scalar(n, path); ok {
 			*dst = s
+			if u, err := url.Parse(s); err == nil && u.User != nil {
+				if pw, set := u.User.Password(); set && len(pw) >= minSecret {
+					d.secrets = append(d.secrets, pw, url.QueryEscape(pw))
+				}
+			}
 		}
 	}
+}
+
+// minSecret is the shortest value hidden wherever it appears: a shorter one
+// would mask ordinary words in every output (and is no secret anyway).
+const minSecret = 4
+
+// secretName reports whether a variable's name says its value is a secret:
+// *PASSWORD*, *PASSWD*, *TOKEN* or *SECRET*, in any case.
+func secretName(name string) bool {
+	n := strings.ToUpper(name)
+	for _, word := range []string{"PASSWORD", "PASSWD", "TOKEN", "SECRET"} {
+		if strings.Contains(n, word) {
+			return true
+		}
+	}
+	return false
 }
 
 func boolean(dst *bool) field {
