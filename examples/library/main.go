@@ -1,12 +1,12 @@
-// Command quickstart shows the health engine at work on a small, made-up
+// Command library shows the health engine at work on a small, made-up
 // service, in a few seconds: a startup check that waits for a generated config
 // file, a readiness check that expects a real HTTP answer from a dependency
 // that first answers 503, and a liveness heartbeat from a work loop that hangs
 // for a while. It serves the probe endpoints, prints what they answer and every
 // event as it happens, and exits.
 //
-//	go run ./examples/quickstart            # about 8 seconds, then exits
-//	go run ./examples/quickstart -for 0     # keeps serving until Ctrl-C; try curl on the endpoints
+//	go run ./examples/library               # about 8 seconds, then exits
+//	go run ./examples/library -for 0        # keeps serving until Ctrl-C; try curl on the endpoints
 package main
 
 import (
@@ -32,7 +32,7 @@ func main() {
 	runFor := flag.Duration("for", 8*time.Second, "how long to run; 0 runs until interrupted")
 	flag.Parse()
 	if err := run(*listen, *runFor); err != nil {
-		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		fmt.Fprintln(os.Stderr, "library:", err)
 		os.Exit(1)
 	}
 }
@@ -48,7 +48,7 @@ func run(listen string, runFor time.Duration) error {
 
 	// The made-up service's world: a config file a sidecar writes after 1.5s,
 	// and an identity provider that answers 503 until its setup completes at 3s.
-	dir, err := os.MkdirTemp("", "vitals-quickstart")
+	dir, err := os.MkdirTemp("", "vitals-library")
 	if err != nil {
 		return err
 	}
