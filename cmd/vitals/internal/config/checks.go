@@ -63,12 +63,12 @@ func (d *decoder) checks(n ast.Node) []Check {
 	for _, kv := range m.Values {
 		name := keyName(kv.Key)
 		path := "checks." + name
-		if !health.ValidName(name) {
+		validName := health.ValidName(name)
+		if !validName {
 			d.errorf(kv.Key, path, "a check name is lower case letters, digits and - _ . inside, at most 63 characters")
-			continue
 		}
-		c, ok := d.check(name, kv.Value, path)
-		if !ok {
+		c, ok := d.check(name, kv.Value, path) // its errors too, whatever its name
+		if !ok || !validName {
 			continue
 		}
 		var err error
@@ -78,7 +78,9 @@ func (d *decoder) checks(n ast.Node) []Check {
 			err = scratch.Add(c.Check)
 		}
 		if err != nil {
-			d.errorf(kv.Value, path, "%s", strings.TrimPrefix(err.Error(), fmt.Sprintf("check %q: ", name)))
+			msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("check %q: ", name))
+			msg = strings.TrimSuffix(msg, ": "+health.ErrInvalidCheck.Error())
+			d.errorf(kv.Value, path, "%s", msg)
 			continue
 		}
 		// The file as vitals runs it: every default filled in.
@@ -96,9 +98,12 @@ func (d *decoder) check(name string, n ast.Node, path string) (Check, bool) {
 	before := len(d.errors)
 	var level string
 	var kindName string
-	var kindNode ast.Node
+	var kindNode, levelNode ast.Node
 	fields := map[string]field{
-		"level":             str(&level),
+		"level": func(d *decoder, n ast.Node, path string) {
+			levelNode = n
+			str(&level)(d, n, path)
+		},
 		"period":            duration(&c.Period),
 		"timeout":           duration(&c.Timeout),
 		"initial-delay":     duration(&c.InitialDelay),
@@ -115,7 +120,7 @@ func (d *decoder) check(name string, n ast.Node, path string) (Check, bool) {
 	if level != "" {
 		l, err := health.ParseLevel(level)
 		if err != nil {
-			d.errorf(n, path+".level", "%v", err)
+			d.errorf(levelNode, path+".level", "%v", err)
 		}
 		c.Level = l
 	}
@@ -127,9 +132,19 @@ func (d *decoder) check(name string, n ast.Node, path string) (Check, bool) {
 		d.errorf(n, path, "no kind: give one of %s", kindNames())
 	case kindName == heartbeatKind:
 		var ttl time.Duration
+		mark := len(d.errors)
 		d.fields(kindNode, path+"."+heartbeatKind, map[string]field{"ttl": duration(&ttl)})
-		if ttl <= 0 && len(d.errors) == before {
+		if ttl <= 0 && len(d.errors) == mark {
 			d.errorf(kindNode, path+"."+heartbeatKind+".ttl", "required, and more than 0")
+		}
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"timeout", c.Timeout != 0}, {"initial-delay", c.InitialDelay != 0},
+			{"success-threshold", c.SuccessThreshold != 0}, {"failure-threshold", c.FailureThreshold != 0}} {
+			if f.set {
+				d.errorf(n, path+"."+f.name, "does not apply to a heartbeat: its ttl decides, the moment it passes")
+			}
 		}
 		c.Heartbeat, c.Kind, c.Spec = ttl, heartbeatKind, map[string]any{"ttl": ttl.String()}
 	default:

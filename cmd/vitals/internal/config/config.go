@@ -123,19 +123,22 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, 
 	d := &decoder{file: name, env: env}
 	c := &Config{File: name, Listen: DefaultListen, API: DefaultAPI, Details: true}
 	var body ast.Node
-	switch {
-	case len(f.Docs) > 1:
+	if len(f.Docs) > 1 {
 		d.errorf(f.Docs[1].Body, "", "one YAML document per file, not %d", len(f.Docs))
-	case len(f.Docs) == 1:
+	}
+	if len(f.Docs) > 0 {
 		body = f.Docs[0].Body
 	}
 	if body == nil {
 		return nil, Errors{{File: name, Msg: "the file is empty: it needs at least checks:"}}
 	}
-	var checks ast.Node
+	var checks, api ast.Node
 	d.fields(body, "", map[string]field{
-		"listen":         str(&c.Listen),
-		"api":            str(&c.API),
+		"listen": str(&c.Listen),
+		"api": func(d *decoder, n ast.Node, path string) {
+			api = n
+			str(&c.API)(d, n, path)
+		},
 		"api-token-file": str(&c.APITokenFile),
 		"details":        boolean(&c.Details),
 		"checks": func(_ *decoder, n ast.Node, _ string) {
@@ -154,7 +157,7 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, 
 		return cmp.Or(cmp.Compare(len(b), len(a)), cmp.Compare(a, b))
 	}))
 	if strings.HasPrefix(c.API, "tcp://") && c.APITokenFile == "" {
-		d.errorf(body, "api", "a TCP API (%s) needs api-token-file: anyone who reaches the port could stop checks", c.API)
+		d.errorf(api, "api", "a TCP API (%s) needs api-token-file: anyone who reaches the port could stop checks", c.API)
 	}
 	if len(d.errors) > 0 {
 		slices.SortStableFunc(d.errors, func(a, b Error) int {

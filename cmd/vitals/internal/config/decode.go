@@ -276,8 +276,12 @@ func count(dst *int) field {
 			d.errorf(n, path, "want a whole number, got %q", s)
 			return
 		}
-		if v < 1 || v > math.MaxInt32 {
+		if v < 1 {
 			d.errorf(n, path, "%d is not at least 1", v)
+			return
+		}
+		if v > math.MaxInt32 {
+			d.errorf(n, path, "%d is too large: at most %d", v, math.MaxInt32)
 			return
 		}
 		*dst = int(v)

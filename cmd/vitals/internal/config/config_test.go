@@ -1,0 +1,1155 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
+)
+
+// file is the name Parse is given in these tests, which every error starts with.
+const file = "vitals.yaml"
+
+// testEnv is the environment ${VAR} expands from in these tests.
+var testEnv = map[string]string{
+	"HOST":  "example.com",
+	"PORT":  "8080",
+	"EMPTY": "",
+	"TOKEN": "s3cret",
+}
+
+func lookup(name string) (string, bool) {
+	v, ok := testEnv[name]
+	return v, ok
+}
+
+// y is a YAML file given line by line, so that the lines and columns of the
+// expected errors can be counted in the test's source.
+func y(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
+
+func parse(t *testing.T, data string) (*Config, error) {
+	t.Helper()
+	return Parse(file, []byte(data), lookup)
+}
+
+// The fields of a Check wanted: list of every field in the check's wanted.
+const wantFields = "dns, exec, failure-threshold, file, heartbeat, http, initial-delay, level, period, success-threshold, tcp, timeout, tls"
+
+const topFields = "api, api-token-file, checks, details, listen"
+
+const httpFields = "body, ca-file, cert, headers, insecure, key, method, not-body, server-name, status, url"
+
+func TestBadConfigsSayWhatAndWhere(t *testing.T) {
+	tooLong := strings.Repeat("a", 64)
+	for _, tc := range []struct {
+		name string
+		yaml string
+		want []string // every line of the error; nil: the file is good
+	}{
+		// YAML itself.
+		{"YAML syntax: unclosed flow sequence", y(
+			"checks:",
+			"  a: [1, 2",
+		), []string{
+			`vitals.yaml:2:6: YAML: sequence end token ']' not found`,
+		}},
+		{"YAML syntax: tab indentation", y(
+			"checks:",
+			"\ta: {}",
+		), []string{
+			"vitals.yaml:2:1: YAML: found character '\t' that cannot start any token",
+		}},
+		{"YAML syntax: unterminated quote", y(
+			`listen: "unterminated`,
+			"checks: {}",
+		), []string{
+			`vitals.yaml:1:9: YAML: could not find end character of double-quoted text`,
+		}},
+		{"YAML syntax: a check name given twice", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\"}",
+			"  web:",
+			"    heartbeat: {ttl: 1s}",
+		), []string{
+			`vitals.yaml:4:3: YAML: mapping key "web" already defined at [2:3]`,
+		}},
+		{"YAML syntax: a kind given twice", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\"}",
+			"    http: {url: \"http://y/\"}",
+		), []string{
+			`vitals.yaml:4:5: YAML: mapping key "http" already defined at [3:5]`,
+		}},
+		{"empty file", "", []string{
+			`vitals.yaml: the file is empty: it needs at least checks:`,
+		}},
+		{"only comments", y(
+			"# vitals.yaml",
+			"# nothing yet",
+		), []string{
+			`vitals.yaml: the file is empty: it needs at least checks:`,
+		}},
+		{"two documents", y(
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+			"---",
+			"listen: x",
+		), []string{
+			`vitals.yaml:4:7: one YAML document per file, not 2`,
+		}},
+		{"top level is a list", y(
+			"- a",
+			"- b",
+		), []string{
+			`vitals.yaml:1:1: want a mapping of ` + topFields + `, got a list`,
+		}},
+		{"top level is a string", y(
+			"hello",
+		), []string{
+			`vitals.yaml:1:1: want a mapping of ` + topFields + `, got "hello"`,
+		}},
+		{"top level is null", y(
+			"~",
+		), []string{
+			`vitals.yaml:1:1: want a mapping of ` + topFields + `, got nothing`,
+		}},
+		{"unknown top-level key", y(
+			`listen: ":1"`,
+			"lisen: x",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:2:1: lisen: unknown field "lisen" (want ` + topFields + `)`,
+		}},
+		{"top-level values of the wrong type", y(
+			"listen: [a]",
+			"api: {}",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:1:9: listen: want a single value, got a list`,
+			`vitals.yaml:2:6: api: want a single value, got a mapping`,
+		}},
+		{"a TCP API without a token file", y(
+			"listen: :8558",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+			"api: tcp://0.0.0.0:8559",
+		), []string{
+			`vitals.yaml:4:6: api: a TCP API (tcp://0.0.0.0:8559) needs api-token-file: anyone who reaches the port could stop checks`,
+		}},
+		{"checks missing", y(
+			`listen: ":1"`,
+		), []string{
+			`vitals.yaml:1:7: checks: no checks: give at least one`,
+		}},
+		{"checks empty", y(
+			"checks: {}",
+		), []string{
+			`vitals.yaml:1:9: checks: no checks: give at least one`,
+		}},
+		{"checks null", y(
+			"checks:",
+		), []string{
+			`vitals.yaml:1:9: checks: want a mapping of check names to checks, got nothing`,
+		}},
+		{"checks a list", y(
+			"checks:",
+			"  - a",
+		), []string{
+			`vitals.yaml:2:3: checks: want a mapping of check names to checks, got a list`,
+		}},
+		{"checks a string", y(
+			"checks: web",
+		), []string{
+			`vitals.yaml:1:9: checks: want a mapping of check names to checks, got "web"`,
+		}},
+		{"check name in upper case", y(
+			"checks:",
+			"  Web:",
+			"    heartbeat: {ttl: 1s}",
+		), []string{
+			`vitals.yaml:2:3: checks.Web: a check name is lower case letters, digits and - _ . inside, at most 63 characters`,
+		}},
+		{"check name too long", y(
+			"checks:",
+			"  "+tooLong+":",
+			"    heartbeat: {ttl: 1s}",
+		), []string{
+			`vitals.yaml:2:3: checks.` + tooLong + `: a check name is lower case letters, digits and - _ . inside, at most 63 characters`,
+		}},
+		{"check name with a leading dash", y(
+			"checks:",
+			"  -web:",
+			"    heartbeat: {ttl: 1s}",
+		), []string{
+			`vitals.yaml:2:3: checks.-web: a check name is lower case letters, digits and - _ . inside, at most 63 characters`,
+		}},
+		{"check name reserved: shutdown and monitor", y(
+			"checks:",
+			"  shutdown:",
+			"    http: {url: \"http://x/\"}",
+			"  monitor:",
+			"    heartbeat: {ttl: 1s}",
+		), []string{
+			`vitals.yaml:3:9: checks.shutdown: name "shutdown" is reserved for a line of the probe endpoints`,
+			`vitals.yaml:5:14: checks.monitor: name "monitor" is reserved for a line of the probe endpoints`,
+		}},
+		{"check not a mapping", y(
+			"checks:",
+			"  web: null",
+			`  web2: "x"`,
+			"  web3: []",
+		), []string{
+			`vitals.yaml:2:8: checks.web: want a mapping of ` + wantFields + `, got nothing`,
+			`vitals.yaml:3:9: checks.web2: want a mapping of ` + wantFields + `, got "x"`,
+			`vitals.yaml:4:9: checks.web3: want a mapping of ` + wantFields + `, got a list`,
+		}},
+		{"unknown check field", y(
+			"checks:",
+			"  web:",
+			"    interval: 10s",
+			"    heartbeat: {ttl: 1s}",
+		), []string{
+			`vitals.yaml:3:5: checks.web.interval: unknown field "interval" (want ` + wantFields + `)`,
+		}},
+		{"misspelled kind", y(
+			"checks:",
+			"  web:",
+			"    htp: {url: \"http://x/\"}",
+		), []string{
+			`vitals.yaml:3:5: checks.web.htp: unknown field "htp" (want ` + wantFields + `)`,
+			`vitals.yaml:3:8: checks.web: no kind: give one of dns, exec, file, heartbeat, http, tcp, tls`,
+		}},
+		{"no kind", y(
+			"checks:",
+			"  web:",
+			"    level: live",
+		), []string{
+			`vitals.yaml:3:10: checks.web: no kind: give one of dns, exec, file, heartbeat, http, tcp, tls`,
+		}},
+		{"two kinds", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\"}",
+			"    tcp: {address: \"x:1\"}",
+		), []string{
+			`vitals.yaml:4:10: checks.web.tcp: a check has one kind, and this one is http already`,
+		}},
+		{"three kinds", y(
+			"checks:",
+			"  web:",
+			"    heartbeat: {ttl: 1s}",
+			"    tcp: {address: \"x:1\"}",
+			"    file: {path: /x}",
+		), []string{
+			`vitals.yaml:4:10: checks.web.tcp: a check has one kind, and this one is heartbeat already`,
+			`vitals.yaml:5:11: checks.web.file: a check has one kind, and this one is heartbeat already`,
+		}},
+		{"kind not a mapping", y(
+			"checks:",
+			"  web:",
+			`    http: "http://x/"`,
+		), []string{
+			`vitals.yaml:3:11: checks.web.http: want a mapping of ` + httpFields + `, got "http://x/"`,
+		}},
+		{"heartbeat not a mapping", y(
+			"checks:",
+			"  hb:",
+			"    heartbeat: 60s",
+		), []string{
+			`vitals.yaml:3:16: checks.hb.heartbeat: want a mapping of ttl, got "60s"`,
+		}},
+
+		// Unknown fields inside each kind.
+		{"http: unknown field", y(
+			"checks:",
+			"  a:",
+			"    http: {url: \"http://x/\", uri: \"http://x/\"}",
+		), []string{
+			`vitals.yaml:3:30: checks.a.http.uri: unknown field "uri" (want ` + httpFields + `)`,
+		}},
+		{"tcp: unknown field", y(
+			"checks:",
+			"  a:",
+			"    tcp: {address: \"x:1\", host: x}",
+		), []string{
+			`vitals.yaml:3:27: checks.a.tcp.host: unknown field "host" (want address, expect, send)`,
+		}},
+		{"tls: unknown field", y(
+			"checks:",
+			"  a:",
+			"    tls: {address: \"x:443\", verify: false}",
+		), []string{
+			`vitals.yaml:3:29: checks.a.tls.verify: unknown field "verify" (want address, ca-file, cert, insecure, key, min-validity, server-name)`,
+		}},
+		{"exec: unknown field", y(
+			"checks:",
+			"  a:",
+			"    exec: {command: [sh], shell: true}",
+		), []string{
+			`vitals.yaml:3:27: checks.a.exec.shell: unknown field "shell" (want command, dir, env)`,
+		}},
+		{"file: unknown field", y(
+			"checks:",
+			"  a:",
+			"    file: {path: /x, exists: true}",
+		), []string{
+			`vitals.yaml:3:22: checks.a.file.exists: unknown field "exists" (want content, max-age, non-empty, path, regular)`,
+		}},
+		{"dns: unknown field", y(
+			"checks:",
+			"  a:",
+			"    dns: {name: example.com, host: x}",
+		), []string{
+			`vitals.yaml:3:30: checks.a.dns.host: unknown field "host" (want answers, name, server, type)`,
+		}},
+		{"heartbeat: unknown field", y(
+			"checks:",
+			"  a:",
+			"    heartbeat: {ttl: 1s, timeout: 1s}",
+		), []string{
+			`vitals.yaml:3:26: checks.a.heartbeat.timeout: unknown field "timeout" (want ttl)`,
+		}},
+
+		// Each kind's required fields and bad values.
+		{"http: no url", y(
+			"checks:",
+			"  web:",
+			"    http: {method: GET}",
+		), []string{
+			`vitals.yaml:3:11: checks.web.http: url is required`,
+		}},
+		{"http: bad scheme", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"ftp://x/\"}",
+		), []string{
+			`vitals.yaml:3:11: checks.web.http: URL "ftp://x/": scheme must be http or https`,
+		}},
+		{"http: status range runs backwards", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\", status: \"399-200\"}",
+		), []string{
+			`vitals.yaml:3:11: checks.web.http: status set "399-200": range 399-200 runs backwards`,
+		}},
+		{"http: status not a code", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\", status: 2xx}",
+		), []string{
+			`vitals.yaml:3:11: checks.web.http: status set "2xx": "2xx" is not an HTTP status code (100-599)`,
+		}},
+		{"http: bad body regex", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\", body: \"(\"}",
+		), []string{
+			"vitals.yaml:3:11: checks.web.http: body pattern \"(\": error parsing regexp: missing closing ): `(`",
+		}},
+		{"http: lower-case method", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\", method: get}",
+		), []string{
+			`vitals.yaml:3:11: checks.web.http: method "get" is not an HTTP method (methods are upper case: GET)`,
+		}},
+		{"http: insecure not a bool", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"https://x/\", insecure: maybe}",
+		), []string{
+			`vitals.yaml:3:41: checks.web.http.insecure: want true or false, got "maybe"`,
+		}},
+		{"http: headers a string", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\", headers: \"X: y\"}",
+		), []string{
+			`vitals.yaml:3:39: checks.web.http.headers: want a mapping of names to values, got "X: y"`,
+		}},
+		{"http: header name not a token", y(
+			"checks:",
+			"  web:",
+			"    http:",
+			"      url: \"http://x/\"",
+			"      headers: {\"bad name\": d}",
+		), []string{
+			`vitals.yaml:4:10: checks.web.http: header "bad name": the name is not a token`,
+		}},
+		{"tcp: no address", y(
+			"checks:",
+			"  db:",
+			"    tcp: {send: PING}",
+		), []string{
+			`vitals.yaml:3:10: checks.db.tcp: address is required (host:port)`,
+		}},
+		{"tcp: missing port", y(
+			"checks:",
+			"  db:",
+			"    tcp: {address: localhost}",
+		), []string{
+			`vitals.yaml:3:10: checks.db.tcp: address "localhost": missing port in address`,
+		}},
+		{"tcp: bad port", y(
+			"checks:",
+			"  db:",
+			"    tcp: {address: \"localhost:70000\"}",
+		), []string{
+			`vitals.yaml:3:10: checks.db.tcp: address "localhost:70000": port "70000" is not a number from 1 to 65535`,
+		}},
+		{"tls: negative min-validity", y(
+			"checks:",
+			"  cert:",
+			"    tls: {address: \"x:443\", min-validity: -1h}",
+		), []string{
+			`vitals.yaml:3:43: checks.cert.tls.min-validity: -1h0m0s is negative`,
+		}},
+		{"tls: no host to verify", y(
+			"checks:",
+			"  cert:",
+			"    tls: {address: \":443\"}",
+		), []string{
+			`vitals.yaml:3:10: checks.cert.tls: address ":443" has no host to verify the certificate against: set a server name`,
+		}},
+		{"exec: command as a string", y(
+			"checks:",
+			"  ok:",
+			"    exec: {command: \"cat /etc/hosts\"}",
+		), []string{
+			`vitals.yaml:3:21: checks.ok.exec.command: want a list of words, such as [cat, /etc/hosts], not "cat /etc/hosts": no shell splits it (for a shell, [sh, -c, "…"])`,
+		}},
+		{"exec: empty command", y(
+			"checks:",
+			"  ok:",
+			"    exec: {command: []}",
+		), []string{
+			`vitals.yaml:3:11: checks.ok.exec: command is required`,
+		}},
+		{"exec: empty command name", y(
+			"checks:",
+			"  ok:",
+			"    exec: {command: [\"\"]}",
+		), []string{
+			`vitals.yaml:3:11: checks.ok.exec: the command's name (its first word) is empty`,
+		}},
+		{"exec: command not in $PATH", y(
+			"checks:",
+			"  ok:",
+			"    exec: {command: [vitals-no-such-command, -x]}",
+		), []string{
+			`vitals.yaml:3:11: checks.ok.exec: command "vitals-no-such-command" not found in $PATH`,
+		}},
+		{"exec: env a list", y(
+			"checks:",
+			"  ok:",
+			"    exec: {command: [sh], env: [A=1]}",
+		), []string{
+			`vitals.yaml:3:32: checks.ok.exec.env: want a mapping of names to values, got a list`,
+		}},
+		{"exec: dir does not exist", y(
+			"checks:",
+			"  ok:",
+			"    exec: {command: [sh], dir: /vitals-no-such-dir}",
+		), []string{
+			`vitals.yaml:3:11: checks.ok.exec: dir "/vitals-no-such-dir" does not exist`,
+		}},
+		{"file: no path", y(
+			"checks:",
+			"  f:",
+			"    file: {non-empty: true}",
+		), []string{
+			`vitals.yaml:3:11: checks.f.file: path is required`,
+		}},
+		{"file: max-age without a unit", y(
+			"checks:",
+			"  f:",
+			"    file: {path: /x, max-age: 5}",
+		), []string{
+			`vitals.yaml:3:31: checks.f.file.max-age: "5" has no unit: write 5s (or ms, m, h)`,
+		}},
+		{"dns: no name", y(
+			"checks:",
+			"  d:",
+			"    dns: {}",
+		), []string{
+			`vitals.yaml:3:10: checks.d.dns: name is required`,
+		}},
+		{"dns: bad type", y(
+			"checks:",
+			"  d:",
+			"    dns: {name: example.com, type: SRV}",
+		), []string{
+			`vitals.yaml:3:10: checks.d.dns: type "SRV" is not one of A, AAAA, CNAME, MX, TXT, NS`,
+		}},
+		{"dns: bad answer address", y(
+			"checks:",
+			"  d:",
+			"    dns: {name: example.com, type: a, answers: [1.2.3.4, 1.2.3.400]}",
+		), []string{
+			`vitals.yaml:3:10: checks.d.dns: expected answer "1.2.3.400" is not an IP address`,
+		}},
+		{"dns: an IPv6 answer for type A", y(
+			"checks:",
+			"  d:",
+			"    dns: {name: example.com, type: A, answers: \"::1\"}",
+		), []string{
+			`vitals.yaml:3:10: checks.d.dns: expected answer "::1" is not an IPv4 address, so never an A record`,
+		}},
+		{"heartbeat: no ttl", y(
+			"checks:",
+			"  hb:",
+			"    heartbeat: {}",
+		), []string{
+			`vitals.yaml:3:16: checks.hb.heartbeat.ttl: required, and more than 0`,
+		}},
+		{"heartbeat: ttl 0", y(
+			"checks:",
+			"  hb:",
+			"    heartbeat: {ttl: 0}",
+		), []string{
+			`vitals.yaml:3:16: checks.hb.heartbeat.ttl: required, and more than 0`,
+		}},
+		{"heartbeat: negative ttl", y(
+			"checks:",
+			"  hb:",
+			"    heartbeat: {ttl: -1s}",
+		), []string{
+			`vitals.yaml:3:22: checks.hb.heartbeat.ttl: -1s is negative`,
+		}},
+		{"heartbeat: no ttl and a bad level, both reported", y(
+			"checks:",
+			"  hb:",
+			"    level: bogus",
+			"    heartbeat: {}",
+		), []string{
+			`vitals.yaml:3:12: checks.hb.level: unknown level "bogus" (want startup, live or ready)`,
+			`vitals.yaml:4:16: checks.hb.heartbeat.ttl: required, and more than 0`,
+		}},
+
+		// Levels, durations, thresholds.
+		{"bad level, at the level", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\"}",
+			"    level: bogus",
+		), []string{
+			`vitals.yaml:4:12: checks.web.level: unknown level "bogus" (want startup, live or ready)`,
+		}},
+		{"level in upper case", y(
+			"checks:",
+			"  web:",
+			"    level: Live",
+			"    heartbeat: {ttl: 1s}",
+		), []string{
+			`vitals.yaml:3:12: checks.web.level: unknown level "Live" (want startup, live or ready)`,
+		}},
+		{"duration without a unit", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\"}",
+			"    period: 10",
+		), []string{
+			`vitals.yaml:4:13: checks.web.period: "10" has no unit: write 10s (or ms, m, h)`,
+		}},
+		{"duration without a unit, a fraction", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\"}",
+			"    timeout: 1.5",
+		), []string{
+			`vitals.yaml:4:14: checks.web.timeout: "1.5" has no unit: write 1.5s (or ms, m, h)`,
+		}},
+		{"duration garbage", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\"}",
+			"    timeout: soon",
+		), []string{
+			`vitals.yaml:4:14: checks.web.timeout: "soon" is not a duration such as 10s, 500ms or 1m30s`,
+		}},
+		{"duration negative", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\"}",
+			"    initial-delay: -5s",
+		), []string{
+			`vitals.yaml:4:20: checks.web.initial-delay: -5s is negative`,
+		}},
+		{"threshold 0", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\"}",
+			"    success-threshold: 0",
+		), []string{
+			`vitals.yaml:4:24: checks.web.success-threshold: 0 is not at least 1`,
+		}},
+		{"threshold -1", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\"}",
+			"    failure-threshold: -1",
+		), []string{
+			`vitals.yaml:4:24: checks.web.failure-threshold: -1 is not at least 1`,
+		}},
+		{"threshold 1.5", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\"}",
+			"    failure-threshold: 1.5",
+		), []string{
+			`vitals.yaml:4:24: checks.web.failure-threshold: want a whole number, got "1.5"`,
+		}},
+		{"threshold three", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\"}",
+			"    failure-threshold: three",
+		), []string{
+			`vitals.yaml:4:24: checks.web.failure-threshold: want a whole number, got "three"`,
+		}},
+		{"threshold too large", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\"}",
+			"    failure-threshold: 99999999999",
+		), []string{
+			`vitals.yaml:4:24: checks.web.failure-threshold: 99999999999 is too large: at most 2147483647`,
+		}},
+		{"timeout longer than period", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\"}",
+			"    period: 2s",
+			"    timeout: 5s",
+		), []string{
+			`vitals.yaml:3:9: checks.web: timeout 5s is longer than period 2s`,
+		}},
+		{"timeout longer than the default period", y(
+			"checks:",
+			"  web:",
+			"    timeout: 15s",
+			"    http: {url: \"http://x/\"}",
+		), []string{
+			`vitals.yaml:3:12: checks.web: timeout 15s is longer than period 10s`,
+		}},
+
+		// ${VAR} expansion.
+		{"${UNSET}", y(
+			"checks:",
+			"  db:",
+			"    tcp: {address: \"${UNSET}:5432\"}",
+		), []string{
+			`vitals.yaml:3:20: checks.db.tcp.address: environment variable UNSET is not set`,
+		}},
+		{"${UNSET} in a required field says only that", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://${UNSET}/\"}",
+		), []string{
+			`vitals.yaml:3:17: checks.web.http.url: environment variable UNSET is not set`,
+		}},
+		{"two unset variables in one value", y(
+			"listen: \"${ADDR}:${PORT2}\"",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:1:9: listen: environment variable ADDR is not set`,
+			`vitals.yaml:1:9: listen: environment variable PORT2 is not set`,
+		}},
+		{"${ without }", y(
+			"checks:",
+			"  db:",
+			"    tcp: {address: \"${HOST:5432\"}",
+		), []string{
+			`vitals.yaml:3:20: checks.db.tcp.address: "${HOST:5432": ${ without a closing }`,
+		}},
+		{"${1BAD} and ${}", y(
+			"checks:",
+			"  db:",
+			"    tcp: {address: \"${1BAD}:${}\"}",
+		), []string{
+			`vitals.yaml:3:20: checks.db.tcp.address: "${1BAD}:${}": ${1BAD} is not a variable name`,
+			`vitals.yaml:3:20: checks.db.tcp.address: "${1BAD}:${}": ${} is not a variable name`,
+		}},
+		{"$$ escape is a literal $ (good)", y(
+			"api: /run/$$HOME/$${UNSET}.sock",
+			"checks:",
+			"  db:",
+			"    tcp: {address: \"${HOST}:${PORT}\"}",
+		), nil},
+
+		// Types and YAML features.
+		{`details: "yes" is not a bool`, y(
+			`details: "yes"`,
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:1:10: details: want true or false, got "yes"`,
+		}},
+		{"details: yes unquoted is not a bool", y(
+			"details: yes",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:1:10: details: want true or false, got "yes"`,
+		}},
+		{"YAML alias for a value", y(
+			"checks:",
+			"  a:",
+			"    tcp: {address: &addr \"x:1\"}",
+			"  b:",
+			"    tcp: {address: *addr}",
+		), []string{
+			`vitals.yaml:5:20: checks.b.tcp.address: YAML aliases are not supported here: write the value out`,
+		}},
+		{"YAML alias for a check", y(
+			"checks:",
+			"  a: &x {heartbeat: {ttl: 1s}}",
+			"  b: *x",
+		), []string{
+			`vitals.yaml:3:6: checks.b: want a mapping of ` + wantFields + `, got an alias`,
+		}},
+		{"YAML merge key", y(
+			"checks:",
+			"  a:",
+			"    <<: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:3:5: checks.a.<<: unknown field "<<" (want ` + wantFields + `)`,
+			`vitals.yaml:3:7: checks.a: no kind: give one of dns, exec, file, heartbeat, http, tcp, tls`,
+		}},
+		{"null values", y(
+			"details: null",
+			"checks:",
+			"  web:",
+			"    period:",
+			"    tcp: {address: ~}",
+		), []string{
+			`vitals.yaml:1:10: details: no value: give one, or leave the field out`,
+			`vitals.yaml:4:12: checks.web.period: no value: give one, or leave the field out`,
+			`vitals.yaml:5:20: checks.web.tcp.address: no value: give one, or leave the field out`,
+		}},
+
+		// Several errors, every one, in the file's order.
+		{"several errors together, in line order", y(
+			`details: "maybe"`,
+			"checks:",
+			"  web:",
+			"    http: {url: \"ftp://x/\"}",
+			"    period: 10",
+			"  Bad: {heartbeat: {ttl: 1s}}",
+			"  db:",
+			"    success-threshold: 1.5",
+			"    tcp: {address: \"${NOPE}:1\", expect: [a]}",
+			"    failure-threshold: 0",
+			"  hb:",
+			"    heartbeat: {ttl: 1s}",
+			"    exec: {command: [sh]}",
+			"listen: {}",
+		), []string{
+			`vitals.yaml:1:10: details: want true or false, got "maybe"`,
+			`vitals.yaml:4:11: checks.web.http: URL "ftp://x/": scheme must be http or https`,
+			`vitals.yaml:5:13: checks.web.period: "10" has no unit: write 10s (or ms, m, h)`,
+			`vitals.yaml:6:3: checks.Bad: a check name is lower case letters, digits and - _ . inside, at most 63 characters`,
+			`vitals.yaml:8:24: checks.db.success-threshold: want a whole number, got "1.5"`,
+			`vitals.yaml:9:20: checks.db.tcp.address: environment variable NOPE is not set`,
+			`vitals.yaml:9:41: checks.db.tcp.expect: want a single value, got a list`,
+			`vitals.yaml:10:24: checks.db.failure-threshold: 0 is not at least 1`,
+			`vitals.yaml:13:11: checks.hb.exec: a check has one kind, and this one is heartbeat already`,
+			`vitals.yaml:14:9: listen: want a single value, got a mapping`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := parse(t, tc.yaml)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("Parse:\n%s\nwant no error", err)
+				}
+				if c == nil {
+					t.Fatal("Parse returned neither a config nor an error")
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Parse succeeded, want:\n%s", strings.Join(tc.want, "\n"))
+			}
+			if c != nil {
+				t.Errorf("Parse returned a config with its error")
+			}
+			if got, want := err.Error(), strings.Join(tc.want, "\n"); got != want {
+				t.Errorf("Parse error:\n%s\nwant:\n%s", got, want)
+			}
+			var es Errors
+			if !errors.As(err, &es) {
+				t.Fatalf("error is a %T, want an Errors", err)
+			}
+			for _, e := range es {
+				if e.File != file {
+					t.Errorf("error %q has File %q, want %q", e, e.File, file)
+				}
+			}
+		})
+	}
+}
+
+// want is what a test checks of a Check: everything but the Checker itself,
+// of which it checks only that it is there, and what it says it probes.
+type want struct {
+	Name             string
+	Level            health.Level
+	Kind             string
+	Period           time.Duration
+	Timeout          time.Duration
+	InitialDelay     time.Duration
+	SuccessThreshold int
+	FailureThreshold int
+	Heartbeat        time.Duration
+	Spec             any
+	Target           string // the Checker's String; "" for a heartbeat, which has none
+}
+
+func got(c Check) want {
+	w := want{
+		Name: c.Name, Level: c.Level, Kind: c.Kind,
+		Period: c.Period, Timeout: c.Timeout, InitialDelay: c.InitialDelay,
+		SuccessThreshold: c.SuccessThreshold, FailureThreshold: c.FailureThreshold,
+		Heartbeat: c.Heartbeat, Spec: c.Spec,
+	}
+	if s, ok := c.Checker.(fmt.Stringer); ok {
+		w.Target = s.String()
+	}
+	return w
+}
+
+func checkChecks(t *testing.T, c *Config, wants ...want) {
+	t.Helper()
+	if len(c.Checks) != len(wants) {
+		t.Fatalf("%d checks, want %d: %+v", len(c.Checks), len(wants), c.Checks)
+	}
+	for i, w := range wants {
+		g := got(c.Checks[i])
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("check %d:\n got %+v\nwant %+v", i, g, w)
+		}
+		if (c.Checks[i].Checker == nil) != (w.Kind == "heartbeat") {
+			t.Errorf("check %s: Checker %v for a %s check", w.Name, c.Checks[i].Checker, w.Kind)
+		}
+	}
+}
+
+func mustParse(t *testing.T, data string) *Config {
+	t.Helper()
+	c, err := parse(t, data)
+	if err != nil {
+		t.Fatalf("Parse:\n%s", err)
+	}
+	if c == nil {
+		t.Fatal("Parse returned neither a config nor an error")
+	}
+	return c
+}
+
+// issueExample is the file of the issue, as it is written there.
+const issueExample = `listen: 127.0.0.1:8558        # default :8558
+api: /run/vitals/vitals.sock  # management API
+details: true
+checks:
+  peer-config:
+    level: ready              # startup | live | ready (default ready); Pebble's "alive" accepted as live
+    file: {path: /config/peer1/peer1.conf, non-empty: true}
+    period: 2s                # Go durations; sub-second allowed
+  ui:
+    level: live
+    http: {url: "http://localhost:8080/", status: "200-399"}
+    period: 10s
+    timeout: 3s
+    failure-threshold: 3
+  reconciler:
+    level: live
+    heartbeat: {ttl: 60s}
+`
+
+func TestTheIssuesExample(t *testing.T) {
+	c := mustParse(t, issueExample)
+	if c.File != file || c.Listen != "127.0.0.1:8558" || c.API != "/run/vitals/vitals.sock" || !c.Details {
+		t.Errorf("File %q, Listen %q, API %q, Details %v", c.File, c.Listen, c.API, c.Details)
+	}
+	// Every timing is as vitals runs it: the kubelet's defaults where the
+	// file gives none.
+	checkChecks(t, c,
+		want{Name: "peer-config", Level: health.Ready, Kind: "file",
+			Period: 2 * time.Second, Timeout: time.Second, SuccessThreshold: 1, FailureThreshold: 3,
+			Spec:   probe.FileSpec{Path: "/config/peer1/peer1.conf", NonEmpty: true},
+			Target: "file /config/peer1/peer1.conf"},
+		want{Name: "ui", Level: health.Live, Kind: "http",
+			Period: 10 * time.Second, Timeout: 3 * time.Second, SuccessThreshold: 1, FailureThreshold: 3,
+			Spec:   probe.HTTPSpec{URL: "http://localhost:8080/", Status: "200-399"},
+			Target: "GET http://localhost:8080/"},
+		want{Name: "reconciler", Level: health.Live, Kind: "heartbeat",
+			Period: 10 * time.Second, SuccessThreshold: 1, FailureThreshold: 1,
+			Heartbeat: time.Minute, Spec: map[string]any{"ttl": "1m0s"}},
+	)
+	if got, want := c.Checks[1].Source, `{url: "http://localhost:8080/", status: "200-399"}`; got != want {
+		t.Errorf("ui's Source is %q, want %q", got, want)
+	}
+}
+
+func TestTopLevelDefaults(t *testing.T) {
+	c := mustParse(t, y(
+		"checks:",
+		"  hb: {heartbeat: {ttl: 1s}}",
+	))
+	if c.Listen != DefaultListen || c.API != DefaultAPI || !c.Details {
+		t.Errorf("Listen %q, API %q, Details %v; want the defaults %q, %q, true", c.Listen, c.API, c.Details, DefaultListen, DefaultAPI)
+	}
+	if DefaultListen != ":8558" || DefaultAPI != "/run/vitals/vitals.sock" {
+		t.Errorf("defaults %q and %q", DefaultListen, DefaultAPI)
+	}
+	checkChecks(t, c, want{Name: "hb", Level: health.Ready, Kind: "heartbeat",
+		Period: 10 * time.Second, SuccessThreshold: 1, FailureThreshold: 1,
+		Heartbeat: time.Second, Spec: map[string]any{"ttl": "1s"}})
+
+	c = mustParse(t, y(
+		"details: false",
+		"checks:",
+		"  hb: {heartbeat: {ttl: 1s}}",
+	))
+	if c.Details {
+		t.Error("details: false read as true")
+	}
+}
+
+func TestLevels(t *testing.T) {
+	c := mustParse(t, y(
+		"checks:",
+		"  a: {level: startup, heartbeat: {ttl: 1s}}",
+		"  b: {level: live, heartbeat: {ttl: 1s}}",
+		"  c: {level: alive, heartbeat: {ttl: 1s}}",
+		"  d: {level: ready, heartbeat: {ttl: 1s}}",
+		"  e: {heartbeat: {ttl: 1s}}",
+	))
+	want := []health.Level{health.Startup, health.Live, health.Live, health.Ready, health.Ready}
+	for i, c := range c.Checks {
+		if c.Level != want[i] {
+			t.Errorf("check %s: level %v, want %v", c.Name, c.Level, want[i])
+		}
+	}
+}
+
+func TestSubSecondTimings(t *testing.T) {
+	c := mustParse(t, y(
+		"checks:",
+		"  fast:",
+		"    tcp: {address: \"127.0.0.1:6379\"}",
+		"    period: 250ms",
+		"    timeout: 100ms",
+		"    initial-delay: 1.5s",
+		"    success-threshold: 2",
+		"    failure-threshold: 5",
+		"  half:",
+		"    file: {path: /tmp}",
+		"    period: 500ms",
+	))
+	checkChecks(t, c,
+		want{Name: "fast", Level: health.Ready, Kind: "tcp",
+			Period: 250 * time.Millisecond, Timeout: 100 * time.Millisecond, InitialDelay: 1500 * time.Millisecond,
+			SuccessThreshold: 2, FailureThreshold: 5,
+			Spec: probe.TCPSpec{Address: "127.0.0.1:6379"}, Target: "tcp 127.0.0.1:6379"},
+		// The default timeout, 1s, is cut to a shorter period.
+		want{Name: "half", Level: health.Ready, Kind: "file",
+			Period: 500 * time.Millisecond, Timeout: 500 * time.Millisecond, SuccessThreshold: 1, FailureThreshold: 3,
+			Spec: probe.FileSpec{Path: "/tmp"}, Target: "file /tmp"},
+	)
+}
+
+func TestExpansionIntoAURL(t *testing.T) {
+	c := mustParse(t, y(
+		"listen: ${EMPTY}:${PORT}",
+		"api: /run/$$HOME/$${HOST}.sock",
+		"checks:",
+		"  web:",
+		"    http:",
+		"      url: \"http://${HOST}:${PORT}/price$$/${TOKEN}?q=$$$${x}\"",
+		"      headers: {Authorization: \"Bearer ${TOKEN}\"}",
+	))
+	if c.Listen != ":8080" {
+		t.Errorf("Listen %q, want %q", c.Listen, ":8080")
+	}
+	if c.API != "/run/$HOME/${HOST}.sock" {
+		t.Errorf("API %q, want %q", c.API, "/run/$HOME/${HOST}.sock")
+	}
+	spec, ok := c.Checks[0].Spec.(probe.HTTPSpec)
+	if !ok {
+		t.Fatalf("Spec is a %T", c.Checks[0].Spec)
+	}
+	if want := "http://example.com:8080/price$/s3cret?q=$${x}"; spec.URL != want {
+		t.Errorf("URL %q, want %q", spec.URL, want)
+	}
+	if got := spec.Header["Authorization"]; !reflect.DeepEqual(got, []string{"Bearer s3cret"}) {
+		t.Errorf("Authorization %q", got)
+	}
+	// What --print shows keeps ${VAR}: a secret in the environment stays there.
+	src := c.Checks[0].Source
+	if !strings.Contains(src, "${TOKEN}") || strings.Contains(src, "s3cret") {
+		t.Errorf("Source %q: want ${TOKEN} unexpanded", src)
+	}
+}
+
+func TestHeaders(t *testing.T) {
+	c := mustParse(t, y(
+		"checks:",
+		"  web:",
+		"    http:",
+		"      url: \"https://example.com/healthz\"",
+		"      method: HEAD",
+		"      status: \"200,204\"",
+		"      headers:",
+		"        X-Multi: [a, b]",
+		"        X-One: c",
+		"        Host: internal.example.com",
+		"      server-name: api.example.com",
+		"      insecure: true",
+	))
+	checkChecks(t, c, want{Name: "web", Level: health.Ready, Kind: "http",
+		Period: 10 * time.Second, Timeout: time.Second, SuccessThreshold: 1, FailureThreshold: 3,
+		Spec: probe.HTTPSpec{URL: "https://example.com/healthz", Method: "HEAD", Status: "200,204",
+			Header: map[string][]string{"X-Multi": {"a", "b"}, "X-One": {"c"}, "Host": {"internal.example.com"}},
+			TLS:    probe.TLSOptions{ServerName: "api.example.com", InsecureSkipVerify: true}},
+		Target: "HEAD https://example.com/healthz"})
+}
+
+func TestExecEnvIsSortedKeyValue(t *testing.T) {
+	c := mustParse(t, y(
+		"checks:",
+		"  script:",
+		"    level: live",
+		"    exec:",
+		"      command: [sh, -c, \"test -n \\\"$ALPHA\\\"\"]",
+		"      env: {ZED: \"1\", ALPHA: \"${HOST}\", MID: [x, y], EMPTY: \"\"}",
+		"      dir: /",
+	))
+	checkChecks(t, c, want{Name: "script", Level: health.Live, Kind: "exec",
+		Period: 10 * time.Second, Timeout: time.Second, SuccessThreshold: 1, FailureThreshold: 3,
+		Spec: probe.ExecSpec{Command: []string{"sh", "-c", `test -n "$ALPHA"`},
+			Env: []string{"ALPHA=example.com", "EMPTY=", "MID=x", "MID=y", "ZED=1"}, Dir: "/"},
+		Target: `exec sh -c "test -n \"$ALPHA\""`})
+}
+
+func TestDNSAnswers(t *testing.T) {
+	c := mustParse(t, y(
+		"checks:",
+		"  resolves:",
+		"    dns:",
+		"      name: example.com",
+		"      type: a",
+		"      answers:",
+		"        - 1.2.3.4",
+		"        - 5.6.7.8",
+		"  one:",
+		"    dns: {name: example.com, answers: \"::ffff:1.2.3.4\", server: \"127.0.0.1:5353\"}",
+	))
+	checkChecks(t, c,
+		want{Name: "resolves", Level: health.Ready, Kind: "dns",
+			Period: 10 * time.Second, Timeout: time.Second, SuccessThreshold: 1, FailureThreshold: 3,
+			Spec:   probe.DNSSpec{Name: "example.com", Type: "A", Expect: []string{"1.2.3.4", "5.6.7.8"}},
+			Target: "dns example.com A"},
+		want{Name: "one", Level: health.Ready, Kind: "dns",
+			Period: 10 * time.Second, Timeout: time.Second, SuccessThreshold: 1, FailureThreshold: 3,
+			Spec:   probe.DNSSpec{Name: "example.com", Expect: []string{"::ffff:1.2.3.4"}, Server: "127.0.0.1:5353"},
+			Target: "dns example.com A/AAAA @127.0.0.1:5353"},
+	)
+}
+
+func TestEveryKindAndTheFilesOrder(t *testing.T) {
+	name63 := strings.Repeat("z", 63)
+	c := mustParse(t, y(
+		"checks:",
+		"  z-last.first_0: {heartbeat: {ttl: 1m30s}}",
+		"  "+name63+": {tls: {address: \"example.com:443\", min-validity: 168h}}",
+		"  0: {tcp: {address: \"db:5432\", send: PING, expect: PONG}}",
+		"  file: {file: {path: /etc, regular: false, max-age: 1h, content: \"x+\"}}",
+	))
+	var names []string
+	for _, c := range c.Checks {
+		names = append(names, c.Name)
+	}
+	if want := []string{"z-last.first_0", name63, "0", "file"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("checks %q, want %q, the file's order", names, want)
+	}
+	if s, ok := c.Checks[1].Spec.(probe.TLSSpec); !ok || s.MinValidity != 7*24*time.Hour || s.Address != "example.com:443" {
+		t.Errorf("tls spec %+v", c.Checks[1].Spec)
+	}
+	if s, ok := c.Checks[2].Spec.(probe.TCPSpec); !ok || s != (probe.TCPSpec{Address: "db:5432", Send: "PING", Expect: "PONG"}) {
+		t.Errorf("tcp spec %+v", c.Checks[2].Spec)
+	}
+	if s, ok := c.Checks[3].Spec.(probe.FileSpec); !ok || s != (probe.FileSpec{Path: "/etc", MaxAge: time.Hour, Content: "x+"}) {
+		t.Errorf("file spec %+v", c.Checks[3].Spec)
+	}
+	if c.Checks[0].Heartbeat != 90*time.Second {
+		t.Errorf("heartbeat ttl %v", c.Checks[0].Heartbeat)
+	}
+}
+
+func TestErrorFormat(t *testing.T) {
+	for _, tc := range []struct {
+		e    Error
+		want string
+	}{
+		{Error{File: "f.yaml", Line: 3, Column: 5, Path: "checks.mq.amqp.url", Msg: "required"}, "f.yaml:3:5: checks.mq.amqp.url: required"},
+		{Error{File: "f.yaml", Line: 3, Column: 5, Msg: "YAML: oops"}, "f.yaml:3:5: YAML: oops"},
+		{Error{File: "f.yaml", Path: "checks", Msg: "no checks"}, "f.yaml: checks: no checks"},
+		{Error{File: "f.yaml", Msg: "the file is empty"}, "f.yaml: the file is empty"},
+	} {
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("%#v: %q, want %q", tc.e, got, tc.want)
+		}
+	}
+	es := Errors{{File: "a", Line: 1, Column: 2, Msg: "x"}, {File: "a", Line: 2, Column: 1, Path: "p", Msg: "y"}}
+	if got, want := es.Error(), "a:1:2: x\na:2:1: p: y"; got != want {
+		t.Errorf("Errors: %q, want %q", got, want)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "vitals.yaml")
+	t.Setenv("VITALS_TEST_HOST", "127.0.0.1")
+	if err := os.WriteFile(path, []byte(y(
+		"checks:",
+		"  db: {tcp: {address: \"${VITALS_TEST_HOST}:5432\"}}",
+	)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.File != path || c.Checks[0].Spec.(probe.TCPSpec).Address != "127.0.0.1:5432" {
+		t.Errorf("File %q, spec %+v", c.File, c.Checks[0].Spec)
+	}
+
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("checks: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(bad)
+	if want := bad + ":1:9: checks: no checks: give at least one"; err == nil || err.Error() != want {
+		t.Errorf("Load(bad): %v, want %s", err, want)
+	}
+
+	_, err = Load(filepath.Join(dir, "missing.yaml"))
+	var es Errors
+	if err == nil || errors.As(err, &es) || !errors.Is(err, os.ErrNotExist) || !strings.HasPrefix(err.Error(), "read configuration: ") {
+		t.Errorf("Load(missing): %v, want a read error that is not an Errors", err)
+	}
+}
