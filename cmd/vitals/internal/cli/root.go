@@ -59,6 +59,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
   vitals validate        check vitals.yaml: every error at once, with file, line and field
   vitals probe TARGET    run one check now: an exec probe, a Docker HEALTHCHECK
   vitals wait TARGET...  wait until every target passes: an init container, a script
+  vitals import          turn a Pebble layer or a Kubernetes manifest's probes into vitals.yaml
 
 Exit codes: 0 pass, 1 fail or not ready, 2 bad usage or configuration.`,
 		Version:       version.Version,
@@ -69,7 +70,8 @@ Exit codes: 0 pass, 1 fail or not ready, 2 bad usage or configuration.`,
 	root.SetErr(stderr)
 	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return err })
-	root.AddCommand(newProbe(stdout, stderr), newWait(stdout, stderr), newRun(stderr), newValidate(stdout), newVersion(stdout))
+	root.AddCommand(newProbe(stdout, stderr), newWait(stdout, stderr), newRun(stderr), newValidate(stdout),
+		newImport(stdout, stderr), newVersion(stdout))
 	return root
 }
 

@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/importer"
+)
+
+func newImport(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "import pebble|k8s FILE",
+		Short: "Write a vitals.yaml from a Pebble layer's checks or a Kubernetes container's probes",
+		Long: `Write a vitals.yaml on stdout with the checks another tool already has, with
+the same timing: a Pebble layer's checks, or a Kubernetes container's probes.
+What cannot be carried over as it is, is said on stderr, one line each, and
+as a comment in the file where it belongs; nothing is dropped silently. The
+file is loaded as vitals validate would before it is written; what would
+fail on this machine only (an exec check's command not in $PATH here) is a
+warning.
+
+Exit codes: 0 written, 2 bad usage or a file that cannot be imported.`,
+		Example: `  vitals import pebble /var/lib/pebble/default/layers/001-synapse.yaml > vitals.yaml
+  vitals import k8s deploy.yaml --container web > vitals.yaml
+  kubectl get deployment web -o yaml | vitals import k8s -`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return errors.New("say what to import from: vitals import pebble FILE, or vitals import k8s FILE")
+		},
+	}
+	cmd.AddCommand(newImportPebble(stdout, stderr), newImportK8s(stdout, stderr))
+	return cmd
+}
+
+func newImportPebble(stdout, stderr io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "pebble LAYER.yaml",
+		Short: "Write a vitals.yaml from a Pebble layer's checks",
+		Long: `Write a vitals.yaml from a Pebble layer's checks: level alive is live and
+ready is ready; period and timeout (Pebble's default 3s) are kept, and
+threshold is the failure-threshold; an http check passes on 2xx, as in
+Pebble; an exec check's command is split into words as Pebble splits it.
+What the layer's services do when a check fails (on-check-failure) is
+written as comments, until vitals reads service: and on-failure:. Give - to
+read the layer from stdin.`,
+		Example: `  vitals import pebble layers/001-synapse.yaml > vitals.yaml`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, data, err := readSource(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			r, err := importer.Pebble(name, data)
+			return writeImport(stdout, stderr, r, err)
+		},
+	}
+}
+
+func newImportK8s(stdout, stderr io.Writer) *cobra.Command {
+	var container string
+	cmd := &cobra.Command{
+		Use:   "k8s MANIFEST.yaml [--container NAME]",
+		Short: "Write a vitals.yaml from a Kubernetes container's probes",
+		Long: `Write a vitals.yaml from one container's startupProbe, livenessProbe and
+readinessProbe, as checks NAME-startup, NAME-live and NAME-ready with the
+timing the probes have once the API server fills in its defaults. The
+manifest may hold Pods, Deployments, StatefulSets, DaemonSets, Jobs, CronJobs
+and anything else with a pod template, in one or more YAML documents; with
+more than one container, --container names it (as NAME, or WORKLOAD/NAME).
+A probe with no host probes localhost, the pod seen from inside it. Give -
+to read the manifest from stdin.`,
+		Example: `  vitals import k8s deploy.yaml > vitals.yaml
+  vitals import k8s pod.yaml --container web > vitals.yaml`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, data, err := readSource(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			r, err := importer.Kubernetes(name, data, container)
+			return writeImport(stdout, stderr, r, err)
+		},
+	}
+	cmd.Flags().StringVar(&container, "container", "", "the container whose probes to import: NAME, or WORKLOAD/NAME")
+	cmd.RegisterFlagCompletionFunc("container", cobra.NoFileCompletions)
+	return cmd
+}
+
+// readSource reads the file to import; - is stdin.
+func readSource(cmd *cobra.Command, path string) (string, []byte, error) {
+	if path == "-" {
+		data, err := io.ReadAll(cmd.InOrStdin())
+		if err != nil {
+			return "", nil, configError{fmt.Errorf("vitals import: read stdin: %w", err)}
+		}
+		return "stdin", data, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", nil, configError{fmt.Errorf("vitals import: %w", err)}
+	}
+	return path, data, nil
+}
+
+// writeImport writes the warnings to stderr and the file to stdout; a file
+// that could not be imported is an error that exits 2, after the warnings,
+// which may say why.
+func writeImport(stdout, stderr io.Writer, r importer.Result, err error) error {
+	for _, w := range r.Warnings {
+		fmt.Fprintf(stderr, "vitals import: warning: %s\n", w)
+	}
+	if err != nil {
+		return configError{fmt.Errorf("vitals import: %w", err)}
+	}
+	_, err = stdout.Write(r.YAML)
+	return err
+}

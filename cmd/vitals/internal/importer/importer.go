@@ -1,0 +1,176 @@
+// Package importer writes a vitals.yaml from the health checks another tool
+// already has: a Pebble layer's checks (vitals import pebble) or a Kubernetes
+// container's probes (vitals import k8s), with the same timing.
+//
+// It writes the file as text, in the source's order, with comments where
+// vitals does not read a setting yet, and says on the side everything it
+// could not carry over as it was: nothing is dropped silently. It sits below
+// the CLI, beside config, which it uses to check that the file it wrote
+// loads.
+package importer
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+)
+
+// Result is a vitals.yaml made from another tool's checks.
+type Result struct {
+	// YAML is the file; nil when the import failed.
+	YAML []byte
+	// Warnings say, one line each, what was not carried over as the source
+	// has it. They are set when the import failed too: they may say why.
+	Warnings []string
+}
+
+// check is one check of the file to write.
+type check struct {
+	name   string
+	level  string   // startup, live or ready
+	notes  []string // comment lines above the fields
+	kind   string   // http, tcp or exec; "" for a probe left out, which is its notes only
+	spec   []field  // the kind's block
+	timing []field
+	after  []string // comment lines after the fields: settings vitals does not read yet
+}
+
+// importer holds what one import has found so far.
+type importer struct {
+	warnings []string
+	names    map[string]bool // the check names taken
+}
+
+func newImporter() *importer { return &importer{names: map[string]bool{}} }
+
+func (im *importer) warnf(format string, args ...any) {
+	im.warnings = append(im.warnings, fmt.Sprintf(format, args...))
+}
+
+// reserved are the check names the probe endpoints use for lines of their
+// own (health's shutdown and monitor lines).
+var reserved = map[string]bool{"shutdown": true, "monitor": true}
+
+// checkName makes name a valid vitals check name, not yet taken in the file,
+// and says why when it had to change it: lower case, with what a name may
+// not hold as -, trimmed to 63 characters, a reserved name or one taken
+// given a suffix.
+func (im *importer) checkName(name, source string) string {
+	valid := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return '-'
+	}, name)
+	valid = trimName(valid)
+	if valid == "" {
+		valid = "check"
+	}
+	why := "a vitals check name is lower case letters, digits and - _ . inside, at most 63 characters"
+	if valid == name {
+		why = ""
+	}
+	if reserved[valid] {
+		why = fmt.Sprintf("%q names a line of the probe endpoints", valid)
+		valid = trimName(valid + "-check")
+	}
+	if im.names[valid] {
+		base := valid
+		for i := 2; im.names[valid]; i++ {
+			suffix := fmt.Sprintf("-%d", i)
+			valid = trimName(base[:min(len(base), 63-len(suffix))]) + suffix
+		}
+		why = fmt.Sprintf("%q is taken", base)
+	}
+	im.names[valid] = true
+	if valid != name {
+		im.warnf("%s is written as %q: %s", source, valid, why)
+	}
+	return valid
+}
+
+// trimName cuts a name to 63 characters and trims what may not end or
+// start it.
+func trimName(s string) string {
+	if len(s) > 63 {
+		s = s[:63]
+	}
+	return strings.Trim(s, "-_.")
+}
+
+// durationText writes a duration as a person would: 10s, 1m, 1m30s, 500ms.
+func durationText(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// render writes the file: header and preamble as comments, then the checks.
+func render(header, preamble []string, checks []check) []byte {
+	var w writer
+	for _, h := range header {
+		w.comment(0, h)
+	}
+	if len(preamble) > 0 {
+		w.line(0, "")
+		for _, p := range preamble {
+			w.comment(0, p)
+		}
+		w.line(0, "")
+	}
+	w.line(0, "checks:")
+	for _, c := range checks {
+		if c.kind == "" {
+			for _, n := range c.notes {
+				w.comment(1, n)
+			}
+			continue
+		}
+		w.line(1, scalar(c.name)+":")
+		for _, n := range c.notes {
+			w.comment(2, n)
+		}
+		w.field(2, field{key: "level", value: c.level})
+		w.line(2, c.kind+":")
+		for _, f := range c.spec {
+			w.field(3, f)
+		}
+		for _, f := range c.timing {
+			w.field(2, f)
+		}
+		for _, a := range c.after {
+			w.comment(2, a)
+		}
+	}
+	return []byte(w.b.String())
+}
+
+// finish renders the file and loads it as vitals validate would, on this
+// machine. The importer has checked what does not depend on the machine
+// (names, timing, URLs, addresses), so what fails here is what does: an exec
+// check's command looked up in $PATH, its working directory. That is a
+// warning, not an error: the file is for the machine vitals will run on.
+func (im *importer) finish(header, preamble []string, checks []check) Result {
+	data := render(header, preamble, checks)
+	_, err := config.Parse("vitals.yaml", data, func(string) (string, bool) { return "", false })
+	var errs config.Errors
+	if errors.As(err, &errs) {
+		for _, e := range errs {
+			im.warnf("the file does not load on this machine: %v", e)
+		}
+	} else if err != nil {
+		im.warnf("the file does not load on this machine: %v", err)
+	}
+	return Result{YAML: data, Warnings: im.warnings}
+}

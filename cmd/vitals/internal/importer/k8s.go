@@ -1,0 +1,638 @@
+package importer
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/vitals-dev/vitals/probe"
+)
+
+// The API server's defaults for a probe (SetDefaults_Probe), which are
+// vitals' defaults too; they are written out all the same, so that the file
+// says the timing it has.
+const (
+	k8sTimeout          = 1  // seconds
+	k8sPeriod           = 10 // seconds
+	k8sSuccessThreshold = 1
+	k8sFailureThreshold = 3
+)
+
+// workload is an object of a manifest that runs containers.
+type workload struct {
+	ref        string // kind/name, as kubectl writes it: deployment/web
+	name       string
+	containers []*container
+}
+
+// container is what a container's probes need of it.
+type container struct {
+	name  string
+	ports map[string]int64 // containerPort by name, for named ports
+	env   map[string]envVar
+	node  node
+}
+
+type envVar struct {
+	value string
+	from  bool // set from valueFrom, which a probe's command does not see
+}
+
+// probes are a container's probe fields, in the order the kubelet gates
+// them, with the level and the check name suffix of each.
+var probes = []struct{ field, level, suffix string }{
+	{"startupProbe", "startup", "-startup"},
+	{"livenessProbe", "live", "-live"},
+	{"readinessProbe", "ready", "-ready"},
+}
+
+// Kubernetes makes a vitals.yaml from one container's probes in a manifest:
+// Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs
+// (anything with a pod template) and Lists of them, in one or more YAML
+// documents. choose names the container, as NAME or WORKLOAD/NAME; it may
+// be empty when the file has one container. file names the manifest in
+// messages.
+func Kubernetes(file string, data []byte, choose string) (Result, error) {
+	im := newImporter()
+	docs, err := parse(file, data)
+	if err != nil {
+		return Result{}, err
+	}
+	var workloads []*workload
+	for _, d := range docs {
+		ws, err := findWorkloads(d)
+		if err != nil {
+			return Result{}, err
+		}
+		workloads = append(workloads, ws...)
+	}
+	if len(workloads) == 0 {
+		return Result{}, fmt.Errorf("%s: no Pod, Deployment, StatefulSet, DaemonSet, Job or CronJob with containers", file)
+	}
+	w, c, err := chooseContainer(file, workloads, choose)
+	if err != nil {
+		return Result{}, err
+	}
+	var checks []check
+	var localhost []string
+	found := false
+	for _, p := range probes {
+		v := c.node.get(p.field)
+		if v.absent() {
+			continue
+		}
+		found = true
+		name := im.checkName(c.name+p.suffix, fmt.Sprintf("the %s of container %q", p.field, c.name))
+		ch, defaultHost, err := im.k8sProbe(c, p.field, p.level, name, v)
+		if err != nil {
+			return Result{Warnings: im.warnings}, err
+		}
+		if defaultHost {
+			localhost = append(localhost, name)
+		}
+		checks = append(checks, ch)
+	}
+	if !found {
+		return Result{}, c.node.errorf("container %q of %s has no startupProbe, livenessProbe or readinessProbe", c.name, w.ref)
+	}
+	if len(localhost) > 0 {
+		im.warnf("%s: no host, so the kubelet probes the pod IP: written as localhost, the pod seen from inside it", strings.Join(localhost, ", "))
+	}
+	written := 0
+	for _, ch := range checks {
+		if ch.kind != "" {
+			written++
+		}
+	}
+	if written == 0 {
+		return Result{Warnings: im.warnings}, fmt.Errorf("%s: no probe of container %q could be carried over", file, c.name)
+	}
+	header := []string{fmt.Sprintf("Made by vitals import k8s from %s: %s, container %s.", filepath.Base(file), w.ref, c.name)}
+	return im.finish(header, nil, checks), nil
+}
+
+// findWorkloads finds the objects of a document that run containers: any
+// object with a pod spec where a Pod, a workload (spec.template) or a
+// CronJob (spec.jobTemplate) has it, and the items of a List.
+func findWorkloads(doc node) ([]*workload, error) {
+	if _, err := doc.entries(); err != nil {
+		return nil, fmt.Errorf("not a Kubernetes manifest: %w", err)
+	}
+	kind, err := doc.get("kind").str()
+	if err != nil {
+		return nil, err
+	}
+	if kind == "List" {
+		items, err := doc.get("items").items()
+		if err != nil {
+			return nil, err
+		}
+		var out []*workload
+		for _, it := range items {
+			ws, err := findWorkloads(it)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ws...)
+		}
+		return out, nil
+	}
+	name, err := doc.get("metadata").get("name").str()
+	if err != nil {
+		return nil, err
+	}
+	for _, path := range [][]string{
+		{"spec"},
+		{"spec", "template", "spec"},
+		{"spec", "jobTemplate", "spec", "template", "spec"},
+		{"template", "spec"},
+	} {
+		spec := doc
+		for _, k := range path {
+			spec = spec.get(k)
+		}
+		if spec.get("containers").absent() {
+			continue
+		}
+		w := &workload{ref: strings.ToLower(kind) + "/" + name, name: name}
+		if name == "" {
+			w.ref = strings.ToLower(kind)
+		}
+		if err := w.readContainers(spec); err != nil {
+			return nil, err
+		}
+		return []*workload{w}, nil
+	}
+	return nil, nil
+}
+
+// readContainers reads a pod spec's containers, and its init containers
+// that run beside them (restartPolicy: Always, the native sidecars), the only
+// ones that may have probes.
+func (w *workload) readContainers(spec node) error {
+	for _, list := range []string{"containers", "initContainers"} {
+		items, err := spec.get(list).items()
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			if list == "initContainers" {
+				policy, err := it.get("restartPolicy").str()
+				if err != nil {
+					return err
+				}
+				if policy != "Always" {
+					continue
+				}
+			}
+			c, err := readContainer(it)
+			if err != nil {
+				return err
+			}
+			w.containers = append(w.containers, c)
+		}
+	}
+	return nil
+}
+
+func readContainer(v node) (*container, error) {
+	if _, err := v.entries(); err != nil {
+		return nil, err
+	}
+	name, err := v.get("name").str()
+	if err != nil {
+		return nil, err
+	}
+	c := &container{name: name, node: v, ports: map[string]int64{}, env: map[string]envVar{}}
+	ports, err := v.get("ports").items()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ports {
+		pname, err := p.get("name").str()
+		if err != nil {
+			return nil, err
+		}
+		if pname == "" {
+			continue
+		}
+		n, err := p.get("containerPort").integer()
+		if err != nil {
+			return nil, err
+		}
+		c.ports[pname] = n
+	}
+	env, err := v.get("env").items()
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range env {
+		ename, err := e.get("name").str()
+		if err != nil {
+			return nil, err
+		}
+		value, err := e.get("value").str()
+		if err != nil {
+			return nil, err
+		}
+		c.env[ename] = envVar{value: value, from: !e.get("valueFrom").absent()}
+	}
+	return c, nil
+}
+
+// chooseContainer finds the container to import: the one named, or the only
+// one there is.
+func chooseContainer(file string, workloads []*workload, choose string) (*workload, *container, error) {
+	type candidate struct {
+		w *workload
+		c *container
+	}
+	var all, matches []candidate
+	wantWorkload, wantName, qualified := strings.Cut(choose, "/")
+	if !qualified {
+		wantWorkload, wantName = "", choose
+	}
+	for _, w := range workloads {
+		for _, c := range w.containers {
+			all = append(all, candidate{w, c})
+			if c.name == wantName && (!qualified || w.name == wantWorkload) {
+				matches = append(matches, candidate{w, c})
+			}
+		}
+	}
+	list := func(cs []candidate) string {
+		names := make([]string, len(cs))
+		oneWorkload := true
+		for i, c := range cs {
+			names[i] = c.c.name
+			oneWorkload = oneWorkload && c.w == cs[0].w
+		}
+		if oneWorkload {
+			return fmt.Sprintf("%s (%s)", strings.Join(names, ", "), cs[0].w.ref)
+		}
+		for i, c := range cs {
+			names[i] = fmt.Sprintf("%s (%s)", c.c.name, c.w.ref)
+		}
+		return strings.Join(names, ", ")
+	}
+	switch {
+	case len(all) == 0:
+		return nil, nil, fmt.Errorf("%s: %s has no containers", file, workloads[0].ref)
+	case choose == "" && len(all) == 1:
+		return all[0].w, all[0].c, nil
+	case choose == "":
+		return nil, nil, fmt.Errorf("%s has %d containers, so --container must name one: %s", file, len(all), list(all))
+	case len(matches) == 0:
+		return nil, nil, fmt.Errorf("%s has no container %q; its containers are %s", file, choose, list(all))
+	case len(matches) > 1:
+		refs := make([]string, len(matches))
+		for i, m := range matches {
+			refs[i] = m.w.ref
+		}
+		return nil, nil, fmt.Errorf("%s has %d containers named %q, in %s: give --container WORKLOAD/%s, such as %s/%s",
+			file, len(matches), choose, strings.Join(refs, ", "), choose, matches[0].w.name, choose)
+	}
+	return matches[0].w, matches[0].c, nil
+}
+
+// k8sProbe makes a check of one probe. A probe vitals cannot run (grpc, a
+// named port the container does not have) becomes a note in the file and a
+// warning. defaultHost says the probe had no host, and got localhost.
+func (im *importer) k8sProbe(c *container, probeField, level, name string, v node) (ch check, defaultHost bool, err error) {
+	f, unknown, err := v.fields("exec", "httpGet", "tcpSocket", "grpc", "initialDelaySeconds", "timeoutSeconds",
+		"periodSeconds", "successThreshold", "failureThreshold", "terminationGracePeriodSeconds")
+	if err != nil {
+		return check{}, false, err
+	}
+	for _, k := range unknown {
+		im.warnf("%s: %s.%s is not a field vitals import knows: left out", name, probeField, k)
+	}
+	var handlers []string
+	for _, k := range []string{"exec", "httpGet", "tcpSocket", "grpc"} {
+		if !f[k].absent() {
+			handlers = append(handlers, k)
+		}
+	}
+	switch len(handlers) {
+	case 0:
+		return check{}, false, v.errorf("no handler: a probe has one of exec, httpGet, tcpSocket and grpc")
+	case 1:
+	default:
+		return check{}, false, v.errorf("a probe has one handler, not %s", strings.Join(handlers, " and "))
+	}
+
+	seconds := func(key string, def int64) (int64, error) {
+		n := f[key]
+		if n.absent() {
+			return def, nil
+		}
+		s, err := n.integer()
+		switch {
+		case err != nil:
+			return 0, err
+		case s < 0:
+			return 0, n.errorf("%d is negative", s)
+		case s == 0:
+			return def, nil // the API server's defaulting treats 0 as unset
+		}
+		return s, nil
+	}
+	var t [5]int64
+	for i, k := range []struct {
+		key string
+		def int64
+	}{{"periodSeconds", k8sPeriod}, {"timeoutSeconds", k8sTimeout}, {"initialDelaySeconds", 0},
+		{"successThreshold", k8sSuccessThreshold}, {"failureThreshold", k8sFailureThreshold}} {
+		if t[i], err = seconds(k.key, k.def); err != nil {
+			return check{}, false, err
+		}
+	}
+	period, timeout, delay, success, failure := t[0], t[1], t[2], t[3], t[4]
+	if timeout > period {
+		im.warnf("%s: timeoutSeconds %d is longer than periodSeconds %d, which vitals refuses: written as timeout: %ds", name, timeout, period, period)
+		timeout = period
+	}
+	if g := f["terminationGracePeriodSeconds"]; !g.absent() {
+		s, err := g.str()
+		if err != nil {
+			return check{}, false, err
+		}
+		im.warnf("%s: %s.terminationGracePeriodSeconds %s is left out: vitals has no grace period of a check's own", name, probeField, s)
+	}
+
+	ch = check{name: name, level: level, kind: handlers[0]}
+	var skip string
+	switch handlers[0] {
+	case "httpGet":
+		ch.kind = "http"
+		ch.spec, defaultHost, skip, err = im.k8sHTTP(c, name, f["httpGet"])
+	case "tcpSocket":
+		ch.kind = "tcp"
+		ch.spec, defaultHost, skip, err = im.k8sTCP(c, name, f["tcpSocket"])
+	case "exec":
+		ch.spec, err = im.k8sExec(c, name, f["exec"])
+	case "grpc":
+		skip, err = k8sGRPC(f["grpc"])
+	}
+	if err != nil {
+		return check{}, false, err
+	}
+	if skip != "" {
+		im.warnf("%s: %s", name, skip)
+		return check{notes: []string{name + ": " + skip}}, false, nil
+	}
+	ch.timing = []field{
+		{key: "period", value: fmt.Sprintf("%ds", period), raw: true},
+		{key: "timeout", value: fmt.Sprintf("%ds", timeout), raw: true},
+		{key: "initial-delay", value: fmt.Sprintf("%ds", delay), raw: true},
+		{key: "success-threshold", value: strconv.FormatInt(success, 10), raw: true},
+		{key: "failure-threshold", value: strconv.FormatInt(failure, 10), raw: true},
+	}
+	return ch, defaultHost, nil
+}
+
+// k8sPort resolves a probe's port as the kubelet does (extractPort): a
+// number, or the name of one of the container's ports, or, failing that, a
+// number written as a string. skip says why a name could not be resolved.
+func k8sPort(c *container, handler string, v node) (port int64, skip string, err error) {
+	if v.absent() {
+		return 0, "", v.errorf("required")
+	}
+	port, name, err := v.intOrName()
+	if err != nil {
+		return 0, "", err
+	}
+	if name != "" {
+		p, ok := c.ports[name]
+		if !ok {
+			p, err = strconv.ParseInt(name, 10, 64)
+			if err != nil {
+				return 0, fmt.Sprintf("left out: %s port %q is not a port of container %q", handler, name, c.name), nil
+			}
+		}
+		port = p
+	}
+	if port < 1 || port > 65535 {
+		return 0, "", v.errorf("%d is not a port (1 to 65535)", port)
+	}
+	return port, "", nil
+}
+
+// k8sHost is a probe's host, localhost when it has none: the kubelet probes
+// the pod IP, and vitals runs in the pod.
+func k8sHost(v node) (host string, defaulted bool, err error) {
+	host, err = v.str()
+	if err != nil || host != "" {
+		return host, false, err
+	}
+	return "localhost", true, nil
+}
+
+func (im *importer) k8sHTTP(c *container, name string, v node) (spec []field, defaultHost bool, skip string, err error) {
+	f, unknown, err := v.fields("path", "port", "host", "scheme", "httpHeaders", "protocol")
+	if err != nil {
+		return nil, false, "", err
+	}
+	for _, k := range unknown {
+		im.warnf("%s: httpGet.%s is not a field vitals import knows: left out", name, k)
+	}
+	port, skip, err := k8sPort(c, "httpGet", f["port"])
+	if err != nil || skip != "" {
+		return nil, false, skip, err
+	}
+	host, defaultHost, err := k8sHost(f["host"])
+	if err != nil {
+		return nil, false, "", err
+	}
+	scheme, err := f["scheme"].str()
+	if err != nil {
+		return nil, false, "", err
+	}
+	insecure := false
+	switch scheme {
+	case "", "HTTP":
+		scheme = "http"
+	case "HTTPS":
+		scheme, insecure = "https", true
+		im.warnf("%s: scheme HTTPS, whose certificate the kubelet does not verify: written as insecure: true (give ca-file instead to verify it)", name)
+	default:
+		return nil, false, "", f["scheme"].errorf("%q: want HTTP or HTTPS", scheme)
+	}
+	path, err := f["path"].str()
+	if err != nil {
+		return nil, false, "", err
+	}
+	if path == "" {
+		path = "/" // the API server's default
+	}
+	// The kubelet's formatURL: the path may carry a query; one that does
+	// not parse is passed along as it is.
+	u, perr := url.Parse(path)
+	if perr != nil {
+		u = &url.URL{Path: path}
+	}
+	u.Scheme, u.Host = scheme, net.JoinHostPort(host, strconv.FormatInt(port, 10))
+
+	var headers []pair
+	items, err := f["httpHeaders"].items()
+	if err != nil {
+		return nil, false, "", err
+	}
+	h := http.Header{}
+	for _, it := range items {
+		hn, err := it.get("name").scalarStr()
+		if err != nil {
+			return nil, false, "", err
+		}
+		hv, err := it.get("value").str()
+		if err != nil {
+			return nil, false, "", err
+		}
+		if i := indexPair(headers, hn); i >= 0 {
+			headers[i].values = append(headers[i].values, hv)
+		} else {
+			headers = append(headers, pair{hn, []string{hv}})
+		}
+		h[hn] = append(h[hn], hv)
+	}
+	if p, err := f["protocol"].str(); err != nil {
+		return nil, false, "", err
+	} else if p == "HTTP2" {
+		im.warnf("%s: httpGet.protocol HTTP2 (h2c) is left out: vitals asks in HTTP/1.1", name)
+	}
+
+	spec = []field{{key: "url", value: u.String()}}
+	if len(headers) > 0 {
+		spec = append(spec, field{key: "headers", pairs: headers})
+	}
+	if insecure {
+		spec = append(spec, field{key: "insecure", value: "true", raw: true, note: "the kubelet does not verify the certificate"})
+	}
+	if _, err := probe.HTTP(probe.HTTPSpec{URL: u.String(), Header: h, TLS: probe.TLSOptions{InsecureSkipVerify: insecure}}); err != nil {
+		return nil, false, "", v.errorf("%s", strings.TrimPrefix(err.Error(), "http probe: "))
+	}
+	return spec, defaultHost, "", nil
+}
+
+func (im *importer) k8sTCP(c *container, name string, v node) (spec []field, defaultHost bool, skip string, err error) {
+	f, unknown, err := v.fields("port", "host")
+	if err != nil {
+		return nil, false, "", err
+	}
+	for _, k := range unknown {
+		im.warnf("%s: tcpSocket.%s is not a field vitals import knows: left out", name, k)
+	}
+	port, skip, err := k8sPort(c, "tcpSocket", f["port"])
+	if err != nil || skip != "" {
+		return nil, false, skip, err
+	}
+	host, defaultHost, err := k8sHost(f["host"])
+	if err != nil {
+		return nil, false, "", err
+	}
+	address := net.JoinHostPort(host, strconv.FormatInt(port, 10))
+	if _, err := probe.TCP(probe.TCPSpec{Address: address}); err != nil {
+		return nil, false, "", v.errorf("%s", strings.TrimPrefix(err.Error(), "tcp probe: "))
+	}
+	return []field{{key: "address", value: address}}, defaultHost, "", nil
+}
+
+func (im *importer) k8sExec(c *container, name string, v node) ([]field, error) {
+	f, unknown, err := v.fields("command")
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range unknown {
+		im.warnf("%s: exec.%s is not a field vitals import knows: left out", name, k)
+	}
+	words, err := f["command"].strings()
+	if err != nil {
+		return nil, err
+	}
+	if len(words) == 0 || words[0] == "" {
+		return nil, f["command"].errorf("required, with the program as its first word")
+	}
+	said := map[string]bool{}
+	for i, w := range words {
+		var refs []string
+		words[i], refs = expandK8s(w, c.env)
+		for _, r := range refs {
+			if said[r] {
+				continue
+			}
+			said[r] = true
+			if e, ok := c.env[r]; ok && e.from {
+				im.warnf("%s: exec command's $(%s) is set by valueFrom, which the kubelet does not resolve in a probe's command: it is empty there, and here", name, r)
+			} else if !ok {
+				im.warnf("%s: exec command's $(%s) is no variable of container %q: kept as written, as the kubelet does", name, r, c.name)
+			}
+		}
+	}
+	return []field{{key: "command", list: words}}, nil
+}
+
+// expandK8s expands $(VAR) in a word of a probe's command as the kubelet
+// does (ExpandContainerCommandOnlyStatic, third_party/forked/golang/
+// expansion): from the container's env, where a variable set by valueFrom
+// is empty; $$ is $; a reference to no variable, or one not closed, stays
+// as written. refs are the variables referred to.
+func expandK8s(s string, env map[string]envVar) (string, []string) {
+	var b strings.Builder
+	var refs []string
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch next := s[i+1]; next {
+		case '$':
+			b.WriteByte('$')
+			i++
+		case '(':
+			end := strings.IndexByte(s[i+2:], ')')
+			if end < 0 {
+				b.WriteString("$(")
+				i++
+				continue
+			}
+			name := s[i+2 : i+2+end]
+			refs = append(refs, name)
+			if e, ok := env[name]; ok {
+				b.WriteString(e.value)
+			} else {
+				b.WriteString("$(" + name + ")")
+			}
+			i += 2 + end
+		default:
+			b.WriteByte('$')
+			b.WriteByte(next)
+			i++
+		}
+	}
+	return b.String(), refs
+}
+
+// k8sGRPC says why a grpc probe is left out: vitals has no grpc kind yet.
+func k8sGRPC(v node) (string, error) {
+	f, _, err := v.fields("port", "service")
+	if err != nil {
+		return "", err
+	}
+	port, err := f["port"].integer()
+	if err != nil {
+		return "", err
+	}
+	service, err := f["service"].str()
+	if err != nil {
+		return "", err
+	}
+	what := fmt.Sprintf("a grpc probe on port %d", port)
+	if service != "" {
+		what += fmt.Sprintf(" (service %q)", service)
+	}
+	return "left out: " + what + ", and vitals has no grpc kind yet", nil
+}

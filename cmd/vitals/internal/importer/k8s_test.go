@@ -1,0 +1,327 @@
+package importer
+
+import (
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
+)
+
+func TestADeploymentsThreeProbesBecomeChecksWithTheSameTiming(t *testing.T) {
+	r, err := Kubernetes("testdata/web-deployment.yaml", read(t, "testdata/web-deployment.yaml"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "testdata/web-deployment.vitals.yaml", r.YAML)
+	sameLines(t, "warnings", r.Warnings, []string{
+		`web-live: livenessProbe.terminationGracePeriodSeconds 10 is left out: vitals has no grace period of a check's own`,
+		`web-ready: timeoutSeconds 15 is longer than periodSeconds 10, which vitals refuses: written as timeout: 10s`,
+		`web-startup, web-live: no host, so the kubelet probes the pod IP: written as localhost, the pod seen from inside it`,
+	})
+	checks := load(t, r.YAML)
+	for name, want := range map[string]struct {
+		timing timing
+		spec   any
+	}{
+		"web-startup": {
+			timing{health.Startup, 5 * time.Second, time.Second, 0, 1, 60},
+			probe.HTTPSpec{URL: "http://localhost:9090/healthz?phase=startup", Header: http.Header{"X-Probe": {"startup"}}},
+		},
+		"web-live": {
+			timing{health.Live, 20 * time.Second, time.Second, 15 * time.Second, 1, 3},
+			probe.TCPSpec{Address: "localhost:8080"},
+		},
+		"web-ready": {
+			timing{health.Ready, 10 * time.Second, 10 * time.Second, 0, 2, 3},
+			probe.ExecSpec{Command: []string{"/bin/sh", "-c", "test -s /var/cache/web/catalog.json && echo $HOSTNAME ready"}},
+		},
+	} {
+		c, ok := checks[name]
+		if !ok {
+			t.Errorf("no check %q", name)
+			continue
+		}
+		if got := timingOf(c); got != want.timing {
+			t.Errorf("%s: timing %+v, want %+v", name, got, want.timing)
+		}
+		if !reflect.DeepEqual(c.Spec, want.spec) {
+			t.Errorf("%s: spec %#v, want %#v", name, c.Spec, want.spec)
+		}
+	}
+	if len(checks) != 3 {
+		t.Errorf("%d checks, want 3", len(checks))
+	}
+}
+
+func TestAStatefulSetIsFoundAmongTheDocumentsOfAFile(t *testing.T) {
+	r, err := Kubernetes("postgres.yaml", read(t, "testdata/postgres.yaml"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameLines(t, "warnings", r.Warnings, []string{
+		`postgresql-live: no host, so the kubelet probes the pod IP: written as localhost, the pod seen from inside it`,
+	})
+	if !strings.HasPrefix(string(r.YAML), "# Made by vitals import k8s from postgres.yaml: statefulset/postgres, container postgresql.\n") {
+		t.Errorf("header:\n%s", r.YAML)
+	}
+	checks := load(t, r.YAML)
+	if got, want := timingOf(checks["postgresql-live"]), (timing{health.Live, 10 * time.Second, 5 * time.Second, 30 * time.Second, 1, 6}); got != want {
+		t.Errorf("postgresql-live: %+v, want %+v", got, want)
+	}
+	if got := checks["postgresql-live"].Spec.(probe.TCPSpec).Address; got != "localhost:5432" {
+		t.Errorf("the named port tcp-postgresql is %q, want localhost:5432", got)
+	}
+	want := []string{"/bin/sh", "-c", `exec pg_isready -U "app" -h 127.0.0.1 -p 5432`}
+	if got := checks["postgresql-ready"].Spec.(probe.ExecSpec).Command; !reflect.DeepEqual(got, want) {
+		t.Errorf("postgresql-ready runs %q, want %q ($(POSTGRES_USER) expanded as the kubelet does)", got, want)
+	}
+}
+
+func TestAPodWithTwoContainersNeedsContainerAndAGRPCProbeIsLeftOutSaidSo(t *testing.T) {
+	data := read(t, "testdata/pod-two-containers.yaml")
+	_, err := Kubernetes("pod.yaml", data, "")
+	if want := "pod.yaml has 2 containers, so --container must name one: api, envoy (pod/api)"; err == nil || err.Error() != want {
+		t.Fatalf("no --container: %v, want %q", err, want)
+	}
+	_, err = Kubernetes("pod.yaml", data, "nginx")
+	if want := `pod.yaml has no container "nginx"; its containers are api, envoy (pod/api)`; err == nil || err.Error() != want {
+		t.Fatalf("--container nginx: %v, want %q", err, want)
+	}
+
+	r, err := Kubernetes("pod.yaml", data, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameLines(t, "warnings", r.Warnings, []string{
+		`api-live: left out: a grpc probe on port 9000 (service "liveness"), and vitals has no grpc kind yet`,
+		`api-ready: scheme HTTPS, whose certificate the kubelet does not verify: written as insecure: true (give ca-file instead to verify it)`,
+	})
+	want := "# Made by vitals import k8s from pod.yaml: pod/api, container api.\n" +
+		"checks:\n" +
+		"  # api-live: left out: a grpc probe on port 9000 (service \"liveness\"), and vitals has no grpc kind yet\n" +
+		"  api-ready:\n" +
+		"    level: ready\n" +
+		"    http:\n" +
+		"      url: https://127.0.0.1:9100/ready\n" +
+		"      insecure: true  # the kubelet does not verify the certificate\n" +
+		"    period: 10s\n" +
+		"    timeout: 1s\n" +
+		"    initial-delay: 0s\n" +
+		"    success-threshold: 1\n" +
+		"    failure-threshold: 3\n"
+	if string(r.YAML) != want {
+		t.Errorf("--container api:\n%s\nwant:\n%s", r.YAML, want)
+	}
+	if spec := load(t, r.YAML)["api-ready"].Spec.(probe.HTTPSpec); !spec.TLS.InsecureSkipVerify {
+		t.Errorf("api-ready verifies the certificate, which the kubelet does not")
+	}
+
+	r, err = Kubernetes("pod.yaml", data, "api/envoy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checks := load(t, r.YAML); len(checks) != 1 || checks["envoy-ready"].Spec.(probe.HTTPSpec).URL != "http://localhost:9901/ready" {
+		t.Errorf("--container api/envoy:\n%s", r.YAML)
+	}
+}
+
+// manifest is a manifest given line by line.
+func manifest(lines ...string) []byte { return []byte(strings.Join(lines, "\n") + "\n") }
+
+func TestEveryKindWithAPodTemplateIsFound(t *testing.T) {
+	probe := []string{
+		"    - name: app",
+		"      readinessProbe: {tcpSocket: {port: 80, host: 127.0.0.1}}",
+	}
+	indent := func(prefix string, lines []string) []string {
+		out := make([]string, len(lines))
+		for i, l := range lines {
+			out[i] = prefix + l
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		ref   string
+		lines []string
+	}{
+		{"pod/p", append([]string{"kind: Pod", "metadata: {name: p}", "spec:", "  containers:"}, probe...)},
+		{"daemonset/d", append([]string{"kind: DaemonSet", "metadata: {name: d}", "spec:", "  template:", "    spec:", "      containers:"},
+			indent("    ", probe)...)},
+		{"job/j", append([]string{"apiVersion: batch/v1", "kind: Job", "metadata: {name: j}", "spec:", "  template:", "    spec:", "      containers:"},
+			indent("    ", probe)...)},
+		{"cronjob/c", append([]string{"kind: CronJob", "metadata: {name: c}", "spec:", "  schedule: '*/5 * * * *'", "  jobTemplate:", "    spec:",
+			"      template:", "        spec:", "          containers:"}, indent("        ", probe)...)},
+		{"rollout/r", append([]string{"apiVersion: argoproj.io/v1alpha1", "kind: Rollout", "metadata: {name: r}", "spec:", "  template:", "    spec:", "      containers:"},
+			indent("    ", probe)...)},
+		{"pod/in-a-list", append([]string{"kind: List", "items:", "  - kind: Pod", "    metadata: {name: in-a-list}", "    spec:", "      containers:"},
+			indent("    ", probe)...)},
+		{"deployment/sidecar", []string{"kind: Deployment", "metadata: {name: sidecar}", "spec:", "  template:", "    spec:",
+			"      initContainers:",
+			"        - name: migrate",
+			"        - name: app",
+			"          restartPolicy: Always",
+			"          readinessProbe: {tcpSocket: {port: 80, host: 127.0.0.1}}",
+			"      containers: []"}},
+	} {
+		r, err := Kubernetes("m.yaml", manifest(tt.lines...), "")
+		if err != nil {
+			t.Errorf("%s: %v", tt.ref, err)
+			continue
+		}
+		if !strings.HasPrefix(string(r.YAML), "# Made by vitals import k8s from m.yaml: "+tt.ref+", container app.\n") || len(r.Warnings) > 0 {
+			t.Errorf("%s:\n%s%q", tt.ref, r.YAML, r.Warnings)
+		}
+		if _, ok := load(t, r.YAML)["app-ready"]; !ok {
+			t.Errorf("%s: no check app-ready:\n%s", tt.ref, r.YAML)
+		}
+	}
+}
+
+func TestProbeSettingsVitalsCannotCarryAreSaid(t *testing.T) {
+	r, err := Kubernetes("pod.yaml", manifest(
+		"kind: Pod",
+		"metadata: {name: p}",
+		"spec:",
+		"  containers:",
+		"    - name: app",
+		"      ports: [{name: http, containerPort: 8080}]",
+		"      env:",
+		"        - {name: TOKEN, value: s3cret}",
+		"        - name: POD_NAME",
+		"          valueFrom: {fieldRef: {fieldPath: metadata.name}}",
+		"      startupProbe:",
+		"        httpGet: {port: web, path: /}",
+		"      livenessProbe:",
+		"        httpGet:",
+		"          port: '8080'",
+		"          path: healthz",
+		"          protocol: HTTP2",
+		"          httpHeaders: [{name: Accept, value: ''}, {name: X-A, value: '1'}, {name: X-A, value: '2'}]",
+		"        periodSeconds: 0",
+		"        timeoutSeconds: 0",
+		"        probeSpeed: fast",
+		"      readinessProbe:",
+		"        exec:",
+		"          command: [/bin/echo, '$(POD_NAME)', '$(MISSING)', '$$(TOKEN)', '$(TOKEN)', '$(POD_NAME)']",
+	), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameLines(t, "warnings", r.Warnings, []string{
+		`app-startup: left out: httpGet port "web" is not a port of container "app"`,
+		`app-live: livenessProbe.probeSpeed is not a field vitals import knows: left out`,
+		`app-live: httpGet.protocol HTTP2 (h2c) is left out: vitals asks in HTTP/1.1`,
+		`app-ready: exec command's $(POD_NAME) is set by valueFrom, which the kubelet does not resolve in a probe's command: it is empty there, and here`,
+		`app-ready: exec command's $(MISSING) is no variable of container "app": kept as written, as the kubelet does`,
+		`app-live: no host, so the kubelet probes the pod IP: written as localhost, the pod seen from inside it`,
+	})
+	checks := load(t, r.YAML)
+	live := checks["app-live"]
+	wantHTTP := probe.HTTPSpec{URL: "http://localhost:8080/healthz", Header: http.Header{"Accept": {""}, "X-A": {"1", "2"}}}
+	if !reflect.DeepEqual(live.Spec, wantHTTP) || live.Period != 10*time.Second || live.Timeout != time.Second {
+		t.Errorf("app-live: %#v every %v within %v", live.Spec, live.Period, live.Timeout)
+	}
+	wantCmd := []string{"/bin/echo", "", "$(MISSING)", "$(TOKEN)", "s3cret", ""}
+	if got := checks["app-ready"].Spec.(probe.ExecSpec).Command; !reflect.DeepEqual(got, wantCmd) {
+		t.Errorf("app-ready runs %q, want %q", got, wantCmd)
+	}
+	if !strings.Contains(string(r.YAML), "  # app-startup: left out: httpGet port \"web\" is not a port of container \"app\"\n") {
+		t.Errorf("the file does not say app-startup is left out:\n%s", r.YAML)
+	}
+}
+
+func TestAFileThatDoesNotLoadOnThisMachineIsAWarning(t *testing.T) {
+	r, err := Kubernetes("pod.yaml", manifest(
+		"kind: Pod",
+		"spec:",
+		"  containers:",
+		"    - name: app",
+		"      livenessProbe: {exec: {command: [vitals-import-test-no-such-command]}}",
+	), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameLines(t, "warnings", r.Warnings, []string{
+		`the file does not load on this machine: vitals.yaml:6:14: checks.app-live.exec: command "vitals-import-test-no-such-command" not found in $PATH`,
+	})
+}
+
+func TestBadManifestsSayWhatAndWhere(t *testing.T) {
+	pod := func(probe ...string) []byte {
+		return manifest(append([]string{"kind: Pod", "metadata: {name: p}", "spec:", "  containers:", "    - name: app"}, probe...)...)
+	}
+	for _, tt := range []struct {
+		name      string
+		data      []byte
+		container string
+		want      string
+	}{
+		{"not YAML", manifest("kind: Pod", "spec: {containers: [}"), "", "m.yaml:2:21: not YAML: could not find '{' character corresponding to '}'"},
+		{"not a manifest", manifest("hello, world"), "", `not a Kubernetes manifest: m.yaml:1:1: want a mapping, got "hello, world"`},
+		{"empty", nil, "", "m.yaml: no Pod, Deployment, StatefulSet, DaemonSet, Job or CronJob with containers"},
+		{"a Service only", manifest("kind: Service", "metadata: {name: s}", "spec: {ports: [{port: 80}]}"), "",
+			"m.yaml: no Pod, Deployment, StatefulSet, DaemonSet, Job or CronJob with containers"},
+		{"no probes", pod("      image: nginx"), "", `m.yaml:5:7: spec.containers[0]: container "app" of pod/p has no startupProbe, livenessProbe or readinessProbe`},
+		{"unknown container", pod("      readinessProbe: {tcpSocket: {port: 80}}"), "web", `m.yaml has no container "web"; its containers are app (pod/p)`},
+		{"no handler", pod("      readinessProbe: {periodSeconds: 5}"), "",
+			"m.yaml:6:24: spec.containers[0].readinessProbe: no handler: a probe has one of exec, httpGet, tcpSocket and grpc"},
+		{"two handlers", pod("      readinessProbe: {tcpSocket: {port: 80}, exec: {command: [x]}}"), "",
+			"m.yaml:6:24: spec.containers[0].readinessProbe: a probe has one handler, not exec and tcpSocket"},
+		{"negative period", pod("      readinessProbe: {tcpSocket: {port: 80}, periodSeconds: -1}"), "",
+			"m.yaml:6:62: spec.containers[0].readinessProbe.periodSeconds: -1 is negative"},
+		{"period as a string", pod("      readinessProbe: {tcpSocket: {port: 80}, periodSeconds: '5'}"), "",
+			`m.yaml:6:62: spec.containers[0].readinessProbe.periodSeconds: want a whole number, got "5"`},
+		{"no port", pod("      readinessProbe: {tcpSocket: {host: db}}"), "",
+			"m.yaml:6:36: spec.containers[0].readinessProbe.tcpSocket.port: required"},
+		{"bad port", pod("      readinessProbe: {httpGet: {port: 0}}"), "",
+			"m.yaml:6:40: spec.containers[0].readinessProbe.httpGet.port: 0 is not a port (1 to 65535)"},
+		{"bad scheme", pod("      readinessProbe: {httpGet: {port: 80, scheme: FTP}}"), "",
+			`m.yaml:6:52: spec.containers[0].readinessProbe.httpGet.scheme: "FTP": want HTTP or HTTPS`},
+		{"empty command", pod("      livenessProbe: {exec: {command: []}}"), "",
+			"m.yaml:6:39: spec.containers[0].livenessProbe.exec.command: required, with the program as its first word"},
+		{"only a grpc probe", pod("      livenessProbe: {grpc: {port: 9000}}"), "", `m.yaml: no probe of container "app" could be carried over`},
+		{"two workloads, one container name", manifest(
+			"kind: Deployment", "metadata: {name: a}", "spec: {template: {spec: {containers: [{name: app}]}}}", "---",
+			"kind: Deployment", "metadata: {name: b}", "spec: {template: {spec: {containers: [{name: app}]}}}"), "app",
+			`m.yaml has 2 containers named "app", in deployment/a, deployment/b: give --container WORKLOAD/app, such as a/app`},
+		{"two workloads", manifest(
+			"kind: Deployment", "metadata: {name: a}", "spec: {template: {spec: {containers: [{name: app}]}}}", "---",
+			"kind: Job", "metadata: {name: b}", "spec: {template: {spec: {containers: [{name: migrate}]}}}"), "",
+			"m.yaml has 2 containers, so --container must name one: app (deployment/a), migrate (job/b)"},
+	} {
+		_, err := Kubernetes("m.yaml", tt.data, tt.container)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%s: error %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestExpandK8sExpandsAsTheKubeletDoes(t *testing.T) {
+	env := map[string]envVar{"A": {value: "x"}, "EMPTY": {}, "FROM": {from: true}}
+	for in, want := range map[string]string{
+		"plain":       "plain",
+		"$(A)":        "x",
+		"a$(A)b$(A)":  "axbx",
+		"$$(A)":       "$(A)",
+		"$$":          "$",
+		"$":           "$",
+		"a$":          "a$",
+		"$A":          "$A",
+		"$(B)":        "$(B)",
+		"$(A":         "$(A",
+		"$(EMPTY)":    "",
+		"$(FROM)":     "",
+		"$$$(A)":      "$x",
+		"${A}":        "${A}",
+		"$(A)$(A":     "x$(A",
+		"cost: $5.00": "cost: $5.00",
+	} {
+		if got, _ := expandK8s(in, env); got != want {
+			t.Errorf("expandK8s(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

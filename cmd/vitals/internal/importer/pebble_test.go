@@ -1,0 +1,237 @@
+package importer
+
+import (
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
+)
+
+func TestAPebbleLayerBecomesTheSameChecksWithItsSupervisionAsComments(t *testing.T) {
+	r, err := Pebble("testdata/synapse-layer.yaml", read(t, "testdata/synapse-layer.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "testdata/synapse-layer.vitals.yaml", r.YAML)
+	sameLines(t, "warnings", r.Warnings, []string{
+		`check "synapse-alive": Pebble did not send its Host header (Go's client takes the host from the URL); vitals sends it, as the virtual host`,
+		`check "db-ready": exec runs as user "synapse" in Pebble; vitals runs the command as its own user: left out`,
+		`check "Media_Store" is written as "media_store": a vitals check name is lower case letters, digits and - _ . inside, at most 63 characters`,
+		`check "Media_Store" has no level: written as ready, whose failure fails /readyz (Pebble counted it only in /v1/health without ?level)`,
+		`check "Media_Store" has startup: disabled, which vitals has no equivalent of: the check runs from the start (noted in the file)`,
+		`service "synapse": on-check-failure (synapse-alive: restart, synapse-ready: ignore, db-ready: shutdown) is written as comments: vitals does not read service: and on-failure: yet`,
+	})
+
+	checks := load(t, r.YAML)
+	for name, want := range map[string]struct {
+		timing timing
+		spec   any
+	}{
+		"synapse-alive": {
+			timing{health.Live, time.Minute, 20 * time.Second, 0, 1, 5},
+			probe.HTTPSpec{URL: "http://localhost:8008/health", Status: "200-299",
+				Header: http.Header{"Host": {"matrix.example.com"}, "X-Forwarded-Proto": {"https"}}},
+		},
+		"synapse-ready": {
+			timing{health.Ready, 30 * time.Second, 3 * time.Second, 0, 1, 3},
+			probe.TCPSpec{Address: "localhost:8008"},
+		},
+		"db-ready": {
+			timing{health.Ready, 10 * time.Second, 5 * time.Second, 0, 1, 3},
+			probe.ExecSpec{
+				Command: []string{"/bin/sh", "-c", `pg_isready --host "$POSTGRES_HOST" --quiet`},
+				Env:     []string{"PGCONNECT_TIMEOUT=2", "POSTGRES_HOST=db.internal", "SYNAPSE_CONFIG_DIR=/data"},
+			},
+		},
+		"media_store": {
+			timing{health.Ready, 5 * time.Minute, 3 * time.Second, 0, 1, 3},
+			probe.ExecSpec{Command: []string{"test", "-w", "/data/media store"}},
+		},
+	} {
+		c, ok := checks[name]
+		if !ok {
+			t.Errorf("no check %q", name)
+			continue
+		}
+		if got := timingOf(c); got != want.timing {
+			t.Errorf("%s: timing %+v, want %+v", name, got, want.timing)
+		}
+		if !reflect.DeepEqual(c.Spec, want.spec) {
+			t.Errorf("%s: spec %#v, want %#v", name, c.Spec, want.spec)
+		}
+	}
+	if len(checks) != 4 {
+		t.Errorf("%d checks, want 4", len(checks))
+	}
+}
+
+// layer is a Pebble layer given line by line.
+func layer(lines ...string) []byte { return []byte(strings.Join(lines, "\n") + "\n") }
+
+func TestPebbleTimingIsKeptAsPebbleAppliesIt(t *testing.T) {
+	r, err := Pebble("layer.yaml", layer(
+		"checks:",
+		"  defaults:",
+		"    override: replace",
+		"    level: alive",
+		"    tcp: {port: 5432, host: db}",
+		"  capped:",
+		"    override: replace",
+		"    level: ready",
+		"    period: 2s",
+		"    timeout: 5s",
+		"    threshold: -1",
+		"    http: {url: 'https://[::1]:8443/ready'}",
+		"  zero-threshold:",
+		"    override: replace",
+		"    level: ready",
+		"    threshold: 0",
+		"    period: 1m30s",
+		"    tcp: {port: 80, host: '::1'}",
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameLines(t, "warnings", r.Warnings, []string{
+		`check "capped": timeout 5s is longer than period 2s, which Pebble cuts to the period without a word and vitals refuses: written as timeout: 2s`,
+		`check "capped": threshold -1 is below 1, so Pebble acts on the first failure: written as failure-threshold: 1`,
+	})
+	checks := load(t, r.YAML)
+	for name, want := range map[string]timing{
+		"defaults":       {health.Live, 10 * time.Second, 3 * time.Second, 0, 1, 3},
+		"capped":         {health.Ready, 2 * time.Second, 2 * time.Second, 0, 1, 1},
+		"zero-threshold": {health.Ready, 90 * time.Second, 3 * time.Second, 0, 1, 3},
+	} {
+		if got := timingOf(checks[name]); got != want {
+			t.Errorf("%s: %+v, want %+v", name, got, want)
+		}
+	}
+	if a := checks["zero-threshold"].Spec.(probe.TCPSpec).Address; a != "[::1]:80" {
+		t.Errorf("address %q, want [::1]:80", a)
+	}
+	if !strings.Contains(string(r.YAML), "    period: 1m30s\n") {
+		t.Errorf("1m30s is not written as the layer writes it:\n%s", r.YAML)
+	}
+}
+
+func TestPebbleServicesActingOnChecksAreCommentsSaidOnTheSide(t *testing.T) {
+	r, err := Pebble("layer.yaml", layer(
+		"services:",
+		"  api:",
+		"    override: replace",
+		"    command: /bin/api --port 8080",
+		"    on-check-failure:",
+		"      api-up: success-shutdown",
+		"      elsewhere: restart",
+		"      merged: restart",
+		"  worker:",
+		"    override: merge",
+		"    on-check-failure:",
+		"      api-up: restart",
+		"checks:",
+		"  api-up:",
+		"    override: replace",
+		"    level: alive",
+		"    http: {url: 'http://localhost:8080/'}",
+		"  merged:",
+		"    override: merge",
+		"    threshold: 10",
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameLines(t, "warnings", r.Warnings, []string{
+		`check "merged" has no http, tcp or exec (a check that merges into another layer's?): left out`,
+		`service "api": on-check-failure names check "elsewhere", which this layer does not define`,
+		`service "api": on-check-failure names check "merged", which is left out`,
+		`service "api": on-check-failure (api-up: success-shutdown, elsewhere: restart, merged: restart) is written as comments: vitals does not read service: and on-failure: yet`,
+		`service "worker": on-check-failure (api-up: restart) is written as comments: vitals does not read service: and on-failure: yet`,
+		`services "api", "worker" act on check failures, and vitals run supervises one workload: run one vitals for each`,
+	})
+	for _, want := range []string{
+		"#   command: [/bin/api, --port, \"8080\"]\n",
+		"# service:\n#   name: worker\n\n",
+		"    # on-failure: exit  # Pebble: service api, on-check-failure success-shutdown (pebble exits 0)\n" +
+			"    # on-failure: restart  # Pebble: service worker, on-check-failure restart\n",
+	} {
+		if !strings.Contains(string(r.YAML), want) {
+			t.Errorf("the file has no\n%s\nit is:\n%s", want, r.YAML)
+		}
+	}
+	load(t, r.YAML)
+}
+
+func TestPebbleExecContextAndUnknownFieldsAreSaid(t *testing.T) {
+	r, err := Pebble("layer.yaml", layer(
+		"checks:",
+		"  job:",
+		"    override: replace",
+		"    level: ready",
+		"    frequency: often",
+		"    exec:",
+		"      command: /bin/true",
+		"      service-context: gone",
+		"      user-id: 1000",
+		"      group: staff",
+		"      working-dir: /",
+		"      environment: {A: '1', B: $x}",
+		"      niceness: 5",
+		"    ",
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameLines(t, "warnings", r.Warnings, []string{
+		`check "job": "frequency" is not a field vitals import knows: left out`,
+		`check "job": exec: "niceness" is not a field vitals import knows: left out`,
+		`check "job": service-context "gone" is a service this layer does not define: its environment, working-dir, user and group are not carried over`,
+		`check "job": exec runs as user "1000" and group "staff" in Pebble; vitals runs the command as its own user: left out`,
+	})
+	spec := load(t, r.YAML)["job"].Spec.(probe.ExecSpec)
+	want := probe.ExecSpec{Command: []string{"/bin/true"}, Env: []string{"A=1", "B=$x"}, Dir: "/"}
+	if !reflect.DeepEqual(spec, want) {
+		t.Errorf("spec %#v, want %#v", spec, want)
+	}
+}
+
+func TestBadPebbleLayersSayWhatAndWhere(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"not YAML", layer("checks: [a, b"), "layer.yaml:1:9: not YAML: sequence end token ']' not found"},
+		{"not a layer", layer("just some text"), `not a Pebble layer: layer.yaml:1:1: want a mapping, got "just some text"`},
+		{"empty", layer(""), "layer.yaml: the file is empty: a Pebble layer has checks:"},
+		{"two documents", layer("checks: {}", "---", "checks: {}"), "layer.yaml:3:1: a Pebble layer is one YAML document, not 2"},
+		{"no checks", layer("services:", "  a: {command: x}"), "layer.yaml:1:1: no checks: a Pebble layer to import has checks:"},
+		{"checks not a mapping", layer("checks: [a]"), "layer.yaml:1:9: checks: want a mapping, got a list"},
+		{"unterminated quote", layer("checks:", "  c:", "    exec:", `      command: sh -c "echo hi`),
+			`layer.yaml:4:16: checks.c.exec.command: "sh -c \"echo hi": unterminated " quote`},
+		{"empty command", layer("checks:", "  c:", "    exec: {command: '  '}"), "layer.yaml:3:21: checks.c.exec.command: required"},
+		{"two kinds", layer("checks:", "  c:", "    tcp: {port: 1}", "    exec: {command: x}"),
+			"layer.yaml:3:5: checks.c: a check has one of http, tcp and exec, not tcp and exec"},
+		{"bad level", layer("checks:", "  c:", "    level: live", "    tcp: {port: 1}"), `layer.yaml:3:12: checks.c.level: "live": want alive or ready`},
+		{"bad startup", layer("checks:", "  c:", "    startup: off", "    tcp: {port: 1}"), `layer.yaml:3:14: checks.c.startup: "off": want enabled or disabled`},
+		{"bad period", layer("checks:", "  c:", "    period: 10", "    tcp: {port: 1}"),
+			`layer.yaml:3:13: checks.c.period: "10" is not a duration such as 10s, 500ms or 1m30s`},
+		{"zero timeout", layer("checks:", "  c:", "    timeout: 0s", "    tcp: {port: 1}"), "layer.yaml:3:14: checks.c.timeout: 0s: must be more than 0"},
+		{"no port", layer("checks:", "  c:", "    tcp: {host: db}"), "layer.yaml:3:11: checks.c.tcp.port: required"},
+		{"bad port", layer("checks:", "  c:", "    tcp: {port: 70000}"), "layer.yaml:3:17: checks.c.tcp.port: 70000 is not a port (1 to 65535)"},
+		{"no url", layer("checks:", "  c:", "    http: {headers: {A: b}}"), "layer.yaml:3:12: checks.c.http.url: required"},
+		{"url without a scheme", layer("checks:", "  c:", "    http: {url: 'localhost:8080/health'}"),
+			`layer.yaml:3:12: checks.c.http: URL "localhost:8080/health": scheme must be http or https`},
+		{"bad action", layer("services:", "  s:", "    on-check-failure: {c: reboot}", "checks:", "  c: {tcp: {port: 1}}"),
+			`layer.yaml:3:27: services.s.on-check-failure.c: "reboot": want restart, shutdown, success-shutdown or ignore`},
+		{"only checks that merge", layer("checks:", "  c: {override: merge, period: 1s}"), "layer.yaml: no check could be carried over"},
+	} {
+		_, err := Pebble("layer.yaml", tt.data)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%s: error %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
