@@ -11,6 +11,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/deps"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
 )
@@ -29,6 +30,11 @@ var kinds = map[string]kind{
 	"exec": execKind,
 	"file": fileKind,
 	"dns":  dnsKind,
+
+	"postgres": postgresKind,
+	"redis":    redisKind,
+	"amqp":     amqpKind,
+	"nats":     natsKind,
 }
 
 // heartbeatKind is the kind that runs nothing: the workload beats it.
@@ -279,4 +285,36 @@ func dnsKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, 
 	}
 	s.Type = strings.ToUpper(s.Type)
 	return s, func() (health.Checker, error) { return probe.DNS(s) }
+}
+
+func postgresKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
+	var s deps.PostgresSpec
+	if !d.fields(n, path, map[string]field{"url": str(&s.URL)}) {
+		return nil, nil
+	}
+	return s, func() (health.Checker, error) { return deps.Postgres(s) }
+}
+
+func redisKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
+	var s deps.RedisSpec
+	if !d.fields(n, path, map[string]field{"url": str(&s.URL)}) {
+		return nil, nil
+	}
+	return s, func() (health.Checker, error) { return deps.Redis(s) }
+}
+
+func amqpKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
+	var s deps.AMQPSpec
+	if !d.fields(n, path, map[string]field{"url": str(&s.URL)}) {
+		return nil, nil
+	}
+	return s, func() (health.Checker, error) { return deps.AMQP(s) }
+}
+
+func natsKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
+	var s deps.NATSSpec
+	if !d.fields(n, path, map[string]field{"url": str(&s.URL)}) {
+		return nil, nil
+	}
+	return s, func() (health.Checker, error) { return deps.NATS(s) }
 }
