@@ -413,12 +413,13 @@ func TestRunServesTheChecksOfItsFileAndDrainsOnSIGTERM(t *testing.T) {
 	conf := filepath.Join(t.TempDir(), "peer1.conf")
 	path := writeConfig(t, fmt.Sprintf(`
 listen: %s
+api: %s
 checks:
   peer-config:
     file: {path: %s, non-empty: true}
     period: 100ms
     failure-threshold: 1
-`, addr, conf))
+`, addr, filepath.Join(t.TempDir(), "vitals.sock"), conf))
 	cmd := exec.Command(vitals, "run", "-c", path)
 	var logs bytes.Buffer
 	cmd.Stderr = &logs
@@ -480,6 +481,7 @@ func TestRunSaysSoWhenItCannotListen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	path := writeConfig(t, fmt.Sprintf("listen: %s\nchecks:\n  db:\n    tcp: {address: localhost:5432}\n", ln.Addr()))
+	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\nchecks:\n  db:\n    tcp: {address: localhost:5432}\n",
+		ln.Addr(), filepath.Join(t.TempDir(), "vitals.sock")))
 	vitalsRun(t, "run", "-c", path).expect(t, 1, "", "vitals run: serve the probe endpoints: listen tcp "+ln.Addr().String()+": bind: address already in use")
 }

@@ -60,6 +60,10 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
   vitals probe TARGET    run one check now: an exec probe, a Docker HEALTHCHECK
   vitals wait TARGET...  wait until every target passes: an init container, a script
   vitals import          turn a Pebble layer or a Kubernetes manifest's probes into vitals.yaml
+  vitals checks          list a running agent's checks (vitals check NAME [--run]: one)
+  vitals health          exit 0 if the agent's level passes, 1 if not
+  vitals events [-f]     print, or follow, the agent's events
+  vitals beat NAME       beat a heartbeat check
 
 Exit codes: 0 pass, 1 fail or not ready, 2 bad usage or configuration.`,
 		Version:       version.Version,
@@ -72,6 +76,7 @@ Exit codes: 0 pass, 1 fail or not ready, 2 bad usage or configuration.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return err })
 	root.AddCommand(newProbe(stdout, stderr), newWait(stdout, stderr), newRun(stderr), newValidate(stdout),
 		newImport(stdout, stderr), newVersion(stdout))
+	root.AddCommand(newAPICommands(stdout, stderr)...)
 	return root
 }
 

@@ -1,0 +1,115 @@
+package api_test
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
+)
+
+func TestTheSocketIs0600InADirectoryItMakesAndGoesAwayOnClose(t *testing.T) {
+	path := filepath.Join(filepath.Dir(socketPath(t)), "run", "vitals.sock")
+	ln, err := api.Listen(path)
+	must(t, err)
+	fi, err := os.Stat(path)
+	must(t, err)
+	if fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket mode %v, want a socket with 0600", fi.Mode())
+	}
+	di, err := os.Stat(filepath.Dir(path))
+	must(t, err)
+	if di.Mode().Perm() != 0o755 {
+		t.Fatalf("directory mode %v, want 0755", di.Mode())
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Fatalf("the directory holds %v: the private directory the socket was bound in is left", entries)
+	}
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	c, err := net.Dial("unix", path)
+	must(t, err)
+	c.Close()
+	must(t, ln.Close())
+	if _, err := os.Lstat(path); !os.IsNotExist(err) {
+		t.Fatalf("the socket is still there after Close: %v", err)
+	}
+}
+
+func TestAStaleSocketIsReplacedAndALiveOneIsNot(t *testing.T) {
+	path := socketPath(t)
+	// A vitals that died leaves its socket file, and nothing answers on it.
+	dead, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	must(t, err)
+	dead.SetUnlinkOnClose(false)
+	dead.Close()
+	ln, err := api.Listen(path)
+	if err != nil {
+		t.Fatalf("a stale socket: %v", err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	_, err = api.Listen(path)
+	if err == nil || err.Error() != "something answers on "+path+" already: is another vitals running?" {
+		t.Fatalf("a live socket: %v", err)
+	}
+	if _, err := net.Dial("unix", path); err != nil {
+		t.Fatalf("the live socket was taken away: %v", err)
+	}
+}
+
+func TestAFileThatIsNoSocketIsLeftAlone(t *testing.T) {
+	path := socketPath(t)
+	must(t, os.WriteFile(path, []byte("notes"), 0o644))
+	_, err := api.Listen(path)
+	if err == nil || !strings.Contains(err.Error(), "exists and is not a socket") {
+		t.Fatalf("%v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "notes" {
+		t.Fatalf("the file now holds %q", b)
+	}
+}
+
+func TestAddressesAreASocketPathOrTCP(t *testing.T) {
+	for _, bad := range []string{"", "http://localhost:8559", "tcp://localhost"} {
+		if _, err := api.Listen(bad); err == nil {
+			t.Errorf("Listen(%q) works", bad)
+		}
+		if _, err := api.NewClient(bad, ""); err == nil {
+			t.Errorf("NewClient(%q) works", bad)
+		}
+	}
+	ln, err := api.Listen("tcp://127.0.0.1:0")
+	must(t, err)
+	ln.Close()
+}
+
+func TestATokenFileIsReadTrimmedAndMustNotBeEmpty(t *testing.T) {
+	dir := t.TempDir()
+	good, empty := filepath.Join(dir, "token"), filepath.Join(dir, "empty")
+	must(t, os.WriteFile(good, []byte("  s3cret\n"), 0o600))
+	must(t, os.WriteFile(empty, []byte("\n"), 0o600))
+	if tok, err := api.ReadToken(good); err != nil || tok != "s3cret" {
+		t.Fatalf("%q, %v", tok, err)
+	}
+	if _, err := api.ReadToken(empty); err == nil || err.Error() != "token file "+empty+" is empty" {
+		t.Fatalf("%v", err)
+	}
+	if _, err := api.ReadToken(filepath.Join(dir, "missing")); err == nil {
+		t.Fatal("a missing file reads")
+	}
+}

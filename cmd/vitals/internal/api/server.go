@@ -1,0 +1,337 @@
+// Package api is the agent's management API: JSON over HTTP, on a unix socket
+// (mode 0600, so that only its owner can stop checks) or on TCP behind a bearer
+// token. The server reads and drives the agent's health.Monitor; Client is what
+// the CLI's checks, check, health, events and beat commands use. The agent
+// wires both; this package imports nothing of the agent.
+//
+//	GET  /v1/checks[?level=L]        every check (a JSON array of Check)
+//	GET  /v1/checks/NAME             one check, with its kept results
+//	POST /v1/checks/NAME/run         run it now; the answer is the Result
+//	POST /v1/checks/NAME/beat        beat a heartbeat (204)
+//	POST /v1/checks/stop, /start     {"checks": [NAME...]}: stop or start checks
+//	GET  /v1/health[?level=L]        a level's verdict (default ready)
+//	GET  /v1/events?after=ID[&wait=D] events after ID; with wait, block up to D for one
+//
+// /v1/events with Accept: text/event-stream streams events as server-sent
+// events, each with its id, resuming after Last-Event-ID. Errors are
+// {"error": "..."}: 400 a bad parameter or body, 401 a missing or wrong token,
+// 404 an unknown check or path, 405 a wrong method, 409 a beat of a check that
+// is no heartbeat.
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vitals-dev/vitals/health"
+)
+
+const (
+	// MaxWait caps the wait of GET /v1/events: a longer one answers [] at
+	// MaxWait, and the client asks again, as it must after any wait.
+	MaxWait = 5 * time.Minute
+	// keepalive is how often an idle event stream gets a comment line: well
+	// under the idle timeouts of proxies (nginx's is 60s).
+	keepalive = 15 * time.Second
+	// maxBody caps a request body: a list of check names.
+	maxBody = 1 << 20
+)
+
+// Server serves the API over one Monitor. Make one with New.
+type Server struct {
+	m          *health.Monitor
+	heartbeats map[string]*health.Heartbeat
+	token      string
+	mux        *http.ServeMux
+}
+
+// New returns the API over m. heartbeats are the Monitor's heartbeat checks by
+// name, which POST .../beat beats. With a token, every request must carry
+// "Authorization: Bearer TOKEN" (the TCP API); without one, whoever reaches
+// the handler is trusted (the unix socket, which its mode guards).
+//
+// A long wait or an event stream ends when its request's context does; the
+// agent ends them at shutdown through http.Server.BaseContext.
+func New(m *health.Monitor, heartbeats map[string]*health.Heartbeat, token string) *Server {
+	s := &Server{m: m, heartbeats: heartbeats, token: token, mux: http.NewServeMux()}
+	s.mux.HandleFunc("GET /v1/checks", s.listChecks)
+	s.mux.HandleFunc("GET /v1/checks/{name}", s.getCheck)
+	s.mux.HandleFunc("POST /v1/checks/{name}/run", s.run)
+	s.mux.HandleFunc("POST /v1/checks/{name}/beat", s.beat)
+	s.mux.HandleFunc("POST /v1/checks/stop", s.stopOrStart(false))
+	s.mux.HandleFunc("POST /v1/checks/start", s.stopOrStart(true))
+	s.mux.HandleFunc("GET /v1/health", s.health)
+	s.mux.HandleFunc("GET /v1/events", s.events)
+	return s
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if s.token != "" {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="vitals"`)
+			msg := "wrong bearer token"
+			if !ok {
+				msg = "this API needs a bearer token: Authorization: Bearer TOKEN"
+			}
+			writeError(w, http.StatusUnauthorized, "%s", msg)
+			return
+		}
+	}
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		s.unrouted(w, r)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// unrouted answers a request that no route takes, as the mux would (404, 405
+// with Allow, a redirect to a cleaned path), but with a JSON error.
+func (s *Server) unrouted(w http.ResponseWriter, r *http.Request) {
+	rec := &recorder{header: http.Header{}}
+	s.mux.ServeHTTP(rec, r)
+	switch rec.code {
+	case http.StatusMethodNotAllowed:
+		w.Header().Set("Allow", rec.header.Get("Allow"))
+		writeError(w, rec.code, "method %s not allowed on %s: use %s", r.Method, r.URL.Path, rec.header.Get("Allow"))
+	case http.StatusNotFound:
+		writeError(w, rec.code, "no such path: %s", r.URL.Path)
+	default:
+		for k, v := range rec.header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.code)
+	}
+}
+
+// recorder keeps the status and headers of what the mux answers on its own.
+type recorder struct {
+	header http.Header
+	code   int
+}
+
+func (rec *recorder) Header() http.Header         { return rec.header }
+func (rec *recorder) Write(b []byte) (int, error) { return len(b), nil }
+func (rec *recorder) WriteHeader(code int)        { rec.code = code }
+
+func (s *Server) listChecks(w http.ResponseWriter, r *http.Request) {
+	level, ok := levelParam(w, r)
+	if !ok {
+		return
+	}
+	out := []Check{}
+	for _, st := range s.m.Snapshot().Checks {
+		if level == 0 || st.Level == level {
+			out = append(out, checkOf(st, false))
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getCheck(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	st, ok := s.m.CheckState(name)
+	if !ok {
+		writeError(w, http.StatusNotFound, "no such check %q", name)
+		return
+	}
+	writeJSON(w, http.StatusOK, checkOf(st, true))
+}
+
+func (s *Server) run(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	// A client that goes away must not turn the run into a failure
+	// ("cancelled after …") that counts toward the check's threshold: the run
+	// ends at the check's own timeout.
+	res, err := s.m.RunNow(context.WithoutCancel(r.Context()), name)
+	if errors.Is(err, health.ErrNoSuchCheck) {
+		writeError(w, http.StatusNotFound, "no such check %q", name)
+		return
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "run check %q: %v", name, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resultOf(res))
+}
+
+func (s *Server) beat(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	hb := s.heartbeats[name]
+	if hb == nil {
+		if st, ok := s.m.CheckState(name); ok {
+			writeError(w, http.StatusConflict, "check %q is a %s check, not a heartbeat: there is nothing to beat", name, st.Kind)
+		} else {
+			writeError(w, http.StatusNotFound, "no such check %q", name)
+		}
+		return
+	}
+	hb.Beat()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// stopOrStart stops or starts every named check, or none of them when a name
+// is unknown.
+func (s *Server) stopOrStart(start bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req Names
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			writeError(w, http.StatusBadRequest, `want a body {"checks": [NAME...]}: %v`, err)
+			return
+		}
+		if len(req.Checks) == 0 {
+			writeError(w, http.StatusBadRequest, `no checks named: want a body {"checks": [NAME...]}`)
+			return
+		}
+		var unknown []string
+		for _, name := range req.Checks {
+			if _, ok := s.m.CheckState(name); !ok {
+				unknown = append(unknown, strconv.Quote(name))
+			}
+		}
+		if len(unknown) > 0 {
+			writeError(w, http.StatusNotFound, "no such check %s: nothing was changed", strings.Join(unknown, ", "))
+			return
+		}
+		out := make([]Check, 0, len(req.Checks))
+		for _, name := range req.Checks {
+			act := s.m.StopCheck
+			if start {
+				act = s.m.StartCheck
+			}
+			if err := act(name); err != nil { // removed meanwhile; the agent never removes
+				writeError(w, http.StatusNotFound, "%v", err)
+				return
+			}
+			st, _ := s.m.CheckState(name)
+			out = append(out, checkOf(st, false))
+		}
+		writeJSON(w, http.StatusOK, out)
+	}
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	level, ok := levelParam(w, r)
+	if !ok {
+		return
+	}
+	if level == 0 {
+		level = health.Ready // the level that needs all the others
+	}
+	h := Health{Level: level, OK: true}
+	if err := s.m.Checker(level)(r); err != nil {
+		h.OK, h.Reason = false, err.Error()
+	}
+	writeJSON(w, http.StatusOK, h)
+}
+
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	after, err := cursor(q.Get("after"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "after: %v", err)
+		return
+	}
+	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		s.stream(w, r, after)
+		return
+	}
+	var wait time.Duration
+	if q.Has("wait") {
+		if wait, err = time.ParseDuration(q.Get("wait")); err != nil || wait < 0 {
+			writeError(w, http.StatusBadRequest, "wait %q: want a duration such as 30s", q.Get("wait"))
+			return
+		}
+	}
+	if wait > 0 {
+		ctx, cancel := context.WithTimeout(r.Context(), min(wait, MaxWait))
+		s.m.WaitEvents(ctx, after) // an error is the wait ending: answer what there is, [] most likely
+		cancel()
+	}
+	evs := s.m.Events(after)
+	if evs == nil {
+		evs = []health.Event{}
+	}
+	writeJSON(w, http.StatusOK, evs)
+}
+
+// stream writes events as server-sent events until the request ends: each
+// with an id: line, so that a browser's EventSource resumes after the last
+// one it saw (Last-Event-ID) when it reconnects.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, after uint64) {
+	if id := r.Header.Get("Last-Event-ID"); id != "" {
+		var err error
+		if after, err = cursor(id); err != nil {
+			writeError(w, http.StatusBadRequest, "Last-Event-ID: %v", err)
+			return
+		}
+	}
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	rc.Flush()
+	ctx := r.Context()
+	for {
+		wait, cancel := context.WithTimeout(ctx, keepalive)
+		_, err := s.m.WaitEvents(wait, after)
+		cancel()
+		// Events emitted just before the end (the agent's "stopping") are
+		// written before the stream ends.
+		for _, e := range s.m.Events(after) {
+			data, _ := json.Marshal(e) // an Event always encodes
+			fmt.Fprintf(w, "id: %d\ndata: %s\n\n", e.ID, data)
+			after = e.ID
+		}
+		if err != nil && ctx.Err() == nil {
+			fmt.Fprint(w, ": keepalive\n\n")
+		}
+		if rc.Flush() != nil || ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// levelParam reads ?level=; 0 when absent. It answers 400 itself.
+func levelParam(w http.ResponseWriter, r *http.Request) (health.Level, bool) {
+	q := r.URL.Query().Get("level")
+	if q == "" {
+		return 0, true
+	}
+	l, err := health.ParseLevel(q)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "level: %v", err)
+		return 0, false
+	}
+	return l, true
+}
+
+func cursor(s string) (uint64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	id, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not an event id", s)
+	}
+	return id, nil
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v) // the types of this package always encode
+}
+
+func writeError(w http.ResponseWriter, code int, format string, args ...any) {
+	writeJSON(w, code, Error{Message: fmt.Sprintf(format, args...)})
+}

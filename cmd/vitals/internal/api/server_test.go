@@ -1,0 +1,466 @@
+package api_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
+	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/health/healthtest"
+)
+
+// agent is a Monitor on a fake clock served by the API on a real socket:
+//
+//	boot  startup  passes
+//	db    ready    passes while up is true; fails at the first failure; every run counted
+//	loop  live     a heartbeat (ttl 1m)
+type agent struct {
+	m      *health.Monitor
+	clock  *healthtest.Clock
+	up     atomic.Bool
+	runs   atomic.Int64
+	loop   *health.Heartbeat
+	client *api.Client
+	http   *http.Client
+	base   string
+	probes *httptest.Server // the Monitor's probe endpoints
+}
+
+func newAgent(t *testing.T, addr, token string) *agent {
+	t.Helper()
+	a := &agent{clock: healthtest.NewClock(time.Time{})}
+	a.up.Store(true)
+	a.m = health.New(health.WithClock(a.clock), health.WithJitter(0), health.WithLogger(slog.New(slog.DiscardHandler)))
+	must(t, a.m.Add(health.Check{Name: "boot", Level: health.Startup, Kind: "file",
+		Checker: health.CheckerFunc(func(context.Context) error { return nil })}))
+	must(t, a.m.Add(health.Check{Name: "db", Level: health.Ready, Kind: "tcp", FailureThreshold: 1,
+		Checker: health.CheckerFunc(func(context.Context) error {
+			n := a.runs.Add(1)
+			if !a.up.Load() {
+				return fmt.Errorf("db down (run %d)", n)
+			}
+			return nil
+		})}))
+	var err error
+	a.loop, err = a.m.Heartbeat("loop", time.Minute, health.Live)
+	must(t, err)
+
+	if addr == "" {
+		addr = socketPath(t)
+	}
+	ln, err := api.Listen(addr)
+	must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	srv := &http.Server{Handler: api.New(a.m, map[string]*health.Heartbeat{"loop": a.loop}, token),
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	go srv.Serve(ln)
+	a.probes = httptest.NewServer(a.m.Handler())
+	t.Cleanup(func() {
+		cancel()
+		srv.Close()
+		a.probes.Close()
+	})
+	a.m.Start(ctx)
+
+	a.client, err = api.NewClient(addr, token)
+	must(t, err)
+	network, address := "unix", addr
+	a.base = "http://vitals"
+	if strings.HasPrefix(addr, "tcp://") { // the port the listener got
+		network, address, a.base = "tcp", ln.Addr().String(), "http://"+ln.Addr().String()
+		a.client, err = api.NewClient("tcp://"+address, token)
+		must(t, err)
+	}
+	a.http = &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, address)
+	}}}
+	a.waitFor(t, "db passes", func(c api.Check) bool { return c.Name == "db" && c.Status == health.Pass })
+	return a
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// socketPath is a socket's path in a new directory, short enough for the
+// 108 bytes a socket's path may have (t.TempDir's names are long).
+func socketPath(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "vt")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return filepath.Join(dir, "vitals.sock")
+}
+
+// call makes one request and returns the status, the headers and the body.
+func (a *agent) call(t *testing.T, method, path, body string, header ...string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, a.base+path, strings.NewReader(body))
+	must(t, err)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := a.http.Do(req)
+	must(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	must(t, err)
+	return res.StatusCode, res.Header, string(b)
+}
+
+// expect makes a request and checks its status; for JSON answers, it
+// decodes the body into out, and an error's body must be {"error": ...}
+// containing want.
+func (a *agent) expect(t *testing.T, method, path, body string, code int, want string, out any) {
+	t.Helper()
+	got, h, b := a.call(t, method, path, body)
+	if got != code || !strings.Contains(b, want) {
+		t.Fatalf("%s %s: %d %s\nwant %d with %q", method, path, got, b, code, want)
+	}
+	if code == http.StatusNoContent {
+		return
+	}
+	if ct := h.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("%s %s: Content-Type %q", method, path, ct)
+	}
+	if code >= 400 {
+		var e map[string]string
+		if err := json.Unmarshal([]byte(b), &e); err != nil || len(e) != 1 || e["error"] == "" {
+			t.Fatalf("%s %s: error body %s is not {\"error\": ...}", method, path, b)
+		}
+	}
+	if out != nil {
+		if err := json.Unmarshal([]byte(b), out); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, path, err, b)
+		}
+	}
+}
+
+// waitFor polls the API until a check satisfies cond.
+func (a *agent) waitFor(t *testing.T, what string, cond func(api.Check) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		checks, err := a.client.Checks(context.Background(), 0)
+		must(t, err)
+		for _, c := range checks {
+			if cond(c) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10s: %+v", what, checks)
+		}
+	}
+}
+
+func (a *agent) readyz(t *testing.T) int {
+	t.Helper()
+	res, err := http.Get(a.probes.URL + "/readyz")
+	must(t, err)
+	res.Body.Close()
+	return res.StatusCode
+}
+
+func TestChecksListsEveryCheckWithItsStatusTimingAndLastResult(t *testing.T) {
+	a := newAgent(t, "", "")
+	var checks []map[string]any
+	a.expect(t, "GET", "/v1/checks", "", 200, `"name":"boot"`, &checks)
+	if len(checks) != 3 {
+		t.Fatalf("%d checks: %v", len(checks), checks)
+	}
+	db := checks[1]
+	for key, want := range map[string]any{
+		"name": "db", "level": "ready", "kind": "tcp", "status": "pass", "stopped": false,
+		"successes": 1.0, "failures": 0.0, "successThreshold": 1.0, "failureThreshold": 1.0, "runs": 1.0,
+		"period": "10s", "timeout": "1s", "initialDelay": "0s", "since": healthtest.Epoch.Format(time.RFC3339),
+	} {
+		if db[key] != want {
+			t.Errorf("db %s = %#v, want %#v", key, db[key], want)
+		}
+	}
+	last, _ := db["last"].(map[string]any)
+	if last["ok"] != true || last["time"] != healthtest.Epoch.Format(time.RFC3339) || last["duration"] != "0s" {
+		t.Errorf("db last = %v", db["last"])
+	}
+	if _, ok := db["history"]; ok {
+		t.Errorf("the list shows a history: %v", db)
+	}
+	loop := checks[2]
+	if loop["kind"] != "heartbeat" || loop["status"] != "pending" || loop["level"] != "live" {
+		t.Errorf("loop = %v", loop)
+	}
+	for _, absent := range []string{"timeout", "since", "last"} {
+		if _, ok := loop[absent]; ok {
+			t.Errorf("a pending heartbeat has %s: %v", absent, loop)
+		}
+	}
+
+	var live []api.Check
+	a.expect(t, "GET", "/v1/checks?level=live", "", 200, "", &live)
+	if len(live) != 1 || live[0].Name != "loop" {
+		t.Errorf("?level=live: %+v", live)
+	}
+	a.expect(t, "GET", "/v1/checks?level=alive", "", 200, `"loop"`, nil) // Pebble's word
+	a.expect(t, "GET", "/v1/checks?level=sometimes", "", 400, `level: unknown level \"sometimes\"`, nil)
+}
+
+func TestOneCheckHasItsHistoryAndAnUnknownOneIs404(t *testing.T) {
+	a := newAgent(t, "", "")
+	a.up.Store(false)
+	_, err := a.client.Run(context.Background(), "db")
+	must(t, err)
+	c, err := a.client.Check(context.Background(), "db")
+	must(t, err)
+	if len(c.History) != 2 || !c.History[0].OK || c.History[1].OK || c.History[1].Output != "db down (run 2)" ||
+		c.Last == nil || c.Last.Output != "db down (run 2)" || c.Status != health.Fail {
+		t.Fatalf("db: %+v", c)
+	}
+	var loop map[string]any
+	a.expect(t, "GET", "/v1/checks/loop", "", 200, "", &loop)
+	if h, ok := loop["history"].([]any); !ok || len(h) != 0 {
+		t.Errorf("a check with no result yet has history %#v, want []", loop["history"])
+	}
+	a.expect(t, "GET", "/v1/checks/nope", "", 404, `no such check \"nope\"`, nil)
+	var e *api.Error
+	if _, err := a.client.Check(context.Background(), "nope"); !errors.As(err, &e) || e.Status != 404 {
+		t.Fatalf("client: %v", err)
+	}
+}
+
+func TestRunAnswersWithAFreshResultThatCounts(t *testing.T) {
+	a := newAgent(t, "", "")
+	a.up.Store(false)
+	var r api.Result
+	a.expect(t, "POST", "/v1/checks/db/run", "", 200, "", &r)
+	if r.OK || r.Output != "db down (run 2)" || !r.Time.Equal(a.clock.Now()) {
+		t.Fatalf("result %+v", r)
+	}
+	if a.readyz(t) != 503 {
+		t.Fatal("the failed run did not count: /readyz still passes")
+	}
+	a.up.Store(true)
+	if r, err := a.client.Run(context.Background(), "db"); err != nil || !r.OK || a.runs.Load() != 3 {
+		t.Fatalf("run %+v, %v; %d runs", r, err, a.runs.Load())
+	}
+	a.expect(t, "POST", "/v1/checks/nope/run", "", 404, `no such check \"nope\"`, nil)
+}
+
+func TestBeatMakesAHeartbeatPass(t *testing.T) {
+	a := newAgent(t, "", "")
+	a.expect(t, "POST", "/v1/checks/loop/beat", "", 204, "", nil)
+	a.waitFor(t, "loop passes", func(c api.Check) bool { return c.Name == "loop" && c.Status == health.Pass })
+	must(t, a.client.Beat(context.Background(), "loop"))
+	a.expect(t, "POST", "/v1/checks/db/beat", "", 409, `check \"db\" is a tcp check, not a heartbeat`, nil)
+	a.expect(t, "POST", "/v1/checks/nope/beat", "", 404, `no such check \"nope\"`, nil)
+}
+
+func TestStopLeavesAFailingCheckOutOfReadinessAndStartPutsItBack(t *testing.T) {
+	a := newAgent(t, "", "")
+	a.up.Store(false)
+	a.client.Run(context.Background(), "db")
+	if a.readyz(t) != 503 {
+		t.Fatal("/readyz passes with db failing")
+	}
+	var stopped []api.Check
+	a.expect(t, "POST", "/v1/checks/stop", `{"checks": ["db"]}`, 200, "", &stopped)
+	if len(stopped) != 1 || !stopped[0].Stopped || stopped[0].Status != health.Fail {
+		t.Fatalf("stopped: %+v", stopped)
+	}
+	if a.readyz(t) != 200 {
+		t.Fatal("/readyz fails with db stopped")
+	}
+	a.expect(t, "POST", "/v1/checks/start", `{"checks": ["db", "nope", "other"]}`, 404,
+		`no such check \"nope\", \"other\": nothing was changed`, nil)
+	if a.readyz(t) != 200 {
+		t.Fatal("a start with an unknown name started db")
+	}
+	a.expect(t, "POST", "/v1/checks/start", `{"checks": ["db"]}`, 200, `"stopped":false`, nil)
+	if a.readyz(t) != 503 {
+		t.Fatal("/readyz passes with db started again, failing")
+	}
+	a.expect(t, "POST", "/v1/checks/stop", `{"checks": []}`, 400, "no checks named", nil)
+	a.expect(t, "POST", "/v1/checks/stop", `{"names": ["db"]}`, 400, `unknown field \"names\"`, nil)
+	a.expect(t, "POST", "/v1/checks/stop", `db`, 400, `want a body {\"checks\": [NAME...]}`, nil)
+}
+
+func TestHealthSaysWhetherALevelPassesAndWhy(t *testing.T) {
+	a := newAgent(t, "", "")
+	var h api.Health
+	a.expect(t, "GET", "/v1/health", "", 200, "", &h)
+	if !h.OK || h.Level != health.Ready || h.Reason != "" {
+		t.Fatalf("%+v", h)
+	}
+	a.up.Store(false)
+	a.client.Run(context.Background(), "db")
+	h, err := a.client.Health(context.Background(), health.Ready)
+	if err != nil || h.OK || h.Reason != "readyz check failed: db failed: db down (run 2)" {
+		t.Fatalf("%+v, %v", h, err)
+	}
+	a.expect(t, "GET", "/v1/health?level=live", "", 200, `{"level":"live","ok":true}`, nil)
+	a.expect(t, "GET", "/v1/health?level=x", "", 400, "unknown level", nil)
+}
+
+func TestEventsAfterAnID(t *testing.T) {
+	a := newAgent(t, "", "")
+	var all []health.Event
+	a.expect(t, "GET", "/v1/events", "", 200, "", &all)
+	// check-passed boot, level-passed startup, check-passed db, level-passed ready
+	if len(all) != 4 || all[0].ID != 1 || all[2].Type != health.EventCheckPassed || all[2].Check != "db" || all[2].To != health.Pass {
+		t.Fatalf("events %+v", all)
+	}
+	var some []health.Event
+	a.expect(t, "GET", "/v1/events?after=2", "", 200, "", &some)
+	if len(some) != 2 || some[0].ID != 3 {
+		t.Fatalf("after=2: %+v", some)
+	}
+	a.expect(t, "GET", "/v1/events?after=4", "", 200, "[]\n", nil)
+	a.expect(t, "GET", "/v1/events?after=five", "", 400, `after: \"five\" is not an event id`, nil)
+	a.expect(t, "GET", "/v1/events?wait=soon", "", 400, `wait \"soon\": want a duration`, nil)
+	evs, err := a.client.Events(context.Background(), 3, 0)
+	if err != nil || len(evs) != 1 || evs[0].ID != 4 {
+		t.Fatalf("client: %+v, %v", evs, err)
+	}
+}
+
+func TestAWaitForEventsAnswersEmptyWhenItEnds(t *testing.T) {
+	a := newAgent(t, "", "")
+	start := time.Now()
+	a.expect(t, "GET", "/v1/events?after=4&wait=150ms", "", 200, "[]\n", nil)
+	if took := time.Since(start); took < 150*time.Millisecond {
+		t.Fatalf("answered after %v, before the wait ended", took)
+	}
+}
+
+func TestAWaitForEventsAnswersAsSoonAsOneComes(t *testing.T) {
+	a := newAgent(t, "", "")
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		a.m.Emit(health.Event{Type: health.EventStopping})
+	}()
+	start := time.Now()
+	evs, err := a.client.Events(context.Background(), 4, time.Minute)
+	if err != nil || len(evs) != 1 || evs[0].ID != 5 || evs[0].Type != health.EventStopping {
+		t.Fatalf("%+v, %v", evs, err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("answered after %v", took)
+	}
+}
+
+// sse reads server-sent events: each event's id: and data: lines.
+type sse struct{ r *bufio.Reader }
+
+func (a *agent) stream(t *testing.T, path string, header ...string) *sse {
+	t.Helper()
+	// A missing event fails the test at this deadline instead of hanging it.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, "GET", a.base+path, nil)
+	must(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := a.http.Do(req)
+	must(t, err)
+	t.Cleanup(func() { res.Body.Close() })
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("%s: %d %s", path, res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	return &sse{bufio.NewReader(res.Body)}
+}
+
+// next returns the next event's id line and its decoded data.
+func (s *sse) next(t *testing.T) (string, health.Event) {
+	t.Helper()
+	var id string
+	var e health.Event
+	for {
+		line, err := s.r.ReadString('\n')
+		must(t, err)
+		switch {
+		case strings.HasPrefix(line, "id: "):
+			id = strings.TrimSpace(line)
+		case strings.HasPrefix(line, "data: "):
+			must(t, json.Unmarshal([]byte(line[len("data: "):]), &e))
+		case line == "\n" && id != "":
+			return id, e
+		}
+	}
+}
+
+func TestTheEventStreamHasIDLinesAndResumesAfterLastEventID(t *testing.T) {
+	a := newAgent(t, "", "")
+	s := a.stream(t, "/v1/events?after=2")
+	for _, want := range []uint64{3, 4} {
+		if id, e := s.next(t); id != fmt.Sprintf("id: %d", want) || e.ID != want {
+			t.Fatalf("%s %+v, want id %d", id, e, want)
+		}
+	}
+	a.m.Emit(health.Event{Type: health.EventStopping})
+	if id, e := s.next(t); id != "id: 5" || e.Type != health.EventStopping {
+		t.Fatalf("%s %+v", id, e)
+	}
+	// A reconnecting EventSource sends the last id it saw, which wins over the query.
+	again := a.stream(t, "/v1/events?after=0", "Last-Event-ID", "4")
+	if id, _ := again.next(t); id != "id: 5" {
+		t.Fatalf("resumed at %s, want id: 5", id)
+	}
+	code, _, body := a.call(t, "GET", "/v1/events", "", "Accept", "text/event-stream", "Last-Event-ID", "x")
+	if code != 400 || !strings.Contains(body, `Last-Event-ID: \"x\" is not an event id`) {
+		t.Fatalf("%d %s", code, body)
+	}
+}
+
+func TestAWrongMethodIs405AndAnUnknownPathIs404(t *testing.T) {
+	a := newAgent(t, "", "")
+	code, h, body := a.call(t, "DELETE", "/v1/checks", "")
+	if code != 405 || h.Get("Allow") != "GET, HEAD" || body != `{"error":"method DELETE not allowed on /v1/checks: use GET, HEAD"}`+"\n" {
+		t.Fatalf("%d %v %s", code, h, body)
+	}
+	a.expect(t, "GET", "/v1/checks/db/run", "", 405, "use POST", nil)
+	a.expect(t, "POST", "/v1/events", "", 405, "use GET, HEAD", nil)
+	a.expect(t, "GET", "/v1/nope", "", 404, "no such path: /v1/nope", nil)
+	a.expect(t, "GET", "/", "", 404, "no such path: /", nil)
+}
+
+func TestATCPAPINeedsTheToken(t *testing.T) {
+	a := newAgent(t, "tcp://127.0.0.1:0", "s3cret")
+	a.expect(t, "GET", "/v1/checks", "", 401, "this API needs a bearer token", nil)
+	code, h, _ := a.call(t, "GET", "/v1/checks", "", "Authorization", "Bearer wrong")
+	if code != 401 || h.Get("WWW-Authenticate") != `Bearer realm="vitals"` {
+		t.Fatalf("a wrong token: %d %v", code, h)
+	}
+	if code, _, _ := a.call(t, "GET", "/v1/nope", ""); code != 401 {
+		t.Fatalf("an unknown path without a token: %d, want 401 before anything else", code)
+	}
+	if code, _, body := a.call(t, "GET", "/v1/checks", "", "Authorization", "Bearer s3cret"); code != 200 || !strings.Contains(body, `"db"`) {
+		t.Fatalf("the right token: %d %s", code, body)
+	}
+	if _, err := a.client.Checks(context.Background(), 0); err != nil {
+		t.Fatalf("the client with the token: %v", err)
+	}
+	wrong, err := api.NewClient("tcp://"+a.base[len("http://"):], "s3cre")
+	must(t, err)
+	var e *api.Error
+	if _, err := wrong.Checks(context.Background(), 0); !errors.As(err, &e) || e.Status != 401 || e.Message != "wrong bearer token" {
+		t.Fatalf("the client with a wrong token: %v", err)
+	}
+}

@@ -1,0 +1,571 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"github.com/goccy/go-yaml"
+	"github.com/spf13/cobra"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/health"
+)
+
+// This file is the commands that talk to a running agent (vitals run) through
+// its management API. Where an outcome has an exit code of its own (health,
+// check), it is 0 pass, 1 fail; an answer of the agent that says the request
+// was wrong (an unknown check, a wrong token) exits 2, as bad usage does; an
+// agent that cannot be reached exits 1.
+
+// followWait is how long one request of events --follow waits for an event
+// before asking again: under the idle timeouts of proxies.
+const followWait = 30 * time.Second
+
+// newAPICommands returns checks, check, health, events and beat.
+func newAPICommands(stdout, stderr io.Writer) []*cobra.Command {
+	return []*cobra.Command{newChecks(stdout), newCheck(stdout), newHealth(stdout), newEvents(stdout, stderr), newBeat()}
+}
+
+// agentFlags say where the agent's API is.
+type agentFlags struct{ addr, tokenFile string }
+
+func (a *agentFlags) define(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&a.addr, "api", "", "the agent's API: a unix socket, or tcp://HOST:PORT (default $VITALS_API, else "+config.DefaultAPI+")")
+	f.StringVar(&a.tokenFile, "api-token-file", "", "the file with the token of a TCP API (default: the token in $VITALS_API_TOKEN)")
+	cmd.MarkFlagFilename("api-token-file")
+}
+
+// client calls the API that --api, $VITALS_API or the default names, with the
+// token of --api-token-file or $VITALS_API_TOKEN.
+func (a *agentFlags) client() (*api.Client, error) {
+	token := os.Getenv("VITALS_API_TOKEN")
+	if a.tokenFile != "" {
+		var err error
+		if token, err = api.ReadToken(a.tokenFile); err != nil {
+			return nil, fmt.Errorf("--api-token-file: %w", err)
+		}
+	}
+	return api.NewClient(cmp.Or(a.addr, os.Getenv("VITALS_API"), config.DefaultAPI), token)
+}
+
+// fromAgent maps an API call's error to its exit code: the agent's 4xx answer
+// (an unknown check, a check that is no heartbeat, a wrong token) is bad
+// usage, 2; no answer, or a 5xx, is a failure, 1.
+func fromAgent(cmd *cobra.Command, err error) error {
+	var e *api.Error
+	switch {
+	case errors.As(err, &e) && e.Status == http.StatusUnauthorized:
+		return fmt.Errorf("%s (give the agent's token with --api-token-file or $VITALS_API_TOKEN)", e.Message)
+	case errors.As(err, &e) && e.Status < 500:
+		return errors.New(e.Message)
+	}
+	return failed{fmt.Sprintf("vitals %s: %v", cmd.Name(), err)}
+}
+
+// interruptible is the command's context, ended by SIGINT or SIGTERM.
+func interruptible(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+}
+
+func oneOf(flag, value string, allowed ...string) error {
+	if slices.Contains(allowed, value) {
+		return nil
+	}
+	return fmt.Errorf("--%s %q: use %s or %s", flag, value, strings.Join(allowed[:len(allowed)-1], ", "), allowed[len(allowed)-1])
+}
+
+// levelFlag reads --level; "" is 0 (every level).
+func levelFlag(s string) (health.Level, error) {
+	if s == "" {
+		return 0, nil
+	}
+	l, err := health.ParseLevel(s)
+	if err != nil {
+		return 0, fmt.Errorf("--level: %v", err)
+	}
+	return l, nil
+}
+
+// complete offers the values of a flag that has a fixed set.
+func complete(cmd *cobra.Command, flag string, values ...string) {
+	cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+}
+
+func newChecks(stdout io.Writer) *cobra.Command {
+	var (
+		agent  agentFlags
+		level  string
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "checks [--level startup|live|ready] [-o table|json|yaml]",
+		Short: "List the checks of a running agent with their status and last result",
+		Long: `List the checks of a running agent (vitals run): level, kind, status and how
+long it has held, how many results were recorded, and the last one. A stopped
+check shows its status with (stopped). -o json and -o yaml write the API's
+objects, with thresholds and timing too.`,
+		Example: `  vitals checks
+  vitals checks --level ready -o json
+  VITALS_API=tcp://10.0.0.7:8559 VITALS_API_TOKEN=... vitals checks`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := levelFlag(level)
+			if err != nil {
+				return err
+			}
+			if err := oneOf("output", output, "table", "json", "yaml"); err != nil {
+				return err
+			}
+			client, err := agent.client()
+			if err != nil {
+				return err
+			}
+			ctx, stop := interruptible(cmd)
+			defer stop()
+			checks, err := client.Checks(ctx, l)
+			if err != nil {
+				return fromAgent(cmd, err)
+			}
+			switch output {
+			case "json":
+				return writeJSON(stdout, checks)
+			case "yaml":
+				return writeYAML(stdout, checks)
+			}
+			writeChecksTable(stdout, checks, time.Now())
+			return nil
+		},
+	}
+	agent.define(cmd)
+	cmd.Flags().StringVar(&level, "level", "", "only the checks of this level: startup, live or ready")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, json or yaml")
+	complete(cmd, "level", "startup", "live", "ready")
+	complete(cmd, "output", "table", "json", "yaml")
+	return cmd
+}
+
+// lastWidth caps the LAST column: the whole output is in vitals check NAME.
+const lastWidth = 72
+
+func writeChecksTable(w io.Writer, checks []api.Check, now time.Time) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tLEVEL\tKIND\tSTATUS\tFOR\tRUNS\tLAST")
+	for _, c := range checks {
+		last := "-"
+		if c.Last != nil {
+			last = cut(resultWords(*c.Last), lastWidth)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", c.Name, c.Level, c.Kind, statusWords(c), age(c.Since, now), c.Runs, last)
+	}
+	tw.Flush()
+}
+
+func statusWords(c api.Check) string {
+	if c.Stopped {
+		return c.Status.String() + " (stopped)"
+	}
+	return c.Status.String()
+}
+
+// resultWords says what a result was: "ok", "ok: MESSAGE", "failed: ERROR".
+func resultWords(r api.Result) string {
+	if d := detail(r); d != "" {
+		return verdict(r) + ": " + d
+	}
+	return verdict(r)
+}
+
+func verdict(r api.Result) string {
+	if r.OK {
+		return "ok"
+	}
+	return "failed"
+}
+
+// detail is a result's output and observed value, on one line.
+func detail(r api.Result) string {
+	s := oneLine(r.Output)
+	if r.ObservedValue != nil {
+		v := fmt.Sprint(r.ObservedValue)
+		if f, ok := r.ObservedValue.(float64); ok {
+			v = strconv.FormatFloat(f, 'g', 4, 64) // a heartbeat's age, a latency: 4 digits say enough
+		}
+		s = strings.TrimSpace(s + " (" + strings.TrimSpace(v+" "+r.ObservedUnit) + ")")
+	}
+	return s
+}
+
+// age is how long ago t was, to the second; "-" for none.
+func age(t, now time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return max(now.Sub(t), 0).Round(time.Second).String()
+}
+
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+func writeYAML(w io.Writer, v any) error {
+	j, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	y, err := yaml.JSONToYAML(j) // the same keys and values as -o json
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(y)
+	return err
+}
+
+func newCheck(stdout io.Writer) *cobra.Command {
+	var (
+		agent  agentFlags
+		run    bool
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "check NAME [--run] [-o text|json|yaml]",
+		Short: "Show one check of a running agent with its kept results; --run runs it now",
+		Long: `Show one check of a running agent (vitals run): its configuration, status and
+kept results, oldest first. Exit 0 when the check passes (pass or warn), 1 when
+it is pending or fails; with --run, the check runs now and the exit code is
+that run's: 0 passed, 1 failed. The run counts toward the check's thresholds
+like any other, unless the check is stopped or not running (waiting for
+startup, or a startup check that has passed).
+
+An unknown check exits 2, as a bad argument does. -o json and -o yaml write
+the API's object; with --run, {"result": RUN, "check": CHECK}.`,
+		Example: `  vitals check db
+  vitals check peer-config --run
+  vitals check db -o json | jq '.history[] | select(.ok | not)'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := oneOf("output", output, "text", "json", "yaml"); err != nil {
+				return err
+			}
+			client, err := agent.client()
+			if err != nil {
+				return err
+			}
+			ctx, stop := interruptible(cmd)
+			defer stop()
+			name := args[0]
+			var ran *api.Result
+			if run {
+				r, err := client.Run(ctx, name)
+				if err != nil {
+					return fromAgent(cmd, err)
+				}
+				ran = &r
+			}
+			c, err := client.Check(ctx, name)
+			if err != nil {
+				return fromAgent(cmd, err)
+			}
+			var v any = c
+			if ran != nil {
+				v = struct {
+					Result api.Result `json:"result"`
+					Check  api.Check  `json:"check"`
+				}{*ran, c}
+			}
+			switch output {
+			case "json":
+				err = writeJSON(stdout, v)
+			case "yaml":
+				err = writeYAML(stdout, v)
+			default:
+				writeCheck(stdout, c, ran, time.Now())
+			}
+			if err != nil {
+				return err
+			}
+			switch {
+			case ran != nil && !ran.OK:
+				return failed{fmt.Sprintf("%s: %s", name, oneLine(ran.Output))}
+			case ran == nil && (c.Status == health.Pending || c.Status == health.Fail):
+				return failed{fmt.Sprintf("%s: %s", name, whyNotPassing(c))}
+			}
+			return nil
+		},
+	}
+	agent.define(cmd)
+	cmd.Flags().BoolVar(&run, "run", false, "run the check now; exit 0 if the run passes, 1 if it fails")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text, json or yaml")
+	complete(cmd, "output", "text", "json", "yaml")
+	return cmd
+}
+
+// whyNotPassing says why a pending or failing check is so.
+func whyNotPassing(c api.Check) string {
+	for i := len(c.History) - 1; i >= 0; i-- {
+		if r := c.History[i]; !r.OK {
+			return fmt.Sprintf("%s: %s", c.Status, oneLine(r.Output))
+		}
+	}
+	if c.Runs == 0 {
+		return fmt.Sprintf("%s: no result yet", c.Status)
+	}
+	return fmt.Sprintf("%s: %d of %d passes needed", c.Status, c.Successes, c.SuccessThreshold)
+}
+
+// resultTime shows when a run began, to the millisecond: runs a period
+// apart may share a second.
+const resultTime = "2006-01-02T15:04:05.000Z07:00"
+
+func writeCheck(w io.Writer, c api.Check, ran *api.Result, now time.Time) {
+	field := func(key, format string, args ...any) {
+		fmt.Fprintf(w, "%-14s %s\n", key+":", fmt.Sprintf(format, args...))
+	}
+	if ran != nil {
+		line := fmt.Sprintf("%s in %v", verdict(*ran), ran.Duration)
+		if d := detail(*ran); d != "" {
+			line += ": " + d
+		}
+		field("run", "%s", line)
+	}
+	field("name", "%s", c.Name)
+	field("level", "%s", c.Level)
+	field("kind", "%s", c.Kind)
+	status := c.Status.String()
+	if !c.Since.IsZero() {
+		status += fmt.Sprintf(" for %s (since %s)", age(c.Since, now), c.Since.Format(time.RFC3339))
+	}
+	field("status", "%s", status)
+	if c.Stopped {
+		field("stopped", "yes: it does not run, and the levels leave it out until it is started")
+	}
+	field("in a row", "%d passed, %d failed (passes after %d, fails after %d)",
+		c.Successes, c.Failures, c.SuccessThreshold, c.FailureThreshold)
+	field("runs", "%d", c.Runs)
+	field("period", "%v", c.Period)
+	if c.Timeout > 0 { // heartbeats and watchdogs run nothing
+		field("timeout", "%v", c.Timeout)
+		field("initial delay", "%v", c.InitialDelay)
+	}
+	if len(c.History) == 0 {
+		field("history", "none yet")
+		return
+	}
+	fmt.Fprintln(w, "history, oldest first:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, r := range c.History {
+		fmt.Fprintf(tw, "  %s\t%v\t%s\n", r.Time.Format(resultTime), r.Duration, resultWords(r))
+	}
+	tw.Flush()
+}
+
+func newHealth(stdout io.Writer) *cobra.Command {
+	var (
+		agent  agentFlags
+		level  string
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "health [--level startup|live|ready] [-o text|json]",
+		Short: "Say whether a running agent's level passes: exit 0 if it does, 1 if not",
+		Long: `Say whether a level of a running agent (vitals run) passes, as its probe
+endpoint would answer: exit 0 when it does, 1 when it does not (one line on
+stderr names every check that fails it, with its reason) or when the agent
+cannot be reached. The level is ready unless --level says otherwise: readiness
+needs startup passed and no live check failing too.`,
+		Example: `  vitals health
+  vitals health --level live
+  livenessProbe: {exec: {command: [vitals, health, --level, live]}}`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := levelFlag(level)
+			if err != nil {
+				return err
+			}
+			if err := oneOf("output", output, "text", "json"); err != nil {
+				return err
+			}
+			client, err := agent.client()
+			if err != nil {
+				return err
+			}
+			ctx, stop := interruptible(cmd)
+			defer stop()
+			h, err := client.Health(ctx, cmp.Or(l, health.Ready)) // --level "" too
+			if err != nil {
+				return fromAgent(cmd, err)
+			}
+			if output == "json" {
+				if err := writeJSON(stdout, h); err != nil {
+					return err
+				}
+			}
+			if !h.OK {
+				return failed{oneLine(h.Reason)}
+			}
+			if output == "text" {
+				fmt.Fprintf(stdout, "%sz check passed\n", h.Level)
+			}
+			return nil
+		},
+	}
+	agent.define(cmd)
+	cmd.Flags().StringVar(&level, "level", "ready", "startup, live or ready")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text, or json for the verdict as JSON on stdout")
+	complete(cmd, "level", "startup", "live", "ready")
+	complete(cmd, "output", "text", "json")
+	return cmd
+}
+
+func newEvents(stdout, stderr io.Writer) *cobra.Command {
+	var (
+		agent  agentFlags
+		after  uint64
+		follow bool
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "events [--after ID] [--follow] [-o text|json]",
+		Short: "Print the events of a running agent; --follow waits for more",
+		Long: `Print the events a running agent (vitals run) keeps, oldest first, or those
+after the event ID given with --after. With --follow, wait for new events and
+print them as they come, until interrupted (exit 0) or until the agent stops.
+Ids grow by one: a jump after --after means the agent's log dropped events
+before they were read, and a line on stderr says so.
+
+Each line reads ID TIME TYPE and what changed; -o json writes each event as
+one JSON object per line (the API's form), also when following.`,
+		Example: `  vitals events
+  vitals events --follow
+  vitals events --after 41 -o json | jq 'select(.type == "check-failed")'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := oneOf("output", output, "text", "json"); err != nil {
+				return err
+			}
+			client, err := agent.client()
+			if err != nil {
+				return err
+			}
+			ctx, stop := interruptible(cmd)
+			defer stop()
+			var wait time.Duration
+			if follow {
+				wait = followWait
+			}
+			stopping := false
+			for {
+				evs, err := client.Events(ctx, after, wait)
+				if follow && ctx.Err() != nil {
+					return nil // interrupted: how following ends
+				}
+				var answered *api.Error
+				if err != nil && stopping && !errors.As(err, &answered) {
+					return nil // the agent said it was stopping, and it has
+				}
+				if err != nil {
+					return fromAgent(cmd, err)
+				}
+				if len(evs) > 0 && after > 0 && evs[0].ID > after+1 {
+					fmt.Fprintf(stderr, "vitals events: %d events after %d were dropped from the agent's log before they were read\n",
+						evs[0].ID-after-1, after)
+				}
+				for _, e := range evs {
+					if output == "json" {
+						b, _ := json.Marshal(e) // an Event always encodes
+						fmt.Fprintf(stdout, "%s\n", b)
+					} else {
+						fmt.Fprintln(stdout, eventLine(e))
+					}
+					after = e.ID
+					stopping = stopping || e.Type == health.EventStopping
+				}
+				if !follow {
+					return nil
+				}
+			}
+		},
+	}
+	agent.define(cmd)
+	f := cmd.Flags()
+	f.Uint64Var(&after, "after", 0, "only the events after this id (0: every event the agent keeps)")
+	f.BoolVarP(&follow, "follow", "f", false, "wait for new events and print them as they come")
+	f.StringVarP(&output, "output", "o", "text", "text, or json for one JSON object per line")
+	complete(cmd, "output", "text", "json")
+	return cmd
+}
+
+// eventLine is one event on one line: ID TIME TYPE, then what changed.
+func eventLine(e health.Event) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d  %s  %s", e.ID, e.Time.Format(resultTime), e.Type)
+	switch {
+	case e.Check != "":
+		fmt.Fprintf(&b, "  %s (%s) %s -> %s", e.Check, e.Level, e.From, e.To)
+	case e.Service != "":
+		fmt.Fprintf(&b, "  %s", e.Service)
+		if e.PID != 0 {
+			fmt.Fprintf(&b, " pid %d", e.PID)
+		}
+		if e.ExitCode != nil {
+			fmt.Fprintf(&b, " exit code %d", *e.ExitCode)
+		} else if e.Signal != "" {
+			fmt.Fprintf(&b, " signal %s", e.Signal)
+		}
+		if e.Restarts > 0 {
+			fmt.Fprintf(&b, " restarts %d", e.Restarts)
+		}
+	case e.Level != 0:
+		fmt.Fprintf(&b, "  %s", e.Level)
+	}
+	if why := cmp.Or(e.Output, e.Reason); why != "" {
+		b.WriteString(": " + oneLine(why))
+	}
+	return b.String()
+}
+
+func newBeat() *cobra.Command {
+	var agent agentFlags
+	cmd := &cobra.Command{
+		Use:   "beat NAME",
+		Short: "Beat a heartbeat check of a running agent",
+		Long: `Beat a heartbeat check of a running agent (vitals run): the check passes while
+its last beat is younger than its ttl. Quiet; exit 0 once the agent has the
+beat. A check that is not a heartbeat, or no check, exits 2.`,
+		Example: `  while work; do vitals beat work-loop; done
+  curl --unix-socket /run/vitals/vitals.sock -X POST http://vitals/v1/checks/work-loop/beat`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			client, err := agent.client()
+			if err != nil {
+				return err
+			}
+			ctx, stop := interruptible(cmd)
+			defer stop()
+			if err := client.Beat(ctx, args[0]); err != nil {
+				return fromAgent(cmd, err)
+			}
+			return nil
+		},
+	}
+	agent.define(cmd)
+	return cmd
+}

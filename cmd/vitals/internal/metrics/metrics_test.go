@@ -1,0 +1,233 @@
+package metrics_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/metrics"
+	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/health/healthtest"
+)
+
+// counted is a checker that passes while up, counting its runs.
+type counted struct {
+	up   atomic.Bool
+	runs atomic.Int64
+}
+
+func (c *counted) Check(context.Context) error {
+	c.runs.Add(1)
+	if !c.up.Load() {
+		return errors.New("down")
+	}
+	return nil
+}
+
+func newCounted(up bool) *counted {
+	c := &counted{}
+	c.up.Store(up)
+	return c
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitRuns waits until a check has recorded n results.
+func waitRuns(t *testing.T, m *health.Monitor, name string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if st, _ := m.CheckState(name); st.Runs >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			st, _ := m.CheckState(name)
+			t.Fatalf("%s: %d runs, not %d within 10s", name, st.Runs, n)
+		}
+	}
+}
+
+const header = `# HELP vitals_check_up Whether the check passes (1, pass or warn) or fails (0); absent while it is pending or stopped.
+# TYPE vitals_check_up gauge
+# HELP vitals_check_status The check's status: 1 for the one it is in (pending, pass, warn, fail), 0 for the others.
+# TYPE vitals_check_status gauge
+# HELP vitals_level_up Whether the level's probe endpoint (/startupz, /livez, /readyz) answers 200.
+# TYPE vitals_level_up gauge
+# HELP vitals_check_runs_total Results recorded for the check, by result (pass or fail).
+# TYPE vitals_check_runs_total counter
+# HELP vitals_check_transitions_total Changes of the check's status, by the status entered (pass, warn, fail).
+# TYPE vitals_check_transitions_total counter
+`
+
+func status(check, is string) string {
+	var b strings.Builder
+	for _, s := range []string{"pending", "pass", "warn", "fail"} {
+		v := 0
+		if s == is {
+			v = 1
+		}
+		fmt.Fprintf(&b, "vitals_check_status{check=%q,status=%q} %d\n", check, s, v)
+	}
+	return b.String()
+}
+
+func TestMetricsAfterAPassAWarningAFailureAndAPassAgain(t *testing.T) {
+	clk := healthtest.NewClock(time.Time{})
+	m := health.New(health.WithClock(clk), health.WithJitter(0), health.WithLogger(slog.New(slog.DiscardHandler)))
+	db := newCounted(true)
+	must(t, m.Add(health.Check{Name: "db", Level: health.Ready, Checker: db, FailureThreshold: 2}))
+	must(t, m.Add(health.Check{Name: "later", Level: health.Live, Checker: newCounted(true), InitialDelay: time.Hour}))
+	must(t, m.Add(health.Check{Name: "spare", Level: health.Live, Checker: newCounted(true)}))
+	loop, err := m.Heartbeat("loop", time.Hour, health.Live)
+	must(t, err)
+	c := metrics.New(m, health.DefaultHistory)
+	reg := prometheus.NewPedanticRegistry()
+	must(t, reg.Register(c))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m.Start(ctx)
+
+	waitRuns(t, m, "db", 1)
+	waitRuns(t, m, "spare", 1)
+	loop.Beat()
+	waitRuns(t, m, "loop", 1)
+	must(t, m.StopCheck("spare"))
+	if _, err := reg.Gather(); err != nil { // a scrape between the runs
+		t.Fatal(err)
+	}
+	db.up.Store(false)
+	for run := 2; run <= 4; run++ {
+		if run == 4 {
+			db.up.Store(true)
+		}
+		clk.Advance(10 * time.Second)
+		waitRuns(t, m, "db", run)
+	}
+	loopRuns := func() int { st, _ := m.CheckState("loop"); return st.Runs }()
+
+	want := header + `
+vitals_check_up{check="db",level="ready"} 1
+vitals_check_up{check="loop",level="live"} 1
+` + status("db", "pass") + status("later", "pending") + status("spare", "pass") + status("loop", "pass") + `
+vitals_level_up{level="startup"} 1
+vitals_level_up{level="live"} 1
+vitals_level_up{level="ready"} 1
+vitals_check_runs_total{check="db",result="pass"} 2
+vitals_check_runs_total{check="db",result="fail"} 2
+vitals_check_runs_total{check="later",result="pass"} 0
+vitals_check_runs_total{check="later",result="fail"} 0
+vitals_check_runs_total{check="spare",result="pass"} 1
+vitals_check_runs_total{check="spare",result="fail"} 0
+vitals_check_runs_total{check="loop",result="pass"} ` + fmt.Sprint(loopRuns) + `
+vitals_check_runs_total{check="loop",result="fail"} 0
+vitals_check_transitions_total{check="db",to="pass"} 2
+vitals_check_transitions_total{check="db",to="warn"} 1
+vitals_check_transitions_total{check="db",to="fail"} 1
+vitals_check_transitions_total{check="later",to="pass"} 0
+vitals_check_transitions_total{check="later",to="warn"} 0
+vitals_check_transitions_total{check="later",to="fail"} 0
+vitals_check_transitions_total{check="spare",to="pass"} 1
+vitals_check_transitions_total{check="spare",to="warn"} 0
+vitals_check_transitions_total{check="spare",to="fail"} 0
+vitals_check_transitions_total{check="loop",to="pass"} 1
+vitals_check_transitions_total{check="loop",to="warn"} 0
+vitals_check_transitions_total{check="loop",to="fail"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "vitals_check_up", "vitals_check_status",
+		"vitals_level_up", "vitals_check_runs_total", "vitals_check_transitions_total"); err != nil {
+		t.Fatal(err)
+	}
+	// One observation per run; heartbeats run nothing and have no durations.
+	if n := testutil.CollectAndCount(c, "vitals_check_duration_seconds"); n != 2 {
+		t.Fatalf("%d histograms, want db's and spare's", n)
+	}
+	families, err := reg.Gather()
+	must(t, err)
+	for _, f := range families {
+		if f.GetName() != "vitals_check_duration_seconds" {
+			continue
+		}
+		for _, h := range f.GetMetric() {
+			check, count := h.GetLabel()[0].GetValue(), h.GetHistogram().GetSampleCount()
+			if check == "db" && count != 4 || check == "spare" && count != 1 {
+				t.Errorf("%s: %d durations", check, count)
+			}
+		}
+	}
+}
+
+func TestAFailingCheckIsUpZeroAndFailsItsLevel(t *testing.T) {
+	clk := healthtest.NewClock(time.Time{})
+	m := health.New(health.WithClock(clk), health.WithLogger(slog.New(slog.DiscardHandler)))
+	must(t, m.Add(health.Check{Name: "db", Level: health.Ready, Checker: newCounted(false), FailureThreshold: 1}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m.Start(ctx)
+	waitRuns(t, m, "db", 1)
+	want := header + `
+vitals_check_up{check="db",level="ready"} 0
+vitals_level_up{level="startup"} 1
+vitals_level_up{level="live"} 1
+vitals_level_up{level="ready"} 0
+`
+	if err := testutil.CollectAndCompare(metrics.New(m, health.DefaultHistory), strings.NewReader(want),
+		"vitals_check_up", "vitals_level_up"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestScrapingRunsNoCheck(t *testing.T) {
+	clk := healthtest.NewClock(time.Time{})
+	m := health.New(health.WithClock(clk), health.WithLogger(slog.New(slog.DiscardHandler)))
+	db := newCounted(true)
+	must(t, m.Add(health.Check{Name: "db", Level: health.Ready, Checker: db}))
+	reg := prometheus.NewRegistry()
+	must(t, reg.Register(metrics.New(m, health.DefaultHistory)))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m.Start(ctx)
+	waitRuns(t, m, "db", 1)
+	for range 100 {
+		if _, err := reg.Gather(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := db.runs.Load(); n != 1 {
+		t.Fatalf("the checker ran %d times: scrapes ran it", n)
+	}
+}
+
+// A check that records more results between two scrapes than it keeps loses
+// none of them from the counters while Watch runs.
+func TestWatchCountsRunsTheHistoryNoLongerHolds(t *testing.T) {
+	m := health.New(health.WithJitter(0), health.WithLogger(slog.New(slog.DiscardHandler)))
+	must(t, m.Add(health.Check{Name: "fast", Level: health.Live, Period: 10 * time.Millisecond, Checker: newCounted(true)}))
+	c := metrics.New(m, health.DefaultHistory) // Watch looks every 300ms: 30 runs, half the 60 kept
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m.Start(ctx)
+	go c.Watch(ctx)
+	waitRuns(t, m, "fast", 3*health.DefaultHistory)
+	cancel()
+	<-m.Done()
+	st, _ := m.CheckState("fast")
+	want := header + fmt.Sprintf(`
+vitals_check_runs_total{check="fast",result="pass"} %d
+vitals_check_runs_total{check="fast",result="fail"} 0
+`, st.Runs)
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "vitals_check_runs_total"); err != nil {
+		t.Fatal(err)
+	}
+}
