@@ -25,6 +25,8 @@ echo; echo "\$ echo '[Peer]' > \$DIR/peer1.conf     # the small command the chec
 echo '[Peer]' > "$VITALS_QUICKSTART_DIR/peer1.conf"
 sleep 1.5
 ask
+echo; echo "\$ vitals checks --api \$DIR/vitals.sock          # the management API"
+"$VITALS_QUICKSTART_DIR/vitals" checks --api "$VITALS_QUICKSTART_DIR/vitals.sock"
 echo; echo "\$ kill -TERM vitals                    # readiness fails at once, then it stops"
 kill -TERM "$pid"
 wait "$pid" || true
