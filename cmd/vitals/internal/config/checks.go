@@ -11,6 +11,8 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
+
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/deps"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
@@ -54,9 +56,9 @@ func kindNames() string {
 
 // checks reads the checks mapping, in the file's order.
 func (d *decoder) checks(n ast.Node) []Check {
-	m, ok := unwrap(n).(*ast.MappingNode)
+	m, ok := yamlnode.Unwrap(n).(*ast.MappingNode)
 	if !ok {
-		d.errorf(n, "checks", "want a mapping of check names to checks, got %s", describe(n))
+		d.errorf(n, "checks", "want a mapping of check names to checks, got %s", yamlnode.Describe(n))
 		return nil
 	}
 	if len(m.Values) == 0 {
@@ -67,7 +69,7 @@ func (d *decoder) checks(n ast.Node) []Check {
 	scratch := health.New(health.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	var out []Check
 	for _, kv := range m.Values {
-		name := keyName(kv.Key)
+		name := yamlnode.KeyName(kv.Key)
 		path := "checks." + name
 		validName := health.ValidName(name)
 		if !validName {
@@ -170,7 +172,7 @@ func (d *decoder) check(name string, n ast.Node, path string) (Check, bool) {
 
 // flow writes a node on one line, as YAML's flow style.
 func flow(n ast.Node) string {
-	switch v := unwrap(n).(type) {
+	switch v := yamlnode.Unwrap(n).(type) {
 	case *ast.MappingNode:
 		v.SetIsFlowStyle(true)
 	case *ast.SequenceNode:
@@ -253,7 +255,7 @@ func execKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker,
 // argv reads a command as a list of words: there is no shell to split one.
 func argv(dst *[]string) field {
 	return func(d *decoder, n ast.Node, path string) {
-		if _, ok := unwrap(n).(*ast.SequenceNode); !ok {
+		if _, ok := yamlnode.Unwrap(n).(*ast.SequenceNode); !ok {
 			s, ok := d.scalar(n, path)
 			if ok {
 				d.errorf(n, path, "want a list of words, such as [%s], not %q: no shell splits it (for a shell, [sh, -c, \"…\"])",

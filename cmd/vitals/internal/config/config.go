@@ -16,7 +16,9 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+
 	"github.com/goccy/go-yaml/parser"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
 
 	"github.com/vitals-dev/vitals/health"
 )
@@ -146,7 +148,7 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, 
 		},
 	})
 	if checks == nil {
-		if _, ok := unwrap(body).(*ast.MappingNode); ok {
+		if _, ok := yamlnode.Unwrap(body).(*ast.MappingNode); ok {
 			d.errorf(body, "checks", "no checks: give at least one")
 		}
 	} else {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
 )
 
 // decoder walks a parsed file and collects every error it finds, each with
@@ -22,27 +24,8 @@ type decoder struct {
 
 // errorf records an error at node n for the value at path.
 func (d *decoder) errorf(n ast.Node, path, format string, args ...any) {
-	line, col := 0, 0
-	if n != nil {
-		if tok := n.GetToken(); tok != nil && tok.Position != nil {
-			line, col = tok.Position.Line, tok.Position.Column
-		}
-	}
+	line, col := yamlnode.Position(n)
 	d.errors = append(d.errors, Error{File: d.file, Line: line, Column: col, Path: path, Msg: fmt.Sprintf(format, args...)})
-}
-
-// unwrap looks through anchors and tags to the value.
-func unwrap(n ast.Node) ast.Node {
-	for {
-		switch v := n.(type) {
-		case *ast.AnchorNode:
-			n = v.Value
-		case *ast.TagNode:
-			n = v.Value
-		default:
-			return n
-		}
-	}
 }
 
 // field decodes one value found at path into its destination.
@@ -51,14 +34,14 @@ type field func(d *decoder, n ast.Node, path string)
 // fields decodes a mapping whose keys are known in advance: every key must be
 // one of fields, at most once. It reports whether n was a mapping.
 func (d *decoder) fields(n ast.Node, path string, fields map[string]field) bool {
-	m, ok := unwrap(n).(*ast.MappingNode)
+	m, ok := yamlnode.Unwrap(n).(*ast.MappingNode)
 	if !ok {
-		d.errorf(n, path, "want a mapping of %s, got %s", keyList(fields), describe(n))
+		d.errorf(n, path, "want a mapping of %s, got %s", keyList(fields), yamlnode.Describe(n))
 		return false
 	}
 	seen := map[string]bool{}
 	for _, kv := range m.Values {
-		key := keyName(kv.Key)
+		key := yamlnode.KeyName(kv.Key)
 		at := join(path, key)
 		f, known := fields[key]
 		switch {
@@ -72,15 +55,6 @@ func (d *decoder) fields(n ast.Node, path string, fields map[string]field) bool 
 		}
 	}
 	return true
-}
-
-func keyName(k ast.MapKeyNode) string {
-	if s, ok := unwrap(k).(ast.ScalarNode); ok {
-		if v := s.GetValue(); v != nil {
-			return fmt.Sprint(v)
-		}
-	}
-	return k.String()
 }
 
 func keyList[V any](fields map[string]V) string {
@@ -99,26 +73,9 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
-// describe names what a node is, for "want X, got Y".
-func describe(n ast.Node) string {
-	switch v := unwrap(n).(type) {
-	case nil, *ast.NullNode:
-		return "nothing"
-	case *ast.MappingNode:
-		return "a mapping"
-	case *ast.SequenceNode:
-		return "a list"
-	case *ast.AliasNode:
-		return "an alias"
-	case ast.ScalarNode:
-		return fmt.Sprintf("%q", fmt.Sprint(v.GetValue()))
-	}
-	return strings.TrimSpace(n.String())
-}
-
 // scalar returns a scalar's text with ${VAR} expanded, or records an error.
 func (d *decoder) scalar(n ast.Node, path string) (string, bool) {
-	switch v := unwrap(n).(type) {
+	switch v := yamlnode.Unwrap(n).(type) {
 	case *ast.LiteralNode:
 		return d.expand(v, path, v.Value.Value)
 	case *ast.StringNode:
@@ -132,7 +89,7 @@ func (d *decoder) scalar(n ast.Node, path string) (string, bool) {
 	case ast.ScalarNode:
 		return fmt.Sprint(v.GetValue()), true
 	}
-	d.errorf(n, path, "want a single value, got %s", describe(n))
+	d.errorf(n, path, "want a single value, got %s", yamlnode.Describe(n))
 	return "", false
 }
 
@@ -221,7 +178,7 @@ func secretName(name string) bool {
 
 func boolean(dst *bool) field {
 	return func(d *decoder, n ast.Node, path string) {
-		if b, ok := unwrap(n).(*ast.BoolNode); ok {
+		if b, ok := yamlnode.Unwrap(n).(*ast.BoolNode); ok {
 			*dst = b.Value
 			return
 		}
@@ -291,7 +248,7 @@ func count(dst *int) field {
 // strs reads a list of strings; a single string is a list of one.
 func strs(dst *[]string) field {
 	return func(d *decoder, n ast.Node, path string) {
-		seq, ok := unwrap(n).(*ast.SequenceNode)
+		seq, ok := yamlnode.Unwrap(n).(*ast.SequenceNode)
 		if !ok {
 			if s, ok := d.scalar(n, path); ok {
 				*dst = []string{s}
@@ -312,14 +269,14 @@ func strs(dst *[]string) field {
 // list of them (a header given twice).
 func stringMap(dst *map[string][]string) field {
 	return func(d *decoder, n ast.Node, path string) {
-		m, ok := unwrap(n).(*ast.MappingNode)
+		m, ok := yamlnode.Unwrap(n).(*ast.MappingNode)
 		if !ok {
-			d.errorf(n, path, "want a mapping of names to values, got %s", describe(n))
+			d.errorf(n, path, "want a mapping of names to values, got %s", yamlnode.Describe(n))
 			return
 		}
 		out := map[string][]string{}
 		for _, kv := range m.Values {
-			key := keyName(kv.Key)
+			key := yamlnode.KeyName(kv.Key)
 			var vs []string
 			strs(&vs)(d, kv.Value, join(path, key))
 			out[key] = append(out[key], vs...)

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+
 	"github.com/goccy/go-yaml/parser"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
 )
 
 // The input side: a source file read through its syntax tree, so that an
@@ -42,7 +43,7 @@ func parse(file string, data []byte) ([]node, error) {
 		if d.Body == nil {
 			continue
 		}
-		if _, null := unwrap(d.Body).(*ast.NullNode); null {
+		if _, null := yamlnode.Unwrap(d.Body).(*ast.NullNode); null {
 			continue
 		}
 		docs = append(docs, node{file: file, n: d.Body})
@@ -50,33 +51,19 @@ func parse(file string, data []byte) ([]node, error) {
 	return docs, nil
 }
 
-// unwrap looks through anchors and tags to the value.
-func unwrap(n ast.Node) ast.Node {
-	for {
-		switch v := n.(type) {
-		case *ast.AnchorNode:
-			n = v.Value
-		case *ast.TagNode:
-			n = v.Value
-		default:
-			return n
-		}
-	}
-}
-
 // absent reports whether there is no value: no key, or a null.
 func (v node) absent() bool {
 	if v.n == nil {
 		return true
 	}
-	_, null := unwrap(v.n).(*ast.NullNode)
+	_, null := yamlnode.Unwrap(v.n).(*ast.NullNode)
 	return null
 }
 
 // errorf is an error at the value, with the file, line, column and path.
 func (v node) errorf(format string, args ...any) error {
 	where, at := v.file, cmp.Or[ast.Node](v.n, v.at)
-	if m, ok := unwrap(at).(*ast.MappingNode); ok && len(m.Values) > 0 {
+	if m, ok := yamlnode.Unwrap(at).(*ast.MappingNode); ok && len(m.Values) > 0 {
 		at = m.Values[0].Key // a mapping's own token is its first colon
 	}
 	if at != nil {
@@ -114,13 +101,13 @@ func (v node) entries() ([]entry, error) {
 	if v.absent() {
 		return nil, nil
 	}
-	m, ok := unwrap(v.n).(*ast.MappingNode)
+	m, ok := yamlnode.Unwrap(v.n).(*ast.MappingNode)
 	if !ok {
-		return nil, v.errorf("want a mapping, got %s", describe(v.n))
+		return nil, v.errorf("want a mapping, got %s", yamlnode.Describe(v.n))
 	}
 	out := make([]entry, 0, len(m.Values))
 	for _, kv := range m.Values {
-		k := keyName(kv.Key)
+		k := yamlnode.KeyName(kv.Key)
 		out = append(out, entry{k, v.child(k, kv.Value)})
 	}
 	return out, nil
@@ -152,9 +139,9 @@ func (v node) fields(known ...string) (map[string]node, []string, error) {
 // get is the value under key, absent when v is not a mapping or has no such
 // key: for finding a way through a manifest, not for reading a field.
 func (v node) get(key string) node {
-	if m, ok := unwrap(v.n).(*ast.MappingNode); ok {
+	if m, ok := yamlnode.Unwrap(v.n).(*ast.MappingNode); ok {
 		for _, kv := range m.Values {
-			if keyName(kv.Key) == key {
+			if yamlnode.KeyName(kv.Key) == key {
 				return v.child(key, kv.Value)
 			}
 		}
@@ -167,9 +154,9 @@ func (v node) items() ([]node, error) {
 	if v.absent() {
 		return nil, nil
 	}
-	s, ok := unwrap(v.n).(*ast.SequenceNode)
+	s, ok := yamlnode.Unwrap(v.n).(*ast.SequenceNode)
 	if !ok {
-		return nil, v.errorf("want a list, got %s", describe(v.n))
+		return nil, v.errorf("want a list, got %s", yamlnode.Describe(v.n))
 	}
 	out := make([]node, len(s.Values))
 	for i, n := range s.Values {
@@ -181,7 +168,7 @@ func (v node) items() ([]node, error) {
 // str is a scalar's text: a string as it reads, any other scalar (8080,
 // true) as the file writes it.
 func (v node) str() (string, error) {
-	switch n := unwrap(v.n).(type) {
+	switch n := yamlnode.Unwrap(v.n).(type) {
 	case *ast.StringNode:
 		return n.Value, nil
 	case *ast.LiteralNode:
@@ -193,12 +180,12 @@ func (v node) str() (string, error) {
 	case ast.ScalarNode:
 		return n.GetToken().Value, nil
 	}
-	return "", v.errorf("want a single value, got %s", describe(v.n))
+	return "", v.errorf("want a single value, got %s", yamlnode.Describe(v.n))
 }
 
 // integer is a whole number.
 func (v node) integer() (int64, error) {
-	if n, ok := unwrap(v.n).(*ast.IntegerNode); ok {
+	if n, ok := yamlnode.Unwrap(v.n).(*ast.IntegerNode); ok {
 		switch i := n.Value.(type) {
 		case int64:
 			return i, nil
@@ -208,20 +195,20 @@ func (v node) integer() (int64, error) {
 			}
 		}
 	}
-	return 0, v.errorf("want a whole number, got %s", describe(v.n))
+	return 0, v.errorf("want a whole number, got %s", yamlnode.Describe(v.n))
 }
 
 // intOrName is a Kubernetes IntOrString, such as a port: 8080 or "http".
 func (v node) intOrName() (int64, string, error) {
-	if _, ok := unwrap(v.n).(*ast.IntegerNode); ok {
+	if _, ok := yamlnode.Unwrap(v.n).(*ast.IntegerNode); ok {
 		i, err := v.integer()
 		return i, "", err
 	}
-	if _, ok := unwrap(v.n).(*ast.StringNode); ok {
+	if _, ok := yamlnode.Unwrap(v.n).(*ast.StringNode); ok {
 		s, err := v.str()
 		return 0, s, err
 	}
-	return 0, "", v.errorf("want a number or a name, got %s", describe(v.n))
+	return 0, "", v.errorf("want a number or a name, got %s", yamlnode.Describe(v.n))
 }
 
 // strings is a list of strings.
@@ -247,35 +234,4 @@ func (v node) scalarStr() (string, error) {
 		return "", v.errorf("no value")
 	}
 	return v.str()
-}
-
-func keyName(k ast.MapKeyNode) string {
-	if s, ok := unwrap(k).(ast.ScalarNode); ok {
-		if str, ok := s.(*ast.StringNode); ok {
-			return str.Value
-		}
-		if tok := s.GetToken(); tok != nil {
-			return tok.Value
-		}
-	}
-	return k.String()
-}
-
-// describe names what a node is, for "want X, got Y".
-func describe(n ast.Node) string {
-	switch v := unwrap(n).(type) {
-	case nil, *ast.NullNode:
-		return "nothing"
-	case *ast.MappingNode:
-		return "a mapping"
-	case *ast.SequenceNode:
-		return "a list"
-	case *ast.AliasNode:
-		return "an alias"
-	case *ast.StringNode:
-		return strconv.Quote(v.Value)
-	case ast.ScalarNode:
-		return v.GetToken().Value
-	}
-	return strings.TrimSpace(n.String())
 }
