@@ -25,6 +25,7 @@ type Monitor struct {
 	details     bool
 	jitter      float64
 	redact      func(string) string
+	recorder    func(Recorded)
 
 	mu            sync.Mutex
 	entries       []*entry // registration order; views share it, so it is only appended to or replaced
@@ -39,6 +40,7 @@ type Monitor struct {
 	done          chan struct{}
 	events        eventLog
 	logs          []logRecord // written under mu, logged once it is released
+	recorded      []Recorded  // results recorded under mu, told to the recorder once it is released
 	view          atomic.Pointer[monitorView]
 }
 
@@ -144,6 +146,26 @@ func WithDetails(show bool) Option {
 // URL, a token in a command's output). The default keeps outputs as they are.
 func WithRedaction(redact func(string) string) Option {
 	return func(m *Monitor) { m.redact = redact }
+}
+
+// Recorded is one result as a Monitor recorded it, for WithRecorder.
+type Recorded struct {
+	Check  string
+	Level  Level
+	Kind   string
+	Result Result
+	// From and To are the check's status before and after the result; equal
+	// when it changed nothing.
+	From, To Status
+}
+
+// WithRecorder sets a function told of every result the Monitor records, in
+// order for each check, once the state has changed and outside the Monitor's
+// lock: for metrics that must count every run, which the bounded history and
+// event log cannot promise. It is called on the check's goroutine, so it must
+// be quick.
+func WithRecorder(f func(Recorded)) Option {
+	return func(m *Monitor) { m.recorder = f }
 }
 
 // output is a result's output as the Monitor keeps it: redacted and capped.
@@ -474,10 +496,16 @@ func (m *Monitor) record(e *entry, r Result) Status {
 	e.state = next
 	e.history.add(r)
 	e.publishView()
+	from := next.status
 	if tr != nil {
+		from = tr.from
 		m.levels.counts[e.check.Level][tr.from]--
 		m.levels.counts[e.check.Level][tr.to]++
 		m.checkChangedLocked(e, *tr, r.Output, now)
+	}
+	if m.recorder != nil {
+		m.recorded = append(m.recorded, Recorded{Check: e.check.Name, Level: e.check.Level, Kind: e.check.Kind,
+			Result: r, From: from, To: next.status})
 	}
 	return next.status
 }
@@ -545,11 +573,14 @@ func (m *Monitor) logLocked(level slog.Level, msg string, args ...any) {
 // slow log sink must not hold up the checks, and a handler that calls back
 // into the Monitor must not deadlock.
 func (m *Monitor) unlockAndLog() {
-	logs := m.logs
-	m.logs = nil
+	logs, recorded := m.logs, m.recorded
+	m.logs, m.recorded = nil, nil
 	m.mu.Unlock()
 	for _, l := range logs {
 		m.logger.Log(context.Background(), l.level, l.msg, l.args...)
+	}
+	for _, r := range recorded {
+		m.recorder(r)
 	}
 }
 

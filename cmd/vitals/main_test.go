@@ -394,6 +394,14 @@ checks:
 	if strings.Contains(string(out), "hunter2") {
 		t.Errorf("--print shows the password:\n%s", out)
 	}
+	// What --print writes loads back.
+	printed := writeConfig(t, string(out)+"  loop:\n    level: live\n    heartbeat: {ttl: 30s}\n")
+	again := exec.Command(vitals, "validate", "-c", printed, "--print")
+	again.Env = cmd.Env
+	reprinted, err := again.CombinedOutput()
+	if err != nil || !strings.Contains(string(reprinted), "  loop:\n    level: live\n    heartbeat: {ttl: 30s}\n") {
+		t.Fatalf("validate of what --print wrote: %v\n%s", err, reprinted)
+	}
 	bad := writeConfig(t, "checks:\n  db:\n    tcp: {address: localhost}\n    perod: 2s\n  Web:\n    http: {url: ftp://x/}\n")
 	r = vitalsRun(t, "validate", "-c", bad)
 	r.expect(t, 2, "", bad+":3:10: checks.db.tcp: address \"localhost\": missing port in address\n"+

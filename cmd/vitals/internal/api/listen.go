@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -57,9 +58,14 @@ func listenUnix(path string) (net.Listener, error) {
 		if fi.Mode().Type() != fs.ModeSocket {
 			return nil, fmt.Errorf("%s exists and is not a socket: remove it, or give the API another path", path)
 		}
-		if c, err := net.DialTimeout("unix", path, staleDial); err == nil {
+		c, err := net.DialTimeout("unix", path, staleDial)
+		switch {
+		case err == nil:
 			c.Close()
 			return nil, fmt.Errorf("something answers on %s already: is another vitals running?", path)
+		case !errors.Is(err, syscall.ECONNREFUSED):
+			// Not known to be dead (another user's socket, say): never replaced.
+			return nil, fmt.Errorf("%s is a socket this process cannot check (%v): remove it, or give the API another path", path, err)
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err

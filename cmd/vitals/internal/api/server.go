@@ -75,7 +75,7 @@ func New(m *health.Monitor, heartbeats map[string]*health.Heartbeat, token strin
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	if s.token != "" {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		got, ok := bearer(r.Header.Get("Authorization"))
 		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.token)) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="vitals"`)
 			msg := "wrong bearer token"
@@ -334,4 +334,14 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 func writeError(w http.ResponseWriter, code int, format string, args ...any) {
 	writeJSON(w, code, Error{Message: fmt.Sprintf(format, args...)})
+}
+
+// bearer reads the token of an Authorization header; the scheme's name is
+// case-insensitive (RFC 7235).
+func bearer(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
 }

@@ -98,7 +98,10 @@ func serve(ctx context.Context, c *config.Config, logger *slog.Logger) error {
 			return configError{fmt.Errorf("%s: api-token-file: %w", c.File, err)}
 		}
 	}
-	m := health.New(health.WithLogger(logger), health.WithDetails(c.Details), health.WithRedaction(c.Redact))
+	collector := metrics.New()
+	m := health.New(health.WithLogger(logger), health.WithDetails(c.Details), health.WithRedaction(c.Redact),
+		health.WithRecorder(collector.Record))
+	collector.Attach(m)
 	heartbeats := map[string]*health.Heartbeat{}
 	for _, ch := range c.Checks {
 		var err error
@@ -111,7 +114,6 @@ func serve(ctx context.Context, c *config.Config, logger *slog.Logger) error {
 			return fmt.Errorf("%s: check %s: %w", c.File, ch.Name, err)
 		}
 	}
-	collector := metrics.New(m, health.DefaultHistory)
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collector, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	errorLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
@@ -143,7 +145,6 @@ func serve(ctx context.Context, c *config.Config, logger *slog.Logger) error {
 	monitorCtx, stopMonitor := context.WithCancel(context.Background())
 	defer stopMonitor()
 	m.Start(monitorCtx)
-	go collector.Watch(monitorCtx)
 	logger.Info("vitals running", "config", c.File, "listen", ln.Addr().String(), "api", c.API, "checks", len(c.Checks))
 
 	select {
@@ -165,6 +166,13 @@ func serve(ctx context.Context, c *config.Config, logger *slog.Logger) error {
 	}
 	stopMonitor()
 	<-m.Done()
+	// Dependency checks keep a connection between runs: say goodbye to the
+	// servers rather than let them log a dropped client.
+	for _, ch := range c.Checks {
+		if closer, ok := ch.Checker.(io.Closer); ok {
+			closer.Close()
+		}
+	}
 	// The API stays up until the checks have stopped, so that those who
 	// follow the events see every one; then it removes its socket.
 	endStreams()

@@ -70,15 +70,18 @@ with every default filled in.`,
 // URL is masked.
 func render(c *config.Config) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "listen: %q\napi: %q\ndetails: %v\nchecks:\n", c.Listen, c.API, c.Details)
+	fmt.Fprintf(&b, "listen: %q\napi: %q\n", c.Listen, c.API)
+	if c.APITokenFile != "" {
+		fmt.Fprintf(&b, "api-token-file: %q\n", c.APITokenFile)
+	}
+	fmt.Fprintf(&b, "details: %v\nchecks:\n", c.Details)
 	for _, ch := range c.Checks {
 		fmt.Fprintf(&b, "  %s:\n    level: %s\n", ch.Name, ch.Level)
 		fmt.Fprintf(&b, "    %s: %s\n", ch.Kind, c.Redact(ch.Source))
-		if ch.Heartbeat == 0 {
-			fmt.Fprintf(&b, "    period: %v\n    timeout: %v\n    initial-delay: %v\n", ch.Period, ch.Timeout, ch.InitialDelay)
-		} else {
-			fmt.Fprintf(&b, "    period: %v\n", ch.Period)
+		if ch.Heartbeat != 0 {
+			continue // its ttl is all its timing
 		}
+		fmt.Fprintf(&b, "    period: %v\n    timeout: %v\n    initial-delay: %v\n", ch.Period, ch.Timeout, ch.InitialDelay)
 		fmt.Fprintf(&b, "    success-threshold: %d\n    failure-threshold: %d\n", ch.SuccessThreshold, ch.FailureThreshold)
 	}
 	return b.String()

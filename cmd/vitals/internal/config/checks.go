@@ -33,10 +33,10 @@ var kinds = map[string]kind{
 	"file": fileKind,
 	"dns":  dnsKind,
 
-	"postgres": postgresKind,
-	"redis":    redisKind,
-	"amqp":     amqpKind,
-	"nats":     natsKind,
+	"postgres": urlKind(func(u string) deps.PostgresSpec { return deps.PostgresSpec{URL: u} }, deps.Postgres),
+	"redis":    urlKind(func(u string) deps.RedisSpec { return deps.RedisSpec{URL: u} }, deps.Redis),
+	"amqp":     urlKind(func(u string) deps.AMQPSpec { return deps.AMQPSpec{URL: u} }, deps.AMQP),
+	"nats":     urlKind(func(u string) deps.NATSSpec { return deps.NATSSpec{URL: u} }, deps.NATS),
 }
 
 // heartbeatKind is the kind that runs nothing: the workload beats it.
@@ -148,7 +148,7 @@ func (d *decoder) check(name string, n ast.Node, path string) (Check, bool) {
 		for _, f := range []struct {
 			name string
 			set  bool
-		}{{"timeout", c.Timeout != 0}, {"initial-delay", c.InitialDelay != 0},
+		}{{"period", c.Period != 0}, {"timeout", c.Timeout != 0}, {"initial-delay", c.InitialDelay != 0},
 			{"success-threshold", c.SuccessThreshold != 0}, {"failure-threshold", c.FailureThreshold != 0}} {
 			if f.set {
 				d.errorf(n, path+"."+f.name, "does not apply to a heartbeat: its ttl decides, the moment it passes")
@@ -289,34 +289,15 @@ func dnsKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, 
 	return s, func() (health.Checker, error) { return probe.DNS(s) }
 }
 
-func postgresKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
-	var s deps.PostgresSpec
-	if !d.fields(n, path, map[string]field{"url": str(&s.URL)}) {
-		return nil, nil
+// urlKind is a dependency kind whose block is one url: its spec is built
+// from the url by spec, and its checker by build.
+func urlKind[S any](spec func(url string) S, build func(S) (*deps.Prober, error)) kind {
+	return func(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
+		var url string
+		if !d.fields(n, path, map[string]field{"url": str(&url)}) {
+			return nil, nil
+		}
+		s := spec(url)
+		return s, func() (health.Checker, error) { return build(s) }
 	}
-	return s, func() (health.Checker, error) { return deps.Postgres(s) }
-}
-
-func redisKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
-	var s deps.RedisSpec
-	if !d.fields(n, path, map[string]field{"url": str(&s.URL)}) {
-		return nil, nil
-	}
-	return s, func() (health.Checker, error) { return deps.Redis(s) }
-}
-
-func amqpKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
-	var s deps.AMQPSpec
-	if !d.fields(n, path, map[string]field{"url": str(&s.URL)}) {
-		return nil, nil
-	}
-	return s, func() (health.Checker, error) { return deps.AMQP(s) }
-}
-
-func natsKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
-	var s deps.NATSSpec
-	if !d.fields(n, path, map[string]field{"url": str(&s.URL)}) {
-		return nil, nil
-	}
-	return s, func() (health.Checker, error) { return deps.NATS(s) }
 }

@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"regexp"
 	"slices"
@@ -158,16 +159,55 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, 
 	c.secrets = slices.Compact(slices.SortedFunc(slices.Values(d.secrets), func(a, b string) int {
 		return cmp.Or(cmp.Compare(len(b), len(a)), cmp.Compare(a, b))
 	}))
-	if strings.HasPrefix(c.API, "tcp://") && c.APITokenFile == "" {
-		d.errorf(api, "api", "a TCP API (%s) needs api-token-file: anyone who reaches the port could stop checks", c.API)
-	}
+	d.address(c, body, api)
 	if len(d.errors) > 0 {
 		slices.SortStableFunc(d.errors, func(a, b Error) int {
 			return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 		})
+		// An error may quote a value with a secret in it (an expanded
+		// ${DB_PASSWORD}, a URL): the lines go to terminals and CI logs.
+		for i := range d.errors {
+			d.errors[i].Msg = c.Redact(d.errors[i].Msg)
+		}
 		return nil, d.errors
 	}
 	return c, nil
+}
+
+// address checks the listen and api addresses and reads the token file, so
+// that a file that validates is a file whose servers start.
+func (d *decoder) address(c *Config, body, api ast.Node) {
+	listen := body
+	if m, ok := yamlnode.Unwrap(body).(*ast.MappingNode); ok {
+		for _, kv := range m.Values {
+			if yamlnode.KeyName(kv.Key) == "listen" {
+				listen = kv.Value
+			}
+		}
+	}
+	if _, port, err := net.SplitHostPort(c.Listen); err != nil || port == "" {
+		d.errorf(listen, "listen", "%q is not HOST:PORT (or :PORT)", c.Listen)
+	}
+	if api == nil {
+		api = body
+	}
+	switch {
+	case strings.HasPrefix(c.API, "tcp://"):
+		if _, port, err := net.SplitHostPort(strings.TrimPrefix(c.API, "tcp://")); err != nil || port == "" {
+			d.errorf(api, "api", "%q is not tcp://HOST:PORT", c.API)
+		}
+		if c.APITokenFile == "" {
+			d.errorf(api, "api", "a TCP API (%s) needs api-token-file: anyone who reaches the port could stop checks", c.API)
+		} else if token, err := os.ReadFile(c.APITokenFile); err != nil {
+			d.errorf(api, "api-token-file", "%v", err)
+		} else if strings.TrimSpace(string(token)) == "" {
+			d.errorf(api, "api-token-file", "%s is empty", c.APITokenFile)
+		}
+	case strings.Contains(c.API, "://"):
+		d.errorf(api, "api", "%q: give a socket path, or tcp://HOST:PORT", c.API)
+	case c.API == "":
+		d.errorf(api, "api", "empty: give a socket path, or tcp://HOST:PORT")
+	}
 }
 
 // syntaxError turns the parser's error into an Error with its position.

@@ -151,11 +151,35 @@ func str(dst *string) field {
 	return func(d *decoder, n ast.Node, path string) {
 		if s, ok := d.scalar(n, path); ok {
 			*dst = s
-			if u, err := url.Parse(s); err == nil && u.User != nil {
-				if pw, set := u.User.Password(); set && len(pw) >= minSecret {
-					d.secrets = append(d.secrets, pw, url.QueryEscape(pw))
-				}
-			}
+			d.urlSecrets(s)
+		}
+	}
+}
+
+// urlSecrets records the secrets a URL carries: the password of its
+// userinfo, a NATS token (a userinfo with no password), a password in its
+// query (libpq's ?password=).
+func (d *decoder) urlSecrets(s string) {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" {
+		return
+	}
+	var found []string
+	if u.User != nil {
+		if pw, set := u.User.Password(); set {
+			found = append(found, pw)
+		} else if u.Scheme == "nats" || u.Scheme == "tls" {
+			found = append(found, u.User.Username())
+		}
+	}
+	for key, values := range u.Query() {
+		if secretName(key) {
+			found = append(found, values...)
+		}
+	}
+	for _, secret := range found {
+		if len(secret) >= minSecret {
+			d.secrets = append(d.secrets, secret, url.QueryEscape(secret))
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package config
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestRedactHidesSecretVariablesAndURLPasswords(t *testing.T) {
 	env := map[string]string{"DB_PASSWORD": "hunter2!", "API_TOKEN": "tok-123456", "HOST": "db.internal", "PIN_SECRET": "ab"}
@@ -28,5 +31,32 @@ checks:
 		if got := c.Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestErrorsAndURLsKeepTheirSecretsToo(t *testing.T) {
+	env := map[string]string{"DB_PASSWORD": "s3cretpw"}
+	_, err := Parse("vitals.yaml", []byte(`
+checks:
+  bad:
+    http: {url: "http://u:${DB_PASSWORD}@[::1:80/"}
+  bad2:
+    tcp: {address: "${DB_PASSWORD}"}
+`), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err == nil || strings.Contains(err.Error(), "s3cretpw") {
+		t.Fatalf("errors show the secret:\n%v", err)
+	}
+	c, err := Parse("vitals.yaml", []byte(`
+checks:
+  q:
+    http: {url: "http://db/?password=querypass1"}
+  n:
+    tcp: {address: "localhost:4222"}
+`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Redact("GET http://db/?password=querypass1 failed"); strings.Contains(got, "querypass1") {
+		t.Fatalf("a query password shows: %q", got)
 	}
 }

@@ -227,6 +227,10 @@ func orList(words []string) string {
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
+// minSecret is the shortest secret hidden wherever it appears, as in the
+// configuration's redaction.
+const minSecret = 4
+
 // secrets are the strings that no output may contain: passwords, tokens.
 type secrets []string
 
@@ -236,7 +240,14 @@ func (ss secrets) add(s string) secrets {
 		return ss
 	}
 	userinfo := strings.TrimPrefix(url.UserPassword("", s).String(), ":")
-	for _, form := range []string{s, url.QueryEscape(s), url.PathEscape(s), userinfo} {
+	forms := []string{s, url.QueryEscape(s), url.PathEscape(s), userinfo}
+	if len(s) < minSecret {
+		// Masked wherever it appears, a password of a few characters would
+		// garble every output ("127.0.0.1" with a password "1"): hide it only
+		// where a URL writes it.
+		forms = []string{":" + userinfo + "@", "password=" + url.QueryEscape(s)}
+	}
+	for _, form := range forms {
 		if !slices.Contains(ss, form) {
 			ss = append(ss, form)
 		}

@@ -10,37 +10,32 @@
 //	vitals_check_transitions_total{check,to}     status changes, by the status entered: pass, warn or fail
 //	vitals_level_up{level}                       1 while the level's endpoint answers 200
 //
-// Transitions come from the event log, so they count from the Monitor's start.
-// Runs and durations come from each check's result count and kept results:
-// the results recorded since the Collector last looked are the newest of the
-// kept ones. That is exact as long as the Collector looks before a check
-// records more results than it keeps: Watch sees to it between scrapes, and
-// the agent makes the Collector before it starts the Monitor.
+// The gauges are read from the Monitor's state at each scrape. The counters
+// and the histogram are fed by Record, which the Monitor calls for every
+// result it records (health.WithRecorder), so they miss none, however fast a
+// check runs or RunNow is called, and however far the event log has wrapped.
 package metrics
 
 import (
-	"context"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vitals-dev/vitals/health"
 )
 
-// Collector is a prometheus.Collector of one Monitor. Make one with New.
+// Collector is a prometheus.Collector of one Monitor. Make one with New, give
+// its Record to the Monitor with health.WithRecorder, and Attach the Monitor.
 type Collector struct {
-	m       *health.Monitor
-	history int
+	m *health.Monitor
 
 	up, status, level *prometheus.Desc
 	runs              *prometheus.CounterVec
 	transitions       *prometheus.CounterVec
 	durations         *prometheus.HistogramVec
 
-	mu        sync.Mutex // held while new results and events are folded in
-	seenRuns  map[string]int
-	lastEvent uint64
+	mu    sync.Mutex      // guards known
+	known map[string]bool // checks whose counters exist
 }
 
 var (
@@ -48,12 +43,9 @@ var (
 	levels   = []health.Level{health.Startup, health.Live, health.Ready}
 )
 
-// New returns a Collector of m, a Monitor that keeps history results per
-// check (health.DefaultHistory unless it was made WithHistory).
-func New(m *health.Monitor, history int) *Collector {
+// New returns a Collector with no Monitor yet.
+func New() *Collector {
 	return &Collector{
-		m:       m,
-		history: max(history, 1),
 		up: prometheus.NewDesc("vitals_check_up",
 			"Whether the check passes (1, pass or warn) or fails (0); absent while it is pending or stopped.",
 			[]string{"check", "level"}, nil),
@@ -76,7 +68,39 @@ func New(m *health.Monitor, history int) *Collector {
 			Help:    "How long the check's runs took; a run that timed out counts its timeout.",
 			Buckets: prometheus.DefBuckets, // 5ms to 10s: around the 1s default timeout
 		}, []string{"check"}),
-		seenRuns: map[string]int{},
+		known: map[string]bool{},
+	}
+}
+
+// Attach sets the Monitor whose state the gauges show.
+func (c *Collector) Attach(m *health.Monitor) { c.m = m }
+
+// Record counts one result: give it to the Monitor with health.WithRecorder.
+func (c *Collector) Record(r health.Recorded) {
+	c.ensure(r.Check)
+	c.runs.WithLabelValues(r.Check, result(r.Result.OK)).Inc()
+	if r.Kind != "heartbeat" && r.Kind != "watchdog" { // they run nothing: no duration
+		c.durations.WithLabelValues(r.Check).Observe(r.Result.Duration.Seconds())
+	}
+	if r.From != r.To {
+		c.transitions.WithLabelValues(r.Check, r.To.String()).Inc()
+	}
+}
+
+// ensure makes the counters of every label value of a check, at zero, so
+// that rate() sees its first increase.
+func (c *Collector) ensure(check string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.known[check] {
+		return
+	}
+	c.known[check] = true
+	for _, r := range []string{"pass", "fail"} {
+		c.runs.WithLabelValues(check, r)
+	}
+	for _, s := range statuses[1:] {
+		c.transitions.WithLabelValues(check, s.String())
 	}
 }
 
@@ -92,8 +116,11 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends every metric as the Monitor's state is now.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	snap := c.update()
+	snap := c.m.Snapshot()
+	present := make(map[string]bool, len(snap.Checks))
 	for _, st := range snap.Checks {
+		present[st.Name] = true
+		c.ensure(st.Name)
 		if st.Status != health.Pending && !st.Stopped {
 			ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, one(st.Status != health.Fail), st.Name, st.Level.String())
 		}
@@ -101,6 +128,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.status, prometheus.GaugeValue, one(st.Status == s), st.Name, s.String())
 		}
 	}
+	c.forget(present)
 	verdicts := map[health.Level]bool{health.Startup: snap.Startup, health.Live: snap.Live, health.Ready: snap.Ready}
 	for _, l := range levels {
 		ch <- prometheus.MustNewConstMetric(c.level, prometheus.GaugeValue, one(verdicts[l]), l.String())
@@ -110,84 +138,21 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.durations.Collect(ch)
 }
 
-// Watch folds new results into the counters until ctx ends, between scrapes:
-// every half of the shortest time in which a check could fill its kept
-// results, so that none is recorded and pushed out unseen.
-func (c *Collector) Watch(ctx context.Context) {
-	for {
-		t := time.NewTimer(c.interval(c.update()))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// minWatch keeps Watch from spinning on checks with tiny periods.
-const minWatch = 50 * time.Millisecond
-
-func (c *Collector) interval(snap health.Snapshot) time.Duration {
-	d := time.Duration(1<<63 - 1)
-	for _, st := range snap.Checks {
-		d = min(d, st.Period*time.Duration(c.history)/2)
-	}
-	if len(snap.Checks) == 0 {
-		d = time.Minute // checks added later are seen within a minute
-	}
-	return max(d, minWatch)
-}
-
-// update folds the results and events recorded since the last look into the
-// counters, and returns the snapshot it read.
-func (c *Collector) update() health.Snapshot {
+// forget drops the series of checks that were removed.
+func (c *Collector) forget(present map[string]bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	snap := c.m.Snapshot()
-	present := make(map[string]bool, len(snap.Checks))
-	for _, st := range snap.Checks {
-		present[st.Name] = true
-		seen, known := c.seenRuns[st.Name]
-		if !known {
-			// Counters of every label value from the start, so that rate()
-			// sees the first increase.
-			for _, r := range []string{"pass", "fail"} {
-				c.runs.WithLabelValues(st.Name, r)
-			}
-			for _, s := range statuses[1:] {
-				c.transitions.WithLabelValues(st.Name, s.String())
-			}
+	for name := range c.known {
+		if present[name] {
+			continue
 		}
-		if st.Runs < seen {
-			seen = 0 // removed and added again since the last look
-		}
-		fresh := st.History[len(st.History)-min(st.Runs-seen, len(st.History)):]
-		for _, r := range fresh {
-			c.runs.WithLabelValues(st.Name, result(r.OK)).Inc()
-			if st.Timeout > 0 { // heartbeats and watchdogs run nothing: no duration
-				c.durations.WithLabelValues(st.Name).Observe(r.Duration.Seconds())
-			}
-		}
-		c.seenRuns[st.Name] = st.Runs
-	}
-	for _, e := range c.m.Events(c.lastEvent) {
-		c.lastEvent = e.ID
-		if e.Check != "" && present[e.Check] {
-			c.transitions.WithLabelValues(e.Check, e.To.String()).Inc()
+		delete(c.known, name)
+		for _, v := range []interface {
+			DeletePartialMatch(prometheus.Labels) int
+		}{c.runs, c.transitions, c.durations} {
+			v.DeletePartialMatch(prometheus.Labels{"check": name})
 		}
 	}
-	for name := range c.seenRuns {
-		if !present[name] {
-			delete(c.seenRuns, name)
-			for _, v := range []interface {
-				DeletePartialMatch(prometheus.Labels) int
-			}{c.runs, c.transitions, c.durations} {
-				v.DeletePartialMatch(prometheus.Labels{"check": name})
-			}
-		}
-	}
-	return snap
 }
 
 func result(ok bool) string {

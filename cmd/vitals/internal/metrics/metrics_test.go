@@ -85,14 +85,16 @@ func status(check, is string) string {
 
 func TestMetricsAfterAPassAWarningAFailureAndAPassAgain(t *testing.T) {
 	clk := healthtest.NewClock(time.Time{})
-	m := health.New(health.WithClock(clk), health.WithJitter(0), health.WithLogger(slog.New(slog.DiscardHandler)))
+	c := metrics.New()
+	m := health.New(health.WithClock(clk), health.WithJitter(0), health.WithLogger(slog.New(slog.DiscardHandler)),
+		health.WithRecorder(c.Record))
+	c.Attach(m)
 	db := newCounted(true)
 	must(t, m.Add(health.Check{Name: "db", Level: health.Ready, Checker: db, FailureThreshold: 2}))
 	must(t, m.Add(health.Check{Name: "later", Level: health.Live, Checker: newCounted(true), InitialDelay: time.Hour}))
 	must(t, m.Add(health.Check{Name: "spare", Level: health.Live, Checker: newCounted(true)}))
 	loop, err := m.Heartbeat("loop", time.Hour, health.Live)
 	must(t, err)
-	c := metrics.New(m, health.DefaultHistory)
 	reg := prometheus.NewPedanticRegistry()
 	must(t, reg.Register(c))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -170,7 +172,9 @@ vitals_check_transitions_total{check="loop",to="fail"} 0
 
 func TestAFailingCheckIsUpZeroAndFailsItsLevel(t *testing.T) {
 	clk := healthtest.NewClock(time.Time{})
-	m := health.New(health.WithClock(clk), health.WithLogger(slog.New(slog.DiscardHandler)))
+	c := metrics.New()
+	m := health.New(health.WithClock(clk), health.WithLogger(slog.New(slog.DiscardHandler)), health.WithRecorder(c.Record))
+	c.Attach(m)
 	must(t, m.Add(health.Check{Name: "db", Level: health.Ready, Checker: newCounted(false), FailureThreshold: 1}))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -182,7 +186,7 @@ vitals_level_up{level="startup"} 1
 vitals_level_up{level="live"} 1
 vitals_level_up{level="ready"} 0
 `
-	if err := testutil.CollectAndCompare(metrics.New(m, health.DefaultHistory), strings.NewReader(want),
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want),
 		"vitals_check_up", "vitals_level_up"); err != nil {
 		t.Fatal(err)
 	}
@@ -190,11 +194,13 @@ vitals_level_up{level="ready"} 0
 
 func TestScrapingRunsNoCheck(t *testing.T) {
 	clk := healthtest.NewClock(time.Time{})
-	m := health.New(health.WithClock(clk), health.WithLogger(slog.New(slog.DiscardHandler)))
+	c := metrics.New()
+	m := health.New(health.WithClock(clk), health.WithLogger(slog.New(slog.DiscardHandler)), health.WithRecorder(c.Record))
+	c.Attach(m)
 	db := newCounted(true)
 	must(t, m.Add(health.Check{Name: "db", Level: health.Ready, Checker: db}))
 	reg := prometheus.NewRegistry()
-	must(t, reg.Register(metrics.New(m, health.DefaultHistory)))
+	must(t, reg.Register(c))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	m.Start(ctx)
@@ -209,24 +215,34 @@ func TestScrapingRunsNoCheck(t *testing.T) {
 	}
 }
 
-// A check that records more results between two scrapes than it keeps loses
-// none of them from the counters while Watch runs.
-func TestWatchCountsRunsTheHistoryNoLongerHolds(t *testing.T) {
-	m := health.New(health.WithJitter(0), health.WithLogger(slog.New(slog.DiscardHandler)))
+// A check that records many more results than it keeps, and runs forced
+// with RunNow, are all counted: the counters are fed as results are recorded.
+func TestEveryRunIsCountedHoweverManyTheHistoryDropped(t *testing.T) {
+	c := metrics.New()
+	m := health.New(health.WithJitter(0), health.WithLogger(slog.New(slog.DiscardHandler)), health.WithRecorder(c.Record))
+	c.Attach(m)
 	must(t, m.Add(health.Check{Name: "fast", Level: health.Live, Period: 10 * time.Millisecond, Checker: newCounted(true)}))
-	c := metrics.New(m, health.DefaultHistory) // Watch looks every 300ms: 30 runs, half the 60 kept
+	must(t, m.Add(health.Check{Name: "slow", Level: health.Live, Period: time.Hour, Checker: newCounted(false)}))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	m.Start(ctx)
-	go c.Watch(ctx)
+	waitRuns(t, m, "slow", 1)
+	for range 2 * health.DefaultHistory {
+		if _, err := m.RunNow(context.Background(), "slow"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	waitRuns(t, m, "fast", 3*health.DefaultHistory)
 	cancel()
 	<-m.Done()
-	st, _ := m.CheckState("fast")
+	fast, _ := m.CheckState("fast")
+	slow, _ := m.CheckState("slow")
 	want := header + fmt.Sprintf(`
 vitals_check_runs_total{check="fast",result="pass"} %d
 vitals_check_runs_total{check="fast",result="fail"} 0
-`, st.Runs)
+vitals_check_runs_total{check="slow",result="pass"} 0
+vitals_check_runs_total{check="slow",result="fail"} %d
+`, fast.Runs, slow.Runs)
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "vitals_check_runs_total"); err != nil {
 		t.Fatal(err)
 	}
