@@ -88,7 +88,7 @@ func (m *Monitor) runOnce(ctx context.Context, e *entry) (r Result, ran bool) {
 	if ok {
 		return Result{}, false
 	}
-	r, late = run(ctx, m.clock, m.logger, c.Name, c.Checker, c.Timeout)
+	r, late = run(ctx, m.clock, m.logger, m.output, c.Name, c.Checker, c.Timeout)
 	if late != nil {
 		m.mu.Lock()
 		m.inflight[c.Name] = late
@@ -103,13 +103,13 @@ func (m *Monitor) runOnce(ctx context.Context, e *entry) (r Result, ran bool) {
 // even when the checker ignores its context; such a checker goes on in its
 // goroutine until it returns. It is what a one-shot probe needs.
 func Run(ctx context.Context, c Checker, timeout time.Duration) Result {
-	r, _ := run(ctx, systemClock{}, slog.Default(), "", c, timeout)
+	r, _ := run(ctx, systemClock{}, slog.Default(), capOutput, "", c, timeout)
 	return r
 }
 
 // run runs c once under timeout. late is nil unless the checker outlived its
 // timeout; then it yields once the checker returns.
-func run(ctx context.Context, clock Clock, logger *slog.Logger, name string, c Checker, timeout time.Duration) (r Result, late <-chan outcome) {
+func run(ctx context.Context, clock Clock, logger *slog.Logger, redact func(string) string, name string, c Checker, timeout time.Duration) (r Result, late <-chan outcome) {
 	start := clock.Now()
 	runCtx, cancel := clock.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -117,7 +117,7 @@ func run(ctx context.Context, clock Clock, logger *slog.Logger, name string, c C
 	go func() {
 		o := outcome{err: errGoexit}
 		defer func() { done <- o }() // sent even when the checker calls runtime.Goexit
-		o = call(runCtx, clock, logger, name, c)
+		o = call(runCtx, clock, logger, redact, name, c)
 	}()
 	select {
 	case o := <-done:
@@ -149,12 +149,12 @@ const timeoutGrace = 20 * time.Millisecond
 func timedOut(d time.Duration) string { return fmt.Sprintf("timed out after %v", d) }
 
 // call runs the checker, turning a panic into a failed run.
-func call(ctx context.Context, clock Clock, logger *slog.Logger, name string, c Checker) (o outcome) {
+func call(ctx context.Context, clock Clock, logger *slog.Logger, redact func(string) string, name string, c Checker) (o outcome) {
 	defer func() {
 		if p := recover(); p != nil {
 			o = outcome{err: fmt.Errorf("panic: %v", p), end: clock.Now()}
 			if logger.Enabled(ctx, slog.LevelError) { // a stack is dear; build it only to log it
-				logger.Error("check panicked", "check", name, "panic", p, "stack", string(debug.Stack()))
+				logger.Error("check panicked", "check", name, "panic", redact(fmt.Sprint(p)), "stack", string(debug.Stack()))
 			}
 		}
 	}()
