@@ -64,6 +64,17 @@ func (a *agentFlags) client() (*api.Client, error) {
 	return api.NewClient(cmp.Or(a.addr, os.Getenv("VITALS_API"), config.DefaultAPI), token)
 }
 
+// connect is what every command over the API starts with: the client, and
+// the command's context, which SIGINT or SIGTERM ends.
+func (a *agentFlags) connect(cmd *cobra.Command) (*api.Client, context.Context, context.CancelFunc, error) {
+	client, err := a.client()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	return client, ctx, stop, nil
+}
+
 // fromAgent maps an API call's error to its exit code: the agent's 4xx answer
 // (an unknown check, a check that is no heartbeat, a wrong token) is bad
 // usage, 2; no answer, or a 5xx, is a failure, 1.
@@ -76,11 +87,6 @@ func fromAgent(cmd *cobra.Command, err error) error {
 		return errors.New(e.Message)
 	}
 	return failed{fmt.Sprintf("vitals %s: %v", cmd.Name(), err)}
-}
-
-// interruptible is the command's context, ended by SIGINT or SIGTERM.
-func interruptible(cmd *cobra.Command) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 }
 
 func oneOf(flag, value string, allowed ...string) error {
@@ -132,11 +138,10 @@ objects, with thresholds and timing too.`,
 			if err := oneOf("output", output, "table", "json", "yaml"); err != nil {
 				return err
 			}
-			client, err := agent.client()
+			client, ctx, stop, err := agent.connect(cmd)
 			if err != nil {
 				return err
 			}
-			ctx, stop := interruptible(cmd)
 			defer stop()
 			checks, err := client.Checks(ctx, l)
 			if err != nil {
@@ -265,11 +270,10 @@ the API's object; with --run, {"result": RUN, "check": CHECK}.`,
 			if err := oneOf("output", output, "text", "json", "yaml"); err != nil {
 				return err
 			}
-			client, err := agent.client()
+			client, ctx, stop, err := agent.connect(cmd)
 			if err != nil {
 				return err
 			}
-			ctx, stop := interruptible(cmd)
 			defer stop()
 			name := args[0]
 			var ran *api.Result
@@ -403,11 +407,10 @@ needs startup passed and no live check failing too.`,
 			if err := oneOf("output", output, "text", "json"); err != nil {
 				return err
 			}
-			client, err := agent.client()
+			client, ctx, stop, err := agent.connect(cmd)
 			if err != nil {
 				return err
 			}
-			ctx, stop := interruptible(cmd)
 			defer stop()
 			h, err := client.Health(ctx, cmp.Or(l, health.Ready)) // --level "" too
 			if err != nil {
@@ -461,11 +464,10 @@ one JSON object per line (the API's form), also when following.`,
 			if err := oneOf("output", output, "text", "json"); err != nil {
 				return err
 			}
-			client, err := agent.client()
+			client, ctx, stop, err := agent.connect(cmd)
 			if err != nil {
 				return err
 			}
-			ctx, stop := interruptible(cmd)
 			defer stop()
 			var wait time.Duration
 			if follow {
@@ -554,11 +556,10 @@ beat. A check that is not a heartbeat, or no check, exits 2.`,
   curl --unix-socket /run/vitals/vitals.sock -X POST http://vitals/v1/checks/work-loop/beat`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			client, err := agent.client()
+			client, ctx, stop, err := agent.connect(cmd)
 			if err != nil {
 				return err
 			}
-			ctx, stop := interruptible(cmd)
 			defer stop()
 			if err := client.Beat(ctx, args[0]); err != nil {
 				return fromAgent(cmd, err)

@@ -55,7 +55,7 @@ A static binary with no dependencies: the exec probe for images without curl.
   vitals probe tls://example.com:443 --min-validity 168h -o json
   vitals probe --timeout 5s -- pg_isready -h localhost`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
+			if err := oneOf("output", output, "text", "json"); err != nil {
 				return err
 			}
 			if err := positive(map[string]time.Duration{"timeout": timeout}); err != nil {
@@ -206,13 +206,6 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-func checkOutput(o string) error {
-	if o != "text" && o != "json" {
-		return fmt.Errorf("--output %q: use text or json", o)
-	}
-	return nil
 }
 
 // result is a probe's result as -o json writes it.

@@ -49,7 +49,7 @@ A kind's flag applies to the targets of that kind.
   vitals wait dns://minio.storage.svc.cluster.local tcp://minio.storage:9000
   vitals wait --interval 5s -- pg_isready -h postgres`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
+			if err := oneOf("output", output, "text", "json"); err != nil {
 				return err
 			}
 			if err := positive(map[string]time.Duration{"timeout": timeout, "interval": interval, "probe-timeout": probeTimeout}); err != nil {
