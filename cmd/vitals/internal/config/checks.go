@@ -75,7 +75,7 @@ func (d *decoder) checks(n ast.Node) []Check {
 		if !validName {
 			d.errorf(kv.Key, path, "a check name is lower case letters, digits and - _ . inside, at most 63 characters")
 		}
-		c, ok := d.check(name, kv.Value, path) // its errors too, whatever its name
+		c, at, ok := d.check(name, kv.Value, path) // its errors too, whatever its name
 		if !ok || !validName {
 			continue
 		}
@@ -88,7 +88,14 @@ func (d *decoder) checks(n ast.Node) []Check {
 		if err != nil {
 			msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("check %q: ", name))
 			msg = strings.TrimSuffix(msg, ": "+health.ErrInvalidCheck.Error())
-			d.errorf(kv.Value, path, "%s", msg)
+			switch {
+			case strings.HasPrefix(msg, "timeout ") && at["timeout"] != nil:
+				d.errorf(at["timeout"], path+".timeout", "%s", msg)
+			case strings.HasPrefix(msg, "name "):
+				d.errorf(kv.Key, path, "%s", msg)
+			default:
+				d.errorf(kv.Value, path, "%s", msg)
+			}
 			continue
 		}
 		// The file as vitals runs it: every default filled in.
@@ -100,30 +107,38 @@ func (d *decoder) checks(n ast.Node) []Check {
 	return out
 }
 
-// check reads one check: its level and timing, and exactly one kind.
-func (d *decoder) check(name string, n ast.Node, path string) (Check, bool) {
-	c := Check{Check: health.Check{Name: name, Level: health.Ready}}
+// check reads one check: its level and timing, and exactly one kind. at has
+// the nodes of its timing fields, for errors found later.
+func (d *decoder) check(name string, n ast.Node, path string) (c Check, at map[string]ast.Node, ok bool) {
+	c = Check{Check: health.Check{Name: name, Level: health.Ready}}
+	at = map[string]ast.Node{}
 	before := len(d.errors)
 	var level string
 	var kindName string
 	var kindNode, levelNode ast.Node
+	noted := func(name string, f field) field {
+		return func(d *decoder, n ast.Node, path string) {
+			at[name] = n
+			f(d, n, path)
+		}
+	}
 	fields := map[string]field{
 		"level": func(d *decoder, n ast.Node, path string) {
 			levelNode = n
 			str(&level)(d, n, path)
 		},
-		"period":            duration(&c.Period),
-		"timeout":           duration(&c.Timeout),
-		"initial-delay":     duration(&c.InitialDelay),
-		"success-threshold": count(&c.SuccessThreshold),
-		"failure-threshold": count(&c.FailureThreshold),
+		"period":            noted("period", duration(&c.Period)),
+		"timeout":           noted("timeout", duration(&c.Timeout)),
+		"initial-delay":     noted("initial-delay", duration(&c.InitialDelay)),
+		"success-threshold": noted("success-threshold", count(&c.SuccessThreshold)),
+		"failure-threshold": noted("failure-threshold", count(&c.FailureThreshold)),
 	}
 	for k := range kinds {
 		fields[k] = d.kindField(k, &kindName, &kindNode)
 	}
 	fields[heartbeatKind] = d.kindField(heartbeatKind, &kindName, &kindNode)
 	if !d.fields(n, path, fields) {
-		return c, false
+		return c, at, false
 	}
 	if level != "" {
 		l, err := health.ParseLevel(level)
@@ -151,7 +166,7 @@ func (d *decoder) check(name string, n ast.Node, path string) (Check, bool) {
 		}{{"period", c.Period != 0}, {"timeout", c.Timeout != 0}, {"initial-delay", c.InitialDelay != 0},
 			{"success-threshold", c.SuccessThreshold != 0}, {"failure-threshold", c.FailureThreshold != 0}} {
 			if f.set {
-				d.errorf(n, path+"."+f.name, "does not apply to a heartbeat: its ttl decides, the moment it passes")
+				d.errorf(at[f.name], path+"."+f.name, "does not apply to a heartbeat: its ttl decides, the moment it passes")
 			}
 		}
 		c.Heartbeat, c.Kind, c.Spec = ttl, heartbeatKind, map[string]any{"ttl": ttl.String()}
@@ -167,7 +182,7 @@ func (d *decoder) check(name string, n ast.Node, path string) (Check, bool) {
 		}
 		c.Checker, c.Kind, c.Spec = checker, kindName, spec
 	}
-	return c, len(d.errors) == before
+	return c, at, len(d.errors) == before
 }
 
 // flow writes a node on one line, as YAML's flow style.

@@ -201,8 +201,8 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"  monitor:",
 			"    heartbeat: {ttl: 1s}",
 		), []string{
-			`vitals.yaml:3:9: checks.shutdown: name "shutdown" is reserved for a line of the probe endpoints`,
-			`vitals.yaml:5:14: checks.monitor: name "monitor" is reserved for a line of the probe endpoints`,
+			`vitals.yaml:2:3: checks.shutdown: name "shutdown" is reserved for a line of the probe endpoints`,
+			`vitals.yaml:4:3: checks.monitor: name "monitor" is reserved for a line of the probe endpoints`,
 		}},
 		{"check not a mapping", y(
 			"checks:",
@@ -633,7 +633,7 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"    period: 2s",
 			"    timeout: 5s",
 		), []string{
-			`vitals.yaml:3:9: checks.web: timeout 5s is longer than period 2s`,
+			`vitals.yaml:5:14: checks.web.timeout: timeout 5s is longer than period 2s`,
 		}},
 		{"timeout longer than the default period", y(
 			"checks:",
@@ -641,7 +641,7 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"    timeout: 15s",
 			"    http: {url: \"http://x/\"}",
 		), []string{
-			`vitals.yaml:3:12: checks.web: timeout 15s is longer than period 10s`,
+			`vitals.yaml:3:14: checks.web.timeout: timeout 15s is longer than period 10s`,
 		}},
 
 		// ${VAR} expansion.
