@@ -12,8 +12,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -492,4 +495,290 @@ func TestRunSaysSoWhenItCannotListen(t *testing.T) {
 	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\nchecks:\n  db:\n    tcp: {address: localhost:5432}\n",
 		ln.Addr(), filepath.Join(t.TempDir(), "vitals.sock")))
 	vitalsRun(t, "run", "-c", path).expect(t, 1, "", "vitals run: serve the probe endpoints: listen tcp "+ln.Addr().String()+": bind: address already in use")
+}
+
+// workloadEnv makes this test binary, started by vitals run as its workload,
+// act as the workload its arguments name (see workloadHelper).
+const workloadEnv = "VITALS_WORKLOAD_HELPER"
+
+func init() {
+	if os.Getenv(workloadEnv) == "" {
+		return
+	}
+	os.Exit(workloadHelper(os.Args[1:]))
+}
+
+// workloadHelper is the workload: args[0] says what it does, args[1] is a
+// file it writes its pid to once it is ready for signals.
+func workloadHelper(args []string) int {
+	ready := func() { os.WriteFile(args[1], []byte(strconv.Itoa(os.Getpid())), 0o600) }
+	switch args[0] {
+	case "exit":
+		code, _ := strconv.Atoi(args[2])
+		return code
+	case "kill-self":
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	case "sleep":
+		ready()
+		time.Sleep(time.Hour)
+	case "ignore-term":
+		signal.Ignore(syscall.SIGTERM)
+		ready()
+		time.Sleep(time.Hour)
+	case "hup":
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGHUP)
+		ready()
+		<-ch
+		return 42
+	case "nap":
+		time.Sleep(time.Second)
+		return 0
+	case "fork":
+		// A grandchild that leaves the workload's group (setsid), outlives
+		// it, then exits: vitals, its subreaper, must reap it.
+		pid, err := syscall.ForkExec(os.Args[0], []string{os.Args[0], "nap", args[1]},
+			&syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}, Sys: &syscall.SysProcAttr{Setsid: true}})
+		if err != nil {
+			return 99
+		}
+		os.WriteFile(args[1], []byte(strconv.Itoa(pid)), 0o600)
+		return 0
+	}
+	return 100
+}
+
+// supervised starts vitals run with a file of extra (and a passing check),
+// its workload this test binary doing what; it returns the running vitals,
+// its logs, the probe address, and the workload's ready file.
+func supervised(t *testing.T, extra string, what ...string) (*exec.Cmd, *bytes.Buffer, string, string) {
+	t.Helper()
+	addr := freeAddr(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "ok"), []byte("ok"), 0o600)
+	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\n%s\nchecks:\n  ok:\n    file: {path: %s}\n    period: 100ms\n    failure-threshold: 1\n",
+		addr, filepath.Join(dir, "vitals.sock"), extra, filepath.Join(dir, "ok")))
+	ready := filepath.Join(dir, "ready")
+	args := append([]string{"run", "-c", path, "--", os.Args[0], what[0], ready}, what[1:]...)
+	cmd := exec.Command(vitals, args...)
+	cmd.Env = append(os.Environ(), workloadEnv+"=1")
+	logs := &bytes.Buffer{}
+	cmd.Stderr = &lockedWriter{w: logs}
+	// A workload left behind by a failed test holds the output open.
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); killWorkload(ready) })
+	return cmd, logs, addr, ready
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// exited waits (a guard only) for vitals to end and returns its exit code.
+func exited(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("vitals run did not end within 30s")
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// pidIn waits (a guard only) for the workload to write its pid to ready.
+func pidIn(t *testing.T, ready string) int {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(ready); err == nil && len(b) > 0 {
+			pid, _ := strconv.Atoi(string(b))
+			return pid
+		}
+	}
+	t.Fatal("the workload was not ready within 20s")
+	return 0
+}
+
+func readyz(addr string) int {
+	res, err := http.Get("http://" + addr + "/readyz")
+	if err != nil {
+		return 0
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+func TestRunExitsWithTheWorkloadsCode(t *testing.T) {
+	cmd, logs, _, _ := supervised(t, "", "exit", "3")
+	if code := exited(t, cmd); code != 3 {
+		t.Fatalf("exit %d, want the workload's 3; logs:\n%s", code, logs)
+	}
+	cmd, logs, _, _ = supervised(t, "", "kill-self")
+	if code := exited(t, cmd); code != 137 {
+		t.Fatalf("exit %d, want 128+SIGKILL; logs:\n%s", code, logs)
+	}
+}
+
+func TestRunDrainsThenStopsTheWorkloadOnSIGTERM(t *testing.T) {
+	const drain = 1500 * time.Millisecond
+	cmd, logs, addr, ready := supervised(t, "drain: 1500ms\nservice: {stop-timeout: 10s}", "sleep")
+	pid := pidIn(t, ready)
+	for deadline := time.Now().Add(20 * time.Second); readyz(addr) != 200; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("readyz did not pass within 20s; logs:\n%s", logs)
+		}
+	}
+	began := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	// During the drain readiness fails while the workload still runs.
+	time.Sleep(drain / 3)
+	if code := readyz(addr); code != 503 {
+		t.Errorf("readyz %d during the drain, want 503", code)
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Errorf("the workload is gone during the drain: %v", err)
+	}
+	if code := exited(t, cmd); code != 128+int(syscall.SIGTERM) {
+		t.Fatalf("exit %d, want 143 (the workload's SIGTERM); logs:\n%s", code, logs)
+	}
+	if took := time.Since(began); took < drain {
+		t.Errorf("stopped %v after SIGTERM, before the drain of %v", took, drain)
+	}
+	for _, want := range []string{"stopping: readiness fails from now on", "workload exited", "reason=stopping"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("logs lack %q:\n%s", want, logs)
+		}
+	}
+}
+
+func TestRunKillsAWorkloadThatIgnoresSIGTERMAfterStopTimeout(t *testing.T) {
+	cmd, logs, _, ready := supervised(t, "service: {stop-timeout: 300ms}", "ignore-term")
+	pidIn(t, ready)
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := exited(t, cmd); code != 137 {
+		t.Fatalf("exit %d, want 137; logs:\n%s", code, logs)
+	}
+	if !strings.Contains(logs.String(), "the workload did not stop in time: SIGKILL") {
+		t.Errorf("logs:\n%s", logs)
+	}
+}
+
+func TestRunForwardsSIGHUPToTheWorkload(t *testing.T) {
+	cmd, logs, _, ready := supervised(t, "", "hup")
+	pidIn(t, ready)
+	cmd.Process.Signal(syscall.SIGHUP)
+	if code := exited(t, cmd); code != 42 {
+		t.Fatalf("exit %d, want 42 from the workload's SIGHUP handler; logs:\n%s", code, logs)
+	}
+}
+
+// The workload starts a grandchild and exits; the grandchild exits later, an
+// orphan handed to vitals (its subreaper), which must reap it.
+func TestRunReapsWhatTheWorkloadLeaves(t *testing.T) {
+	cmd, logs, _, ready := supervised(t, "service: {restart: always, backoff: {initial: 1m, max: 1m}}", "fork")
+	grandchild := pidIn(t, ready)
+	// parent is the grandchild's parent, 0 once it is gone (reaped).
+	parent := func() int {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", grandchild))
+		if err != nil {
+			return 0
+		}
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		ppid, _ := strconv.Atoi(f[1])
+		return ppid
+	}
+	for deadline := time.Now().Add(20 * time.Second); parent() != cmd.Process.Pid; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the grandchild (parent %d) was not handed to vitals within 20s; logs:\n%s", parent(), logs)
+		}
+	}
+	for deadline := time.Now().Add(20 * time.Second); parent() == cmd.Process.Pid; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", grandchild))
+			t.Fatalf("the grandchild is still under vitals after 20s: %s\nlogs:\n%s", b, logs)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := exited(t, cmd); code != 0 {
+		t.Fatalf("exit %d, want the workload's last 0; logs:\n%s", code, logs)
+	}
+}
+
+// An exec check that runs every 50ms beside a workload, and so beside the
+// reaper, keeps passing. (A guard only: the reaper leaves os/exec's children
+// alone by rule, and a race that took one would be rare here.)
+func TestRunsExecChecksBesideTheReaper(t *testing.T) {
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip("no true in $PATH")
+	}
+	addr := freeAddr(t)
+	dir := t.TempDir()
+	path := writeConfig(t, fmt.Sprintf(`listen: %s
+api: %s
+checks:
+  cmd:
+    exec: {command: [%q]}
+    period: 50ms
+    timeout: 50ms
+    failure-threshold: 1
+`, addr, filepath.Join(dir, "vitals.sock"), truePath))
+	ready := filepath.Join(dir, "ready")
+	cmd := exec.Command(vitals, "run", "-c", path, "--", os.Args[0], "sleep", ready)
+	cmd.Env = append(os.Environ(), workloadEnv+"=1")
+	logs := &bytes.Buffer{}
+	cmd.Stderr = &lockedWriter{w: logs}
+	// A workload left behind by a failed test holds the output open.
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); killWorkload(ready) })
+	pidIn(t, ready)
+	for deadline := time.Now().Add(20 * time.Second); readyz(addr) != 200; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("readyz did not pass within 20s; logs:\n%s", logs)
+		}
+	}
+	for range 40 {
+		time.Sleep(50 * time.Millisecond)
+		if code := readyz(addr); code != 200 {
+			t.Fatalf("readyz %d; logs:\n%s", code, logs)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := exited(t, cmd); code != 143 {
+		t.Fatalf("exit %d; logs:\n%s", code, logs)
+	}
+	if strings.Contains(logs.String(), "check failed") {
+		t.Fatalf("the exec check failed beside the reaper; logs:\n%s", logs)
+	}
+}
+
+// killWorkload kills what a failed test left running: the workload whose
+// pid is in ready, with its group.
+func killWorkload(ready string) {
+	if b, err := os.ReadFile(ready); err == nil {
+		if pid, _ := strconv.Atoi(string(b)); pid > 0 {
+			syscall.Kill(-pid, syscall.SIGKILL)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+func TestRunWantsTheWorkloadsCommandAfterDashDash(t *testing.T) {
+	path := writeConfig(t, "service: {restart: always}\nchecks:\n  a: {heartbeat: {ttl: 1s}}\n")
+	vitalsRun(t, "run", "-c", path).expect(t, 2, "", path+": service: no command: give service.command, or the command after --")
+	vitalsRun(t, "run", "-c", path, "sleep").expect(t, 2, "", `unexpected argument "sleep": give the workload's command after --`)
 }

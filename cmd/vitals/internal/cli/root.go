@@ -20,6 +20,11 @@ const (
 	exitUsage = 2 // bad flags, targets or configuration
 )
 
+// exitCode is an exit code passed on as it is: the supervised workload's.
+type exitCode int
+
+func (c exitCode) Error() string { return fmt.Sprintf("exit code %d", int(c)) }
+
 // failed is an outcome that has been reported already and exits 1.
 type failed struct{ msg string }
 
@@ -32,9 +37,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	cmd, err := root.ExecuteC()
 	var f failed
 	var bad configError
+	var code exitCode
 	switch {
 	case err == nil:
 		return exitPass
+	case errors.As(err, &code):
+		return int(code)
 	case errors.As(err, &bad):
 		fmt.Fprintln(stderr, bad.Error())
 		return exitUsage

@@ -22,6 +22,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/metrics"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -36,20 +37,34 @@ func newRun(stderr io.Writer) *cobra.Command {
 		logLevel  string
 	)
 	cmd := &cobra.Command{
-		Use:   "run [-c vitals.yaml]",
+		Use:   "run [-c vitals.yaml] [-- COMMAND ARGS...]",
 		Short: "Run the checks of a configuration file and serve the probe endpoints",
 		Long: `Run the checks of a configuration file and serve /livez, /readyz, /startupz,
 /healthz and /metrics on its listen address, for workloads in any language,
 and the management API (vitals checks, check, health, events, beat) on its
 api address: a unix socket (mode 0600), or tcp://HOST:PORT with a token.
 
+With a service (the file's service: block, or COMMAND after --, which wins
+over the file's command), vitals runs it as its workload: in a process group
+of its own, with vitals's output, forwarding SIGHUP, SIGUSR1, SIGUSR2, SIGQUIT
+and SIGWINCH to it, restarting it per the restart policy, and exiting with its
+exit code (128 plus the signal's number when a signal killed it).
+
 A bad file starts nothing: every error is reported with its file, line and
-field, and vitals exits 2. On SIGTERM or SIGINT readiness fails at once, the
-servers stop, the socket is removed, and vitals exits 0.`,
+field, and vitals exits 2. On SIGTERM or SIGINT readiness fails at once; after
+drain, the workload gets its stop signal (SIGKILL after stop-timeout); then the
+servers stop, the socket is removed, and vitals exits 0, or with the
+workload's code.`,
 		Example: `  vitals run -c /etc/vitals/vitals.yaml
-  vitals run --log-format json --log-level debug`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+  vitals run --log-format json --log-level debug
+  vitals run -c vitals.yaml -- wg-entrypoint --peers 1`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
+				return fmt.Errorf("unexpected argument %q: give the workload's command after --", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
 			logger, err := newLogger(stderr, logFormat, logLevel)
 			if err != nil {
 				return err
@@ -58,9 +73,14 @@ servers stop, the socket is removed, and vitals exits 0.`,
 			if err != nil {
 				return err
 			}
+			spec := workload(c, args)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return serve(ctx, c, logger)
+			code, err := serveWorkload(ctx, c, spec, logger)
+			if err == nil && code != 0 {
+				return exitCode(code) // the workload's, passed on
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -88,14 +108,44 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: use text or json", format)
 }
 
-// serve runs the Monitor of c, its probe endpoints and /metrics, and the
-// management API until ctx ends, then fails readiness and stops.
+// workload is the service to supervise: the file's, with the command after
+// -- instead of the file's; nil when there is none.
+func workload(c *config.Config, args []string) *supervise.Spec {
+	if c.Service == nil && len(args) == 0 {
+		return nil
+	}
+	spec := supervise.Spec{}
+	if s := c.Service; s != nil {
+		spec = supervise.Spec{Command: s.Command, Env: s.Env, Dir: s.Dir, Restart: s.Restart, BackoffInitial: s.BackoffInitial,
+			BackoffMax: s.BackoffMax, StopSignal: s.StopSignal, StopTimeout: s.StopTimeout}
+	} else {
+		spec.StopTimeout = supervise.DefaultStopTimeout
+	}
+	if len(args) > 0 {
+		spec.Command = args
+	}
+	return &spec
+}
+
+// serve runs c with no workload: see serveWorkload.
 func serve(ctx context.Context, c *config.Config, logger *slog.Logger) error {
+	_, err := serveWorkload(ctx, c, nil, logger)
+	return err
+}
+
+// serveWorkload runs the Monitor of c, its probe endpoints and /metrics, the
+// management API, and the workload of spec if not nil, until ctx ends or the
+// workload exits for good; then it fails readiness, stops the workload after
+// c.Drain, and stops. The code is the workload's exit code (0 without one).
+func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, logger *slog.Logger) (int, error) {
+	if spec != nil && len(spec.Command) == 0 {
+		return 0, configError{fmt.Errorf("%s: service: no command: give service.command, or the command after --", c.File)}
+	}
 	token := ""
 	if strings.HasPrefix(c.API, "tcp://") {
 		var err error
 		if token, err = api.ReadToken(c.APITokenFile); err != nil {
-			return configError{fmt.Errorf("%s: api-token-file: %w", c.File, err)}
+			return 0, configError{fmt.Errorf("%s: api-token-file: %w", c.File, err)}
 		}
 	}
 	collector := metrics.New()
@@ -111,7 +161,7 @@ func serve(ctx context.Context, c *config.Config, logger *slog.Logger) error {
 			err = m.Add(ch.Check)
 		}
 		if err != nil { // the loader checked every check as this Monitor does
-			return fmt.Errorf("%s: check %s: %w", c.File, ch.Name, err)
+			return 0, fmt.Errorf("%s: check %s: %w", c.File, ch.Name, err)
 		}
 	}
 	registry := prometheus.NewRegistry()
@@ -120,12 +170,12 @@ func serve(ctx context.Context, c *config.Config, logger *slog.Logger) error {
 
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
-		return failed{fmt.Sprintf("vitals run: serve the probe endpoints: %v", err)}
+		return 0, failed{fmt.Sprintf("vitals run: serve the probe endpoints: %v", err)}
 	}
 	apiLn, err := api.Listen(c.API)
 	if err != nil {
 		ln.Close()
-		return failed{fmt.Sprintf("vitals run: serve the management API on %s (api: in %s): %v", c.API, c.File, err)}
+		return 0, failed{fmt.Sprintf("vitals run: serve the management API on %s (api: in %s): %v", c.API, c.File, err)}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", m.Handler())
@@ -147,18 +197,44 @@ func serve(ctx context.Context, c *config.Config, logger *slog.Logger) error {
 	m.Start(monitorCtx)
 	logger.Info("vitals running", "config", c.File, "listen", ln.Addr().String(), "api", c.API, "checks", len(c.Checks))
 
+	var sv *running
+	var exited <-chan struct{} // closed once the workload has exited for good
+	if spec != nil {
+		if sv, err = startWorkload(*spec, m, logger); err != nil {
+			srv.Close()
+			apiSrv.Close()
+			return 0, failed{fmt.Sprintf("vitals run: %v", err)}
+		}
+		defer sv.Close()
+		exited = sv.Done()
+	}
+
 	select {
+	case <-exited:
+		logger.Info("the workload exited: stopping")
 	case <-ctx.Done():
 	case err := <-served:
 		apiSrv.Close()
-		return failed{fmt.Sprintf("vitals run: the probe server stopped: %v", err)}
+		return 0, failed{fmt.Sprintf("vitals run: the probe server stopped: %v", err)}
 	case err := <-apiServed:
 		srv.Close()
-		return failed{fmt.Sprintf("vitals run: the management API stopped: %v", err)}
+		return 0, failed{fmt.Sprintf("vitals run: the management API stopped: %v", err)}
 	}
 	logger.Info("stopping: readiness fails from now on")
 	m.Emit(health.Event{Type: health.EventStopping})
 	m.Drain()
+	// The probe server answers 503 through the drain, and until the
+	// workload has stopped.
+	select {
+	case <-time.After(c.Drain):
+	case <-exited:
+	}
+	code := 0
+	if sv != nil {
+		sv.Stop()
+		<-sv.Done()
+		code = sv.ExitCode()
+	}
 	shutdown, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -179,6 +255,36 @@ func serve(ctx context.Context, c *config.Config, logger *slog.Logger) error {
 	if err := apiSrv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		logger.Warn("management API did not stop cleanly", "err", err)
 	}
-	logger.Info("stopped")
-	return nil
+	logger.Info("stopped", "code", code)
+	return code, nil
+}
+
+// running is a supervised workload with its reaper and forwarded signals.
+type running struct {
+	*supervise.Supervisor
+	close func()
+}
+
+// Close stops the workload if it still runs (when a server failed), then
+// the forwarding of signals and the reaper.
+func (r running) Close() {
+	r.Stop()
+	<-r.Done()
+	r.close()
+}
+
+// startWorkload makes vitals a subreaper (unless it is PID 1), starts the
+// workload with its events going to m, and forwards signals to it.
+func startWorkload(spec supervise.Spec, m *health.Monitor, logger *slog.Logger) (*running, error) {
+	if err := supervise.BecomeSubreaper(); err != nil {
+		logger.Warn("cannot become a subreaper: orphans of the workload go to PID 1", "err", err)
+	}
+	reaper := supervise.NewReaper(true)
+	sv, err := supervise.Start(spec, func(e health.Event) { m.Emit(e) }, logger, reaper)
+	if err != nil {
+		reaper.Close()
+		return nil, err
+	}
+	stopForwarding := sv.Forward()
+	return &running{sv, func() { stopForwarding(); reaper.Close() }}, nil
 }

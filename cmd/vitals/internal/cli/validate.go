@@ -4,11 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 )
 
 // DefaultConfig is the file vitals run and vitals validate read unless told.
@@ -74,7 +78,25 @@ func render(c *config.Config) string {
 	if c.APITokenFile != "" {
 		fmt.Fprintf(&b, "api-token-file: %q\n", c.APITokenFile)
 	}
-	fmt.Fprintf(&b, "details: %v\nchecks:\n", c.Details)
+	fmt.Fprintf(&b, "details: %v\ndrain: %v\n", c.Details, c.Drain)
+	if s := c.Service; s != nil {
+		b.WriteString("service:\n")
+		if len(s.Command) > 0 {
+			fmt.Fprintf(&b, "  command: [%s]\n", quotedList(s.Command))
+		}
+		if len(s.Env) > 0 {
+			b.WriteString("  env:\n")
+			for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+				fmt.Fprintf(&b, "    %s: %q\n", k, c.Redact(s.Env[k]))
+			}
+		}
+		if s.Dir != "" {
+			fmt.Fprintf(&b, "  dir: %q\n", s.Dir)
+		}
+		fmt.Fprintf(&b, "  restart: %s\n  backoff: {initial: %v, max: %v}\n  stop-signal: %s\n  stop-timeout: %v\n",
+			s.Restart, s.BackoffInitial, s.BackoffMax, supervise.SignalName(s.StopSignal), s.StopTimeout)
+	}
+	b.WriteString("checks:\n")
 	for _, ch := range c.Checks {
 		fmt.Fprintf(&b, "  %s:\n    level: %s\n", ch.Name, ch.Level)
 		fmt.Fprintf(&b, "    %s: %s\n", ch.Kind, c.Redact(ch.Source))
@@ -85,4 +107,13 @@ func render(c *config.Config) string {
 		fmt.Fprintf(&b, "    success-threshold: %d\n    failure-threshold: %d\n", ch.SuccessThreshold, ch.FailureThreshold)
 	}
 	return b.String()
+}
+
+// quotedList writes words as the items of a YAML flow list.
+func quotedList(words []string) string {
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		quoted[i] = strconv.Quote(w)
+	}
+	return strings.Join(quoted, ", ")
 }

@@ -13,12 +13,14 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/goccy/go-yaml/parser"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
 
 	"github.com/vitals-dev/vitals/health"
@@ -39,6 +41,11 @@ type Config struct {
 	Details bool
 	// Checks, in the order of the file.
 	Checks []Check
+	// Service is the workload vitals runs and supervises; nil: none.
+	Service *Service
+	// Drain is how long readiness fails before the workload is stopped, on
+	// SIGTERM or SIGINT. Default 0.
+	Drain time.Duration
 	// secrets are the values Redact hides.
 	secrets []string
 }
@@ -147,6 +154,10 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, 
 		"checks": func(_ *decoder, n ast.Node, _ string) {
 			checks = n
 		},
+		"service": func(d *decoder, n ast.Node, path string) {
+			c.Service = d.service(n, path)
+		},
+		"drain": duration(&c.Drain),
 	})
 	if checks == nil {
 		if _, ok := yamlnode.Unwrap(body).(*ast.MappingNode); ok {
@@ -218,4 +229,88 @@ func syntaxError(name string, err error) Error {
 		return Error{File: name, Line: p.Line, Column: p.Column, Msg: "YAML: " + se.Message}
 	}
 	return Error{File: name, Msg: "YAML: " + err.Error()}
+}
+
+// Service is the service: block, the workload vitals runs.
+type Service struct {
+	// Command is the command and its arguments, with no shell; empty when
+	// the command line gives it (after --).
+	Command []string
+	Env     map[string]string
+	Dir     string
+	// Restart is never (default), on-failure or always.
+	Restart                    string
+	BackoffInitial, BackoffMax time.Duration
+	StopSignal                 syscall.Signal
+	StopTimeout                time.Duration
+}
+
+// service reads the service: block, with its defaults filled in.
+func (d *decoder) service(n ast.Node, path string) *Service {
+	s := &Service{Restart: supervise.Never, BackoffInitial: supervise.DefaultBackoffInitial,
+		BackoffMax: supervise.DefaultBackoffMax, StopSignal: syscall.SIGTERM, StopTimeout: supervise.DefaultStopTimeout}
+	var backoff ast.Node
+	d.fields(n, path, map[string]field{
+		"command": func(d *decoder, n ast.Node, path string) {
+			strs(&s.Command)(d, n, path)
+			if len(s.Command) == 0 || s.Command[0] == "" {
+				d.errorf(n, path, "no command: give the command and its arguments as a list")
+			}
+		},
+		"env": func(d *decoder, n ast.Node, path string) {
+			m, ok := yamlnode.Unwrap(n).(*ast.MappingNode)
+			if !ok {
+				d.errorf(n, path, "want a mapping of variable names to values, got %s", yamlnode.Describe(n))
+				return
+			}
+			s.Env = map[string]string{}
+			for _, kv := range m.Values {
+				key := yamlnode.KeyName(kv.Key)
+				if !validVar(key) {
+					d.errorf(kv.Key, join(path, key), "%q is not a variable name", key)
+					continue
+				}
+				if v, ok := d.scalar(kv.Value, join(path, key)); ok {
+					s.Env[key] = v
+				}
+			}
+		},
+		"dir": str(&s.Dir),
+		"restart": func(d *decoder, n ast.Node, path string) {
+			if v, ok := d.scalar(n, path); ok {
+				switch v {
+				case supervise.Never, supervise.OnFailure, supervise.Always:
+					s.Restart = v
+				default:
+					d.errorf(n, path, "want never, on-failure or always, got %q", v)
+				}
+			}
+		},
+		"backoff": func(d *decoder, n ast.Node, path string) {
+			backoff = n
+			d.fields(n, path, map[string]field{
+				"initial": duration(&s.BackoffInitial),
+				"max":     duration(&s.BackoffMax),
+			})
+		},
+		"stop-signal": func(d *decoder, n ast.Node, path string) {
+			if v, ok := d.scalar(n, path); ok {
+				if sig, ok := supervise.ParseSignal(v); ok {
+					s.StopSignal = sig
+				} else {
+					d.errorf(n, path, "%q is not a signal name such as SIGTERM, SIGINT or SIGQUIT", v)
+				}
+			}
+		},
+		"stop-timeout": duration(&s.StopTimeout),
+	})
+	if backoff != nil {
+		switch {
+		case s.BackoffInitial == 0:
+			d.errorf(backoff, join(path, "backoff.initial"), "0s: give a delay of more than 0")
+		case s.BackoffInitial > s.BackoffMax:
+			d.errorf(backoff, join(path, "backoff"), "initial %v is longer than max %v", s.BackoffInitial, s.BackoffMax)
+		}
+	}
+	return s
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -42,7 +43,9 @@ func parse(t *testing.T, data string) (*Config, error) {
 // The fields of a Check wanted: list of every field in the check's wanted.
 const wantFields = "amqp, dns, exec, failure-threshold, file, heartbeat, http, initial-delay, level, nats, period, postgres, redis, success-threshold, tcp, timeout, tls"
 
-const topFields = "api, api-token-file, checks, details, listen"
+const topFields = "api, api-token-file, checks, details, drain, listen, service"
+
+const serviceFields = "backoff, command, dir, env, restart, stop-signal, stop-timeout"
 
 const httpFields = "body, ca-file, cert, headers, insecure, key, method, not-body, server-name, status, url"
 
@@ -689,6 +692,83 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"    tcp: {address: \"${HOST}:${PORT}\"}",
 		), nil},
 
+		// The service and drain.
+		{"service: unknown field", y(
+			"service:",
+			"  command: [app]",
+			"  restrat: always",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:3:3: service.restrat: unknown field "restrat" (want ` + serviceFields + `)`,
+		}},
+		{"service: bad restart, signal, negative durations", y(
+			"drain: -5s",
+			"service:",
+			"  command: [app, --peers, \"1\"]",
+			"  restart: sometimes",
+			"  stop-signal: SIGFOO",
+			"  stop-timeout: -1s",
+			"  backoff: {initial: 10, max: 30s, step: 2}",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:1:8: drain: -5s is negative`,
+			`vitals.yaml:4:12: service.restart: want never, on-failure or always, got "sometimes"`,
+			`vitals.yaml:5:16: service.stop-signal: "SIGFOO" is not a signal name such as SIGTERM, SIGINT or SIGQUIT`,
+			`vitals.yaml:6:17: service.stop-timeout: -1s is negative`,
+			`vitals.yaml:7:22: service.backoff.initial: "10" has no unit: write 10s (or ms, m, h)`,
+			`vitals.yaml:7:36: service.backoff.step: unknown field "step" (want initial, max)`,
+		}},
+		{"service: empty command, env not a mapping, bad variable name", y(
+			"service:",
+			"  command: []",
+			"  env: [A=1]",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:2:12: service.command: no command: give the command and its arguments as a list`,
+			`vitals.yaml:3:8: service.env: want a mapping of variable names to values, got a list`,
+		}},
+		{"service: env name, backoff initial above max", y(
+			"service:",
+			"  env: {1A: x, PEERS: \"1\"}",
+			"  backoff: {initial: 1m, max: 30s}",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:2:9: service.env.1A: "1A" is not a variable name`,
+			`vitals.yaml:3:12: service.backoff: initial 1m0s is longer than max 30s`,
+		}},
+		{"service: backoff initial 0", y(
+			"service:",
+			"  backoff: {initial: 0s}",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:2:12: service.backoff.initial: 0s: give a delay of more than 0`,
+		}},
+		{"service: not a mapping", y(
+			"service: app",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:1:10: service: want a mapping of ` + serviceFields + `, got "app"`,
+		}},
+		{"service: the issue's block (good)", y(
+			"service:",
+			"  command: [wg-entrypoint, --peers, \"1\"]",
+			"  env: {PEERS: \"1\"}",
+			"  dir: /app",
+			"  restart: never",
+			"  backoff: {initial: 500ms, max: 30s}",
+			"  stop-signal: SIGTERM",
+			"  stop-timeout: 10s",
+			"drain: 5s",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), nil},
+
 		// Types and YAML features.
 		{`details: "yes" is not a bool`, y(
 			`details: "yes"`,
@@ -901,6 +981,37 @@ func TestTheIssuesExample(t *testing.T) {
 	)
 	if got, want := c.Checks[1].Source, `{url: "http://localhost:8080/", status: "200-399"}`; got != want {
 		t.Errorf("ui's Source is %q, want %q", got, want)
+	}
+}
+
+func TestService(t *testing.T) {
+	c := mustParse(t, y(
+		"drain: 5s",
+		"service:",
+		"  command: [wg-entrypoint, --peers, \"1\"]",
+		"  env: {PEERS: \"${PORT}\"}",
+		"  dir: /app",
+		"  restart: on-failure",
+		"  backoff: {initial: 100ms}",
+		"  stop-signal: QUIT",
+		"  stop-timeout: 3s",
+		"checks:",
+		"  a: {heartbeat: {ttl: 1s}}",
+	))
+	want := &Service{Command: []string{"wg-entrypoint", "--peers", "1"}, Env: map[string]string{"PEERS": "8080"}, Dir: "/app",
+		Restart: "on-failure", BackoffInitial: 100 * time.Millisecond, BackoffMax: 30 * time.Second,
+		StopSignal: syscall.SIGQUIT, StopTimeout: 3 * time.Second}
+	if !reflect.DeepEqual(c.Service, want) || c.Drain != 5*time.Second {
+		t.Errorf("service %+v, drain %v;\nwant %+v, drain 5s", c.Service, c.Drain, want)
+	}
+	c = mustParse(t, y("service: {}", "checks:", "  a: {heartbeat: {ttl: 1s}}"))
+	want = &Service{Restart: "never", BackoffInitial: 500 * time.Millisecond, BackoffMax: 30 * time.Second,
+		StopSignal: syscall.SIGTERM, StopTimeout: 10 * time.Second}
+	if !reflect.DeepEqual(c.Service, want) || c.Drain != 0 {
+		t.Errorf("defaults: service %+v, drain %v;\nwant %+v, drain 0s", c.Service, c.Drain, want)
+	}
+	if c = mustParse(t, y("checks:", "  a: {heartbeat: {ttl: 1s}}")); c.Service != nil {
+		t.Errorf("no service: block, service %+v", c.Service)
 	}
 }
 

@@ -1,0 +1,275 @@
+package supervise
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vitals-dev/vitals/health"
+)
+
+// helperEnv makes this test binary, started as the workload, act as the
+// workload its arguments name instead of running tests (see init).
+const helperEnv = "VITALS_SUPERVISE_HELPER"
+
+func init() {
+	if os.Getenv(helperEnv) == "" {
+		return
+	}
+	os.Exit(helper(os.Args[1:]))
+}
+
+// helper is the workload: args[0] says what it does, args[1] is a file it
+// writes its pid to once it is ready for signals.
+func helper(args []string) int {
+	ready := func() { os.WriteFile(args[1], []byte(strconv.Itoa(os.Getpid())), 0o600) }
+	switch args[0] {
+	case "exit":
+		code, _ := strconv.Atoi(args[2])
+		return code
+	case "kill-self":
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	case "sleep":
+		ready()
+		time.Sleep(time.Hour)
+	case "ignore-term":
+		signal.Ignore(syscall.SIGTERM)
+		ready()
+		time.Sleep(time.Hour)
+	case "hup":
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGHUP)
+		ready()
+		<-ch
+		return 42
+	case "fork":
+		// A grandchild that outlives the workload, in the workload's group.
+		pid, err := syscall.ForkExec(os.Args[0], []string{os.Args[0], "sleep", args[1]},
+			&syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
+		if err != nil {
+			return 99
+		}
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if b, _ := os.ReadFile(args[1]); string(b) == strconv.Itoa(pid) {
+				return 0
+			}
+		}
+		return 98
+	}
+	return 100
+}
+
+type events struct {
+	mu  sync.Mutex
+	all []health.Event
+}
+
+func (e *events) emit(ev health.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ev.Time = time.Now()
+	e.all = append(e.all, ev)
+}
+
+func (e *events) list() []health.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]health.Event(nil), e.all...)
+}
+
+// workload starts this test binary as the workload doing what.
+func workload(t *testing.T, spec Spec, what ...string) (*Supervisor, *events, string) {
+	t.Helper()
+	t.Setenv(helperEnv, "1")
+	ready := filepath.Join(t.TempDir(), "ready")
+	spec.Command = append([]string{os.Args[0], what[0], ready}, what[1:]...)
+	ev := &events{}
+	reaper := NewReaper(false)
+	t.Cleanup(reaper.Close)
+	sv, err := Start(spec, ev.emit, slog.New(slog.NewTextHandler(io.Discard, nil)), reaper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sv.Stop(); <-sv.Done() })
+	return sv, ev, ready
+}
+
+// done waits for the supervisor to end; the wait is a guard only.
+func done(t *testing.T, sv *Supervisor) {
+	t.Helper()
+	select {
+	case <-sv.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the supervisor did not end within 20s")
+	}
+}
+
+// waitReady returns the workload's pid once it is ready for signals.
+func waitReady(t *testing.T, ready string) int {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(ready); err == nil && len(b) > 0 {
+			pid, _ := strconv.Atoi(string(b))
+			return pid
+		}
+	}
+	t.Fatal("the workload was not ready within 20s")
+	return 0
+}
+
+func TestTheExitCodeIsTheWorkloadsOr128PlusItsSignal(t *testing.T) {
+	sv, ev, _ := workload(t, Spec{}, "exit", "3")
+	done(t, sv)
+	got := ev.list()
+	if sv.ExitCode() != 3 || len(got) != 2 || got[0].Type != health.EventServiceStarted || got[1].Type != health.EventServiceExited ||
+		got[1].ExitCode == nil || *got[1].ExitCode != 3 || got[1].Reason != "exited" || got[0].PID == 0 || got[1].PID != got[0].PID {
+		t.Fatalf("code %d, events %+v", sv.ExitCode(), got)
+	}
+	if got[0].Service != filepath.Base(os.Args[0]) {
+		t.Errorf("service %q, want the command's base name", got[0].Service)
+	}
+	sv, ev, _ = workload(t, Spec{}, "kill-self")
+	done(t, sv)
+	got = ev.list()
+	if sv.ExitCode() != 137 || len(got) != 2 || got[1].Signal != "SIGKILL" || got[1].ExitCode != nil {
+		t.Fatalf("code %d, events %+v; want 137 and SIGKILL", sv.ExitCode(), got)
+	}
+}
+
+func TestStopSendsTheStopSignalThenSIGKILL(t *testing.T) {
+	sv, ev, ready := workload(t, Spec{StopTimeout: 10 * time.Second}, "sleep")
+	waitReady(t, ready)
+	sv.Stop()
+	done(t, sv)
+	got := ev.list()
+	if sv.ExitCode() != 128+int(syscall.SIGTERM) || got[len(got)-1].Reason != "stopping" || got[len(got)-1].Signal != "SIGTERM" {
+		t.Fatalf("code %d, events %+v; want 143 by SIGTERM, stopping", sv.ExitCode(), got)
+	}
+
+	const stopTimeout = 300 * time.Millisecond
+	sv, ev, ready = workload(t, Spec{StopTimeout: stopTimeout}, "ignore-term")
+	waitReady(t, ready)
+	began := time.Now()
+	sv.Stop()
+	done(t, sv)
+	got = ev.list()
+	if took := time.Since(began); sv.ExitCode() != 137 || took < stopTimeout || got[len(got)-1].Signal != "SIGKILL" {
+		t.Fatalf("code %d after %v, events %+v; want 137 by SIGKILL after %v", sv.ExitCode(), took, got, stopTimeout)
+	}
+}
+
+func TestOnFailureRestartsWithGrowingBackoff(t *testing.T) {
+	const initial = 100 * time.Millisecond
+	sv, ev, _ := workload(t, Spec{Restart: OnFailure, BackoffInitial: initial, BackoffMax: 400 * time.Millisecond}, "exit", "1")
+	var starts []health.Event
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		starts = starts[:0]
+		for _, e := range ev.list() {
+			if e.Type == health.EventServiceStarted {
+				starts = append(starts, e)
+			}
+		}
+		if len(starts) >= 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("events %+v: not 5 starts within 20s", ev.list())
+		}
+	}
+	sv.Stop()
+	done(t, sv)
+	// Delays of 100ms, 200ms, 400ms, 400ms, each give or take 10%.
+	for i, want := range []time.Duration{initial, 2 * initial, 4 * initial, 4 * initial} {
+		if starts[i+1].Restarts != i+1 {
+			t.Errorf("start %d: restarts %d", i+1, starts[i+1].Restarts)
+		}
+		if gap := starts[i+1].Time.Sub(starts[i].Time); gap < want*9/10 {
+			t.Errorf("restart %d came %v after the start before, want at least %v", i+1, gap, want*9/10)
+		}
+	}
+	for _, e := range ev.list() {
+		if e.Type == health.EventServiceExited && e.Reason == "exited" && (e.ExitCode == nil || *e.ExitCode != 1) {
+			t.Errorf("exit event %+v", e)
+		}
+	}
+	if code := sv.ExitCode(); code != 1 && code != 128+int(syscall.SIGTERM) {
+		t.Errorf("code %d, want the last exit's: 1, or 143 when stopped while running", code)
+	}
+}
+
+func TestNeverAndAlwaysAndOnFailureAfterSuccess(t *testing.T) {
+	sv, ev, _ := workload(t, Spec{Restart: OnFailure}, "exit", "0")
+	done(t, sv)
+	if n := len(ev.list()); n != 2 || sv.ExitCode() != 0 {
+		t.Fatalf("on-failure after exit 0: %d events, code %d; want no restart", n, sv.ExitCode())
+	}
+	sv, ev, _ = workload(t, Spec{Restart: Always, BackoffInitial: time.Millisecond, BackoffMax: time.Millisecond}, "exit", "0")
+	for deadline := time.Now().Add(20 * time.Second); len(ev.list()) < 6; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("always: events %+v, want restarts", ev.list())
+		}
+	}
+}
+
+func TestSignalReachesTheWorkload(t *testing.T) {
+	sv, _, ready := workload(t, Spec{}, "hup")
+	waitReady(t, ready)
+	sv.Signal(syscall.SIGHUP)
+	done(t, sv)
+	if sv.ExitCode() != 42 {
+		t.Fatalf("code %d, want 42 from the workload's SIGHUP handler", sv.ExitCode())
+	}
+}
+
+func TestTheWorkloadsGroupGoesWithIt(t *testing.T) {
+	sv, _, ready := workload(t, Spec{}, "fork")
+	done(t, sv)
+	grandchild := waitReady(t, ready)
+	if sv.ExitCode() != 0 {
+		t.Fatalf("code %d", sv.ExitCode())
+	}
+	// Not this process's child, so gone once killed (reaped by init or by
+	// the test's parent), or a zombie for a moment.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", grandchild))
+		if err != nil || zombieStat(b) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the grandchild %d still runs: %s", grandchild, b)
+		}
+	}
+}
+
+func zombieStat(b []byte) bool {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == ')' {
+			return len(b) > i+2 && b[i+2] == 'Z'
+		}
+	}
+	return false
+}
+
+func TestParseSignal(t *testing.T) {
+	for name, want := range map[string]syscall.Signal{"SIGTERM": syscall.SIGTERM, "TERM": syscall.SIGTERM, "SIGQUIT": syscall.SIGQUIT, "SIGKILL": syscall.SIGKILL} {
+		if got, ok := ParseSignal(name); !ok || got != want {
+			t.Errorf("ParseSignal(%q) = %v, %v", name, got, ok)
+		}
+	}
+	for _, bad := range []string{"", "SIGFOO", "term", "15"} {
+		if _, ok := ParseSignal(bad); ok {
+			t.Errorf("ParseSignal(%q) ok", bad)
+		}
+	}
+	if SignalName(syscall.SIGTERM) != "SIGTERM" || SignalName(syscall.SIGKILL) != "SIGKILL" {
+		t.Errorf("SignalName: %q %q", SignalName(syscall.SIGTERM), SignalName(syscall.SIGKILL))
+	}
+}
