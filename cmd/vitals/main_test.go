@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
 )
 
 // vitals is the binary under test, built once, static, as users get it.
@@ -497,56 +498,7 @@ func TestRunSaysSoWhenItCannotListen(t *testing.T) {
 	vitalsRun(t, "run", "-c", path).expect(t, 1, "", "vitals run: serve the probe endpoints: listen tcp "+ln.Addr().String()+": bind: address already in use")
 }
 
-// workloadEnv makes this test binary, started by vitals run as its workload,
-// act as the workload its arguments name (see workloadHelper).
-const workloadEnv = "VITALS_WORKLOAD_HELPER"
-
-func init() {
-	if os.Getenv(workloadEnv) == "" {
-		return
-	}
-	os.Exit(workloadHelper(os.Args[1:]))
-}
-
-// workloadHelper is the workload: args[0] says what it does, args[1] is a
-// file it writes its pid to once it is ready for signals.
-func workloadHelper(args []string) int {
-	ready := func() { os.WriteFile(args[1], []byte(strconv.Itoa(os.Getpid())), 0o600) }
-	switch args[0] {
-	case "exit":
-		code, _ := strconv.Atoi(args[2])
-		return code
-	case "kill-self":
-		syscall.Kill(os.Getpid(), syscall.SIGKILL)
-	case "sleep":
-		ready()
-		time.Sleep(time.Hour)
-	case "ignore-term":
-		signal.Ignore(syscall.SIGTERM)
-		ready()
-		time.Sleep(time.Hour)
-	case "hup":
-		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, syscall.SIGHUP)
-		ready()
-		<-ch
-		return 42
-	case "nap":
-		time.Sleep(time.Second)
-		return 0
-	case "fork":
-		// A grandchild that leaves the workload's group (setsid), outlives
-		// it, then exits: vitals, its subreaper, must reap it.
-		pid, err := syscall.ForkExec(os.Args[0], []string{os.Args[0], "nap", args[1]},
-			&syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}, Sys: &syscall.SysProcAttr{Setsid: true}})
-		if err != nil {
-			return 99
-		}
-		os.WriteFile(args[1], []byte(strconv.Itoa(pid)), 0o600)
-		return 0
-	}
-	return 100
-}
+func init() { workloadtest.Main() }
 
 // supervised starts vitals run with a file of extra (and a passing check),
 // its workload this test binary doing what; it returns the running vitals,
@@ -561,7 +513,7 @@ func supervised(t *testing.T, extra string, what ...string) (*exec.Cmd, *bytes.B
 	ready := filepath.Join(dir, "ready")
 	args := append([]string{"run", "-c", path, "--", os.Args[0], what[0], ready}, what[1:]...)
 	cmd := exec.Command(vitals, args...)
-	cmd.Env = append(os.Environ(), workloadEnv+"=1")
+	cmd.Env = append(os.Environ(), workloadtest.Env+"=1")
 	logs := &bytes.Buffer{}
 	cmd.Stderr = &lockedWriter{w: logs}
 	// A workload left behind by a failed test holds the output open.
@@ -686,7 +638,7 @@ func TestRunForwardsSIGHUPToTheWorkload(t *testing.T) {
 // The workload starts a grandchild and exits; the grandchild exits later, an
 // orphan handed to vitals (its subreaper), which must reap it.
 func TestRunReapsWhatTheWorkloadLeaves(t *testing.T) {
-	cmd, logs, _, ready := supervised(t, "service: {restart: always, backoff: {initial: 1m, max: 1m}}", "fork")
+	cmd, logs, _, ready := supervised(t, "service: {restart: always, backoff: {initial: 1m, max: 1m}}", "fork-away")
 	grandchild := pidIn(t, ready)
 	// parent is the grandchild's parent, 0 once it is gone (reaped).
 	parent := func() int {
@@ -736,7 +688,7 @@ checks:
 `, addr, filepath.Join(dir, "vitals.sock"), truePath))
 	ready := filepath.Join(dir, "ready")
 	cmd := exec.Command(vitals, "run", "-c", path, "--", os.Args[0], "sleep", ready)
-	cmd.Env = append(os.Environ(), workloadEnv+"=1")
+	cmd.Env = append(os.Environ(), workloadtest.Env+"=1")
 	logs := &bytes.Buffer{}
 	cmd.Stderr = &lockedWriter{w: logs}
 	// A workload left behind by a failed test holds the output open.

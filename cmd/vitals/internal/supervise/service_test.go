@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -14,58 +13,11 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/health"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
 )
 
-// helperEnv makes this test binary, started as the workload, act as the
-// workload its arguments name instead of running tests (see init).
-const helperEnv = "VITALS_SUPERVISE_HELPER"
-
-func init() {
-	if os.Getenv(helperEnv) == "" {
-		return
-	}
-	os.Exit(helper(os.Args[1:]))
-}
-
-// helper is the workload: args[0] says what it does, args[1] is a file it
-// writes its pid to once it is ready for signals.
-func helper(args []string) int {
-	ready := func() { os.WriteFile(args[1], []byte(strconv.Itoa(os.Getpid())), 0o600) }
-	switch args[0] {
-	case "exit":
-		code, _ := strconv.Atoi(args[2])
-		return code
-	case "kill-self":
-		syscall.Kill(os.Getpid(), syscall.SIGKILL)
-	case "sleep":
-		ready()
-		time.Sleep(time.Hour)
-	case "ignore-term":
-		signal.Ignore(syscall.SIGTERM)
-		ready()
-		time.Sleep(time.Hour)
-	case "hup":
-		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, syscall.SIGHUP)
-		ready()
-		<-ch
-		return 42
-	case "fork":
-		// A grandchild that outlives the workload, in the workload's group.
-		pid, err := syscall.ForkExec(os.Args[0], []string{os.Args[0], "sleep", args[1]},
-			&syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
-		if err != nil {
-			return 99
-		}
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if b, _ := os.ReadFile(args[1]); string(b) == strconv.Itoa(pid) {
-				return 0
-			}
-		}
-		return 98
-	}
-	return 100
-}
+func init() { workloadtest.Main() }
 
 type events struct {
 	mu  sync.Mutex
@@ -88,7 +40,7 @@ func (e *events) list() []health.Event {
 // workload starts this test binary as the workload doing what.
 func workload(t *testing.T, spec Spec, what ...string) (*Supervisor, *events, string) {
 	t.Helper()
-	t.Setenv(helperEnv, "1")
+	t.Setenv(workloadtest.Env, "1")
 	ready := filepath.Join(t.TempDir(), "ready")
 	spec.Command = append([]string{os.Args[0], what[0], ready}, what[1:]...)
 	ev := &events{}
@@ -230,7 +182,7 @@ func TestSignalReachesTheWorkload(t *testing.T) {
 }
 
 func TestTheWorkloadsGroupGoesWithIt(t *testing.T) {
-	sv, _, ready := workload(t, Spec{}, "fork")
+	sv, _, ready := workload(t, Spec{}, "fork-in-group")
 	done(t, sv)
 	grandchild := waitReady(t, ready)
 	if sv.ExitCode() != 0 {

@@ -1,0 +1,87 @@
+// Package workloadtest turns a test binary into the workload its tests
+// supervise, so that the tests of supervision need no program but themselves:
+//
+//	func init() { workloadtest.Main() }
+//
+// and start os.Args[0] with Env set and the arguments Run describes.
+package workloadtest
+
+import (
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Env, set to anything, makes a test binary act as a workload.
+const Env = "VITALS_WORKLOAD_HELPER"
+
+// Main runs the workload and exits when Env is set, and returns otherwise.
+func Main() {
+	if os.Getenv(Env) != "" {
+		os.Exit(Run(os.Args[1:]))
+	}
+}
+
+// Run is the workload: args[0] says what it does, args[1] is a file it
+// writes its pid to once it is ready for signals.
+//
+//	exit FILE CODE   exits with CODE
+//	kill-self FILE   dies by SIGKILL
+//	sleep FILE       sleeps
+//	ignore-term FILE sleeps through SIGTERM
+//	hup FILE         exits 42 on SIGHUP
+//	nap FILE         sleeps a second and exits 0
+//	fork-in-group FILE  starts a sleeping child in its group, writes its pid, exits 0
+//	fork-away FILE   starts a napping child in a session of its own, writes its pid, exits 0
+func Run(args []string) int {
+	ready := func() { os.WriteFile(args[1], []byte(strconv.Itoa(os.Getpid())), 0o600) }
+	switch args[0] {
+	case "exit":
+		code, _ := strconv.Atoi(args[2])
+		return code
+	case "kill-self":
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	case "sleep":
+		ready()
+		time.Sleep(time.Hour)
+	case "ignore-term":
+		signal.Ignore(syscall.SIGTERM)
+		ready()
+		time.Sleep(time.Hour)
+	case "hup":
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGHUP)
+		ready()
+		<-ch
+		return 42
+	case "nap":
+		time.Sleep(time.Second)
+		return 0
+	case "fork-in-group":
+		// A grandchild that outlives the workload, in the workload's group.
+		pid, err := syscall.ForkExec(os.Args[0], []string{os.Args[0], "sleep", args[1]},
+			&syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
+		if err != nil {
+			return 99
+		}
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if b, _ := os.ReadFile(args[1]); string(b) == strconv.Itoa(pid) {
+				return 0
+			}
+		}
+		return 98
+	case "fork-away":
+		// A grandchild that leaves the workload's group (setsid), outlives
+		// it, then exits: vitals, its subreaper, must reap it.
+		pid, err := syscall.ForkExec(os.Args[0], []string{os.Args[0], "nap", args[1]},
+			&syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}, Sys: &syscall.SysProcAttr{Setsid: true}})
+		if err != nil {
+			return 99
+		}
+		os.WriteFile(args[1], []byte(strconv.Itoa(pid)), 0o600)
+		return 0
+	}
+	return 100
+}
