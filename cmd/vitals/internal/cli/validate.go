@@ -100,6 +100,7 @@ func render(c *config.Config) string {
 	for _, ch := range c.Checks {
 		fmt.Fprintf(&b, "  %s:\n    level: %s\n", ch.Name, ch.Level)
 		fmt.Fprintf(&b, "    %s: %s\n", ch.Kind, c.Redact(ch.Source))
+		fmt.Fprintf(&b, "    on-failure: %s\n", ch.OnFailure)
 		if ch.Heartbeat != 0 {
 			continue // its ttl is all its timing
 		}

@@ -110,7 +110,7 @@ func (d *decoder) checks(n ast.Node) []Check {
 // check reads one check: its level and timing, and exactly one kind. at has
 // the nodes of its timing fields, for errors found later.
 func (d *decoder) check(name string, n ast.Node, path string) (c Check, at map[string]ast.Node, ok bool) {
-	c = Check{Check: health.Check{Name: name, Level: health.Ready}}
+	c = Check{Check: health.Check{Name: name, Level: health.Ready}, OnFailure: OnFailureIgnore}
 	at = map[string]ast.Node{}
 	before := len(d.errors)
 	var level string
@@ -132,6 +132,16 @@ func (d *decoder) check(name string, n ast.Node, path string) (c Check, at map[s
 		"initial-delay":     noted("initial-delay", duration(&c.InitialDelay)),
 		"success-threshold": noted("success-threshold", count(&c.SuccessThreshold)),
 		"failure-threshold": noted("failure-threshold", count(&c.FailureThreshold)),
+		"on-failure": func(d *decoder, n ast.Node, path string) {
+			if v, ok := d.scalar(n, path); ok {
+				switch v {
+				case OnFailureIgnore, OnFailureRestart, OnFailureExit:
+					c.OnFailure = v
+				default:
+					d.errorf(n, path, "want restart, exit or ignore, got %q", v)
+				}
+			}
+		},
 	}
 	for k := range kinds {
 		fields[k] = d.kindField(k, &kindName, &kindNode)

@@ -81,7 +81,17 @@ type Check struct {
 	// Source is the kind's block as the file writes it, on one line, with
 	// ${VAR} unexpanded: what --print shows without printing a secret.
 	Source string
+	// OnFailure is what the agent does when the check becomes fail:
+	// OnFailureIgnore (default), OnFailureRestart or OnFailureExit.
+	OnFailure string
 }
+
+// What a check's on-failure may say.
+const (
+	OnFailureIgnore  = "ignore"  // events and hooks only
+	OnFailureRestart = "restart" // restart the workload; its checks start over
+	OnFailureExit    = "exit"    // stop the workload and exit 1, for the kubelet to restart the container
+)
 
 // Error is one thing wrong with a file, where it is.
 type Error struct {

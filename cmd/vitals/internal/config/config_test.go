@@ -41,7 +41,7 @@ func parse(t *testing.T, data string) (*Config, error) {
 }
 
 // The fields of a Check wanted: list of every field in the check's wanted.
-const wantFields = "amqp, dns, exec, failure-threshold, file, heartbeat, http, initial-delay, level, nats, period, postgres, redis, success-threshold, tcp, timeout, tls"
+const wantFields = "amqp, dns, exec, failure-threshold, file, heartbeat, http, initial-delay, level, nats, on-failure, period, postgres, redis, success-threshold, tcp, timeout, tls"
 
 const topFields = "api, api-token-file, checks, details, drain, listen, service"
 
@@ -701,6 +701,14 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"  a: {heartbeat: {ttl: 1s}}",
 		), []string{
 			`vitals.yaml:3:3: service.restrat: unknown field "restrat" (want ` + serviceFields + `)`,
+		}},
+		{"a check's on-failure is restart, exit or ignore", y(
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}, on-failure: reboot}",
+			"  b: {heartbeat: {ttl: 1s}, on-failure: [restart]}",
+		), []string{
+			`vitals.yaml:2:41: checks.a.on-failure: want restart, exit or ignore, got "reboot"`,
+			`vitals.yaml:3:41: checks.b.on-failure: want a single value, got a list`,
 		}},
 		{"service: bad restart, signal, negative durations", y(
 			"drain: -5s",
