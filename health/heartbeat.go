@@ -56,6 +56,13 @@ func (h *Heartbeat) Beat() {
 
 func (h *Heartbeat) activate(now time.Time) { h.start = now }
 
+// reset forgets the last beat: after a Reset (the workload restarted), the
+// check waits for a beat of the new instance, for at most ttl once it counts.
+func (h *Heartbeat) reset() {
+	h.last.Store(never)
+	h.failing.Store(true)
+}
+
 func (h *Heartbeat) wake() <-chan struct{} { return h.woken }
 
 func (h *Heartbeat) evaluate(now time.Time) (Result, bool) {

@@ -225,6 +225,9 @@ type entry struct {
 	cancel  context.CancelFunc
 	removed bool
 	stopped bool // by StopCheck: not run, not counted in the levels
+	// gen counts the times Reset started the check over: a run begun before
+	// the latest Reset is not recorded.
+	gen uint64
 
 	view atomic.Pointer[checkView] // what the probe endpoints read
 }
@@ -361,6 +364,54 @@ func (m *Monitor) StartCheck(name string) error {
 	return nil
 }
 
+// Reset starts every check over, as the kubelet's probe workers do when the
+// container restarts: each check is pending again with no consecutive results
+// (its history and run count are kept), startup has to pass again before live
+// and ready checks run, initial delays count from now, and heartbeats wait
+// for a new first beat. A run under way when Reset is called is not
+// recorded. It emits a checks-reset event whose output is reason, then the
+// level events of the change (startup and readiness fail until startup passes
+// again). A stopped check stays stopped, and starts over when started. Reset
+// does nothing once the Monitor has stopped.
+//
+// The agent calls it when it restarts the workload: the checks judge the new
+// instance, not what the old one did.
+func (m *Monitor) Reset(reason string) {
+	m.mu.Lock()
+	defer m.unlockAndLog()
+	if m.levels.stopped {
+		return
+	}
+	m.levels.counts = [Ready + 1][Fail + 1]int{}
+	if m.levels.latched {
+		m.levels.latched = false
+		m.startupGate = make(chan struct{})
+		m.startupPassed = time.Time{}
+	}
+	now := m.clock.Now()
+	for _, e := range m.entries {
+		if e.cancel != nil {
+			e.cancel()
+		}
+		e.gen++
+		e.state = checkState{runs: e.state.runs}
+		if e.timed != nil {
+			e.timed.reset()
+		}
+		e.publishView()
+		if e.stopped {
+			continue
+		}
+		m.levels.counts[e.check.Level][Pending]++
+		if m.levels.started {
+			m.startWorkerLocked(e, now)
+		}
+	}
+	m.logLocked(slog.LevelInfo, "checks start over", "reason", reason)
+	m.emitLocked(Event{Time: now, Type: EventChecksReset, Output: reason})
+	m.changedLocked("the checks started over: " + reason)
+}
+
 // RunNow runs a check once, now, and returns its result, as Pebble's refresh
 // does. The result counts toward the check's thresholds like any run, unless
 // the check does not run at the moment: it is stopped, it waits for startup,
@@ -369,6 +420,10 @@ func (m *Monitor) StartCheck(name string) error {
 func (m *Monitor) RunNow(ctx context.Context, name string) (Result, error) {
 	m.mu.Lock()
 	e, ok := m.byName[name]
+	var gen uint64
+	if ok {
+		gen = e.gen
+	}
 	m.mu.Unlock()
 	if !ok {
 		return Result{}, fmt.Errorf("run check %q: %w", name, ErrNoSuchCheck)
@@ -393,7 +448,7 @@ func (m *Monitor) RunNow(ctx context.Context, name string) (Result, error) {
 		e.check.Level != Startup && m.levels.latched)
 	m.mu.Unlock()
 	if counts {
-		m.record(e, r)
+		m.record(e, r, gen)
 	}
 	r.Output = m.output(r.Output)
 	return r, nil
@@ -469,24 +524,27 @@ func (m *Monitor) startWorkerLocked(e *entry, added time.Time) {
 	}
 	ctx, cancel := context.WithCancel(m.ctx)
 	e.cancel = cancel
+	w := worker{gen: e.gen, startup: m.startupGate}
 	m.workers.Add(1)
 	go func() {
 		defer m.workers.Done()
 		defer cancel()
 		if e.timed != nil {
-			m.runTimed(ctx, e)
+			m.runTimed(ctx, e, w)
 		} else {
-			m.runChecker(ctx, e, added)
+			m.runChecker(ctx, e, added, w)
 		}
 	}()
 }
 
-// record applies one result to a check's state and returns its new status.
-func (m *Monitor) record(e *entry, r Result) Status {
+// record applies one result of a run begun in generation gen to a check's
+// state and returns its new status. A run begun before the check was removed
+// or started over (Reset) is not recorded.
+func (m *Monitor) record(e *entry, r Result, gen uint64) Status {
 	r.Output = m.output(r.Output)
 	m.mu.Lock()
 	defer m.unlockAndLog()
-	if e.removed {
+	if e.removed || e.gen != gen {
 		return e.state.status
 	}
 	// Events are stamped when recorded, not when the run began, so that their

@@ -11,19 +11,26 @@ import (
 	"time"
 )
 
+// worker is what a check's worker goroutine is given when it starts, under
+// the Monitor's mutex.
+type worker struct {
+	gen     uint64        // the check's generation: its results count while it is current
+	startup chan struct{} // closed when startup latches
+}
+
 // runChecker is the whole life of one check, in one loop (the kubelet's worker
 // is the model): wait for the initial delay, wait for startup to pass, run,
 // record, and again every period, until ctx ends or the check stops. added is
-// when the check began to count: Start, or Add after Start.
-func (m *Monitor) runChecker(ctx context.Context, e *entry, added time.Time) {
+// when the check began to count: Start, Add after Start, or Reset.
+func (m *Monitor) runChecker(ctx context.Context, e *entry, added time.Time, w worker) {
 	c := e.check
 	due := added.Add(c.InitialDelay)
 	for {
 		if !m.sleepUntil(ctx, due, nil) {
 			return
 		}
-		if c.Level != Startup && !fired(m.startupGate) {
-			if !m.waitStartup(ctx) {
+		if c.Level != Startup && !fired(w.startup) {
+			if !waitStartup(ctx, w.startup) {
 				return
 			}
 			due = m.clock.Now() // run as soon as startup passes, then every period from then
@@ -37,7 +44,7 @@ func (m *Monitor) runChecker(ctx context.Context, e *entry, added time.Time) {
 		if !ran {
 			r = stillRunning(m.clock.Now(), c.Timeout)
 		}
-		status := m.record(e, r)
+		status := m.record(e, r, w.gen)
 		e.runMu.Unlock()
 		if stops(c.Level, status) {
 			return
@@ -53,10 +60,11 @@ func stillRunning(now time.Time, timeout time.Duration) Result {
 		"the previous run has not returned (timeout %v): its checker ignores its context", timeout)}
 }
 
-// waitStartup waits for the startup level to latch; false when ctx ends first.
-func (m *Monitor) waitStartup(ctx context.Context) bool {
+// waitStartup waits for the startup level to latch (gate to close); false
+// when ctx ends first.
+func waitStartup(ctx context.Context, gate <-chan struct{}) bool {
 	select {
-	case <-m.startupGate:
+	case <-gate:
 		return true
 	case <-ctx.Done():
 		return false
@@ -256,9 +264,13 @@ func (m *Monitor) nextDue(due time.Time, period time.Duration) time.Time {
 // so its worker sleeps until exactly then and the probe answers at that moment,
 // not up to a period later.
 type timedCheck interface {
-	// activate is called once, when the check starts to count (after startup
-	// for live and ready checks).
+	// activate is called once per worker, when the check starts to count
+	// (after startup for live and ready checks).
 	activate(now time.Time)
+	// reset forgets what the program signalled before the checks started
+	// over (Reset). It is called under the Monitor's mutex, not the entry's
+	// runMu, so it touches atomics only.
+	reset()
 	// evaluate judges the check at now; decided is false while it is pending.
 	evaluate(now time.Time) (r Result, decided bool)
 	// deadline is the next moment after now at which evaluate's answer changes
@@ -271,9 +283,9 @@ type timedCheck interface {
 // runTimed is the loop of a heartbeat or watchdog: judge it now, then again at
 // its deadline, on a wake, or every period (which refreshes the output of a
 // failing check, such as how long the oldest unit of work has run).
-func (m *Monitor) runTimed(ctx context.Context, e *entry) {
+func (m *Monitor) runTimed(ctx context.Context, e *entry, w worker) {
 	c, t := e.check, e.timed
-	if c.Level != Startup && !m.waitStartup(ctx) {
+	if c.Level != Startup && !waitStartup(ctx, w.startup) {
 		return
 	}
 	now := m.clock.Now()
@@ -295,7 +307,7 @@ func (m *Monitor) runTimed(ctx context.Context, e *entry) {
 		e.runMu.Lock()
 		if r, decided := t.evaluate(now); decided {
 			if _, tr := state.after(r, e.thresholds(), now); periodic || tr != nil {
-				state.status = m.record(e, r)
+				state.status = m.record(e, r, w.gen)
 			}
 		}
 		e.runMu.Unlock()

@@ -16,6 +16,7 @@ package healthtest
 import (
 	"container/heap"
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -125,6 +126,20 @@ func (c *Clock) Pending() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.timers)
+}
+
+// Deadlines returns when the pending timers fire, soonest first. A test
+// tells by them that the timers it waits for are the new ones, not those of
+// goroutines on their way out.
+func (c *Clock) Deadlines() []time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	at := make([]time.Time, len(c.timers))
+	for i, t := range c.timers {
+		at[i] = t.at
+	}
+	slices.SortFunc(at, time.Time.Compare)
+	return at
 }
 
 // WaitPending blocks until at least n timers wait to fire, or ctx ends. A test

@@ -95,3 +95,16 @@ func TestWaitPendingReturnsOnceEnoughTimersWait(t *testing.T) {
 		t.Fatalf("WaitPending on an ended context: %v", err)
 	}
 }
+
+func TestDeadlinesListsThePendingTimersSoonestFirst(t *testing.T) {
+	clk := healthtest.NewClock(time.Time{})
+	clk.NewTimer(3 * time.Second)
+	stopped := clk.NewTimer(2 * time.Second)
+	clk.NewTimer(time.Second)
+	stopped.Stop()
+	got := clk.Deadlines()
+	want := []time.Time{healthtest.Epoch.Add(time.Second), healthtest.Epoch.Add(3 * time.Second)}
+	if len(got) != len(want) || !got[0].Equal(want[0]) || !got[1].Equal(want[1]) {
+		t.Fatalf("Deadlines() = %v, want %v", got, want)
+	}
+}
