@@ -7,6 +7,7 @@ package supervise
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -47,7 +48,30 @@ type Spec struct {
 	BackoffMax     time.Duration
 	StopSignal     syscall.Signal // default SIGTERM
 	StopTimeout    time.Duration  // then SIGKILL to the group
+	Output         Output
+	// Reset, if set, is told when the checks should start over, with why:
+	// when the workload has exited and will start again (its endpoints are
+	// gone: readiness should fail at once), and just before it starts again
+	// (its checks judge the new instance, with fresh thresholds).
+	Reset func(reason string)
 }
+
+// Output is where the workload's standard output and error go. The
+// workload writes to pipes that vitals reads, the same pipes across
+// restarts, so that what it prints can be watched (log checks) on its way.
+type Output struct {
+	Stdout, Stderr io.Writer // default vitals's own
+	// Copy copies one stream (named "stdout" or "stderr") from the pipe to
+	// its writer until the pipe ends; default io.Copy. If it fails (vitals's
+	// own output is gone), the rest of the stream is discarded, so that the
+	// workload never blocks on a full pipe.
+	Copy func(dst io.Writer, src io.Reader, stream string) error
+}
+
+// outputGrace is how long, after the workload has stopped for good, its
+// output is still read: a process it left outside its group may hold the
+// pipes open.
+const outputGrace = 2 * time.Second
 
 // Supervisor runs one workload until it exits for good or is stopped.
 type Supervisor struct {
@@ -58,13 +82,24 @@ type Supervisor struct {
 	emit   func(health.Event)
 	logger *slog.Logger
 	reaper *Reaper
+	outW   [2]*os.File // the write ends of the output pipes, given to every run
+	copied sync.WaitGroup
+	outR   [2]*os.File
 
-	mu       sync.Mutex
-	pid      int // of the running workload; 0 between runs
-	stopping chan struct{}
-	stopOnce sync.Once
-	done     chan struct{}
-	code     int
+	mu   sync.Mutex
+	pid  int // of the running workload; 0 between runs
+	run  int // restarts so far: which run of the workload is the current one
+	req  *request
+	wake chan struct{} // a request was made
+	done chan struct{}
+	code int
+}
+
+// request is what the supervisor is asked to do to the running workload.
+type request struct {
+	stop   bool   // stop it for good; else restart it
+	reason string // what service-exited says
+	now    bool   // restart without the backoff's delay
 }
 
 // Start starts the workload and supervises it in the background. emit
@@ -86,6 +121,21 @@ func Start(spec Spec, emit func(health.Event), logger *slog.Logger, reaper *Reap
 	if spec.StopSignal == 0 {
 		spec.StopSignal = syscall.SIGTERM
 	}
+	if spec.Output.Stdout == nil {
+		spec.Output.Stdout = os.Stdout
+	}
+	if spec.Output.Stderr == nil {
+		spec.Output.Stderr = os.Stderr
+	}
+	if spec.Output.Copy == nil {
+		spec.Output.Copy = func(dst io.Writer, src io.Reader, _ string) error {
+			_, err := io.Copy(dst, src)
+			return err
+		}
+	}
+	if spec.Reset == nil {
+		spec.Reset = func(string) {}
+	}
 	path, err := exec.LookPath(spec.Command[0])
 	if err != nil {
 		return nil, err
@@ -100,19 +150,69 @@ func Start(spec Spec, emit func(health.Event), logger *slog.Logger, reaper *Reap
 		env = append(env, k+"="+spec.Env[k])
 	}
 	s := &Supervisor{spec: spec, name: filepath.Base(spec.Command[0]), path: path, env: env, emit: emit,
-		logger: logger, reaper: reaper, stopping: make(chan struct{}), done: make(chan struct{})}
-	pid, exited, err := s.start(0)
-	if err != nil {
+		logger: logger, reaper: reaper, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	if err := s.pipes(); err != nil {
 		return nil, err
 	}
-	go s.run(pid, exited)
+	pid, exited, err := s.start(0)
+	if err != nil {
+		s.closeOutput()
+		return nil, err
+	}
+	go s.supervise(pid, exited)
 	return s, nil
+}
+
+// pipes makes the output pipes and starts copying them.
+func (s *Supervisor) pipes() error {
+	for i, stream := range []string{"stdout", "stderr"} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			s.closeOutput()
+			return fmt.Errorf("a pipe for the workload's %s: %w", stream, err)
+		}
+		s.outR[i], s.outW[i] = r, w
+		dst := []io.Writer{s.spec.Output.Stdout, s.spec.Output.Stderr}[i]
+		s.copied.Add(1)
+		go func() {
+			defer s.copied.Done()
+			if err := s.spec.Output.Copy(dst, r, stream); err != nil && !errors.Is(err, os.ErrClosed) {
+				s.logger.Error("cannot pass the workload's output on: the rest is discarded", "stream", stream, "err", err)
+				io.Copy(io.Discard, r)
+			}
+		}()
+	}
+	return nil
+}
+
+// closeOutput closes the pipes' write ends and waits, for at most
+// outputGrace, for what is in them to be copied.
+func (s *Supervisor) closeOutput() {
+	for _, w := range s.outW {
+		if w != nil {
+			w.Close()
+		}
+	}
+	copied := make(chan struct{})
+	go func() { s.copied.Wait(); close(copied) }()
+	select {
+	case <-copied:
+	case <-time.After(outputGrace):
+		s.logger.Warn("a process outside the workload's group still holds its output open: no longer read", "grace", outputGrace)
+		for _, r := range s.outR {
+			if r != nil {
+				r.Close()
+			}
+		}
+		<-copied
+	}
 }
 
 // Name is what events call the workload: its command's base name.
 func (s *Supervisor) Name() string { return s.name }
 
-// Done is closed once the workload has exited for good.
+// Done is closed once the workload has exited for good, and its output has
+// been passed on.
 func (s *Supervisor) Done() <-chan struct{} { return s.done }
 
 // ExitCode is the last exit's code, 128 plus the signal's number when a
@@ -121,8 +221,43 @@ func (s *Supervisor) ExitCode() int { return s.code }
 
 // Stop stops the workload: its stop signal to its process group, then
 // SIGKILL after the stop timeout, and no more restarts. It does not wait:
-// see Done.
-func (s *Supervisor) Stop() { s.stopOnce.Do(func() { close(s.stopping) }) }
+// see Done. Its service-exited event says "stopping".
+func (s *Supervisor) Stop() { s.StopFor("stopping") }
+
+// StopFor is Stop with the reason its service-exited event gives, such as
+// "check ui failed".
+func (s *Supervisor) StopFor(reason string) {
+	s.mu.Lock()
+	if s.req == nil || !s.req.stop {
+		s.req = &request{stop: true, reason: reason}
+	}
+	s.mu.Unlock()
+	notify(s.wake)
+}
+
+// Current is the run of the workload that runs now (the number of restarts
+// before it), and whether one runs: not between an exit and a restart.
+func (s *Supervisor) Current() (run int, running bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.run, s.pid > 0
+}
+
+// Restart stops run of the workload as Stop does, then starts it again:
+// after the backoff's delay, or at once when now is set (a restart by hand).
+// It reports false, doing nothing, when that run is not the one running (it
+// has exited, or has been restarted already), or when a stop or restart is
+// under way. reason is what its service-exited event says.
+func (s *Supervisor) Restart(reason string, run int, now bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pid == 0 || s.run != run || s.req != nil {
+		return false
+	}
+	s.req = &request{reason: reason, now: now}
+	notify(s.wake)
+	return true
+}
 
 // Signal sends sig to the running workload, if one runs.
 func (s *Supervisor) Signal(sig syscall.Signal) {
@@ -139,34 +274,42 @@ func (s *Supervisor) start(restarts int) (int, <-chan syscall.WaitStatus, error)
 	pid, err := syscall.ForkExec(s.path, s.spec.Command, &syscall.ProcAttr{
 		Dir:   s.spec.Dir,
 		Env:   s.env,
-		Files: []uintptr{os.Stdin.Fd(), os.Stdout.Fd(), os.Stderr.Fd()},
+		Files: []uintptr{os.Stdin.Fd(), s.outW[0].Fd(), s.outW[1].Fd()},
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	})
 	if err != nil {
 		return 0, nil, fmt.Errorf("start %s: %w", s.spec.Command[0], err)
 	}
-	s.pid = pid
+	s.pid, s.run = pid, restarts
 	exited := s.reaper.Watch(pid)
 	s.logger.Info("workload started", "service", s.name, "pid", pid, "restarts", restarts)
 	s.emit(health.Event{Type: health.EventServiceStarted, Service: s.name, PID: pid, Restarts: restarts})
 	return pid, exited, nil
 }
 
-func (s *Supervisor) run(pid int, exited <-chan syscall.WaitStatus) {
+// supervise waits for each run of the workload to end, and restarts it as
+// the policy or a request says, until it ends for good.
+func (s *Supervisor) supervise(pid int, exited <-chan syscall.WaitStatus) {
 	defer close(s.done)
+	defer s.closeOutput()
 	restarts, delay := 0, s.spec.BackoffInitial
 	for {
 		began := time.Now()
-		ws, stopped := s.wait(pid, exited)
+		ws, acted := s.wait(pid, exited)
 		// What the workload left in its group goes with it.
 		syscall.Kill(-pid, syscall.SIGKILL)
 		s.mu.Lock()
 		s.pid = 0
+		pending := s.req
+		s.req = nil
 		s.mu.Unlock()
 		s.code = exitCode(ws)
-		e := health.Event{Type: health.EventServiceExited, Service: s.name, PID: pid, Restarts: restarts, Reason: "exited"}
-		if stopped {
-			e.Reason = "stopping"
+		e := health.Event{Type: health.EventServiceExited, Service: s.name, PID: pid, Restarts: restarts, Reason: "crash"}
+		switch {
+		case acted != nil:
+			e.Reason = acted.reason
+		case !ws.Signaled() && ws.ExitStatus() == 0:
+			e.Reason = "exited"
 		}
 		if ws.Signaled() {
 			e.Signal = SignalName(ws.Signal())
@@ -176,21 +319,27 @@ func (s *Supervisor) run(pid int, exited <-chan syscall.WaitStatus) {
 		}
 		s.logger.Info("workload exited", "service", s.name, "pid", pid, "code", s.code, "reason", e.Reason)
 		s.emit(e)
-		if stopped || !s.restarts(ws) {
+		// A stop asked for while the workload went its own way still stops it.
+		restart := pending != nil && !pending.stop || pending == nil && s.restarts(ws)
+		if !restart {
 			return
 		}
 		if time.Since(began) >= ResetAfter {
 			delay = s.spec.BackoffInitial
 		}
 		wait := jitter(delay)
-		delay = min(2*delay, s.spec.BackoffMax)
+		if pending != nil && pending.now {
+			wait = 0
+		} else {
+			delay = min(2*delay, s.spec.BackoffMax)
+		}
 		s.logger.Info("restarting the workload", "service", s.name, "in", wait)
-		select {
-		case <-time.After(wait):
-		case <-s.stopping:
+		s.spec.Reset(fmt.Sprintf("%s exited (%s): restarting in %v", s.name, e.Reason, wait.Round(time.Millisecond)))
+		if !s.sleep(wait) {
 			return
 		}
 		restarts++
+		s.spec.Reset(fmt.Sprintf("%s starts again (restart %d)", s.name, restarts))
 		var err error
 		if pid, exited, err = s.start(restarts); err != nil {
 			s.logger.Error("cannot restart the workload", "service", s.name, "err", err)
@@ -200,24 +349,58 @@ func (s *Supervisor) run(pid int, exited <-chan syscall.WaitStatus) {
 	}
 }
 
-// wait waits for the workload to exit, or stops it when asked to.
-func (s *Supervisor) wait(pid int, exited <-chan syscall.WaitStatus) (ws syscall.WaitStatus, stopped bool) {
-	select {
-	case ws := <-exited:
-		return ws, false
-	case <-s.stopping:
+// sleep waits for d between runs; false when asked to stop meanwhile.
+func (s *Supervisor) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return true
+		case <-s.wake:
+			s.mu.Lock()
+			req := s.req
+			s.req = nil
+			s.mu.Unlock()
+			if req != nil && req.stop {
+				return false
+			}
+		}
+	}
+}
+
+// wait waits for the workload to exit, or stops it when asked to; acted is
+// the request it acted on, nil when the workload exited on its own.
+func (s *Supervisor) wait(pid int, exited <-chan syscall.WaitStatus) (ws syscall.WaitStatus, acted *request) {
+	for acted == nil {
+		select {
+		case ws := <-exited:
+			return ws, nil
+		case <-s.wake:
+		}
+		s.mu.Lock()
+		acted = s.req
+		s.mu.Unlock()
 	}
 	syscall.Kill(-pid, s.spec.StopSignal)
 	timeout := time.NewTimer(s.spec.StopTimeout)
 	defer timeout.Stop()
 	select {
 	case ws = <-exited:
-		return ws, true
+		return ws, acted
 	case <-timeout.C:
 	}
 	s.logger.Warn("the workload did not stop in time: SIGKILL", "service", s.name, "pid", pid, "stop-timeout", s.spec.StopTimeout)
 	syscall.Kill(-pid, syscall.SIGKILL)
-	return <-exited, true
+	return <-exited, acted
+}
+
+// notify wakes whoever waits on ch, a channel with room for one.
+func notify(ch chan<- struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }
 
 func (s *Supervisor) restarts(ws syscall.WaitStatus) bool {

@@ -82,7 +82,7 @@ func TestTheExitCodeIsTheWorkloadsOr128PlusItsSignal(t *testing.T) {
 	done(t, sv)
 	got := ev.list()
 	if sv.ExitCode() != 3 || len(got) != 2 || got[0].Type != health.EventServiceStarted || got[1].Type != health.EventServiceExited ||
-		got[1].ExitCode == nil || *got[1].ExitCode != 3 || got[1].Reason != "exited" || got[0].PID == 0 || got[1].PID != got[0].PID {
+		got[1].ExitCode == nil || *got[1].ExitCode != 3 || got[1].Reason != "crash" || got[0].PID == 0 || got[1].PID != got[0].PID {
 		t.Fatalf("code %d, events %+v", sv.ExitCode(), got)
 	}
 	if got[0].Service != filepath.Base(os.Args[0]) {
@@ -148,7 +148,7 @@ func TestOnFailureRestartsWithGrowingBackoff(t *testing.T) {
 		}
 	}
 	for _, e := range ev.list() {
-		if e.Type == health.EventServiceExited && e.Reason == "exited" && (e.ExitCode == nil || *e.ExitCode != 1) {
+		if e.Type == health.EventServiceExited && e.Reason == "crash" && (e.ExitCode == nil || *e.ExitCode != 1) {
 			t.Errorf("exit event %+v", e)
 		}
 	}
@@ -160,8 +160,8 @@ func TestOnFailureRestartsWithGrowingBackoff(t *testing.T) {
 func TestNeverAndAlwaysAndOnFailureAfterSuccess(t *testing.T) {
 	sv, ev, _ := workload(t, Spec{Restart: OnFailure}, "exit", "0")
 	done(t, sv)
-	if n := len(ev.list()); n != 2 || sv.ExitCode() != 0 {
-		t.Fatalf("on-failure after exit 0: %d events, code %d; want no restart", n, sv.ExitCode())
+	if got := ev.list(); len(got) != 2 || sv.ExitCode() != 0 || got[1].Reason != "exited" {
+		t.Fatalf("on-failure after exit 0: events %+v, code %d; want no restart, reason exited", got, sv.ExitCode())
 	}
 	sv, ev, _ = workload(t, Spec{Restart: Always, BackoffInitial: time.Millisecond, BackoffMax: time.Millisecond}, "exit", "0")
 	for deadline := time.Now().Add(20 * time.Second); len(ev.list()) < 6; time.Sleep(10 * time.Millisecond) {

@@ -28,6 +28,7 @@ func Main() {
 // writes its pid to once it is ready for signals.
 //
 //	exit FILE CODE   exits with CODE
+//	print FILE CODE  writes a line to stdout and one to stderr, exits with CODE
 //	kill-self FILE   dies by SIGKILL
 //	sleep FILE       sleeps
 //	ignore-term FILE sleeps through SIGTERM
@@ -39,6 +40,11 @@ func Run(args []string) int {
 	ready := func() { os.WriteFile(args[1], []byte(strconv.Itoa(os.Getpid())), 0o600) }
 	switch args[0] {
 	case "exit":
+		code, _ := strconv.Atoi(args[2])
+		return code
+	case "print":
+		os.Stdout.WriteString("to stdout\n")
+		os.Stderr.WriteString("to stderr\n")
 		code, _ := strconv.Atoi(args[2])
 		return code
 	case "kill-self":
