@@ -93,6 +93,19 @@ func (c *Client) Events(ctx context.Context, after uint64, wait time.Duration) (
 	return out, c.do(ctx, http.MethodGet, "/v1/events?"+q.Encode(), &out)
 }
 
+// RestartService restarts the agent's workload at once and returns its
+// service-started event, once it runs again.
+func (c *Client) RestartService(ctx context.Context) (health.Event, error) {
+	var out health.Event
+	return out, c.do(ctx, http.MethodPost, "/v1/service/restart", &out)
+}
+
+// Hooks returns the hooks' states, as GET /v1/hooks answers them.
+func (c *Client) Hooks(ctx context.Context) (json.RawMessage, error) {
+	var out json.RawMessage
+	return out, c.do(ctx, http.MethodGet, "/v1/hooks", &out)
+}
+
 // do makes one call, decoding a success into out and anything else into an
 // *Error.
 func (c *Client) do(ctx context.Context, method, path string, out any) error {

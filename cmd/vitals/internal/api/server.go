@@ -11,12 +11,15 @@
 //	POST /v1/checks/stop, /start     {"checks": [NAME...]}: stop or start checks
 //	GET  /v1/health[?level=L]        a level's verdict (default ready)
 //	GET  /v1/events?after=ID[&wait=D] events after ID; with wait, block up to D for one
+//	POST /v1/service/restart         restart the workload at once; the answer is its service-started event
+//	GET  /v1/hooks                   the hooks and how their deliveries go
 //
 // /v1/events with Accept: text/event-stream streams events as server-sent
 // events, each with its id, resuming after Last-Event-ID. Errors are
 // {"error": "..."}: 400 a bad parameter or body, 401 a missing or wrong token,
-// 404 an unknown check or path, 405 a wrong method, 409 a beat of a check that
-// is no heartbeat.
+// 404 an unknown check or path (or no workload to restart), 405 a wrong
+// method, 409 a beat of a check that is no heartbeat, or a restart of a
+// workload that is not running.
 package api
 
 import (
@@ -49,6 +52,8 @@ type Server struct {
 	m          *health.Monitor
 	heartbeats map[string]*health.Heartbeat
 	token      string
+	service    Service
+	hooks      func() any
 	mux        *http.ServeMux
 }
 
@@ -59,8 +64,11 @@ type Server struct {
 //
 // A long wait or an event stream ends when its request's context does; the
 // agent ends them at shutdown through http.Server.BaseContext.
-func New(m *health.Monitor, heartbeats map[string]*health.Heartbeat, token string) *Server {
+func New(m *health.Monitor, heartbeats map[string]*health.Heartbeat, token string, opts ...Option) *Server {
 	s := &Server{m: m, heartbeats: heartbeats, token: token, mux: http.NewServeMux()}
+	for _, o := range opts {
+		o(s)
+	}
 	s.mux.HandleFunc("GET /v1/checks", s.listChecks)
 	s.mux.HandleFunc("GET /v1/checks/{name}", s.getCheck)
 	s.mux.HandleFunc("POST /v1/checks/{name}/run", s.run)
@@ -69,6 +77,8 @@ func New(m *health.Monitor, heartbeats map[string]*health.Heartbeat, token strin
 	s.mux.HandleFunc("POST /v1/checks/start", s.stopOrStart(true))
 	s.mux.HandleFunc("GET /v1/health", s.health)
 	s.mux.HandleFunc("GET /v1/events", s.events)
+	s.mux.HandleFunc("POST /v1/service/restart", s.restartService)
+	s.mux.HandleFunc("GET /v1/hooks", s.listHooks)
 	return s
 }
 

@@ -36,9 +36,10 @@ import (
 // before asking again: under the idle timeouts of proxies.
 const followWait = 30 * time.Second
 
-// newAPICommands returns checks, check, health, events and beat.
+// newAPICommands returns checks, check, health, events, beat and restart.
 func newAPICommands(stdout, stderr io.Writer) []*cobra.Command {
-	return []*cobra.Command{newChecks(stdout), newCheck(stdout), newHealth(stdout), newEvents(stdout, stderr), newBeat()}
+	return []*cobra.Command{newChecks(stdout), newCheck(stdout), newHealth(stdout), newEvents(stdout, stderr), newBeat(),
+		newRestart(stdout)}
 }
 
 // agentFlags say where the agent's API is.
@@ -564,6 +565,37 @@ beat. A check that is not a heartbeat, or no check, exits 2.`,
 			if err := client.Beat(ctx, args[0]); err != nil {
 				return fromAgent(cmd, err)
 			}
+			return nil
+		},
+	}
+	agent.define(cmd)
+	return cmd
+}
+
+func newRestart(stdout io.Writer) *cobra.Command {
+	var agent agentFlags
+	cmd := &cobra.Command{
+		Use:   "restart",
+		Short: "Restart the workload of a running agent",
+		Long: `Restart the workload of a running agent (vitals run with a service): its stop
+signal to its process group, SIGKILL after its stop-timeout, then a new start
+at once, without the backoff. Its checks start over, startup first. Prints the
+new process once it runs, and exits 0. An agent with no workload, or one whose
+workload is not running (between a crash and its restart), exits 2.`,
+		Example: `  vitals restart
+  curl --unix-socket /run/vitals/vitals.sock -X POST http://vitals/v1/service/restart`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			client, ctx, stop, err := agent.connect(cmd)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			e, err := client.RestartService(ctx)
+			if err != nil {
+				return fromAgent(cmd, err)
+			}
+			fmt.Fprintf(stdout, "restarted %s: pid %d (restart %d)\n", e.Service, e.PID, e.Restarts)
 			return nil
 		},
 	}

@@ -72,6 +72,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
   vitals health          exit 0 if the agent's level passes, 1 if not
   vitals events [-f]     print, or follow, the agent's events
   vitals beat NAME       beat a heartbeat check
+  vitals restart         restart the workload
 
 Exit codes: 0 pass, 1 fail or not ready, 2 bad usage or configuration.`,
 		Version:       version.Version,

@@ -133,13 +133,28 @@ func serve(ctx context.Context, c *config.Config, logger *slog.Logger) error {
 	return err
 }
 
+// exitFailed is vitals's code when a check with on-failure: exit failed:
+// the kubelet restarts the container.
+const exitFailed = 1
+
 // serveWorkload runs the Monitor of c, its probe endpoints and /metrics, the
-// management API, and the workload of spec if not nil, until ctx ends or the
-// workload exits for good; then it fails readiness, stops the workload after
-// c.Drain, and stops. The code is the workload's exit code (0 without one).
+// management API, and the workload of spec if not nil, until ctx ends, the
+// workload exits for good, or a check with on-failure: exit fails; then it
+// fails readiness, stops the workload after c.Drain, and stops. The code is
+// the workload's exit code (0 without one), or exitFailed.
 func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, logger *slog.Logger) (int, error) {
 	if spec != nil && len(spec.Command) == 0 {
 		return 0, configError{fmt.Errorf("%s: service: no command: give service.command, or the command after --", c.File)}
+	}
+	actionOf := map[string]string{}
+	for _, ch := range c.Checks {
+		if ch.OnFailure == config.OnFailureIgnore {
+			continue
+		}
+		if ch.OnFailure == config.OnFailureRestart && spec == nil {
+			return 0, configError{fmt.Errorf("%s: checks.%s.on-failure: restart needs a workload to restart: give service: in the file, or the command after --", c.File, ch.Name)}
+		}
+		actionOf[ch.Name] = ch.OnFailure
 	}
 	token := ""
 	if strings.HasPrefix(c.API, "tcp://") {
@@ -149,8 +164,12 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 		}
 	}
 	collector := metrics.New()
+	var actions *supervise.Actions // set before the Monitor starts: Record reads it from then on
 	m := health.New(health.WithLogger(logger), health.WithDetails(c.Details), health.WithRedaction(c.Redact),
-		health.WithRecorder(collector.Record))
+		health.WithRecorder(func(r health.Recorded) {
+			collector.Record(r)
+			actions.Record(r)
+		}))
 	collector.Attach(m)
 	heartbeats := map[string]*health.Heartbeat{}
 	for _, ch := range c.Checks {
@@ -177,6 +196,38 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 		ln.Close()
 		return 0, failed{fmt.Sprintf("vitals run: serve the management API on %s (api: in %s): %v", c.API, c.File, err)}
 	}
+
+	monitorCtx, stopMonitor := context.WithCancel(context.Background())
+	defer stopMonitor()
+	var sv *running
+	var exited <-chan struct{} // closed once the workload has exited for good
+	var apiOpts []api.Option
+	if spec != nil {
+		// The checks start over whenever the workload does.
+		spec.Reset = m.Reset
+		if sv, err = startWorkload(*spec, m, logger); err != nil {
+			ln.Close()
+			apiLn.Close()
+			return 0, failed{fmt.Sprintf("vitals run: %v", err)}
+		}
+		defer sv.Close()
+		exited = sv.Done()
+		apiOpts = append(apiOpts, api.WithService(sv.Supervisor))
+	}
+	exitFor := make(chan string, 1) // the reason of the first on-failure: exit
+	var supervisor *supervise.Supervisor
+	if sv != nil {
+		supervisor = sv.Supervisor
+	}
+	actions = supervise.NewActions(m, supervisor, actionOf, func(reason string) {
+		select {
+		case exitFor <- reason:
+		default:
+		}
+	}, logger)
+	go actions.Run(monitorCtx)
+	m.Start(monitorCtx)
+
 	mux := http.NewServeMux()
 	mux.Handle("/", m.Handler())
 	mux.Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{ErrorLog: errorLog}))
@@ -185,34 +236,24 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	// do not hold up the API's shutdown.
 	apiCtx, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
-	apiSrv := &http.Server{Handler: api.New(m, heartbeats, token), ReadHeaderTimeout: 5 * time.Second, ErrorLog: errorLog,
-		BaseContext: func(net.Listener) context.Context { return apiCtx }}
+	apiSrv := &http.Server{Handler: api.New(m, heartbeats, token, apiOpts...), ReadHeaderTimeout: 5 * time.Second,
+		ErrorLog: errorLog, BaseContext: func(net.Listener) context.Context { return apiCtx }}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	apiServed := make(chan error, 1)
 	go func() { apiServed <- apiSrv.Serve(apiLn) }()
-
-	monitorCtx, stopMonitor := context.WithCancel(context.Background())
-	defer stopMonitor()
-	m.Start(monitorCtx)
 	logger.Info("vitals running", "config", c.File, "listen", ln.Addr().String(), "api", c.API, "checks", len(c.Checks))
 
-	var sv *running
-	var exited <-chan struct{} // closed once the workload has exited for good
-	if spec != nil {
-		if sv, err = startWorkload(*spec, m, logger); err != nil {
-			srv.Close()
-			apiSrv.Close()
-			return 0, failed{fmt.Sprintf("vitals run: %v", err)}
-		}
-		defer sv.Close()
-		exited = sv.Done()
-	}
-
+	code := 0
+	why := "" // what the stopping event says
 	select {
 	case <-exited:
 		logger.Info("the workload exited: stopping")
+		why = "the workload exited"
 	case <-ctx.Done():
+		why = "signal"
+	case reason := <-exitFor:
+		code, why = exitFailed, reason
 	case err := <-served:
 		apiSrv.Close()
 		return 0, failed{fmt.Sprintf("vitals run: the probe server stopped: %v", err)}
@@ -220,8 +261,8 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 		srv.Close()
 		return 0, failed{fmt.Sprintf("vitals run: the management API stopped: %v", err)}
 	}
-	logger.Info("stopping: readiness fails from now on")
-	m.Emit(health.Event{Type: health.EventStopping})
+	logger.Info("stopping: readiness fails from now on", "why", why)
+	m.Emit(health.Event{Type: health.EventStopping, Output: why})
 	m.Drain()
 	// The probe server answers 503 through the drain, and until the
 	// workload has stopped.
@@ -229,11 +270,16 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	case <-time.After(c.Drain):
 	case <-exited:
 	}
-	code := 0
 	if sv != nil {
-		sv.Stop()
+		if code == exitFailed {
+			sv.StopFor(why)
+		} else {
+			sv.Stop()
+		}
 		<-sv.Done()
-		code = sv.ExitCode()
+		if code == 0 {
+			code = sv.ExitCode()
+		}
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()

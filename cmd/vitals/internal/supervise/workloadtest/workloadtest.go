@@ -7,9 +7,14 @@
 package workloadtest
 
 import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -36,6 +41,10 @@ func Main() {
 //	nap FILE         sleeps a second and exits 0
 //	fork-in-group FILE  starts a sleeping child in its group, writes its pid, exits 0
 //	fork-away FILE   starts a napping child in a session of its own, writes its pid, exits 0
+//	serve FILE ADDR  serves HTTP on ADDR, printing "Listening on ADDR" once it does: 200, or
+//	                 503 while FILE.503 holds its pid (it broke); SIGTERM ends it with 0
+//	flood FILE MB    writes MB megabytes of numbered lines, alternating stdout and stderr,
+//	                 then "flood done" on stdout, and sleeps
 func Run(args []string) int {
 	ready := func() { os.WriteFile(args[1], []byte(strconv.Itoa(os.Getpid())), 0o600) }
 	switch args[0] {
@@ -78,6 +87,13 @@ func Run(args []string) int {
 			}
 		}
 		return 98
+	case "serve":
+		return serve(args[1], args[2])
+	case "flood":
+		mb, _ := strconv.Atoi(args[2])
+		flood(mb)
+		ready()
+		time.Sleep(time.Hour)
 	case "fork-away":
 		// A grandchild that leaves the workload's group (setsid), outlives
 		// it, then exits: vitals, its subreaper, must reap it.
@@ -90,4 +106,53 @@ func Run(args []string) int {
 		return 0
 	}
 	return 100
+}
+
+func serve(ready, addr string) int {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	me := strconv.Itoa(os.Getpid())
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if b, _ := os.ReadFile(ready + ".503"); string(b) == me {
+			http.Error(w, "OIDC provider setup failed", http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})}
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	go func() { <-term; srv.Close() }()
+	fmt.Printf("Listening on %s\n", addr)
+	os.WriteFile(ready, []byte(me), 0o600)
+	srv.Serve(ln)
+	return 0
+}
+
+// FloodLine is line n of the flood: its stream, its number, and filler up to
+// about 100 bytes.
+func FloodLine(n int) string {
+	stream := "stdout"
+	if n%2 == 1 {
+		stream = "stderr"
+	}
+	return fmt.Sprintf("%s line %09d %s\n", stream, n, strings.Repeat("x", 70))
+}
+
+func flood(mb int) {
+	out, errs := bufio.NewWriterSize(os.Stdout, 64<<10), bufio.NewWriterSize(os.Stderr, 64<<10)
+	for n, size := 0, 0; size < mb<<20; n++ {
+		line := FloodLine(n)
+		w := out
+		if n%2 == 1 {
+			w = errs
+		}
+		w.WriteString(line)
+		size += len(line)
+	}
+	out.Flush()
+	errs.Flush()
+	os.Stdout.WriteString("flood done\n")
 }

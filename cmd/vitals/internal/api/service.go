@@ -1,0 +1,90 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/vitals-dev/vitals/health"
+)
+
+// Service is the workload the agent supervises, as POST /v1/service/restart
+// drives it. The agent's supervisor is one.
+type Service interface {
+	// Name is what events call the workload.
+	Name() string
+	// Current is the run that runs now, and whether one runs.
+	Current() (run int, running bool)
+	// Restart restarts run; now skips the backoff's delay. It reports false
+	// when that run is not the one running, or a stop or restart is under way.
+	Restart(reason string, run int, now bool) bool
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithService gives the Server the workload that POST /v1/service/restart
+// restarts. Without it, that path answers 404: the agent runs no workload.
+func WithService(sv Service) Option { return func(s *Server) { s.service = sv } }
+
+// WithHooks gives the Server what GET /v1/hooks answers: the hooks' states,
+// as JSON. Without it, that path answers [].
+func WithHooks(status func() any) Option { return func(s *Server) { s.hooks = status } }
+
+// restartReason is what the service-exited event of a restart by hand says.
+const restartReason = "restart requested"
+
+// restartService restarts the workload at once and answers, once it runs
+// again, with its service-started event.
+func (s *Server) restartService(w http.ResponseWriter, r *http.Request) {
+	if s.service == nil {
+		writeError(w, http.StatusNotFound, "no service: this agent runs no workload (give service: in its file, or a command after --)")
+		return
+	}
+	run, running := s.service.Current()
+	if !running {
+		writeError(w, http.StatusConflict, "%s is not running: it is between an exit and its restart, or has stopped", s.service.Name())
+		return
+	}
+	after := lastEventID(s.m)
+	if !s.service.Restart(restartReason, run, true) {
+		writeError(w, http.StatusConflict, "%s is being stopped or restarted already", s.service.Name())
+		return
+	}
+	// Answer with the new run's start: the client knows it is back.
+	ctx, cancel := context.WithTimeout(r.Context(), MaxWait)
+	defer cancel()
+	for {
+		evs, err := s.m.WaitEvents(ctx, after)
+		if err != nil {
+			writeError(w, http.StatusGatewayTimeout, "%s was stopped, and has not started again yet: see the events", s.service.Name())
+			return
+		}
+		for _, e := range evs {
+			after = e.ID
+			switch {
+			case e.Type == health.EventServiceStarted && e.Restarts > run:
+				writeJSON(w, http.StatusOK, e)
+				return
+			case e.Type == health.EventStopping:
+				writeError(w, http.StatusConflict, "the agent is stopping: %s will not start again", s.service.Name())
+				return
+			}
+		}
+	}
+}
+
+func (s *Server) listHooks(w http.ResponseWriter, r *http.Request) {
+	if s.hooks == nil {
+		writeJSON(w, http.StatusOK, []struct{}{})
+		return
+	}
+	writeJSON(w, http.StatusOK, s.hooks())
+}
+
+func lastEventID(m *health.Monitor) uint64 {
+	evs := m.Events(0)
+	if len(evs) == 0 {
+		return 0
+	}
+	return evs[len(evs)-1].ID
+}

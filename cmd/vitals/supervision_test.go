@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
+	"github.com/vitals-dev/vitals/health"
+)
+
+// agent is a vitals run under test, its workload this test binary.
+type agent struct {
+	cmd    *exec.Cmd
+	logs   *syncBuffer // vitals's standard error: its logs, and the workload's
+	stdout *syncBuffer // vitals's standard output: the workload's
+	addr   string        // the probe endpoints
+	sock   string        // the management API
+	ready  string        // the workload's ready file
+	dir    string
+}
+
+// startAgent runs vitals with the file that config makes from the agent's
+// addresses (listen, api and the workload's ready file are filled in), and
+// the workload doing what.
+func startAgent(t *testing.T, config func(a *agent) string, what ...string) *agent {
+	t.Helper()
+	a := &agent{addr: freeAddr(t), dir: t.TempDir(), logs: &syncBuffer{}, stdout: &syncBuffer{}}
+	a.sock, a.ready = filepath.Join(a.dir, "vitals.sock"), filepath.Join(a.dir, "ready")
+	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\n%s", a.addr, a.sock, config(a)))
+	args := append([]string{"run", "-c", path, "--", os.Args[0], what[0], a.ready}, what[1:]...)
+	a.cmd = exec.Command(vitals, args...)
+	a.cmd.Env = append(os.Environ(), workloadtest.Env+"=1")
+	a.cmd.Stderr, a.cmd.Stdout = a.logs, a.stdout
+	a.cmd.WaitDelay = 2 * time.Second // a workload left behind by a failed test holds the output open
+	if err := a.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.cmd.Process.Kill(); a.cmd.Wait(); killWorkload(a.ready) })
+	return a
+}
+
+// syncBuffer is a buffer that vitals writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// events returns the agent's events after id after.
+func (a *agent) events(t *testing.T, after uint64) []health.Event {
+	t.Helper()
+	c := http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", a.sock)
+	}}}
+	res, err := c.Get(fmt.Sprintf("http://vitals/v1/events?after=%d", after))
+	if err != nil {
+		t.Fatalf("events: %v; logs:\n%s", err, a.logs)
+	}
+	defer res.Body.Close()
+	var evs []health.Event
+	if err := json.NewDecoder(res.Body).Decode(&evs); err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+// waitEvent waits (a guard only) for an event that match accepts, and
+// returns the events up to it.
+func (a *agent) waitEvent(t *testing.T, what string, match func(health.Event) bool) []health.Event {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		evs := a.events(t, 0)
+		for i, e := range evs {
+			if match(e) {
+				return evs[:i+1]
+			}
+		}
+	}
+	t.Fatalf("no event %s within 30s; events:\n%s\nlogs:\n%s", what, eventLines(a.events(t, 0)), a.logs)
+	return nil
+}
+
+func eventLines(evs []health.Event) string {
+	var b strings.Builder
+	for _, e := range evs {
+		fmt.Fprintf(&b, "%d %s check=%s level=%v to=%v pid=%d restarts=%d reason=%q output=%q\n",
+			e.ID, e.Type, e.Check, e.Level, e.To, e.PID, e.Restarts, e.Reason, e.Output)
+	}
+	return b.String()
+}
+
+// restartsFor counts the service-exited events that give reason.
+func restartsFor(evs []health.Event, reason string) int {
+	n := 0
+	for _, e := range evs {
+		if e.Type == health.EventServiceExited && e.Reason == reason {
+			n++
+		}
+	}
+	return n
+}
+
+// breakWorkload makes the serving workload with pid answer 503.
+func (a *agent) breakWorkload(t *testing.T, pid int) {
+	t.Helper()
+	if err := os.WriteFile(a.ready+".503", []byte(fmt.Sprint(pid)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The Kubeflow story: the workload answers 503 while it runs; its live check
+// fails and restarts it, once per pass→fail transition, and the checks of the
+// new instance start over, startup first.
+func TestAFailingCheckRestartsTheWorkloadOncePerTransition(t *testing.T) {
+	workloadAddr := freeAddr(t)
+	a := startAgent(t, func(a *agent) string {
+		return fmt.Sprintf(`service: {backoff: {initial: 100ms, max: 100ms}, stop-timeout: 10s}
+checks:
+  started:
+    level: startup
+    tcp: {address: %q}
+    period: 100ms
+    failure-threshold: 100
+  ui:
+    level: live
+    http: {url: "http://%s/"}
+    period: 100ms
+    failure-threshold: 2
+    on-failure: restart
+`, workloadAddr, workloadAddr)
+	}, "serve", workloadAddr)
+	first := pidIn(t, a.ready)
+	a.waitEvent(t, "ui passed", func(e health.Event) bool { return e.Type == health.EventCheckPassed && e.Check == "ui" })
+	os.Remove(a.ready)
+	a.breakWorkload(t, first)
+
+	started := a.waitEvent(t, "the restart", func(e health.Event) bool {
+		return e.Type == health.EventServiceStarted && e.Restarts == 1
+	})
+	evs := a.waitEvent(t, "the restarted workload's ui passed", func(e health.Event) bool {
+		return e.Type == health.EventCheckPassed && e.Check == "ui" && e.ID > started[len(started)-1].ID
+	})
+	second := pidIn(t, a.ready)
+	if second == first {
+		t.Fatal("the same workload runs after the restart")
+	}
+	// In order: ui fails, the workload exits for it, the checks start over,
+	// it starts again, startup passes before ui runs again.
+	var order []string
+	for _, e := range evs {
+		switch {
+		case e.Type == health.EventCheckFailed && e.Check == "ui":
+			order = append(order, "ui failed")
+		case e.Type == health.EventServiceExited:
+			order = append(order, "exited: "+e.Reason)
+		case e.Type == health.EventChecksReset:
+			order = append(order, "reset")
+		case e.Type == health.EventServiceStarted:
+			order = append(order, fmt.Sprintf("started %d", e.Restarts))
+		case e.Type == health.EventCheckPassed && e.Check == "started":
+			order = append(order, "started passed")
+		case e.Type == health.EventCheckPassed && e.Check == "ui":
+			order = append(order, "ui passed")
+		}
+	}
+	want := []string{"started 0", "started passed", "ui passed", "ui failed", "exited: check ui failed", "reset", "reset",
+		"started 1", "started passed", "ui passed"}
+	if strings.Join(order, ", ") != strings.Join(want, ", ") {
+		t.Fatalf("events in order:\n  %s\nwant:\n  %s\nall:\n%s", strings.Join(order, ", "), strings.Join(want, ", "), eventLines(evs))
+	}
+	// The new instance serves: no second restart while nothing fails.
+	time.Sleep(time.Second)
+	if n := restartsFor(a.events(t, 0), "check ui failed"); n != 1 {
+		t.Fatalf("%d restarts for ui; want 1 for 1 transition:\n%s", n, eventLines(a.events(t, 0)))
+	}
+	// A second transition, a second restart.
+	os.Remove(a.ready)
+	a.breakWorkload(t, second)
+	a.waitEvent(t, "the second restart", func(e health.Event) bool {
+		return e.Type == health.EventServiceStarted && e.Restarts == 2
+	})
+	if n := restartsFor(a.events(t, 0), "check ui failed"); n != 2 {
+		t.Fatalf("%d restarts for ui after 2 transitions:\n%s", n, eventLines(a.events(t, 0)))
+	}
+}
+
+func TestRestartByHandStartsANewWorkloadAtOnce(t *testing.T) {
+	workloadAddr := freeAddr(t)
+	a := startAgent(t, func(a *agent) string {
+		return fmt.Sprintf("service: {backoff: {initial: 1h, max: 1h}, stop-timeout: 10s}\nchecks:\n  ui: {http: {url: \"http://%s/\"}, period: 100ms}\n", workloadAddr)
+	}, "serve", workloadAddr)
+	first := pidIn(t, a.ready)
+	os.Remove(a.ready)
+	r := vitalsRun(t, "restart", "--api", a.sock)
+	second := pidIn(t, a.ready) // not after the hour of backoff
+	r.expect(t, 0, fmt.Sprintf("pid %d (restart 1)", second), "")
+	if second == first {
+		t.Fatal("the same workload runs after the restart")
+	}
+	if n := restartsFor(a.events(t, 0), "restart requested"); n != 1 {
+		t.Fatalf("%d exits for a restart by hand:\n%s", n, eventLines(a.events(t, 0)))
+	}
+	// An agent with no workload has nothing to restart.
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "vitals.sock")
+	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\nchecks:\n  a: {heartbeat: {ttl: 1h}}\n", freeAddr(t), sock))
+	bare := exec.Command(vitals, "run", "-c", path)
+	if err := bare.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bare.Process.Kill(); bare.Wait() })
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no API socket within 20s")
+		}
+	}
+	vitalsRun(t, "restart", "--api", sock).expect(t, 2, "", "no service: this agent runs no workload")
+}
+
+func TestOnFailureExitStopsTheWorkloadAndExits1(t *testing.T) {
+	workloadAddr := freeAddr(t)
+	a := startAgent(t, func(a *agent) string {
+		// Startup first: the live check does not run before the workload listens.
+		return fmt.Sprintf(`service: {stop-timeout: 10s}
+checks:
+  started: {level: startup, tcp: {address: %q}, period: 100ms, failure-threshold: 100}
+  ui: {level: live, http: {url: "http://%s/"}, period: 100ms, failure-threshold: 1, on-failure: exit}
+`, workloadAddr, workloadAddr)
+	}, "serve", workloadAddr)
+	pid := pidIn(t, a.ready)
+	a.waitEvent(t, "ui passed", func(e health.Event) bool { return e.Type == health.EventCheckPassed && e.Check == "ui" })
+	a.breakWorkload(t, pid)
+	if code := exited(t, a.cmd); code != 1 {
+		t.Fatalf("exit %d, want 1; logs:\n%s", code, a.logs)
+	}
+	for _, want := range []string{"on-failure: exit: stopping", `why="check ui failed"`, `reason="check ui failed"`} {
+		if !strings.Contains(a.logs.String(), want) {
+			t.Errorf("logs lack %q:\n%s", want, a.logs)
+		}
+	}
+}
+
+func TestARestartWithoutAWorkloadIsAConfigurationError(t *testing.T) {
+	path := writeConfig(t, "checks:\n  ui: {http: {url: \"http://localhost:1/\"}, on-failure: restart}\n")
+	vitalsRun(t, "run", "-c", path).expect(t, 2, "", path+": checks.ui.on-failure: restart needs a workload to restart")
+}
