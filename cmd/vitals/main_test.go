@@ -637,8 +637,17 @@ func TestRunForwardsSIGHUPToTheWorkload(t *testing.T) {
 
 // The workload starts a grandchild and exits; the grandchild exits later, an
 // orphan handed to vitals (its subreaper), which must reap it.
+// It may have left the workload's session (setsid), or only its group
+// (setpgid), as an exec check's command does: that one is reaped once
+// os/exec has had its chance.
 func TestRunReapsWhatTheWorkloadLeaves(t *testing.T) {
-	cmd, logs, _, ready := supervised(t, "service: {restart: always, backoff: {initial: 1m, max: 1m}}", "fork-away")
+	for _, how := range []string{"fork-away", "fork-own-group"} {
+		t.Run(how, func(t *testing.T) { reapsWhatTheWorkloadLeaves(t, how) })
+	}
+}
+
+func reapsWhatTheWorkloadLeaves(t *testing.T, how string) {
+	cmd, logs, _, ready := supervised(t, "service: {restart: always, backoff: {initial: 1m, max: 1m}}", how)
 	grandchild := pidIn(t, ready)
 	// parent is the grandchild's parent, 0 once it is gone (reaped).
 	parent := func() int {

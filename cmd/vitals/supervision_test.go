@@ -24,9 +24,9 @@ type agent struct {
 	cmd    *exec.Cmd
 	logs   *syncBuffer // vitals's standard error: its logs, and the workload's
 	stdout *syncBuffer // vitals's standard output: the workload's
-	addr   string        // the probe endpoints
-	sock   string        // the management API
-	ready  string        // the workload's ready file
+	addr   string      // the probe endpoints
+	sock   string      // the management API
+	ready  string      // the workload's ready file
 	dir    string
 }
 

@@ -1,13 +1,12 @@
 package supervise
 
 import (
-	"bytes"
 	"os"
 	"os/signal"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // prSetChildSubreaper is prctl's PR_SET_CHILD_SUBREAPER.
@@ -29,7 +28,8 @@ func BecomeSubreaper() error {
 // Reaper does every wait of the processes vitals supervises, in one place, so
 // that the workload's status is never taken by another wait: it delivers the
 // status of each watched pid, and reaps every other zombie child but those
-// that os/exec waits for itself (the commands of exec checks).
+// that os/exec waits for itself (the commands of exec checks, which it tells
+// by their process group, and leaves for orphanGrace).
 type Reaper struct {
 	mu      sync.Mutex
 	watched map[int]chan syscall.WaitStatus
@@ -37,6 +37,9 @@ type Reaper struct {
 	stop    chan struct{}
 	done    chan struct{}
 	orphans bool
+	// suspects are zombies that look like exec checks' commands, by when
+	// the reaper first saw them; only its goroutine touches them.
+	suspects map[int]time.Time
 }
 
 // reapGuard is how often the reaper looks without a SIGCHLD: a guard only,
@@ -47,7 +50,7 @@ const reapGuard = time.Second
 // to vitals as PID 1 or subreaper.
 func NewReaper(orphans bool) *Reaper {
 	r := &Reaper{watched: map[int]chan syscall.WaitStatus{}, kick: make(chan struct{}, 1),
-		stop: make(chan struct{}), done: make(chan struct{}), orphans: orphans}
+		stop: make(chan struct{}), done: make(chan struct{}), orphans: orphans, suspects: map[int]time.Time{}}
 	sigchld := make(chan os.Signal, 1)
 	signal.Notify(sigchld, syscall.SIGCHLD)
 	go func() {
@@ -107,52 +110,97 @@ func (r *Reaper) pass() {
 	if !r.orphans {
 		return
 	}
-	for _, z := range zombies() {
-		if watched[z.pid] || z.pgid == z.pid && z.sid != z.pid {
-			// A group leader in a session of vitals is what os/exec starts for
-			// an exec check (in a group of its own): os/exec waits for it.
-			continue
+	r.reapOrphans(watched)
+}
+
+// orphanGrace is how long a zombie that looks like an exec check's command
+// is left to os/exec, which waits for it the moment it exits. One still
+// there after it is an orphan of the workload that made a process group of
+// its own, and is reaped.
+const orphanGrace = time.Second
+
+// reapOrphans reaps the zombie children that nobody else waits for. It peeks
+// at them with waitid(WNOWAIT), which needs no /proc: that works in a PID
+// namespace whatever /proc shows.
+func (r *Reaper) reapOrphans(watched map[int]bool) {
+	now := time.Now()
+	for range maxReapsPerPass {
+		pid := peekZombie()
+		if pid <= 0 {
+			break
 		}
 		var ws syscall.WaitStatus
-		syscall.Wait4(z.pid, &ws, syscall.WNOHANG, nil)
+		if watched[pid] {
+			// Exited since the pass above: deliver it now.
+			r.mu.Lock()
+			if ch, ok := r.watched[pid]; ok {
+				if got, _ := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil); got == pid {
+					ch <- ws
+					delete(r.watched, pid)
+				}
+			}
+			r.mu.Unlock()
+			continue
+		}
+		if groupLeaderInOurSession(pid) {
+			// What os/exec starts for an exec check (in a group of its own):
+			// os/exec reaps it itself, unless it is an orphan after all.
+			first, seen := r.suspects[pid]
+			if !seen {
+				r.suspects[pid] = now
+				break // the next pass looks again
+			}
+			if now.Sub(first) < orphanGrace {
+				break
+			}
+		}
+		delete(r.suspects, pid)
+		syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+	}
+	for pid, first := range r.suspects {
+		if now.Sub(first) > 10*orphanGrace { // reaped by os/exec long ago
+			delete(r.suspects, pid)
+		}
 	}
 }
 
-type zombie struct{ pid, pgid, sid int }
+// maxReapsPerPass bounds one pass, so that a flood of exits cannot keep the
+// reaper from its watched pids.
+const maxReapsPerPass = 1024
 
-// zombies lists the children of this process that have exited and wait to
-// be reaped, from /proc.
-func zombies() []zombie {
-	self := os.Getpid()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
+// Linux's waitid arguments.
+const (
+	pAll    = 0
+	wExited = 4
+	wNoHang = 1
+	wNoWait = 0x1000000
+)
+
+// peekZombie returns the pid of a child that has exited, without reaping
+// it; 0 when there is none.
+func peekZombie() int {
+	var info [128]byte // a siginfo_t
+	_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pAll, 0, uintptr(unsafe.Pointer(&info[0])), wExited|wNoHang|wNoWait, 0, 0)
+	if errno != 0 {
+		return 0
 	}
-	var out []zombie
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp session ...; comm may hold anything.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:])
-		if len(f) < 4 || string(f[0]) != "Z" {
-			continue
-		}
-		ppid, _ := strconv.Atoi(string(f[1]))
-		pgid, _ := strconv.Atoi(string(f[2]))
-		sid, _ := strconv.Atoi(string(f[3]))
-		if ppid == self {
-			out = append(out, zombie{pid, pgid, sid})
-		}
+	// si_signo, si_errno, si_code, then the union, aligned as a pointer is;
+	// its first field for SIGCHLD is si_pid.
+	off := 3 * 4
+	if unsafe.Sizeof(uintptr(0)) == 8 {
+		off = 4 * 4
 	}
-	return out
+	return int(*(*int32)(unsafe.Pointer(&info[off])))
+}
+
+// groupLeaderInOurSession reports whether pid leads a process group of its
+// own inside vitals's session: how os/exec starts an exec check's command.
+func groupLeaderInOurSession(pid int) bool {
+	pgid, err := syscall.Getpgid(pid)
+	if err != nil || pgid != pid {
+		return false
+	}
+	sid, _, errno := syscall.RawSyscall(syscall.SYS_GETSID, uintptr(pid), 0, 0)
+	self, _, _ := syscall.RawSyscall(syscall.SYS_GETSID, 0, 0, 0)
+	return errno == 0 && sid == self
 }

@@ -41,6 +41,10 @@ func Main() {
 //	nap FILE         sleeps a second and exits 0
 //	fork-in-group FILE  starts a sleeping child in its group, writes its pid, exits 0
 //	fork-away FILE   starts a napping child in a session of its own, writes its pid, exits 0
+//	fork-own-group FILE  the same, the child in a process group of its own
+//	orphans FILE N   starts a child that starts N grandchildren sleeping 3s and exits
+//	                 at once, leaving them to PID 1 or the subreaper; waits for the
+//	                 child, writes its pid, and sleeps
 //	serve FILE ADDR  serves HTTP on ADDR, printing "Listening on ADDR" once it does: 200, or
 //	                 503 while FILE.503 holds its pid (it broke); SIGTERM ends it with 0
 //	flood FILE MB    writes MB megabytes of numbered lines, alternating stdout and stderr,
@@ -87,6 +91,29 @@ func Run(args []string) int {
 			}
 		}
 		return 98
+	case "orphans":
+		child, err := os.StartProcess(os.Args[0], []string{os.Args[0], "spawn", args[1], args[2]},
+			&os.ProcAttr{Env: os.Environ(), Files: []*os.File{nil, os.Stdout, os.Stderr}})
+		if err != nil {
+			return 99
+		}
+		if st, err := child.Wait(); err != nil || !st.Success() {
+			return 98
+		}
+		ready()
+		time.Sleep(time.Hour)
+	case "spawn":
+		n, _ := strconv.Atoi(args[2])
+		for range n {
+			if _, err := os.StartProcess(os.Args[0], []string{os.Args[0], "linger", args[1]},
+				&os.ProcAttr{Env: os.Environ(), Files: []*os.File{nil, os.Stdout, os.Stderr}}); err != nil {
+				return 99
+			}
+		}
+		return 0
+	case "linger":
+		time.Sleep(3 * time.Second)
+		return 0
 	case "serve":
 		return serve(args[1], args[2])
 	case "flood":
@@ -94,11 +121,16 @@ func Run(args []string) int {
 		flood(mb)
 		ready()
 		time.Sleep(time.Hour)
-	case "fork-away":
-		// A grandchild that leaves the workload's group (setsid), outlives
-		// it, then exits: vitals, its subreaper, must reap it.
+	case "fork-away", "fork-own-group":
+		// A grandchild that leaves the workload's group (setsid, or
+		// setpgid), outlives it, then exits: vitals, its subreaper, must
+		// reap it.
+		sys := &syscall.SysProcAttr{Setsid: true}
+		if args[0] == "fork-own-group" {
+			sys = &syscall.SysProcAttr{Setpgid: true}
+		}
 		pid, err := syscall.ForkExec(os.Args[0], []string{os.Args[0], "nap", args[1]},
-			&syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}, Sys: &syscall.SysProcAttr{Setsid: true}})
+			&syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}, Sys: sys})
 		if err != nil {
 			return 99
 		}
