@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -268,4 +270,127 @@ checks:
 func TestARestartWithoutAWorkloadIsAConfigurationError(t *testing.T) {
 	path := writeConfig(t, "checks:\n  ui: {http: {url: \"http://localhost:1/\"}, on-failure: restart}\n")
 	vitalsRun(t, "run", "-c", path).expect(t, 2, "", path+": checks.ui.on-failure: restart needs a workload to restart")
+}
+
+// The workload floods 50 MB onto stdout and stderr; vitals passes it on to
+// one file, as a container runtime gets it, line by line: every line whole,
+// none lost, each stream in order, and the log checks still see the last one.
+func TestAFloodOf50MBPassesThroughWholeAndLogChecksStillMatch(t *testing.T) {
+	const mb = 50
+	out, err := os.CreateTemp(t.TempDir(), "output")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &agent{addr: freeAddr(t), dir: t.TempDir(), logs: &syncBuffer{}, stdout: &syncBuffer{}}
+	a.sock, a.ready = filepath.Join(a.dir, "vitals.sock"), filepath.Join(a.dir, "ready")
+	path := writeConfig(t, fmt.Sprintf(`listen: %s
+api: %s
+service: {stop-timeout: 10s}
+checks:
+  done:
+    level: startup
+    log: {pattern: "^flood done$"}
+    period: 100ms
+    failure-threshold: 1000
+  errors:
+    log: {fail-pattern: "stdout line", stream: stderr, window: 1h}
+`, a.addr, a.sock))
+	a.cmd = exec.Command(vitals, "run", "-c", path, "--", os.Args[0], "flood", a.ready, fmt.Sprint(mb))
+	a.cmd.Env = append(os.Environ(), workloadtest.Env+"=1")
+	a.cmd.Stdout, a.cmd.Stderr = out, out // one file for both, as 2>&1
+	if err := a.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.cmd.Process.Kill(); a.cmd.Wait(); killWorkload(a.ready) })
+	pidIn(t, a.ready)
+	a.waitEvent(t, "the log check saw the last line", func(e health.Event) bool {
+		return e.Type == health.EventCheckPassed && e.Check == "done"
+	})
+	a.waitEvent(t, "readiness", func(e health.Event) bool {
+		return e.Type == health.EventLevelPassed && e.Level == health.Ready
+	})
+	a.cmd.Process.Signal(syscall.SIGTERM)
+	exited(t, a.cmd)
+
+	b, err := os.ReadFile(out.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := [2]int{0, 1} // the next line number on stdout, on stderr
+	size, done := 0, false
+	for line := range strings.Lines(string(b)) {
+		switch {
+		case strings.HasPrefix(line, "stdout line ") || strings.HasPrefix(line, "stderr line "):
+			i := 0
+			if line[:6] == "stderr" {
+				i = 1
+			}
+			if want := workloadtest.FloodLine(next[i]); line != want {
+				t.Fatalf("a line of the flood:\n%q\nwant\n%q", line, want)
+			}
+			next[i] += 2
+			size += len(line)
+		case line == "flood done\n":
+			done = true
+		case strings.HasPrefix(line, "time="): // vitals's own log
+		default:
+			t.Fatalf("a line that is neither the workload's nor vitals's, whole: %.300q", line)
+		}
+	}
+	if size < mb<<20 || !done || next[0] != next[1]+1 && next[0] != next[1]-1 {
+		t.Fatalf("%d bytes of flood, lines up to %v, done %v; want %d MB, both streams whole, then done", size, next, done, mb)
+	}
+}
+
+// Hooks get the events they are on, in order, a webhook again after a 500.
+func TestHooksDeliverTheEventsInOrderAndRetryAfterA500(t *testing.T) {
+	var mu sync.Mutex
+	var got []health.Event
+	calls := 0
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if calls == 1 {
+			http.Error(w, "not now", http.StatusInternalServerError)
+			return
+		}
+		var e health.Event
+		if err := json.NewDecoder(r.Body).Decode(&e); err != nil || r.Header.Get("Authorization") != "Bearer s3cret-token" {
+			http.Error(w, "bad", http.StatusBadRequest)
+			return
+		}
+		got = append(got, e)
+	}))
+	t.Cleanup(receiver.Close)
+	t.Setenv("HOOK_TOKEN", "s3cret-token")
+	workloadAddr := freeAddr(t)
+	a := startAgent(t, func(a *agent) string {
+		return fmt.Sprintf(`service: {stop-timeout: 10s}
+hooks:
+  - on: [service-started, check-passed, service-exited]
+    webhook: {url: %q, headers: {Authorization: "Bearer ${HOOK_TOKEN}"}, timeout: 2s, backoff: {initial: 50ms, max: 50ms}}
+checks:
+  ui: {http: {url: "http://%s/"}, period: 100ms}
+`, receiver.URL, workloadAddr)
+	}, "serve", workloadAddr)
+	pidIn(t, a.ready)
+	a.waitEvent(t, "ui passed", func(e health.Event) bool { return e.Type == health.EventCheckPassed })
+	a.cmd.Process.Signal(syscall.SIGTERM)
+	exited(t, a.cmd)
+	mu.Lock()
+	defer mu.Unlock()
+	var types []string
+	for i, e := range got {
+		types = append(types, string(e.Type))
+		if i > 0 && e.ID <= got[i-1].ID {
+			t.Fatalf("event %d after %d: out of order", e.ID, got[i-1].ID)
+		}
+	}
+	if strings.Join(types, ",") != "service-started,check-passed,service-exited" || calls != 4 {
+		t.Fatalf("delivered %v in %d calls; want started, passed, exited, the first after a 500", types, calls)
+	}
+	if strings.Contains(a.logs.String(), "s3cret-token") {
+		t.Fatalf("the token is in the logs:\n%s", a.logs)
+	}
 }

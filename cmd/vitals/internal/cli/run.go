@@ -21,6 +21,8 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/metrics"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 	"github.com/vitals-dev/vitals/health"
@@ -133,6 +135,10 @@ func serve(ctx context.Context, c *config.Config, logger *slog.Logger) error {
 	return err
 }
 
+// hookGrace bounds how long, when vitals stops, the hooks have to deliver
+// the events emitted before.
+const hookGrace = 10 * time.Second
+
 // exitFailed is vitals's code when a check with on-failure: exit failed:
 // the kubelet restarts the container.
 const exitFailed = 1
@@ -146,8 +152,15 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	if spec != nil && len(spec.Command) == 0 {
 		return 0, configError{fmt.Errorf("%s: service: no command: give service.command, or the command after --", c.File)}
 	}
+	var logChecks []*logwatch.Check
 	actionOf := map[string]string{}
 	for _, ch := range c.Checks {
+		if lc, ok := ch.Checker.(*logwatch.Check); ok {
+			if spec == nil {
+				return 0, configError{fmt.Errorf("%s: checks.%s.log: a log check reads the workload's output: give service: in the file, or the command after --", c.File, ch.Name)}
+			}
+			logChecks = append(logChecks, lc)
+		}
 		if ch.OnFailure == config.OnFailureIgnore {
 			continue
 		}
@@ -183,8 +196,10 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 			return 0, fmt.Errorf("%s: check %s: %w", c.File, ch.Name, err)
 		}
 	}
+	// Hooks follow the events from the first; they run off the engine's path.
+	hookRunner := hooks.New(c.Hooks, m, logger, c.Redact)
 	registry := prometheus.NewRegistry()
-	registry.MustRegister(collector, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registry.MustRegister(collector, hookRunner, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	errorLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
 
 	ln, err := net.Listen("tcp", c.Listen)
@@ -201,10 +216,30 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	defer stopMonitor()
 	var sv *running
 	var exited <-chan struct{} // closed once the workload has exited for good
-	var apiOpts []api.Option
+	apiOpts := []api.Option{api.WithHooks(func() any { return hookRunner.Status() })}
+	hookRunner.Start()
+	// Every event emitted before the end reaches the hooks, the stop's too,
+	// within hookGrace.
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), hookGrace)
+		defer cancel()
+		if err := hookRunner.Stop(ctx); err != nil {
+			logger.Warn("hooks did not finish delivering", "err", err)
+		}
+	}()
 	if spec != nil {
+		// The workload's output passes through, line by line, past the log
+		// checks; a line that may change a log check's answer runs it at once.
+		streams := logwatch.New(logChecks, runNowOnChange(monitorCtx, m, logChecks))
+		spec.Output = supervise.Output{Copy: streams.Copy}
+		// vitals writes the workload's output now: a closed standard output
+		// must be an error to drain past, not a SIGPIPE that kills vitals.
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 		// The checks start over whenever the workload does.
-		spec.Reset = m.Reset
+		spec.Reset = func(reason string) {
+			streams.Reset()
+			m.Reset(reason)
+		}
 		if sv, err = startWorkload(*spec, m, logger); err != nil {
 			ln.Close()
 			apiLn.Close()
@@ -295,14 +330,47 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 			closer.Close()
 		}
 	}
-	// The API stays up until the checks have stopped, so that those who
-	// follow the events see every one; then it removes its socket.
+	// The API stays up until the checks have stopped and the hooks have
+	// delivered, so that those who follow the events see every one; then it
+	// removes its socket.
+	hooksCtx, hooksDone := context.WithTimeout(context.Background(), hookGrace)
+	if err := hookRunner.Stop(hooksCtx); err != nil {
+		logger.Warn("hooks did not finish delivering", "err", err)
+	}
+	hooksDone()
 	endStreams()
 	if err := apiSrv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		logger.Warn("management API did not stop cleanly", "err", err)
 	}
 	logger.Info("stopped", "code", code)
 	return code, nil
+}
+
+// runNowOnChange returns what the log checks' Streams call when a line may
+// change a check's answer: it runs that check at once, off the copying
+// goroutine, one run at a time per check (a wake while one runs is kept).
+func runNowOnChange(ctx context.Context, m *health.Monitor, checks []*logwatch.Check) func(*logwatch.Check) {
+	wake := make(map[*logwatch.Check]chan struct{}, len(checks))
+	for _, c := range checks {
+		ch := make(chan struct{}, 1)
+		wake[c] = ch
+		go func() {
+			for {
+				select {
+				case <-ch:
+					m.RunNow(ctx, c.Name())
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	return func(c *logwatch.Check) {
+		select {
+		case wake[c] <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // running is a supervised workload with its reaper and forwarded signals.

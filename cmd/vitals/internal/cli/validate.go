@@ -96,6 +96,7 @@ func render(c *config.Config) string {
 		fmt.Fprintf(&b, "  restart: %s\n  backoff: {initial: %v, max: %v}\n  stop-signal: %s\n  stop-timeout: %v\n",
 			s.Restart, s.BackoffInitial, s.BackoffMax, supervise.SignalName(s.StopSignal), s.StopTimeout)
 	}
+	renderHooks(&b, c)
 	b.WriteString("checks:\n")
 	for _, ch := range c.Checks {
 		fmt.Fprintf(&b, "  %s:\n    level: %s\n", ch.Name, ch.Level)
@@ -117,4 +118,41 @@ func quotedList(words []string) string {
 		quoted[i] = strconv.Quote(w)
 	}
 	return strings.Join(quoted, ", ")
+}
+
+// renderHooks writes the file's hooks, if any, with every default filled in
+// and their secrets (a token in a header or a URL) masked.
+func renderHooks(b *strings.Builder, c *config.Config) {
+	if len(c.Hooks) == 0 {
+		return
+	}
+	redacted := func(words []string) string {
+		out := make([]string, len(words))
+		for i, w := range words {
+			out[i] = c.Redact(w)
+		}
+		return quotedList(out)
+	}
+	b.WriteString("hooks:\n")
+	for _, h := range c.Hooks {
+		on := make([]string, len(h.On))
+		for i, t := range h.On {
+			on[i] = string(t)
+		}
+		fmt.Fprintf(b, "  - name: %s\n    on: [%s]\n", h.Name, strings.Join(on, ", "))
+		if e := h.Exec; e != nil {
+			fmt.Fprintf(b, "    exec: {command: [%s], timeout: %v}\n", redacted(e.Command), e.Timeout)
+		}
+		if w := h.Webhook; w != nil {
+			fmt.Fprintf(b, "    webhook:\n      url: %q\n      method: %s\n", c.Redact(w.URL), w.Method)
+			if len(w.Header) > 0 {
+				b.WriteString("      headers:\n")
+				for _, name := range slices.Sorted(maps.Keys(w.Header)) {
+					fmt.Fprintf(b, "        %q: [%s]\n", name, redacted(w.Header[name]))
+				}
+			}
+			fmt.Fprintf(b, "      timeout: %v\n      retries: %d\n      backoff: {initial: %v, max: %v}\n",
+				w.Timeout, w.Attempts-1, w.BackoffInitial, w.BackoffMax)
+		}
+	}
 }

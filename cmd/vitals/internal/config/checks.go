@@ -32,6 +32,7 @@ var kinds = map[string]kind{
 	"exec": execKind,
 	"file": fileKind,
 	"dns":  dnsKind,
+	"log":  logKind,
 
 	"postgres": urlKind(func(u string) deps.PostgresSpec { return deps.PostgresSpec{URL: u} }, deps.Postgres),
 	"redis":    urlKind(func(u string) deps.RedisSpec { return deps.RedisSpec{URL: u} }, deps.Redis),

@@ -20,6 +20,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/goccy/go-yaml/parser"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
 
@@ -46,6 +47,8 @@ type Config struct {
 	// Drain is how long readiness fails before the workload is stopped, on
 	// SIGTERM or SIGINT. Default 0.
 	Drain time.Duration
+	// Hooks, in the file's order, each with its defaults filled in.
+	Hooks []hooks.Spec
 	// secrets are the values Redact hides.
 	secrets []string
 }
@@ -88,9 +91,9 @@ type Check struct {
 
 // What a check's on-failure may say.
 const (
-	OnFailureIgnore  = "ignore"  // events and hooks only
-	OnFailureRestart = "restart" // restart the workload; its checks start over
-	OnFailureExit    = "exit"    // stop the workload and exit 1, for the kubelet to restart the container
+	OnFailureIgnore  = "ignore"                // events and hooks only
+	OnFailureRestart = supervise.ActionRestart // restart the workload; its checks start over
+	OnFailureExit    = supervise.ActionExit    // stop the workload and exit 1, for the kubelet to restart the container
 )
 
 // Error is one thing wrong with a file, where it is.
@@ -168,6 +171,9 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, 
 			c.Service = d.service(n, path)
 		},
 		"drain": duration(&c.Drain),
+		"hooks": func(d *decoder, n ast.Node, _ string) {
+			c.Hooks = d.hooks(n)
+		},
 	})
 	if checks == nil {
 		if _, ok := yamlnode.Unwrap(body).(*ast.MappingNode); ok {

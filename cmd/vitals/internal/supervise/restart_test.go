@@ -119,7 +119,7 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func TestTheOutputOfEveryRunGoesThroughCopyAndIsAllPassedOnBeforeDone(t *testing.T) {
+func TestTheOutputOfEveryRunGoesThroughCopyAndIsPassedOnBeforeItsExitIsTold(t *testing.T) {
 	var out, errs lockedBuffer
 	var mu sync.Mutex
 	streams := map[string]int{}
@@ -149,7 +149,13 @@ func TestTheOutputOfEveryRunGoesThroughCopyAndIsAllPassedOnBeforeDone(t *testing
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if streams["stdout"] != 1 || streams["stderr"] != 1 {
-		t.Errorf("Copy calls %v; want one per stream for all runs", streams)
+	starts := 0
+	for _, e := range ev.list() {
+		if e.Type == health.EventServiceStarted {
+			starts++
+		}
+	}
+	if streams["stdout"] != starts || streams["stderr"] != starts {
+		t.Errorf("Copy calls %v; want one per stream for each of the %d runs: new pipes for each", streams, starts)
 	}
 }

@@ -57,8 +57,9 @@ type Spec struct {
 }
 
 // Output is where the workload's standard output and error go. The
-// workload writes to pipes that vitals reads, the same pipes across
-// restarts, so that what it prints can be watched (log checks) on its way.
+// workload writes to pipes that vitals reads, new ones for each run, so that
+// what it prints can be watched (log checks) on its way, and what one run
+// printed is never taken for the next one's.
 type Output struct {
 	Stdout, Stderr io.Writer // default vitals's own
 	// Copy copies one stream (named "stdout" or "stderr") from the pipe to
@@ -68,7 +69,7 @@ type Output struct {
 	Copy func(dst io.Writer, src io.Reader, stream string) error
 }
 
-// outputGrace is how long, after the workload has stopped for good, its
+// outputGrace is how long, after a run of the workload has exited, its
 // output is still read: a process it left outside its group may hold the
 // pipes open.
 const outputGrace = 2 * time.Second
@@ -82,9 +83,6 @@ type Supervisor struct {
 	emit   func(health.Event)
 	logger *slog.Logger
 	reaper *Reaper
-	outW   [2]*os.File // the write ends of the output pipes, given to every run
-	copied sync.WaitGroup
-	outR   [2]*os.File
 
 	mu   sync.Mutex
 	pid  int // of the running workload; 0 between runs
@@ -151,60 +149,74 @@ func Start(spec Spec, emit func(health.Event), logger *slog.Logger, reaper *Reap
 	}
 	s := &Supervisor{spec: spec, name: filepath.Base(spec.Command[0]), path: path, env: env, emit: emit,
 		logger: logger, reaper: reaper, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	if err := s.pipes(); err != nil {
-		return nil, err
-	}
-	pid, exited, err := s.start(0)
+	r, err := s.start(0)
 	if err != nil {
-		s.closeOutput()
 		return nil, err
 	}
-	go s.supervise(pid, exited)
+	go s.supervise(r)
 	return s, nil
 }
 
-// pipes makes the output pipes and starts copying them.
-func (s *Supervisor) pipes() error {
+// output is one run's output pipes, and the copying of them.
+type output struct {
+	r, w   [2]*os.File
+	copied sync.WaitGroup
+}
+
+// openOutput makes a run's output pipes and starts copying them.
+func (s *Supervisor) openOutput() (*output, error) {
+	o := &output{}
 	for i, stream := range []string{"stdout", "stderr"} {
 		r, w, err := os.Pipe()
 		if err != nil {
-			s.closeOutput()
-			return fmt.Errorf("a pipe for the workload's %s: %w", stream, err)
+			o.closeWriters()
+			o.finish(s.logger)
+			return nil, fmt.Errorf("a pipe for the workload's %s: %w", stream, err)
 		}
-		s.outR[i], s.outW[i] = r, w
+		o.r[i], o.w[i] = r, w
 		dst := []io.Writer{s.spec.Output.Stdout, s.spec.Output.Stderr}[i]
-		s.copied.Add(1)
+		o.copied.Add(1)
 		go func() {
-			defer s.copied.Done()
+			defer o.copied.Done()
 			if err := s.spec.Output.Copy(dst, r, stream); err != nil && !errors.Is(err, os.ErrClosed) {
 				s.logger.Error("cannot pass the workload's output on: the rest is discarded", "stream", stream, "err", err)
 				io.Copy(io.Discard, r)
 			}
 		}()
 	}
-	return nil
+	return o, nil
 }
 
-// closeOutput closes the pipes' write ends and waits, for at most
-// outputGrace, for what is in them to be copied.
-func (s *Supervisor) closeOutput() {
-	for _, w := range s.outW {
+// closeWriters closes vitals's copies of the write ends: once the run has
+// them, its exit (and its group's) ends the pipes.
+func (o *output) closeWriters() {
+	for _, w := range o.w {
 		if w != nil {
 			w.Close()
 		}
 	}
+}
+
+// finish waits, for at most outputGrace, for what is in the pipes to be
+// passed on, then closes them.
+func (o *output) finish(logger *slog.Logger) {
 	copied := make(chan struct{})
-	go func() { s.copied.Wait(); close(copied) }()
+	go func() { o.copied.Wait(); close(copied) }()
 	select {
 	case <-copied:
 	case <-time.After(outputGrace):
-		s.logger.Warn("a process outside the workload's group still holds its output open: no longer read", "grace", outputGrace)
-		for _, r := range s.outR {
+		logger.Warn("a process outside the workload's group still holds its output open: no longer read", "grace", outputGrace)
+		for _, r := range o.r {
 			if r != nil {
-				r.Close()
+				r.Close() // ends the Copy
 			}
 		}
 		<-copied
+	}
+	for _, r := range o.r {
+		if r != nil {
+			r.Close()
+		}
 	}
 }
 
@@ -268,36 +280,51 @@ func (s *Supervisor) Signal(sig syscall.Signal) {
 	}
 }
 
-func (s *Supervisor) start(restarts int) (int, <-chan syscall.WaitStatus, error) {
+// aRun is one run of the workload.
+type aRun struct {
+	pid    int
+	exited <-chan syscall.WaitStatus
+	out    *output
+}
+
+func (s *Supervisor) start(restarts int) (aRun, error) {
+	out, err := s.openOutput()
+	if err != nil {
+		return aRun{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pid, err := syscall.ForkExec(s.path, s.spec.Command, &syscall.ProcAttr{
 		Dir:   s.spec.Dir,
 		Env:   s.env,
-		Files: []uintptr{os.Stdin.Fd(), s.outW[0].Fd(), s.outW[1].Fd()},
+		Files: []uintptr{os.Stdin.Fd(), out.w[0].Fd(), out.w[1].Fd()},
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	})
+	out.closeWriters()
 	if err != nil {
-		return 0, nil, fmt.Errorf("start %s: %w", s.spec.Command[0], err)
+		out.finish(s.logger)
+		return aRun{}, fmt.Errorf("start %s: %w", s.spec.Command[0], err)
 	}
 	s.pid, s.run = pid, restarts
 	exited := s.reaper.Watch(pid)
 	s.logger.Info("workload started", "service", s.name, "pid", pid, "restarts", restarts)
 	s.emit(health.Event{Type: health.EventServiceStarted, Service: s.name, PID: pid, Restarts: restarts})
-	return pid, exited, nil
+	return aRun{pid, exited, out}, nil
 }
 
 // supervise waits for each run of the workload to end, and restarts it as
 // the policy or a request says, until it ends for good.
-func (s *Supervisor) supervise(pid int, exited <-chan syscall.WaitStatus) {
+func (s *Supervisor) supervise(r aRun) {
 	defer close(s.done)
-	defer s.closeOutput()
 	restarts, delay := 0, s.spec.BackoffInitial
 	for {
 		began := time.Now()
-		ws, acted := s.wait(pid, exited)
-		// What the workload left in its group goes with it.
+		pid := r.pid
+		ws, acted := s.wait(pid, r.exited)
+		// What the workload left in its group goes with it, and what it
+		// printed is passed on before its exit is told.
 		syscall.Kill(-pid, syscall.SIGKILL)
+		r.out.finish(s.logger)
 		s.mu.Lock()
 		s.pid = 0
 		pending := s.req
@@ -341,7 +368,7 @@ func (s *Supervisor) supervise(pid int, exited <-chan syscall.WaitStatus) {
 		restarts++
 		s.spec.Reset(fmt.Sprintf("%s starts again (restart %d)", s.name, restarts))
 		var err error
-		if pid, exited, err = s.start(restarts); err != nil {
+		if r, err = s.start(restarts); err != nil {
 			s.logger.Error("cannot restart the workload", "service", s.name, "err", err)
 			s.code = 127
 			return

@@ -1,0 +1,461 @@
+// Package hooks tells the world about a Monitor's events: each hook of the
+// file's hooks: runs a command (exec) or calls a URL (webhook) for every event
+// of the types it is on, so that a charm, an operator or a pager is woken when
+// a check fails or the workload exits, instead of polling.
+//
+// Hooks follow the Monitor's event log by cursor, as the management API's
+// readers do: the engine appends an event and moves on, and a slow or broken
+// hook never delays a check, a probe answer or another hook. Each hook has one
+// goroutine, which delivers its events one at a time in the order of their
+// IDs. The log is bounded (health.DefaultEventLog): a hook that falls behind
+// by more than the log holds misses the events that were dropped, and says
+// so in its log line, its Status and its metrics.
+//
+// The agent builds a Runner from the file (config.Config.Hooks), starts it
+// with the Monitor, serves its Status on the management API and registers it
+// as a prometheus.Collector; it stops it after the workload, so that the last
+// events (service-exited, stopping) reach the hooks too.
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vitals-dev/vitals/health"
+)
+
+// EventTypes is every event type a hook may be on, in the order the file's
+// errors list them.
+var EventTypes = []health.EventType{
+	health.EventCheckPassed, health.EventCheckWarned, health.EventCheckFailed,
+	health.EventLevelPassed, health.EventLevelFailed,
+	health.EventServiceStarted, health.EventServiceExited,
+	health.EventStopping, health.EventChecksReset,
+}
+
+// Spec is one hook: the events it is on, and what delivers them. Exactly one
+// of Exec and Webhook is set. Zero fields take the defaults documented on
+// them (see WithDefaults).
+type Spec struct {
+	// Name says which hook a log line, a Status or a metric is about.
+	// Default "hook-N", N being the hook's position in the file, from 1.
+	Name string
+	// On is the event types delivered; the others are skipped.
+	On []health.EventType
+
+	Exec    *ExecSpec
+	Webhook *WebhookSpec
+}
+
+// ExecSpec is a hook that runs a command for each event. The command gets
+// the event's JSON (as GET /v1/events writes it) and a newline on stdin, and
+// vitals's environment plus VITALS_EVENT_ID, VITALS_EVENT_TYPE,
+// VITALS_EVENT_TIME (RFC 3339) and one VITALS_EVENT_<FIELD> for every other
+// field the JSON has (exitCode: VITALS_EVENT_EXIT_CODE). Exit status 0
+// delivers the event. A command that fails is not run again for the same
+// event: a command may have done half its work, and only it knows whether a
+// second run is safe. The failure is logged with the command's output and
+// counted, and the next event is delivered as usual.
+type ExecSpec struct {
+	// Command is the program and its arguments: there is no shell (for one,
+	// [sh, -c, "…"]). A name without a slash is looked up in $PATH.
+	Command []string
+	// Timeout bounds each run: then the command's process group is killed.
+	// Default DefaultExecTimeout.
+	Timeout time.Duration
+}
+
+// WebhookSpec is a hook that sends each event's JSON in an HTTP request. A
+// 2xx answer delivers it. A network error, a timeout, a 5xx or a 429 is tried
+// again, up to Attempts times in all, waiting BackoffInitial, then twice as
+// long each time up to BackoffMax (give or take 10%, so that hooks that failed
+// together do not retry together), or what a 429's or 503's Retry-After asks
+// within BackoffMax. Any other answer (a 4xx, a redirect, which is not
+// followed) fails at once: sending the same request again would get the same
+// answer.
+//
+// Requests do not go through the proxy of HTTP_PROXY or HTTPS_PROXY: those
+// are set for the workload's way out, and a hook is most often for a
+// neighbour (an operator in the cluster, a local agent) that a proxy cannot
+// reach.
+type WebhookSpec struct {
+	// URL is an http or https URL.
+	URL string
+	// Method defaults to DefaultMethod, POST.
+	Method string
+	// Header is sent with every request, after Content-Type
+	// (application/json) and User-Agent (vitals/VERSION), which it may
+	// replace. Its values are never logged.
+	Header map[string][]string
+	// Timeout bounds each attempt, from dialling to the end of the answer.
+	// Default DefaultWebhookTimeout.
+	Timeout time.Duration
+	// Attempts is how many requests an event gets at most, the first one
+	// included (the file's retries plus 1). Default DefaultAttempts.
+	Attempts int
+	// BackoffInitial and BackoffMax bound the waits between attempts.
+	// Defaults DefaultBackoffInitial and DefaultBackoffMax.
+	BackoffInitial, BackoffMax time.Duration
+}
+
+// The defaults of a Spec's zero fields.
+const (
+	// DefaultExecTimeout leaves a command time to call out over the network
+	// once or twice (a notification, a kubectl) without piling up runs.
+	DefaultExecTimeout = 10 * time.Second
+	// DefaultWebhookTimeout is long for a neighbour's answer, and short
+	// enough that a few attempts fit well within a minute.
+	DefaultWebhookTimeout = 5 * time.Second
+	// DefaultMethod is what webhooks expect.
+	DefaultMethod = "POST"
+	// DefaultAttempts is a first try and 3 retries: with the default backoff,
+	// 3.5s of waiting in all, which rides out a restart of the receiver.
+	DefaultAttempts = 4
+	// DefaultBackoffInitial and DefaultBackoffMax: the first retry comes
+	// quickly, and no wait is longer than the receiver's likely restart.
+	DefaultBackoffInitial = 500 * time.Millisecond
+	DefaultBackoffMax     = 10 * time.Second
+)
+
+// WithDefaults returns s with its zero fields set to their defaults; n is
+// its position in the file, from 1, which names a hook without a name.
+func (s Spec) WithDefaults(n int) Spec {
+	if s.Name == "" {
+		s.Name = fmt.Sprintf("hook-%d", n)
+	}
+	if e := s.Exec; e != nil {
+		e2 := *e
+		if e2.Timeout <= 0 {
+			e2.Timeout = DefaultExecTimeout
+		}
+		s.Exec = &e2
+	}
+	if w := s.Webhook; w != nil {
+		w2 := *w
+		if w2.Method == "" {
+			w2.Method = DefaultMethod
+		}
+		if w2.Timeout <= 0 {
+			w2.Timeout = DefaultWebhookTimeout
+		}
+		if w2.Attempts <= 0 {
+			w2.Attempts = DefaultAttempts
+		}
+		if w2.BackoffInitial <= 0 {
+			w2.BackoffInitial = DefaultBackoffInitial
+		}
+		if w2.BackoffMax <= 0 {
+			w2.BackoffMax = max(DefaultBackoffMax, w2.BackoffInitial)
+		}
+		s.Webhook = &w2
+	}
+	return s
+}
+
+// Status is where a hook stands, as GET /v1/hooks lists it.
+type Status struct {
+	Name   string             `json:"name"`
+	Kind   string             `json:"kind"`   // exec or webhook
+	Target string             `json:"target"` // the command's name, or the URL (its password hidden)
+	On     []health.EventType `json:"on"`
+	// Delivered and Failed count the events delivered and given up on (after
+	// every attempt a webhook gets).
+	Delivered uint64 `json:"delivered"`
+	Failed    uint64 `json:"failed"`
+	// Missed counts the events the hook never saw: the log dropped them
+	// while the hook was busy with older ones. They count whatever their
+	// type, since they are gone.
+	Missed uint64 `json:"missed"`
+	// LastDeliveredID is the ID of the last event delivered; 0: none yet.
+	LastDeliveredID uint64 `json:"lastDeliveredId,omitempty"`
+	// LastError is why the last failed attempt failed, and LastErrorTime when.
+	LastError     string    `json:"lastError,omitempty"`
+	LastErrorTime time.Time `json:"lastErrorTime,omitzero"`
+	// Failing is set when the hook gave up on its latest event, and cleared
+	// by the next event it delivers.
+	Failing bool `json:"failing"`
+}
+
+// Runner delivers a Monitor's events to hooks. Make one with New, Start it,
+// and Stop it. It is a prometheus.Collector of the hooks' metrics
+// (metrics.go).
+type Runner struct {
+	m      *health.Monitor
+	logger *slog.Logger
+	redact func(string) string
+	hooks  []*hook
+
+	// following ends the waits for new events (Stop); delivering ends the
+	// deliveries under way (Stop's context).
+	following     context.Context
+	endFollowing  context.CancelFunc
+	delivering    context.Context
+	endDelivering context.CancelFunc
+
+	stopOnce sync.Once
+	stopping chan struct{} // closed by Stop, after until is set
+	until    uint64        // the last event to deliver once stopping
+	wg       sync.WaitGroup
+}
+
+// hook is one Spec at work: its goroutine's delivery and its counters.
+type hook struct {
+	spec   Spec
+	kind   string
+	target string
+	on     map[health.EventType]bool
+	// deliver delivers one event, and says how many attempts it made.
+	deliver func(ctx context.Context, ev health.Event, body []byte) (attempts int, err error)
+	// done is called when the hook stops: a webhook closes its idle
+	// connections.
+	done func()
+
+	mu       sync.Mutex // guards st and attempts
+	st       Status
+	attempts uint64
+}
+
+// New returns a Runner of specs (WithDefaults is applied to each) over m.
+// Every failure is logged to logger, its text passed through redact (the
+// file's Config.Redact), which may be nil. Nothing runs until Start.
+func New(specs []Spec, m *health.Monitor, logger *slog.Logger, redact func(string) string) *Runner {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if redact == nil {
+		redact = func(s string) string { return s }
+	}
+	r := &Runner{m: m, logger: logger, redact: redact, stopping: make(chan struct{})}
+	r.following, r.endFollowing = context.WithCancel(context.Background())
+	r.delivering, r.endDelivering = context.WithCancel(context.Background())
+	for i, s := range specs {
+		s = s.WithDefaults(i + 1)
+		h := &hook{spec: s, on: map[health.EventType]bool{}}
+		for _, t := range s.On {
+			h.on[t] = true
+		}
+		switch {
+		case s.Exec != nil:
+			spec := *s.Exec
+			h.kind = "exec"
+			h.deliver = func(ctx context.Context, ev health.Event, body []byte) (int, error) {
+				return 1, runCommand(ctx, spec, ev, body) // one attempt: see ExecSpec
+			}
+			if len(s.Exec.Command) > 0 {
+				h.target = s.Exec.Command[0]
+			}
+		case s.Webhook != nil:
+			w := newWebhook(*s.Webhook)
+			h.kind, h.deliver, h.done = "webhook", r.webhookDelivery(h, w), w.client.CloseIdleConnections
+			h.target = redact(redactedURL(s.Webhook.URL))
+		default:
+			continue // the file always gives one; nothing to deliver with
+		}
+		h.st = Status{Name: s.Name, Kind: h.kind, Target: h.target, On: slices.Clone(s.On)}
+		r.hooks = append(r.hooks, h)
+	}
+	return r
+}
+
+// redactedURL is u with its password hidden, as Go's URL.Redacted writes it.
+func redactedURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	return p.Redacted()
+}
+
+// Start starts each hook's goroutine. Each begins with the oldest event the
+// log still holds, so that a Runner started before the Monitor misses none.
+// It has no context of its own: a signal that stops vitals must not stop the
+// hooks before they deliver the events of the stop. Call Stop.
+func (r *Runner) Start() {
+	for _, h := range r.hooks {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			r.follow(h)
+			if h.done != nil {
+				h.done()
+			}
+		}()
+	}
+}
+
+// Stop delivers the events emitted before it was called, then stops the
+// hooks. When ctx ends first, the deliveries under way are cancelled (each
+// counts as failed) and the rest are not made; Stop then returns ctx's error
+// once every hook has stopped. Call it after the workload has stopped, with a
+// deadline, so that its last events reach the hooks.
+func (r *Runner) Stop(ctx context.Context) error {
+	r.stopOnce.Do(func() {
+		if evs := r.m.Events(0); len(evs) > 0 {
+			r.until = evs[len(evs)-1].ID
+		}
+		close(r.stopping)
+		r.endFollowing()
+	})
+	done := make(chan struct{})
+	go func() {
+		r.wg.Wait()
+		close(done)
+	}()
+	defer r.endDelivering()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		r.endDelivering()
+		<-done
+		return fmt.Errorf("hooks: stopped before every event was delivered: %w", ctx.Err())
+	}
+}
+
+// follow delivers the events of h's types in the order of their IDs until
+// Stop, from the log by cursor.
+func (r *Runner) follow(h *hook) {
+	var cursor uint64
+	for {
+		var evs []health.Event
+		select {
+		case <-r.stopping:
+			if cursor >= r.until {
+				return
+			}
+			if evs = r.m.Events(cursor); len(evs) == 0 { // already emitted: no need to wait
+				return
+			}
+		default:
+			var err error
+			if evs, err = r.m.WaitEvents(r.following, cursor); err != nil {
+				continue // Stop ended the wait: take what is left above
+			}
+		}
+		for _, ev := range evs {
+			if r.stopped(ev.ID) || r.delivering.Err() != nil {
+				r.leftBehind(h, cursor)
+				return
+			}
+			if ev.ID > cursor+1 {
+				r.missed(h, cursor, ev.ID)
+			}
+			cursor = ev.ID
+			if h.on[ev.Type] {
+				r.deliverOne(h, ev)
+			}
+		}
+	}
+}
+
+// stopped reports whether Stop was called before the event id was emitted.
+func (r *Runner) stopped(id uint64) bool {
+	select {
+	case <-r.stopping:
+		return id > r.until
+	default:
+		return false
+	}
+}
+
+// leftBehind logs the events of h's types that Stop's deadline kept from
+// being delivered.
+func (r *Runner) leftBehind(h *hook, cursor uint64) {
+	if r.delivering.Err() == nil {
+		return // every event up to Stop was delivered
+	}
+	n := 0
+	for _, ev := range r.m.Events(cursor) {
+		if ev.ID <= r.until && h.on[ev.Type] {
+			n++
+		}
+	}
+	if n > 0 {
+		r.logger.Error("hook: vitals stopped before these events were delivered", "hook", h.spec.Name, "events", n)
+	}
+}
+
+// missed records that the log dropped the events between cursor and next
+// before h read them.
+func (r *Runner) missed(h *hook, cursor, next uint64) {
+	n := next - cursor - 1
+	r.logger.Error("hook: fell behind the event log, events missed", "hook", h.spec.Name,
+		"missed", n, "first", cursor+1, "last", next-1)
+	h.mu.Lock()
+	h.st.Missed += n
+	h.mu.Unlock()
+}
+
+// deliverOne delivers ev to h, and records how it went.
+func (r *Runner) deliverOne(h *hook, ev health.Event) {
+	attempts := 0
+	body, err := json.Marshal(ev)
+	if err == nil {
+		attempts, err = h.deliver(r.delivering, ev, body)
+	}
+	var msg string
+	if err != nil {
+		// Logged before it shows in the Status and the metrics: who sees one
+		// finds the other.
+		msg = r.redact(err.Error())
+		r.logger.Error("hook: event not delivered", "hook", h.spec.Name, "event", ev.ID, "type", string(ev.Type),
+			"attempts", attempts, "err", msg)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.attempts += uint64(attempts)
+	if err != nil {
+		h.st.Failed++
+		h.st.Failing = true
+		h.st.LastError, h.st.LastErrorTime = msg, time.Now()
+		return
+	}
+	h.st.Delivered++
+	h.st.LastDeliveredID = ev.ID
+	h.st.Failing = false
+}
+
+// failedAttempt records and logs an attempt at delivering ev that failed,
+// when another one follows: the last is the event's failure.
+func (r *Runner) failedAttempt(h *hook, ev health.Event, attempt int, err error) {
+	msg := r.redact(err.Error())
+	r.logger.Warn("hook: attempt failed, trying again", "hook", h.spec.Name, "event", ev.ID,
+		"type", string(ev.Type), "attempt", attempt, "err", msg)
+	h.mu.Lock()
+	h.st.LastError, h.st.LastErrorTime = msg, time.Now()
+	h.mu.Unlock()
+}
+
+// Status returns where each hook stands, in the file's order.
+func (r *Runner) Status() []Status {
+	out := make([]Status, 0, len(r.hooks))
+	for _, h := range r.hooks {
+		h.mu.Lock()
+		st := h.st
+		h.mu.Unlock()
+		st.On = slices.Clone(st.On)
+		out = append(out, st)
+	}
+	return out
+}
+
+// envName turns a JSON key into the variable that carries it to an exec
+// hook: exitCode is VITALS_EVENT_EXIT_CODE.
+func envName(key string) string {
+	var b strings.Builder
+	b.WriteString("VITALS_EVENT_")
+	for i, c := range key {
+		if c >= 'A' && c <= 'Z' && i > 0 {
+			b.WriteByte('_')
+		}
+		b.WriteRune(c)
+	}
+	return strings.ToUpper(b.String())
+}

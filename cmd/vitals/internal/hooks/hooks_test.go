@@ -1,0 +1,591 @@
+package hooks_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
+	"github.com/vitals-dev/vitals/health"
+)
+
+// patience bounds every wait of these tests: long, for a loaded machine; a
+// test that passes never waits that long.
+const patience = 20 * time.Second
+
+// logs is a logger whose lines a test reads.
+type logs struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logs) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *logs) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
+
+func newMonitor(opts ...health.Option) *health.Monitor {
+	return health.New(append([]health.Option{health.WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)
+}
+
+// start starts a Runner of specs over m, stopped when the test ends.
+func start(t *testing.T, m *health.Monitor, l *logs, redact func(string) string, specs ...hooks.Spec) *hooks.Runner {
+	t.Helper()
+	r := hooks.New(specs, m, l.logger(), redact)
+	r.Start()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), patience)
+		defer cancel()
+		r.Stop(ctx)
+	})
+	return r
+}
+
+// waitStatus waits until the first hook's Status satisfies ok.
+func waitStatus(t *testing.T, r *hooks.Runner, what string, ok func(hooks.Status) bool) hooks.Status {
+	t.Helper()
+	deadline := time.Now().Add(patience)
+	for {
+		st := r.Status()[0]
+		if ok(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not %s within %v: %+v", what, patience, st)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// receiver is a webhook's receiving end: it keeps every request's event, and
+// answers with what answer says (200 when nil).
+type receiver struct {
+	*httptest.Server
+	mu       sync.Mutex
+	events   []health.Event // in the order of the requests
+	requests []request
+	answer   func(n int, ev health.Event) int // n counts requests from 1
+}
+
+func newReceiver(t *testing.T, answer func(n int, ev health.Event) int) *receiver {
+	rc := &receiver{answer: answer}
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		var ev health.Event
+		if err := json.Unmarshal(body, &ev); err != nil {
+			t.Errorf("a request's body is not an event: %v: %q", err, body)
+		}
+		rc.mu.Lock()
+		rc.events = append(rc.events, ev)
+		rc.requests = append(rc.requests, request{req.Method, req.URL.RequestURI(), req.Header.Clone()})
+		n := len(rc.events)
+		rc.mu.Unlock()
+		code := http.StatusOK
+		if rc.answer != nil {
+			code = rc.answer(n, ev)
+		}
+		w.WriteHeader(code)
+		fmt.Fprintf(w, "answer %d", code)
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+// request is what a receiver keeps of a request but its body.
+type request struct {
+	method, uri string
+	header      http.Header
+}
+
+// first is the first request received, and its event.
+func (rc *receiver) first() (request, health.Event) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.requests[0], rc.events[0]
+}
+
+// ids is the event IDs of the requests received so far.
+func (rc *receiver) ids() []uint64 {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	out := make([]uint64, len(rc.events))
+	for i, ev := range rc.events {
+		out[i] = ev.ID
+	}
+	return out
+}
+
+func webhook(url string, on ...health.EventType) hooks.Spec {
+	return hooks.Spec{On: on, Webhook: &hooks.WebhookSpec{URL: url, Timeout: 5 * time.Second,
+		BackoffInitial: time.Millisecond, BackoffMax: 5 * time.Millisecond}}
+}
+
+func failed(check string) health.Event {
+	return health.Event{Type: health.EventCheckFailed, Check: check, Level: health.Ready, From: health.Pass, To: health.Fail, Output: "down"}
+}
+
+func TestAWebhookGetsEventsInOrderAndRetriesAfterA500(t *testing.T) {
+	rc := newReceiver(t, func(n int, ev health.Event) int {
+		if n == 2 { // the first request for event 2
+			return http.StatusInternalServerError
+		}
+		return http.StatusOK
+	})
+	m := newMonitor()
+	var l logs
+	spec := webhook(rc.URL+"/hook", health.EventCheckFailed)
+	spec.Name = "operator"
+	spec.Webhook.Header = map[string][]string{"Authorization": {"Bearer hdr-secret-1"}, "X-Tag": {"a", "b"}}
+	r := start(t, m, &l, nil, spec)
+	for i := range 5 {
+		m.Emit(failed(fmt.Sprintf("c%d", i)))
+	}
+	st := waitStatus(t, r, "5 delivered", func(st hooks.Status) bool { return st.Delivered == 5 })
+
+	if got, want := rc.ids(), []uint64{1, 2, 2, 3, 4, 5}; !slices.Equal(got, want) {
+		t.Fatalf("requests for events %v, want %v: in order, event 2 again after its 500", got, want)
+	}
+	if st.Failed != 0 || st.Failing || st.LastDeliveredID != 5 || st.Name != "operator" || st.Kind != "webhook" {
+		t.Fatalf("status %+v, want 5 delivered, none failed, last 5", st)
+	}
+	if !strings.Contains(st.LastError, "answered 500 Internal Server Error: answer 500") {
+		t.Fatalf("last error %q, want the 500 and its body", st.LastError)
+	}
+	// Each request carries the event as GET /v1/events writes it.
+	req, ev := rc.first()
+	want, _ := json.Marshal(m.Events(0)[0])
+	got, _ := json.Marshal(ev)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("body %s, want %s", got, want)
+	}
+	if req.method != "POST" || req.uri != "/hook" || req.header.Get("Content-Type") != "application/json" ||
+		!strings.HasPrefix(req.header.Get("User-Agent"), "vitals/") || req.header.Get("Authorization") != "Bearer hdr-secret-1" ||
+		!slices.Equal(req.header.Values("X-Tag"), []string{"a", "b"}) {
+		t.Fatalf("request %s %s with headers %v", req.method, req.uri, req.header)
+	}
+	if out := l.String(); !strings.Contains(out, `msg="hook: attempt failed, trying again" hook=operator event=2 type=check-failed attempt=1`) ||
+		strings.Contains(out, "hdr-secret-1") {
+		t.Fatalf("logs:\n%s\nwant the failed attempt, without a header's value", out)
+	}
+}
+
+func TestAWebhookThatAlwaysFailsIsFailingAfterItsRetries(t *testing.T) {
+	var fail atomic.Bool
+	fail.Store(true)
+	rc := newReceiver(t, func(int, health.Event) int {
+		if fail.Load() {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusNoContent
+	})
+	m := newMonitor()
+	var l logs
+	spec := webhook(rc.URL+"/hook?token=tok-secret-2", health.EventCheckFailed)
+	spec.Webhook.Attempts = 3
+	redact := func(s string) string { return strings.ReplaceAll(s, "tok-secret-2", "xxxxx") }
+	r := start(t, m, &l, redact, spec)
+	m.Emit(failed("db"))
+	st := waitStatus(t, r, "given up", func(st hooks.Status) bool { return st.Failed == 1 })
+
+	if got := rc.ids(); !slices.Equal(got, []uint64{1, 1, 1}) {
+		t.Fatalf("requests for events %v, want event 1 three times", got)
+	}
+	if !st.Failing || st.Delivered != 0 || st.LastErrorTime.IsZero() ||
+		!strings.Contains(st.LastError, "answered 503 Service Unavailable") || st.Target != rc.URL+"/hook?token=xxxxx" {
+		t.Fatalf("status %+v, want failing with the 503, its URL's token hidden", st)
+	}
+	const metrics = `
+# HELP vitals_hook_attempts_total Attempts at delivering events: webhook requests, retries included, and exec commands run.
+# TYPE vitals_hook_attempts_total counter
+vitals_hook_attempts_total{hook="hook-1"} 3
+# HELP vitals_hook_deliveries_total Events the hook is done with, by result: delivered, or failed after every attempt it gets.
+# TYPE vitals_hook_deliveries_total counter
+vitals_hook_deliveries_total{hook="hook-1",result="delivered"} 0
+vitals_hook_deliveries_total{hook="hook-1",result="failed"} 1
+# HELP vitals_hook_failing Whether the hook gave up on its latest event (1) or delivered it (0).
+# TYPE vitals_hook_failing gauge
+vitals_hook_failing{hook="hook-1"} 1
+# HELP vitals_hook_missed_events_total Events the hook never saw: the event log dropped them while the hook was busy with older ones.
+# TYPE vitals_hook_missed_events_total counter
+vitals_hook_missed_events_total{hook="hook-1"} 0
+`
+	if err := testutil.CollectAndCompare(r, strings.NewReader(metrics)); err != nil {
+		t.Fatal(err)
+	}
+	out := l.String()
+	if strings.Count(out, "hook: attempt failed, trying again") != 2 || !strings.Contains(out, `msg="hook: event not delivered" hook=hook-1 event=1 type=check-failed attempts=3`) ||
+		strings.Contains(out, "tok-secret-2") {
+		t.Fatalf("logs:\n%s\nwant two retries and the failure, the token hidden", out)
+	}
+
+	// The next event delivered clears it.
+	fail.Store(false)
+	m.Emit(failed("db"))
+	st = waitStatus(t, r, "delivered", func(st hooks.Status) bool { return st.Delivered == 1 })
+	if st.Failing || st.Failed != 1 || st.LastDeliveredID != 2 {
+		t.Fatalf("status %+v, want no longer failing", st)
+	}
+}
+
+func TestAWebhookAnswered4xxIsNotRetried(t *testing.T) {
+	rc := newReceiver(t, func(int, health.Event) int { return http.StatusNotFound })
+	m := newMonitor()
+	var l logs
+	r := start(t, m, &l, nil, webhook(rc.URL, health.EventCheckFailed))
+	m.Emit(failed("a"))
+	m.Emit(failed("b"))
+	st := waitStatus(t, r, "both given up", func(st hooks.Status) bool { return st.Failed == 2 })
+	if got := rc.ids(); !slices.Equal(got, []uint64{1, 2}) {
+		t.Fatalf("requests for events %v, want one each", got)
+	}
+	if !strings.Contains(st.LastError, "answered 404 Not Found") {
+		t.Fatalf("last error %q", st.LastError)
+	}
+}
+
+func TestAWebhookThatGetsNoAnswerIsRetried(t *testing.T) {
+	// A port that refuses connections: a network error, worth retrying.
+	ln := httptest.NewServer(http.NotFoundHandler())
+	url := ln.URL
+	ln.Close()
+	m := newMonitor()
+	var l logs
+	spec := webhook(url, health.EventStopping)
+	spec.Webhook.Attempts = 2
+	r := start(t, m, &l, nil, spec)
+	m.Emit(health.Event{Type: health.EventStopping})
+	st := waitStatus(t, r, "given up", func(st hooks.Status) bool { return st.Failed == 1 })
+	if !strings.Contains(st.LastError, "connection refused") || !strings.Contains(l.String(), "attempts=2") {
+		t.Fatalf("status %+v, logs:\n%s", st, l.String())
+	}
+}
+
+func TestASlowWebhookNeverHoldsUpTheMonitor(t *testing.T) {
+	arrived := make(chan struct{}, 1)
+	release := make(chan struct{})
+	rc := newReceiver(t, func(n int, _ health.Event) int {
+		if n == 1 {
+			arrived <- struct{}{}
+			<-release
+		}
+		return http.StatusOK
+	})
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	m := newMonitor()
+	var l logs
+	r := start(t, m, &l, nil, webhook(rc.URL, health.EventCheckFailed, health.EventCheckPassed))
+	m.Emit(failed("first"))
+	<-arrived // the hook is stuck in its first request from now on
+
+	for i := range 100 {
+		m.Emit(failed(fmt.Sprintf("c%d", i)))
+	}
+	// A check runs and changes status, period after period, meanwhile.
+	var runs atomic.Int64
+	if err := m.Add(health.Check{Name: "flapping", Level: health.Ready, Period: 5 * time.Millisecond, FailureThreshold: 1,
+		Checker: health.CheckerFunc(func(context.Context) error {
+			if runs.Add(1)%2 == 0 {
+				return errors.New("down")
+			}
+			return nil
+		})}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m.Start(ctx)
+	t.Cleanup(func() { cancel(); <-m.Done() })
+	for deadline := time.Now().Add(patience); runs.Load() < 10; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the check ran %d times within %v, want 10", runs.Load(), patience)
+		}
+	}
+	if got := rc.ids(); !slices.Equal(got, []uint64{1}) || r.Status()[0].Delivered != 0 {
+		t.Fatalf("requests for %v: the receiver should still hold the first", got)
+	}
+
+	close(release)
+	cancel()
+	<-m.Done()
+	last := m.Events(0)
+	want := uint64(0)
+	for _, ev := range last {
+		if ev.Type == health.EventCheckFailed || ev.Type == health.EventCheckPassed {
+			want++
+		}
+	}
+	waitStatus(t, r, "every event delivered", func(st hooks.Status) bool { return st.Delivered == want })
+	got := rc.ids()
+	if !slices.IsSorted(got) || len(got) != int(want) {
+		t.Fatalf("requests for %v, want %d events in order", got, want)
+	}
+}
+
+func TestAHookTakesOnlyTheEventsItIsOn(t *testing.T) {
+	rc := newReceiver(t, nil)
+	m := newMonitor()
+	var l logs
+	r := start(t, m, &l, nil, webhook(rc.URL, health.EventCheckFailed, health.EventServiceExited))
+	m.Emit(health.Event{Type: health.EventCheckPassed, Check: "a"})
+	m.Emit(failed("a"))
+	m.Emit(health.Event{Type: health.EventLevelFailed, Level: health.Ready})
+	m.Emit(health.Event{Type: health.EventServiceExited, Service: "wg", PID: 7})
+	m.Emit(health.Event{Type: health.EventStopping})
+	m.Emit(failed("b"))
+	waitStatus(t, r, "3 delivered", func(st hooks.Status) bool { return st.Delivered == 3 })
+	if got := rc.ids(); !slices.Equal(got, []uint64{2, 4, 6}) {
+		t.Fatalf("requests for events %v, want 2, 4 and 6", got)
+	}
+}
+
+func TestAHookThatFallsBehindTheLogCountsWhatItMissed(t *testing.T) {
+	arrived := make(chan struct{}, 1)
+	release := make(chan struct{})
+	rc := newReceiver(t, func(n int, _ health.Event) int {
+		if n == 1 {
+			arrived <- struct{}{}
+			<-release
+		}
+		return http.StatusOK
+	})
+	m := newMonitor(health.WithEventLog(5))
+	var l logs
+	r := start(t, m, &l, nil, webhook(rc.URL, health.EventCheckFailed))
+	m.Emit(failed("c1"))
+	<-arrived // the hook holds event 1 alone: 2 is not emitted yet
+	for i := 2; i <= 20; i++ {
+		m.Emit(failed(fmt.Sprintf("c%d", i)))
+	}
+	close(release) // the log holds 16 to 20 by now
+	st := waitStatus(t, r, "caught up", func(st hooks.Status) bool { return st.LastDeliveredID == 20 })
+	if got := rc.ids(); !slices.Equal(got, []uint64{1, 16, 17, 18, 19, 20}) {
+		t.Fatalf("requests for events %v, want 1 then 16 to 20", got)
+	}
+	if st.Missed != 14 || st.Delivered != 6 {
+		t.Fatalf("status %+v, want 14 missed, 6 delivered", st)
+	}
+	if out := l.String(); !strings.Contains(out, `msg="hook: fell behind the event log, events missed" hook=hook-1 missed=14 first=2 last=15`) {
+		t.Fatalf("logs:\n%s", out)
+	}
+	const metric = `
+# HELP vitals_hook_missed_events_total Events the hook never saw: the event log dropped them while the hook was busy with older ones.
+# TYPE vitals_hook_missed_events_total counter
+vitals_hook_missed_events_total{hook="hook-1"} 14
+`
+	if err := testutil.CollectAndCompare(r, strings.NewReader(metric), "vitals_hook_missed_events_total"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStopDeliversWhatWasEmittedBeforeIt(t *testing.T) {
+	rc := newReceiver(t, func(int, health.Event) int {
+		time.Sleep(10 * time.Millisecond) // slower than Emit
+		return http.StatusOK
+	})
+	m := newMonitor()
+	var l logs
+	r := hooks.New([]hooks.Spec{webhook(rc.URL, health.EventServiceExited, health.EventStopping)}, m, l.logger(), nil)
+	r.Start()
+	for i := range 10 {
+		m.Emit(health.Event{Type: health.EventServiceExited, Service: "wg", PID: 100 + i, ExitCode: new(0)})
+	}
+	m.Emit(health.Event{Type: health.EventStopping})
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	if err := r.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m.Emit(health.Event{Type: health.EventStopping}) // after Stop: not delivered
+	if got, want := rc.ids(), []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}; !slices.Equal(got, want) {
+		t.Fatalf("requests for events %v, want %v", got, want)
+	}
+	if st := r.Status()[0]; st.Delivered != 11 {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+func TestStopGivesUpAtItsDeadline(t *testing.T) {
+	arrived := make(chan struct{}, 1)
+	release := make(chan struct{})
+	rc := newReceiver(t, func(n int, _ health.Event) int {
+		if n == 1 {
+			arrived <- struct{}{}
+		}
+		<-release
+		return http.StatusOK
+	})
+	defer close(release) // before the receiver closes
+	m := newMonitor()
+	var l logs
+	r := hooks.New([]hooks.Spec{webhook(rc.URL, health.EventStopping)}, m, l.logger(), nil)
+	r.Start()
+	m.Emit(health.Event{Type: health.EventStopping})
+	m.Emit(health.Event{Type: health.EventStopping})
+	<-arrived // event 1 is under way, event 2 waits
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := r.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Stop: %v, want the deadline's error", err)
+	}
+	st := r.Status()[0]
+	if st.Failed != 1 || !strings.Contains(st.LastError, "cancelled: vitals stopped") {
+		t.Fatalf("status %+v, want the request under way failed", st)
+	}
+	if out := l.String(); !strings.Contains(out, `msg="hook: vitals stopped before these events were delivered" hook=hook-1 events=1`) {
+		t.Fatalf("logs:\n%s", out)
+	}
+}
+
+func TestAnExecHookGetsTheEventOnStdinAndInItsEnvironment(t *testing.T) {
+	t.Setenv("VITALS_TEST_INHERITED", "yes")
+	t.Setenv("VITALS_EVENT_CHECK", "left over") // not this event's
+	dir := t.TempDir()
+	stdin, env := filepath.Join(dir, "stdin"), filepath.Join(dir, "env")
+	m := newMonitor()
+	var l logs
+	r := start(t, m, &l, nil, hooks.Spec{Name: "charm", On: []health.EventType{health.EventServiceExited},
+		Exec: &hooks.ExecSpec{Command: []string{"sh", "-c", `cat > "$1"; env > "$2"`, "sh", stdin, env}}})
+	ev := m.Emit(health.Event{Type: health.EventServiceExited, Service: "wg-entrypoint", PID: 42, ExitCode: new(0),
+		Reason: "exited", Output: "it's done: \"quoted\""})
+	st := waitStatus(t, r, "delivered", func(st hooks.Status) bool { return st.Delivered == 1 })
+	if st.Kind != "exec" || st.Target != "sh" || st.LastDeliveredID != 1 {
+		t.Fatalf("status %+v", st)
+	}
+
+	body, _ := json.Marshal(ev)
+	if got, _ := os.ReadFile(stdin); string(got) != string(body)+"\n" {
+		t.Fatalf("stdin %q, want %q", got, string(body)+"\n")
+	}
+	got, _ := os.ReadFile(env)
+	vars := map[string]string{}
+	for line := range strings.Lines(string(got)) {
+		if k, v, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "="); ok {
+			vars[k] = v
+		}
+	}
+	for k, want := range map[string]string{
+		"VITALS_EVENT_ID": "1", "VITALS_EVENT_TYPE": "service-exited", "VITALS_EVENT_TIME": ev.Time.Format(time.RFC3339Nano),
+		"VITALS_EVENT_SERVICE": "wg-entrypoint", "VITALS_EVENT_PID": "42", "VITALS_EVENT_EXIT_CODE": "0",
+		"VITALS_EVENT_REASON": "exited", "VITALS_EVENT_OUTPUT": `it's done: "quoted"`, "VITALS_TEST_INHERITED": "yes",
+	} {
+		if vars[k] != want {
+			t.Errorf("%s=%q, want %q", k, vars[k], want)
+		}
+	}
+	for _, k := range []string{"VITALS_EVENT_CHECK", "VITALS_EVENT_RESTARTS", "VITALS_EVENT_SIGNAL"} {
+		if v, set := vars[k]; set {
+			t.Errorf("%s=%q is set: the event has no such field", k, v)
+		}
+	}
+}
+
+func TestAnExecHookThatFailsIsLoggedWithItsOutputAndNotRunAgain(t *testing.T) {
+	dir := t.TempDir()
+	count := filepath.Join(dir, "count")
+	m := newMonitor()
+	var l logs
+	r := start(t, m, &l, nil, hooks.Spec{On: []health.EventType{health.EventCheckFailed},
+		Exec: &hooks.ExecSpec{Command: []string{"sh", "-c", `echo run >> "$1"; echo "no route to charm" >&2; exit 3`, "sh", count}}})
+	m.Emit(failed("db"))
+	st := waitStatus(t, r, "given up", func(st hooks.Status) bool { return st.Failed == 1 })
+	if st.LastError != "sh exited with status 3: no route to charm" || !st.Failing {
+		t.Fatalf("status %+v", st)
+	}
+	if got, _ := os.ReadFile(count); string(got) != "run\n" {
+		t.Fatalf("ran %q, want once", got)
+	}
+	if out := l.String(); !strings.Contains(out, `msg="hook: event not delivered" hook=hook-1 event=1 type=check-failed attempts=1 err="sh exited with status 3: no route to charm"`) {
+		t.Fatalf("logs:\n%s", out)
+	}
+}
+
+func TestAnExecHookPastItsTimeoutIsKilledWithItsGroup(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	m := newMonitor()
+	var l logs
+	r := start(t, m, &l, nil, hooks.Spec{On: []health.EventType{health.EventCheckFailed},
+		Exec: &hooks.ExecSpec{Timeout: time.Second, Command: []string{"sh", "-c",
+			// A child in the background that outlives the shell but for the group kill.
+			`sleep 120 & echo $! > "$1.tmp"; mv "$1.tmp" "$1"; echo started; wait`, "sh", pidFile}}})
+	m.Emit(failed("db"))
+	st := waitStatus(t, r, "given up", func(st hooks.Status) bool { return st.Failed == 1 })
+	if st.LastError != "sh timed out after 1s: its process group was killed: started" {
+		t.Fatalf("last error %q", st.LastError)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(patience); alive(pid); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the hook's background child %d still runs", pid)
+		}
+	}
+	// And the next event is delivered as usual.
+	m.Emit(failed("db"))
+	waitStatus(t, r, "the next event taken", func(st hooks.Status) bool { return st.Failed == 2 })
+}
+
+// alive reports whether pid runs: a zombie does not, it waits for whoever
+// reaps orphans here.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || !bytes.HasPrefix(stat[i+1:], []byte(" Z"))
+}
+
+func TestDefaultsFillTheZeroFields(t *testing.T) {
+	w := hooks.Spec{Webhook: &hooks.WebhookSpec{URL: "http://operator/hook"}}.WithDefaults(2)
+	want := hooks.WebhookSpec{URL: "http://operator/hook", Method: "POST", Timeout: 5 * time.Second, Attempts: 4,
+		BackoffInitial: 500 * time.Millisecond, BackoffMax: 10 * time.Second}
+	if w.Name != "hook-2" || fmt.Sprint(*w.Webhook) != fmt.Sprint(want) {
+		t.Fatalf("%s: %+v, want hook-2: %+v", w.Name, *w.Webhook, want)
+	}
+	e := hooks.Spec{Name: "charm", Exec: &hooks.ExecSpec{Command: []string{"true"}}}.WithDefaults(1)
+	if e.Name != "charm" || e.Exec.Timeout != 10*time.Second {
+		t.Fatalf("%s: %+v", e.Name, *e.Exec)
+	}
+}

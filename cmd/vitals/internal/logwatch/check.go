@@ -1,0 +1,172 @@
+package logwatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/vitals-dev/vitals/health"
+)
+
+// maxShown caps what a failing check shows of the line that failed it:
+// enough to recognise the error, and the result's output is capped at 1 KiB.
+const maxShown = 200
+
+// Check is a log check: a health.Checker that answers from the lines
+// Streams showed it. Running it reads its state and nothing else, so it is
+// cheap at any period. Safe for concurrent use.
+type Check struct {
+	name                 string
+	spec                 Spec
+	pattern, failPattern *matcher // nil when not given
+	now                  func() time.Time
+
+	seen atomic.Bool // a line matched Pattern since the last Reset
+
+	mu       sync.Mutex // guards the latest line that matched FailPattern
+	failed   bool       // there is one since the last Reset
+	failedAt time.Time
+	line     [maxShown]byte
+	lineLen  int
+	cut      bool // the line was longer than maxShown
+}
+
+var _ health.Measurer = (*Check)(nil)
+
+// NewCheck validates spec and returns its check, named name (the name the
+// agent gives it in its Monitor). The time a line was seen is read from
+// clock; nil is the system clock. An error lists everything wrong with spec,
+// each problem with a field a *FieldError.
+func NewCheck(name string, spec Spec, clock health.Clock) (*Check, error) {
+	spec, pattern, failPattern, err := spec.compile()
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now
+	if clock != nil {
+		now = clock.Now
+	}
+	return &Check{name: name, spec: spec, pattern: pattern, failPattern: failPattern, now: now}, nil
+}
+
+// Name is the name NewCheck was given.
+func (c *Check) Name() string { return c.name }
+
+// Spec is the check's spec, with its defaults filled in.
+func (c *Check) Spec() Spec { return c.spec }
+
+// Check reports nil when the check passes: a line matched Pattern since the
+// last Reset, and no line matched FailPattern within Window. Otherwise it
+// says which condition fails, and shows the line that failed it.
+func (c *Check) Check(ctx context.Context) error {
+	_, err := c.Measure(ctx)
+	return err
+}
+
+// Measure is Check, with a message saying why a passing check passes.
+func (c *Check) Measure(context.Context) (health.Observation, error) {
+	var problems, passes []string
+	if c.pattern != nil {
+		if c.seen.Load() {
+			passes = append(passes, fmt.Sprintf("a line matched %q", c.spec.Pattern))
+		} else {
+			problems = append(problems, fmt.Sprintf("no line matching %q yet", c.spec.Pattern))
+		}
+	}
+	if c.failPattern != nil {
+		c.mu.Lock()
+		failed, at, line := c.failed, c.failedAt, shown(c.line[:c.lineLen], c.cut)
+		c.mu.Unlock()
+		age := max(c.now().Sub(at), 0)
+		if failed && age < c.spec.Window {
+			problems = append(problems, fmt.Sprintf("line matching %q %s ago: %s", c.spec.FailPattern, ago(age), line))
+		} else {
+			passes = append(passes, fmt.Sprintf("no line matching %q in the last %v", c.spec.FailPattern, c.spec.Window))
+		}
+	}
+	if len(problems) > 0 {
+		return health.Observation{}, errors.New(strings.Join(problems, "; "))
+	}
+	return health.Observation{Message: strings.Join(passes, "; ")}, nil
+}
+
+// see shows the check lines of its stream, and reports whether its answer
+// may have changed: Pattern matched for the first time, or FailPattern
+// matched.
+func (c *Check) see(t *text) (changed bool) {
+	if c.pattern != nil && !c.seen.Load() {
+		if _, ok := c.pattern.find(t, false); ok {
+			changed = c.seen.CompareAndSwap(false, true)
+		}
+	}
+	if c.failPattern != nil {
+		if line, ok := c.failPattern.find(t, true); ok {
+			c.fail(line)
+			changed = true
+		}
+	}
+	return changed
+}
+
+// fail keeps line as the latest that matched FailPattern, seen now.
+func (c *Check) fail(line []byte) {
+	n, cut := len(line), false
+	if n > maxShown {
+		n, cut = maxShown, true
+		for n > 0 && !utf8.RuneStart(line[n]) { // cut before a character, not inside one
+			n--
+		}
+	}
+	now := c.now()
+	c.mu.Lock()
+	c.failed, c.failedAt, c.cut = true, now, cut
+	c.lineLen = copy(c.line[:], line[:n])
+	c.mu.Unlock()
+}
+
+// reset forgets what the check saw.
+func (c *Check) reset() {
+	c.seen.Store(false)
+	c.mu.Lock()
+	c.failed = false
+	c.mu.Unlock()
+}
+
+// ago says how long ago something was, to the second (to the millisecond
+// under a second).
+func ago(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// shown is a line as a check's output shows it: control characters and
+// invalid UTF-8 escaped (a terminal reading the probe endpoints must not
+// obey a colour escape), and "…" where it was cut.
+func shown(line []byte, cut bool) string {
+	var b strings.Builder
+	for len(line) > 0 {
+		r, size := utf8.DecodeRune(line)
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, line[0])
+		case unicode.IsControl(r) && r != '\t':
+			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
+		default:
+			b.Write(line[:size])
+		}
+		line = line[size:]
+	}
+	if cut {
+		b.WriteString("…")
+	}
+	return b.String()
+}
