@@ -365,8 +365,8 @@ func (m *Monitor) StartCheck(name string) error {
 }
 
 // Reset starts every check over, as the kubelet's probe workers do when the
-// container restarts: each check is pending again with no consecutive results
-// (its history and run count are kept), startup has to pass again before live
+// container restarts: each check is pending again with no results counted
+// (its history is kept), startup has to pass again before live
 // and ready checks run, initial delays count from now, and heartbeats wait
 // for a new first beat. A run under way when Reset is called is not
 // recorded. It emits a checks-reset event whose output is reason, then the
@@ -394,7 +394,7 @@ func (m *Monitor) Reset(reason string) {
 			e.cancel()
 		}
 		e.gen++
-		e.state = checkState{runs: e.state.runs}
+		e.state = checkState{}
 		if e.timed != nil {
 			e.timed.reset()
 		}

@@ -31,7 +31,7 @@ type CheckState struct {
 	Since                time.Time
 	ConsecutiveSuccesses int
 	ConsecutiveFailures  int
-	Runs                 int      // results recorded since the check was added
+	Runs                 int      // results recorded since the check was added or last started over (Reset)
 	History              []Result // the last results, oldest first
 }
 

@@ -25,7 +25,7 @@ type Check struct {
 	Failures         int       `json:"failures"`  // consecutive failing runs, up to now
 	SuccessThreshold int       `json:"successThreshold"`
 	FailureThreshold int       `json:"failureThreshold"`
-	Runs             int       `json:"runs"` // results recorded since the agent started
+	Runs             int       `json:"runs"` // results recorded since the agent started, or the checks last started over
 	Period           Duration  `json:"period"`
 	// Timeout is absent for heartbeats and watchdogs, which run nothing.
 	Timeout      Duration `json:"timeout,omitzero"`
