@@ -394,3 +394,41 @@ checks:
 		t.Fatalf("the token is in the logs:\n%s", a.logs)
 	}
 }
+
+// Without a workload, on-failure: exit stops vitals itself, with 1: a
+// sidecar whose check fails gets its container restarted.
+func TestOnFailureExitWithoutAWorkloadStopsVitals(t *testing.T) {
+	dir := t.TempDir()
+	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\nchecks:\n  peer:\n    file: {path: %s}\n    period: 100ms\n    failure-threshold: 2\n    on-failure: exit\n",
+		freeAddr(t), filepath.Join(dir, "vitals.sock"), filepath.Join(dir, "missing")))
+	r := vitalsRun(t, "run", "-c", path)
+	r.expect(t, 1, "", `why="check peer failed"`)
+}
+
+// --print shows the hooks, on-failure and log checks with their defaults,
+// secrets hidden, in a file that loads again.
+func TestValidatePrintShowsHooksOnFailureAndLogChecks(t *testing.T) {
+	t.Setenv("HOOK_TOKEN", "s3cret-token")
+	path := writeConfig(t, `service: {command: [sleep, "100"]}
+hooks:
+  - on: [check-failed]
+    webhook: {url: "http://operator:pw@localhost:9/hook", headers: {Authorization: "Bearer ${HOOK_TOKEN}"}}
+  - on: [service-exited]
+    exec: [true]
+checks:
+  ui: {http: {url: "http://localhost:1/"}, on-failure: restart}
+  started: {level: startup, log: {pattern: "Listening on"}}
+`)
+	r := vitalsRun(t, "validate", "-c", path, "--print")
+	for _, want := range []string{"  - name: hook-1\n    on: [check-failed]\n", "url: \"http://operator:xxxxx@localhost:9/hook\"",
+		"retries: 3", "exec: {command: [\"true\"], timeout: 10s}", "    on-failure: restart\n", "    log: {pattern: \"Listening on\"}\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("--print lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "s3cret-token") || strings.Contains(r.stdout, ":pw@") {
+		t.Fatalf("--print shows a secret:\n%s", r.stdout)
+	}
+	printed := writeConfig(t, r.stdout)
+	vitalsRun(t, "validate", "-c", printed).expect(t, 0, "2 checks", "")
+}

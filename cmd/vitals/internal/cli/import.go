@@ -44,9 +44,12 @@ func newImportPebble(stdout, stderr io.Writer) *cobra.Command {
 ready is ready; period and timeout (Pebble's default 3s) are kept, and
 threshold is the failure-threshold; an http check passes on 2xx, as in
 Pebble; an exec check's command is split into words as Pebble splits it.
-What the layer's services do when a check fails (on-check-failure) is
-written as comments, until vitals reads service: and on-failure:. Give - to
-read the layer from stdin.`,
+A service's on-check-failure becomes the check's on-failure (restart is
+restart; shutdown and success-shutdown are exit, which exits 1). A layer
+with one service makes it vitals's service: (command, environment,
+working-dir, backoff, kill-delay as stop-timeout, on-success and on-failure
+as the nearest restart policy); with several, they are written as comments,
+since vitals runs one workload. Give - to read the layer from stdin.`,
 		Example: `  vitals import pebble layers/001-synapse.yaml > vitals.yaml`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

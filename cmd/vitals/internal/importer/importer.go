@@ -1,12 +1,13 @@
 // Package importer writes a vitals.yaml from the health checks another tool
-// already has: a Pebble layer's checks (vitals import pebble) or a Kubernetes
+// already has: a Pebble layer's checks, with what its service does when they
+// fail and the service itself (vitals import pebble), or a Kubernetes
 // container's probes (vitals import k8s), with the same timing.
 //
 // It writes the file as text, in the source's order, with comments where
-// vitals does not read a setting yet, and says on the side everything it
-// could not carry over as it was: nothing is dropped silently. It sits below
-// the CLI, beside config, which it uses to check that the file it wrote
-// loads.
+// vitals does a thing differently or not at all, and says on the side
+// everything it could not carry over as it was: nothing is dropped silently.
+// It sits below the CLI, beside config, which it uses to check that the file
+// it wrote loads.
 package importer
 
 import (
@@ -35,7 +36,10 @@ type check struct {
 	kind   string   // http, tcp or exec; "" for a probe left out, which is its notes only
 	spec   []field  // the kind's block
 	timing []field
-	after  []string // comment lines after the fields: settings vitals does not read yet
+	// onFailure is what vitals does when the check fails, with a comment on
+	// its line; key "" for the default, ignore, which is not written.
+	onFailure field
+	after     []string // comment lines after the fields
 }
 
 // importer holds what one import has found so far.
@@ -116,8 +120,9 @@ func durationText(d time.Duration) string {
 	return s
 }
 
-// render writes the file: header and preamble as comments, then the checks.
-func render(header, preamble []string, checks []check) []byte {
+// render writes the file: header and preamble as comments, the service
+// block's lines as they are, then the checks.
+func render(header, preamble, service []string, checks []check) []byte {
 	var w writer
 	for _, h := range header {
 		w.comment(0, h)
@@ -126,6 +131,15 @@ func render(header, preamble []string, checks []check) []byte {
 		w.line(0, "")
 		for _, p := range preamble {
 			w.comment(0, p)
+		}
+		w.line(0, "")
+	}
+	if len(service) > 0 {
+		if len(preamble) == 0 {
+			w.line(0, "")
+		}
+		for _, l := range service {
+			w.line(0, l)
 		}
 		w.line(0, "")
 	}
@@ -149,6 +163,9 @@ func render(header, preamble []string, checks []check) []byte {
 		for _, f := range c.timing {
 			w.field(2, f)
 		}
+		if c.onFailure.key != "" {
+			w.field(2, c.onFailure)
+		}
 		for _, a := range c.after {
 			w.comment(2, a)
 		}
@@ -161,8 +178,8 @@ func render(header, preamble []string, checks []check) []byte {
 // (names, timing, URLs, addresses), so what fails here is what does: an exec
 // check's command looked up in $PATH, its working directory. That is a
 // warning, not an error: the file is for the machine vitals will run on.
-func (im *importer) finish(header, preamble []string, checks []check) Result {
-	data := render(header, preamble, checks)
+func (im *importer) finish(header, preamble, service []string, checks []check) Result {
+	data := render(header, preamble, service, checks)
 	_, err := config.Parse("vitals.yaml", data, func(string) (string, bool) { return "", false })
 	var errs config.Errors
 	if errors.As(err, &errs) {

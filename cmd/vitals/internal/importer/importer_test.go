@@ -31,14 +31,21 @@ func golden(t *testing.T, path string, got []byte) {
 	}
 }
 
-// load reads what an import wrote as vitals validate would, with no
+// loadConfig reads what an import wrote as vitals validate would, with no
 // environment: every $ in it must be a literal one.
-func load(t *testing.T, data []byte) map[string]config.Check {
+func loadConfig(t *testing.T, data []byte) *config.Config {
 	t.Helper()
 	c, err := config.Parse("vitals.yaml", data, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatalf("the file written does not load:\n%v\n%s", err, data)
 	}
+	return c
+}
+
+// load is loadConfig's checks, by name.
+func load(t *testing.T, data []byte) map[string]config.Check {
+	t.Helper()
+	c := loadConfig(t, data)
 	out := map[string]config.Check{}
 	for _, ch := range c.Checks {
 		out[ch.Name] = ch

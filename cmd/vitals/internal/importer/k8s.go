@@ -112,7 +112,7 @@ func Kubernetes(file string, data []byte, choose string) (Result, error) {
 		return Result{Warnings: im.warnings}, fmt.Errorf("%s: no probe of container %q could be carried over", file, c.name)
 	}
 	header := []string{fmt.Sprintf("Made by vitals import k8s from %s: %s, container %s.", filepath.Base(file), w.ref, c.name)}
-	return im.finish(header, nil, checks), nil
+	return im.finish(header, nil, nil, checks), nil
 }
 
 // findWorkloads finds the objects of a document that run containers: any

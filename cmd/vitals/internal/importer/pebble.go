@@ -25,20 +25,22 @@ const (
 // (and the kubelet) pass 200-399 by default.
 const pebbleStatus = "200-299"
 
-// pebbleService is what the checks need of a Pebble service: the context an
-// exec check may run in, and what the service does when a check fails.
+// pebbleService is one service of the layer: the context an exec check may
+// run in, what it does when a check fails, and its fields, for the service:
+// block.
 type pebbleService struct {
-	name        string
-	command     node
-	environment []pair
-	workingDir  string
-	user, group string // user or user-id, group or group-id
-	onFailure   []entry
+	name           string
+	f              map[string]node // its fields, by name
+	environment    []pair
+	workingDir     string
+	user, group    string // user or user-id, group or group-id
+	onCheckFailure []entry
 }
 
 // Pebble makes a vitals.yaml from a Pebble layer: its checks, with their
-// level, timing and kind, and, as comments until vitals reads them, what its
-// services do when a check fails. file names the layer in messages.
+// level, timing and kind and what its services do when they fail, and its
+// service as the workload vitals runs (several as comments). file names the
+// layer in messages.
 func Pebble(file string, data []byte) (Result, error) {
 	im := newImporter()
 	docs, err := parse(file, data)
@@ -56,7 +58,7 @@ func Pebble(file string, data []byte) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("not a Pebble layer: %w", err)
 	}
-	services, err := pebbleServices(top["services"])
+	services, err := im.pebbleServices(top["services"])
 	if err != nil {
 		return Result{}, err
 	}
@@ -84,7 +86,7 @@ func Pebble(file string, data []byte) (Result, error) {
 	if len(checks) == 0 {
 		return Result{Warnings: im.warnings}, fmt.Errorf("%s: no check could be carried over", file)
 	}
-	preamble, err := im.supervision(services, checks, inLayer, written)
+	preamble, service, err := im.supervision(services, checks, inLayer, written)
 	if err != nil {
 		return Result{Warnings: im.warnings}, err
 	}
@@ -93,22 +95,30 @@ func Pebble(file string, data []byte) (Result, error) {
 		"Pebble runs a check first one period after it starts, and reads it as up",
 		"until then; vitals runs it at once, and it is pending until it passes.",
 	}
-	return im.finish(header, preamble, checks), nil
+	return im.finish(header, preamble, service, checks), nil
 }
 
-// pebbleServices reads what the checks need of the layer's services.
-func pebbleServices(v node) ([]*pebbleService, error) {
+// pebbleServiceFields are the fields of a Pebble service.
+var pebbleServiceFields = []string{"override", "summary", "description", "startup", "command",
+	"after", "before", "requires", "environment", "user", "user-id", "group", "group-id", "working-dir",
+	"on-success", "on-failure", "on-check-failure", "backoff-delay", "backoff-factor", "backoff-limit", "kill-delay"}
+
+// pebbleServices reads the layer's services.
+func (im *importer) pebbleServices(v node) ([]*pebbleService, error) {
 	entries, err := v.entries()
 	if err != nil {
 		return nil, err
 	}
 	var out []*pebbleService
 	for _, e := range entries {
-		f, _, err := e.val.fields("command", "environment", "working-dir", "user", "user-id", "group", "group-id", "on-check-failure")
+		f, unknown, err := e.val.fields(pebbleServiceFields...)
 		if err != nil {
 			return nil, err
 		}
-		s := &pebbleService{name: e.key, command: f["command"]}
+		for _, k := range unknown {
+			im.warnf("service %q: %q is not a field vitals import knows: left out", e.key, k)
+		}
+		s := &pebbleService{name: e.key, f: f}
 		if s.environment, err = stringPairs(f["environment"]); err != nil {
 			return nil, err
 		}
@@ -118,7 +128,7 @@ func pebbleServices(v node) ([]*pebbleService, error) {
 		if s.user, s.group, err = pebbleUser(f); err != nil {
 			return nil, err
 		}
-		if s.onFailure, err = f["on-check-failure"].entries(); err != nil {
+		if s.onCheckFailure, err = f["on-check-failure"].entries(); err != nil {
 			return nil, err
 		}
 		out = append(out, s)
@@ -235,11 +245,11 @@ func (im *importer) pebbleCheck(raw string, v node, services []*pebbleService) (
 		return check{}, false, err
 	}
 
-	period, err := pebbleDuration(f["period"], pebblePeriod)
+	period, err := pebbleDuration(f["period"], pebblePeriod, false)
 	if err != nil {
 		return check{}, false, err
 	}
-	timeout, err := pebbleDuration(f["timeout"], pebbleTimeout)
+	timeout, err := pebbleDuration(f["timeout"], pebbleTimeout, false)
 	if err != nil {
 		return check{}, false, err
 	}
@@ -269,8 +279,9 @@ func (im *importer) pebbleCheck(raw string, v node, services []*pebbleService) (
 	return c, true, nil
 }
 
-// pebbleDuration reads a Go duration, as Pebble does; more than 0.
-func pebbleDuration(v node, def time.Duration) (time.Duration, error) {
+// pebbleDuration reads a Go duration, as Pebble does: more than 0, or 0 and
+// more when zero is set (a service's delays, which Pebble takes as 0).
+func pebbleDuration(v node, def time.Duration, zero bool) (time.Duration, error) {
 	if v.absent() {
 		return def, nil
 	}
@@ -282,7 +293,9 @@ func pebbleDuration(v node, def time.Duration) (time.Duration, error) {
 	switch {
 	case err != nil:
 		return 0, v.errorf("%q is not a duration such as 10s, 500ms or 1m30s", s)
-	case d <= 0:
+	case d < 0 && zero:
+		return 0, v.errorf("%s: must not be negative", s)
+	case d <= 0 && !zero:
 		return 0, v.errorf("%s: must be more than 0", s)
 	}
 	return d, nil
@@ -447,96 +460,4 @@ func indexPair(ps []pair, name string) int {
 		}
 	}
 	return -1
-}
-
-// pebbleActions says what each of Pebble's on-check-failure actions is in
-// the on-failure vitals will read (DESIGN: restart | exit | ignore), with
-// what Pebble did beyond that.
-var pebbleActions = map[string]struct{ action, more string }{
-	"restart":          {"restart", ""},
-	"shutdown":         {"exit", " (pebble exits 11)"},
-	"success-shutdown": {"exit", " (pebble exits 0)"},
-	"ignore":           {"ignore", ""},
-}
-
-// supervision writes, as comments, the services that act on check failures
-// and, in each check, what they do when it fails: vitals does not read
-// service: and on-failure: yet.
-func (im *importer) supervision(services []*pebbleService, checks []check, inLayer map[string]bool, written map[string]int) ([]string, error) {
-	var acting []*pebbleService
-	for _, s := range services {
-		if len(s.onFailure) > 0 {
-			acting = append(acting, s)
-		}
-	}
-	if len(acting) == 0 {
-		return nil, nil
-	}
-	preamble := []string{
-		"Supervision, from the layer's services. vitals does not read service: and",
-		"on-failure: yet, so they are comments until it does; each check says its",
-		"on-failure below.",
-	}
-	var names []string
-	for _, s := range acting {
-		names = append(names, strconv.Quote(s.name))
-		preamble = append(preamble, "", "service:", "  name: "+scalar(s.name))
-		if !s.command.absent() {
-			words, err := pebbleCommand(s.command)
-			if err != nil {
-				return nil, err
-			}
-			preamble = append(preamble, "  command: "+flowList(words))
-		}
-		var said []string
-		for _, e := range s.onFailure {
-			action, err := e.val.str()
-			if err != nil {
-				return nil, err
-			}
-			a, ok := pebbleActions[action]
-			if !ok {
-				return nil, e.val.errorf("%q: want restart, shutdown, success-shutdown or ignore", action)
-			}
-			said = append(said, e.key+": "+action)
-			i, ok := written[e.key]
-			switch {
-			case !ok && inLayer[e.key]:
-				im.warnf("service %q: on-check-failure names check %q, which is left out", s.name, e.key)
-				continue
-			case !ok:
-				im.warnf("service %q: on-check-failure names check %q, which this layer does not define", s.name, e.key)
-				continue
-			}
-			checks[i].after = append(checks[i].after, fmt.Sprintf("on-failure: %s  # Pebble: service %s, on-check-failure %s%s", a.action, s.name, action, a.more))
-		}
-		im.warnf("service %q: on-check-failure (%s) is written as comments: vitals does not read service: and on-failure: yet", s.name, strings.Join(said, ", "))
-	}
-	if len(acting) > 1 {
-		im.warnf("services %s act on check failures, and vitals run supervises one workload: run one vitals for each", strings.Join(names, ", "))
-	}
-	return preamble, nil
-}
-
-// pebbleCommand splits a service's command as Pebble does. Its default
-// arguments, which pebble run --args may replace, are written in [ ]; the
-// workload runs with them, so they are kept and the brackets dropped.
-func pebbleCommand(v node) ([]string, error) {
-	line, err := v.str()
-	if err != nil {
-		return nil, err
-	}
-	words, err := splitWords(line)
-	if err != nil {
-		return nil, v.errorf("%q: %v", line, err)
-	}
-	if n := len(words); n >= 2 && words[n-1] == "]" {
-		for i, w := range words {
-			if w == "[" {
-				words = append(words[:i:i], words[i+1:n-1]...)
-				break
-			}
-		}
-	}
-	return words, nil
 }

@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
 )
 
-func TestAPebbleLayerBecomesTheSameChecksWithItsSupervisionAsComments(t *testing.T) {
+func TestAPebbleLayerWithTwoServicesActsOnItsChecksAndKeepsTheServicesAsComments(t *testing.T) {
 	r, err := Pebble("testdata/synapse-layer.yaml", read(t, "testdata/synapse-layer.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -23,22 +24,29 @@ func TestAPebbleLayerBecomesTheSameChecksWithItsSupervisionAsComments(t *testing
 		`check "Media_Store" is written as "media_store": a vitals check name is lower case letters, digits and - _ . inside, at most 63 characters`,
 		`check "Media_Store" has no level: written as ready, whose failure fails /readyz (Pebble counted it only in /v1/health without ?level)`,
 		`check "Media_Store" has startup: disabled, which vitals has no equivalent of: the check runs from the start (noted in the file)`,
-		`service "synapse": on-check-failure (synapse-alive: restart, synapse-ready: ignore, db-ready: shutdown) is written as comments: vitals does not read service: and on-failure: yet`,
+		`services "synapse", "nginx": vitals runs one workload, so they are written as comments: make one the service: (or give its command after --), and run one vitals for each of the others; on-failure: restart restarts that one workload`,
 	})
 
+	c := loadConfig(t, r.YAML)
+	if c.Service != nil {
+		t.Errorf("service %+v, want none: the layer has two", c.Service)
+	}
 	checks := load(t, r.YAML)
 	for name, want := range map[string]struct {
-		timing timing
-		spec   any
+		timing    timing
+		spec      any
+		onFailure string
 	}{
 		"synapse-alive": {
 			timing{health.Live, time.Minute, 20 * time.Second, 0, 1, 5},
 			probe.HTTPSpec{URL: "http://localhost:8008/health", Status: "200-299",
 				Header: http.Header{"Host": {"matrix.example.com"}, "X-Forwarded-Proto": {"https"}}},
+			config.OnFailureRestart,
 		},
 		"synapse-ready": {
 			timing{health.Ready, 30 * time.Second, 3 * time.Second, 0, 1, 3},
 			probe.TCPSpec{Address: "localhost:8008"},
+			config.OnFailureIgnore,
 		},
 		"db-ready": {
 			timing{health.Ready, 10 * time.Second, 5 * time.Second, 0, 1, 3},
@@ -46,10 +54,12 @@ func TestAPebbleLayerBecomesTheSameChecksWithItsSupervisionAsComments(t *testing
 				Command: []string{"/bin/sh", "-c", `pg_isready --host "$POSTGRES_HOST" --quiet`},
 				Env:     []string{"PGCONNECT_TIMEOUT=2", "POSTGRES_HOST=db.internal", "SYNAPSE_CONFIG_DIR=/data"},
 			},
+			config.OnFailureExit,
 		},
 		"media_store": {
 			timing{health.Ready, 5 * time.Minute, 3 * time.Second, 0, 1, 3},
 			probe.ExecSpec{Command: []string{"test", "-w", "/data/media store"}},
+			config.OnFailureIgnore,
 		},
 	} {
 		c, ok := checks[name]
@@ -62,6 +72,9 @@ func TestAPebbleLayerBecomesTheSameChecksWithItsSupervisionAsComments(t *testing
 		}
 		if !reflect.DeepEqual(c.Spec, want.spec) {
 			t.Errorf("%s: spec %#v, want %#v", name, c.Spec, want.spec)
+		}
+		if c.OnFailure != want.onFailure {
+			t.Errorf("%s: on-failure %s, want %s", name, c.OnFailure, want.onFailure)
 		}
 	}
 	if len(checks) != 4 {
@@ -116,53 +129,6 @@ func TestPebbleTimingIsKeptAsPebbleAppliesIt(t *testing.T) {
 	if !strings.Contains(string(r.YAML), "    period: 1m30s\n") {
 		t.Errorf("1m30s is not written as the layer writes it:\n%s", r.YAML)
 	}
-}
-
-func TestPebbleServicesActingOnChecksAreCommentsSaidOnTheSide(t *testing.T) {
-	r, err := Pebble("layer.yaml", layer(
-		"services:",
-		"  api:",
-		"    override: replace",
-		"    command: /bin/api --port 8080",
-		"    on-check-failure:",
-		"      api-up: success-shutdown",
-		"      elsewhere: restart",
-		"      merged: restart",
-		"  worker:",
-		"    override: merge",
-		"    on-check-failure:",
-		"      api-up: restart",
-		"checks:",
-		"  api-up:",
-		"    override: replace",
-		"    level: alive",
-		"    http: {url: 'http://localhost:8080/'}",
-		"  merged:",
-		"    override: merge",
-		"    threshold: 10",
-	))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameLines(t, "warnings", r.Warnings, []string{
-		`check "merged" has no http, tcp or exec (a check that merges into another layer's?): left out`,
-		`service "api": on-check-failure names check "elsewhere", which this layer does not define`,
-		`service "api": on-check-failure names check "merged", which is left out`,
-		`service "api": on-check-failure (api-up: success-shutdown, elsewhere: restart, merged: restart) is written as comments: vitals does not read service: and on-failure: yet`,
-		`service "worker": on-check-failure (api-up: restart) is written as comments: vitals does not read service: and on-failure: yet`,
-		`services "api", "worker" act on check failures, and vitals run supervises one workload: run one vitals for each`,
-	})
-	for _, want := range []string{
-		"#   command: [/bin/api, --port, \"8080\"]\n",
-		"# service:\n#   name: worker\n\n",
-		"    # on-failure: exit  # Pebble: service api, on-check-failure success-shutdown (pebble exits 0)\n" +
-			"    # on-failure: restart  # Pebble: service worker, on-check-failure restart\n",
-	} {
-		if !strings.Contains(string(r.YAML), want) {
-			t.Errorf("the file has no\n%s\nit is:\n%s", want, r.YAML)
-		}
-	}
-	load(t, r.YAML)
 }
 
 func TestPebbleExecContextAndUnknownFieldsAreSaid(t *testing.T) {
@@ -228,6 +194,30 @@ func TestBadPebbleLayersSayWhatAndWhere(t *testing.T) {
 		{"bad action", layer("services:", "  s:", "    on-check-failure: {c: reboot}", "checks:", "  c: {tcp: {port: 1}}"),
 			`layer.yaml:3:27: services.s.on-check-failure.c: "reboot": want restart, shutdown, success-shutdown or ignore`},
 		{"only checks that merge", layer("checks:", "  c: {override: merge, period: 1s}"), "layer.yaml: no check could be carried over"},
+		{"bad on-success", layer("services:", "  s: {command: x, on-success: success-shutdown}", "checks:", "  c: {tcp: {port: 1}}"),
+			`layer.yaml:2:31: services.s.on-success: "success-shutdown": want restart, shutdown, failure-shutdown or ignore`},
+		{"bad on-failure", layer("services:", "  s: {command: x, on-failure: failure-shutdown}", "checks:", "  c: {tcp: {port: 1}}"),
+			`layer.yaml:2:31: services.s.on-failure: "failure-shutdown": want restart, shutdown, success-shutdown or ignore`},
+		{"bad service startup", layer("services:", "  s: {command: x, startup: later}", "checks:", "  c: {tcp: {port: 1}}"),
+			`layer.yaml:2:28: services.s.startup: "later": want enabled or disabled`},
+		{"backoff-factor below 1", layer("services:", "  s: {command: x, backoff-factor: 0.5}", "checks:", "  c: {tcp: {port: 1}}"),
+			"layer.yaml:2:35: services.s.backoff-factor: 0.5: must be 1 or more"},
+		{"backoff-factor not a number", layer("services:", "  s: {command: x, backoff-factor: fast}", "checks:", "  c: {tcp: {port: 1}}"),
+			`layer.yaml:2:35: services.s.backoff-factor: "fast" is not a number`},
+		{"negative kill-delay", layer("services:", "  s: {command: x, kill-delay: -1s}", "checks:", "  c: {tcp: {port: 1}}"),
+			"layer.yaml:2:31: services.s.kill-delay: -1s: must not be negative"},
+		{"bad backoff-delay", layer("services:", "  s: {command: x, backoff-delay: 1}", "checks:", "  c: {tcp: {port: 1}}"),
+			`layer.yaml:2:34: services.s.backoff-delay: "1" is not a duration such as 10s, 500ms or 1m30s`},
+		{"command starting with its default arguments", layer("services:", "  s: {command: '[ a ]'}", "checks:", "  c: {tcp: {port: 1}}"),
+			`layer.yaml:2:16: services.s.command: "[ a ]": the command cannot start with the [ ] group`},
+		{"words after the default arguments", layer("services:", "  s: {command: 'a [ b ] c'}", "checks:", "  c: {tcp: {port: 1}}"),
+			`layer.yaml:2:16: services.s.command: "a [ b ] c": nothing may follow the [ ] group`},
+		{"default arguments inside others", layer("services:", "  s: {command: 'a [ b [ c ] ]'}", "checks:", "  c: {tcp: {port: 1}}"),
+			`layer.yaml:2:16: services.s.command: "a [ b [ c ] ]": a [ ] group inside another`},
+		{"a ] alone", layer("services:", "  s: {command: 'a ] b'}", "checks:", "  c: {tcp: {port: 1}}"),
+			`layer.yaml:2:16: services.s.command: "a ] b": a ] with no [ before it`},
+		{"service command unterminated", layer("services:", "  s: {command: 'a \"b'}", "checks:", "  c: {tcp: {port: 1}}"),
+			`layer.yaml:2:16: services.s.command: "a \"b": unterminated " quote`},
 	} {
 		_, err := Pebble("layer.yaml", tt.data)
 		if err == nil || err.Error() != tt.want {
