@@ -18,6 +18,14 @@ type Clock interface {
 	WithTimeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc)
 }
 
+// TimerAt is what a Clock may also do: a timer that fires at a given time.
+// A fake clock that moves in jumps implements it, so that a worker that
+// computes its next run just as time jumps still wakes at that run, not a
+// jump later; on the system clock, NewTimer(until) is the same.
+type TimerAt interface {
+	NewTimerAt(at time.Time) Timer
+}
+
 // Timer is the part of *time.Timer a Monitor uses.
 type Timer interface {
 	C() <-chan time.Time

@@ -20,8 +20,9 @@ const (
 	EventServiceStarted EventType = "service-started"
 	EventServiceExited  EventType = "service-exited"
 	EventStopping       EventType = "stopping" // the agent began shutting down
-	// EventChecksReset: every check started over (Reset), pending again with
-	// startup first; Output says why, such as the workload restarting.
+	// EventChecksReset: every check started over (Reset, or Pause), pending
+	// again with startup first; Output says why, such as the workload
+	// restarting.
 	EventChecksReset EventType = "checks-reset"
 )
 

@@ -25,7 +25,9 @@ type Heartbeat struct {
 	// the worker only then, so that a beat on the happy path is two atomics.
 	failing atomic.Bool
 	woken   chan struct{}
-	start   time.Time // when the check started to count; written and read under the entry's runMu
+	// start is when the check started to count, as nanoseconds since base;
+	// never until then, and again after a Reset.
+	start atomic.Int64
 }
 
 const never = math.MinInt64
@@ -38,6 +40,7 @@ func (m *Monitor) Heartbeat(name string, ttl time.Duration, level Level) (*Heart
 	}
 	h := &Heartbeat{clock: m.clock, ttl: ttl, base: m.clock.Now(), woken: make(chan struct{}, 1)}
 	h.last.Store(never)
+	h.start.Store(never)
 	h.failing.Store(true)
 	if err := m.addTimed(name, level, h, "heartbeat"); err != nil {
 		return nil, err
@@ -54,12 +57,13 @@ func (h *Heartbeat) Beat() {
 	}
 }
 
-func (h *Heartbeat) activate(now time.Time) { h.start = now }
+func (h *Heartbeat) activate(now time.Time) { h.start.Store(int64(now.Sub(h.base))) }
 
 // reset forgets the last beat: after a Reset (the workload restarted), the
 // check waits for a beat of the new instance, for at most ttl once it counts.
 func (h *Heartbeat) reset() {
 	h.last.Store(never)
+	h.start.Store(never)
 	h.failing.Store(true)
 }
 
@@ -82,11 +86,12 @@ func (h *Heartbeat) evaluate(now time.Time) (Result, bool) {
 
 func (h *Heartbeat) judge(now time.Time, last int64) (Result, bool) {
 	r := Result{Time: now, ObservedUnit: "s"}
-	if last == never && h.start.IsZero() {
+	start := h.start.Load()
+	if last == never && start == never {
 		return r, false // not counting yet: waiting for Start, or for startup
 	}
 	if last == never {
-		waited := now.Sub(h.start)
+		waited := now.Sub(h.base.Add(time.Duration(start)))
 		if waited < h.ttl {
 			return r, false
 		}
@@ -104,7 +109,10 @@ func (h *Heartbeat) judge(now time.Time, last int64) (Result, bool) {
 }
 
 func (h *Heartbeat) deadline(now time.Time) time.Time {
-	d := h.start.Add(h.ttl)
+	var d time.Time
+	if start := h.start.Load(); start != never {
+		d = h.base.Add(time.Duration(start) + h.ttl)
+	}
 	if last := h.last.Load(); last != never {
 		d = h.base.Add(time.Duration(last) + h.ttl)
 	}

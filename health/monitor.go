@@ -35,6 +35,7 @@ type Monitor struct {
 	inflight      map[string]<-chan outcome // runs that outlived their timeout, by check name, until they return
 	startupGate   chan struct{}             // closed when startup latches
 	startupPassed time.Time
+	pausedFor     string // the reason given to Pause, until Reset
 	ctx           context.Context
 	workers       sync.WaitGroup
 	done          chan struct{}
@@ -50,6 +51,7 @@ type monitorView struct {
 	entries []*entry
 	passing [Ready + 1]bool
 	levels  levelState
+	paused  string // why the checks are paused, while they are
 }
 
 // The defaults of New, and why.
@@ -366,21 +368,35 @@ func (m *Monitor) StartCheck(name string) error {
 
 // Reset starts every check over, as the kubelet's probe workers do when the
 // container restarts: each check is pending again with no results counted
-// (its history is kept), startup has to pass again before live
-// and ready checks run, initial delays count from now, and heartbeats wait
-// for a new first beat. A run under way when Reset is called is not
-// recorded. It emits a checks-reset event whose output is reason, then the
-// level events of the change (startup and readiness fail until startup passes
-// again). A stopped check stays stopped, and starts over when started. Reset
+// (its history is kept), startup has to pass again before live and ready
+// checks run, initial delays count from now, and heartbeats wait for a new
+// first beat. A run under way when Reset is called is not recorded. It emits
+// a checks-reset event whose output is reason, then the level events of the
+// change (startup and readiness fail until startup passes again). A stopped
+// check stays stopped, and starts over when started. Reset ends a Pause. It
 // does nothing once the Monitor has stopped.
 //
-// The agent calls it when it restarts the workload: the checks judge the new
-// instance, not what the old one did.
-func (m *Monitor) Reset(reason string) {
+// The agent calls it when it has started the workload again: the checks
+// judge the new instance, not what the old one did.
+func (m *Monitor) Reset(reason string) { m.startOver(reason, false) }
+
+// Pause starts every check over as Reset does, but runs none of them until
+// Reset: for the time the workload is down between two runs, when a check
+// could only judge a process that is not there (the kubelet does not probe
+// a container that is not running). Startup and readiness fail while the
+// checks are paused; liveness does not, as nothing fails. RunNow records
+// nothing meanwhile. It emits a checks-reset event whose output is reason.
+func (m *Monitor) Pause(reason string) { m.startOver(reason, true) }
+
+func (m *Monitor) startOver(reason string, pause bool) {
 	m.mu.Lock()
 	defer m.unlockAndLog()
 	if m.levels.stopped {
 		return
+	}
+	m.levels.paused, m.pausedFor = pause, ""
+	if pause {
+		m.pausedFor = reason
 	}
 	m.levels.counts = [Ready + 1][Fail + 1]int{}
 	if m.levels.latched {
@@ -407,7 +423,11 @@ func (m *Monitor) Reset(reason string) {
 			m.startWorkerLocked(e, now)
 		}
 	}
-	m.logLocked(slog.LevelInfo, "checks start over", "reason", reason)
+	msg := "checks start over"
+	if pause {
+		msg = "checks paused"
+	}
+	m.logLocked(slog.LevelInfo, msg, "reason", reason)
 	m.emitLocked(Event{Time: now, Type: EventChecksReset, Output: reason})
 	m.changedLocked("the checks started over: " + reason)
 }
@@ -415,7 +435,7 @@ func (m *Monitor) Reset(reason string) {
 // RunNow runs a check once, now, and returns its result, as Pebble's refresh
 // does. The result counts toward the check's thresholds like any run, unless
 // the check does not run at the moment: it is stopped, it waits for startup,
-// or it is a startup check that has passed. A run of the check already under
+// the checks are paused, or it is a startup check that has passed. A run of the check already under
 // way is waited for, never overlapped; a heartbeat or watchdog is judged.
 func (m *Monitor) RunNow(ctx context.Context, name string) (Result, error) {
 	m.mu.Lock()
@@ -444,7 +464,7 @@ func (m *Monitor) RunNow(ctx context.Context, name string) (Result, error) {
 		}
 	}
 	m.mu.Lock()
-	counts := !e.stopped && !e.removed && (e.check.Level == Startup && e.state.status != Pass ||
+	counts := !e.stopped && !e.removed && !m.levels.paused && (e.check.Level == Startup && e.state.status != Pass ||
 		e.check.Level != Startup && m.levels.latched)
 	m.mu.Unlock()
 	if counts {
@@ -519,7 +539,7 @@ func (m *Monitor) Passing(level Level) bool {
 }
 
 func (m *Monitor) startWorkerLocked(e *entry, added time.Time) {
-	if m.levels.stopped || m.ctx.Err() != nil {
+	if m.levels.stopped || m.levels.paused || m.ctx.Err() != nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(m.ctx)
@@ -613,7 +633,7 @@ func (m *Monitor) changedLocked(reason string) {
 }
 
 func (m *Monitor) publishLocked() {
-	m.view.Store(&monitorView{entries: m.entries, passing: m.passing, levels: m.levels})
+	m.view.Store(&monitorView{entries: m.entries, passing: m.passing, levels: m.levels, paused: m.pausedFor})
 }
 
 // logRecord is a log line written while the mutex was held.

@@ -53,7 +53,8 @@ const (
 	// or failed once Drain was called.
 	shutdownLine = "shutdown"
 	// monitorLine says, on /startupz and /readyz, that the Monitor has not
-	// started or has stopped, so that nothing it shows can be vouched for.
+	// started, has stopped, or is paused, so that nothing it shows can be
+	// vouched for.
 	monitorLine = "monitor"
 )
 
@@ -71,6 +72,8 @@ func (v *monitorView) report(ep endpoint, exclude []string, details bool) report
 			lines = append(lines, line{name: monitorLine, word: "pending", reason: "the monitor has not started"})
 		case v.levels.stopped && ep == readyz:
 			lines = append(lines, line{name: monitorLine, word: "failed", reason: stoppedReason})
+		case v.levels.paused:
+			lines = append(lines, line{name: monitorLine, word: "pending", reason: "paused: " + v.paused})
 		}
 	}
 	if ep == readyz {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,6 +105,7 @@ func TestResetStartsEveryCheckOverWithStartupFirst(t *testing.T) {
 	}
 	// A check that has not run since the Reset says so, not what it did
 	// before.
+	boot.fail("not listening yet")
 	m.Reset("again")
 	if body := serveProbe(m.Handler(), "GET", "/livez?verbose", "").Body.String(); !strings.Contains(body, "[+]loop pending: waiting for startup checks") {
 		t.Fatalf("/livez?verbose after a Reset:\n%s", body)
@@ -216,4 +218,84 @@ func waitDeadlines(t *testing.T, clk *healthtest.Clock, want ...time.Time) {
 		got := clk.Deadlines()
 		return slices.EqualFunc(got, want, time.Time.Equal)
 	})
+}
+
+func TestARunNowBegunBeforeAResetIsNotRecorded(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	entered, release := make(chan struct{}), make(chan error)
+	var calls atomic.Int32
+	m.Add(health.Check{Name: "ui", Level: health.Live, Period: time.Hour, FailureThreshold: 1,
+		Checker: health.CheckerFunc(func(context.Context) error {
+			if calls.Add(1) != 2 {
+				return nil
+			}
+			close(entered)
+			return <-release // the run by hand, of the old instance
+		})})
+	start(t, m)
+	waitRuns(t, m, "ui", 1)
+	got := make(chan health.Result, 1)
+	go func() {
+		r, _ := m.RunNow(context.Background(), "ui")
+		got <- r
+	}()
+	<-entered
+	m.Reset("the workload restarted")
+	release <- errUnhealthy
+	if r := <-got; r.OK {
+		t.Fatalf("RunNow answered %+v, want its own failure", r)
+	}
+	// The new worker runs once the run by hand has returned: it passes, and
+	// the failure of the old instance was never recorded.
+	st := waitRuns(t, m, "ui", 1)
+	if st.Status != health.Pass || len(st.History) != 2 || !st.History[1].OK {
+		t.Fatalf("after the Reset: %v with history %+v; want pass, the old failure not kept", st.Status, st.History)
+	}
+	for _, e := range m.Events(0) {
+		if e.Type == health.EventCheckFailed {
+			t.Fatalf("event %+v: a failure begun before the Reset was recorded", e)
+		}
+	}
+}
+
+func TestPausedChecksRunNothingUntilReset(t *testing.T) {
+	m, clk := fakeMonitor(t)
+	ui := failing("connection refused")
+	m.Add(health.Check{Name: "ui", Level: health.Live, Checker: ui, Period: time.Second, FailureThreshold: 1})
+	hb, _ := m.Heartbeat("loop", time.Second, health.Live)
+	start(t, m)
+	waitRuns(t, m, "ui", 1)
+	m.Pause("the workload exited: restarting in 1s")
+	runs := ui.runs.Load()
+	if m.Passing(health.Startup) || m.Passing(health.Ready) || !m.Passing(health.Live) {
+		t.Fatalf("paused: startup %v ready %v live %v, want false false true",
+			m.Passing(health.Startup), m.Passing(health.Ready), m.Passing(health.Live))
+	}
+	if body := serveProbe(m.Handler(), "GET", "/readyz?verbose", "").Body.String(); !strings.Contains(body, "[-]monitor pending: paused: the workload exited: restarting in 1s") {
+		t.Fatalf("/readyz?verbose while paused:\n%s", body)
+	}
+	for range 5 {
+		clk.Advance(time.Second)
+	}
+	if r, _ := m.RunNow(context.Background(), "loop"); r.OK {
+		t.Fatalf("a heartbeat judged while paused: %+v", r)
+	}
+	if _, err := m.RunNow(context.Background(), "ui"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ui", "loop"} {
+		if st, _ := m.CheckState(name); st.Status != health.Pending || st.Runs != 0 {
+			t.Fatalf("%s while paused: %v after %d runs, want pending with none recorded", name, st.Status, st.Runs)
+		}
+	}
+	if n := ui.runs.Load(); n != runs+1 {
+		t.Fatalf("the checker ran %d times while paused, want only the run by hand", n-runs)
+	}
+	ui.pass()
+	m.Reset("the workload started again")
+	if st := waitRuns(t, m, "ui", 1); st.Status != health.Pass {
+		t.Fatalf("after Reset: %v, want the new instance judged", st.Status)
+	}
+	hb.Beat()
+	waitFor(t, "a beat after the Reset to pass", func() bool { st, _ := m.CheckState("loop"); return st.Status == health.Pass })
 }

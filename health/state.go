@@ -135,25 +135,26 @@ type levelState struct {
 	latched  bool // startup passed once since Start; it stays passed
 	draining bool
 	stopped  bool // the context given to Start has ended: nothing runs any more
+	paused   bool // by Pause, until Reset: no check runs, nothing is vouched for
 }
 
 // latches reports whether the startup level passes for good now: once
-// started, when no startup check is pending or failing.
+// started and not paused, when no startup check is pending or failing.
 func (l levelState) latches() bool {
 	n := l.counts[Startup]
-	return l.started && !l.latched && n[Pending] == 0 && n[Fail] == 0
+	return l.started && !l.latched && !l.paused && n[Pending] == 0 && n[Fail] == 0
 }
 
 // verdicts is the levels' rule: /startupz passes once startup has latched;
 // /livez while no live check fails (pending does not fail liveness: the
 // kubelet starts liveness as success); /readyz when startup has latched, no
 // live check fails, every ready check passes or warns, and the process is
-// neither draining nor stopped.
+// neither draining, stopped nor paused.
 func (l levelState) verdicts() [Ready + 1]bool {
 	var v [Ready + 1]bool
 	v[Startup] = l.latched
 	v[Live] = l.counts[Live][Fail] == 0
-	v[Ready] = v[Startup] && v[Live] && !l.draining && !l.stopped &&
+	v[Ready] = v[Startup] && v[Live] && !l.draining && !l.stopped && !l.paused &&
 		l.counts[Ready][Pending] == 0 && l.counts[Ready][Fail] == 0
 	return v
 }

@@ -188,6 +188,7 @@ func TestLevelVerdicts(t *testing.T) {
 		{"startup not latched fails startup and readiness", levelState{started: true, counts: with(Startup, Pending, 1)}, false, true, false},
 		{"draining fails readiness only", levelState{started: true, latched: true, draining: true}, true, true, false},
 		{"stopped fails readiness only", levelState{started: true, latched: true, stopped: true}, true, true, false},
+		{"paused fails readiness, and startup (not latched)", levelState{started: true, paused: true}, false, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -211,6 +212,7 @@ func TestStartupLatchesOnceStartedWithNoStartupCheckPendingOrFailing(t *testing.
 		{"a failed startup check", levelState{started: true, counts: [Ready + 1][Fail + 1]int{Startup: {Fail: 1, Pass: 2}}}, false},
 		{"every startup check passed", levelState{started: true, counts: [Ready + 1][Fail + 1]int{Startup: {Pass: 3}}}, true},
 		{"already latched", levelState{started: true, latched: true}, false},
+		{"paused, with no startup checks", levelState{started: true, paused: true}, false},
 	}
 	for _, tt := range tests {
 		if got := tt.state.latches(); got != tt.want {

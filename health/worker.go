@@ -229,7 +229,12 @@ func (m *Monitor) sleepUntil(ctx context.Context, due time.Time, wake <-chan str
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
-	t := m.clock.NewTimer(d)
+	var t Timer
+	if at, ok := m.clock.(TimerAt); ok {
+		t = at.NewTimerAt(due)
+	} else {
+		t = m.clock.NewTimer(d)
+	}
 	defer t.Stop()
 	select {
 	case <-t.C():

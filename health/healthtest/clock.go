@@ -62,6 +62,15 @@ func (c *Clock) NewTimer(d time.Duration) health.Timer {
 	return t
 }
 
+// NewTimerAt returns a timer that fires when Advance reaches at, or at once
+// when the clock is there already (health.TimerAt).
+func (c *Clock) NewTimerAt(at time.Time) health.Timer {
+	t := &timer{clock: c, ch: make(chan time.Time, 1), index: -1}
+	c.mu.Lock()
+	c.scheduleLocked(t, at)
+	return t
+}
+
 // AfterFunc calls f in its own goroutine when Advance reaches now+d.
 func (c *Clock) AfterFunc(d time.Duration, f func()) health.Timer {
 	t := &timer{clock: c, f: f, index: -1}
@@ -71,8 +80,13 @@ func (c *Clock) AfterFunc(d time.Duration, f func()) health.Timer {
 
 func (c *Clock) schedule(t *timer, d time.Duration) {
 	c.mu.Lock()
-	t.at = c.now.Add(d)
-	if d <= 0 {
+	c.scheduleLocked(t, c.now.Add(d))
+}
+
+// scheduleLocked sets t to fire at at, and unlocks the clock.
+func (c *Clock) scheduleLocked(t *timer, at time.Time) {
+	t.at = at
+	if !at.After(c.now) {
 		now := c.now
 		c.mu.Unlock()
 		t.fire(now)

@@ -108,3 +108,25 @@ func TestDeadlinesListsThePendingTimersSoonestFirst(t *testing.T) {
 		t.Fatalf("Deadlines() = %v, want %v", got, want)
 	}
 }
+
+func TestNewTimerAtFiresAtItsTimeEvenAfterAJump(t *testing.T) {
+	clk := healthtest.NewClock(time.Time{})
+	due := healthtest.Epoch.Add(2 * time.Second)
+	clk.Advance(time.Second) // time jumps between reading it and setting the timer
+	tm := clk.NewTimerAt(due)
+	clk.Advance(time.Second)
+	select {
+	case at := <-tm.C():
+		if !at.Equal(due) {
+			t.Fatalf("fired with %v, want %v", at, due)
+		}
+	default:
+		t.Fatal("the timer did not fire at its time")
+	}
+	past := clk.NewTimerAt(healthtest.Epoch)
+	select {
+	case <-past.C():
+	default:
+		t.Fatal("a timer for a time gone by did not fire at once")
+	}
+}
