@@ -21,7 +21,7 @@ func TestTheREADMEExamplesShowWhatTheySay(t *testing.T) {
 			"authservice answers 302",
 			"service-exited  authservice",
 			": check oidc failed",
-			"checks-reset: authservice starts again (restart 1)",
+			"checks-reset: authservice started again (restart 1, pid",
 			"restarts 1",
 			`"type":"service-exited"`,
 		}},

@@ -432,3 +432,33 @@ checks:
 	printed := writeConfig(t, r.stdout)
 	vitalsRun(t, "validate", "-c", printed).expect(t, 0, "2 checks", "")
 }
+
+// Between a crash and the restart there is no workload to judge: the checks
+// are paused, so a live check with on-failure: exit does not stop vitals
+// during the backoff (the kubelet does not probe a container that is not
+// running).
+func TestNoCheckActsWhileTheWorkloadIsDownForItsBackoff(t *testing.T) {
+	workloadAddr := freeAddr(t)
+	a := startAgent(t, func(a *agent) string {
+		return fmt.Sprintf(`service: {restart: on-failure, backoff: {initial: 1500ms, max: 1500ms}}
+checks:
+  started: {level: startup, tcp: {address: %q}, period: 100ms, failure-threshold: 100}
+  ui: {level: live, http: {url: "http://%s/"}, period: 100ms, failure-threshold: 1, on-failure: exit}
+`, workloadAddr, workloadAddr)
+	}, "serve", workloadAddr)
+	pid := pidIn(t, a.ready)
+	a.waitEvent(t, "ui passed", func(e health.Event) bool { return e.Type == health.EventCheckPassed && e.Check == "ui" })
+	syscall.Kill(pid, syscall.SIGKILL) // a crash
+	started := a.waitEvent(t, "the restart", func(e health.Event) bool { return e.Type == health.EventServiceStarted && e.Restarts == 1 })
+	evs := a.waitEvent(t, "ui passed on the new instance", func(e health.Event) bool {
+		return e.Type == health.EventCheckPassed && e.Check == "ui" && e.ID > started[len(started)-1].ID
+	})
+	for _, e := range evs {
+		if e.Type == health.EventCheckFailed || e.Type == health.EventStopping {
+			t.Fatalf("event %s during the backoff:\n%s\nlogs:\n%s", e.Type, eventLines(evs), a.logs)
+		}
+	}
+	if code := readyz(a.addr); code != 200 {
+		t.Fatalf("readyz %d after the restart; logs:\n%s", code, a.logs)
+	}
+}

@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -176,8 +178,31 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 			return 0, configError{fmt.Errorf("%s: api-token-file: %w", c.File, err)}
 		}
 	}
+	if spec != nil {
+		// Checked here rather than by the loader: the workload's command may
+		// exist only where it runs (a container image), not where the file is
+		// validated.
+		where := "the command after --"
+		if c.Service != nil && slices.Equal(c.Service.Command, spec.Command) {
+			where = "service.command"
+		}
+		if _, err := exec.LookPath(spec.Command[0]); err != nil {
+			return 0, configError{fmt.Errorf("%s: %s: %w", c.File, where, err)}
+		}
+		if spec.Dir != "" {
+			if fi, err := os.Stat(spec.Dir); err != nil || !fi.IsDir() {
+				return 0, configError{fmt.Errorf("%s: service.dir: %q is not a directory here", c.File, spec.Dir)}
+			}
+		}
+	}
 	collector := metrics.New()
-	var actions *supervise.Actions // set before the Monitor starts: Record reads it from then on
+	exitFor := make(chan string, 1) // the reason of the first on-failure: exit
+	actions := supervise.NewActions(actionOf, func(reason string) {
+		select {
+		case exitFor <- reason:
+		default:
+		}
+	}, logger)
 	m := health.New(health.WithLogger(logger), health.WithDetails(c.Details), health.WithRedaction(c.Redact),
 		health.WithRecorder(func(r health.Recorded) {
 			collector.Record(r)
@@ -227,6 +252,7 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 			logger.Warn("hooks did not finish delivering", "err", err)
 		}
 	}()
+	var supervisor *supervise.Supervisor
 	if spec != nil {
 		// The workload's output passes through, line by line, past the log
 		// checks; a line that may change a log check's answer runs it at once.
@@ -236,10 +262,7 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 		// must be an error to drain past, not a SIGPIPE that kills vitals.
 		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 		// The checks start over whenever the workload does.
-		spec.Reset = func(reason string) {
-			streams.Reset()
-			m.Reset(reason)
-		}
+		spec.Checks = startOver{m, streams}
 		if sv, err = startWorkload(*spec, m, logger); err != nil {
 			ln.Close()
 			apiLn.Close()
@@ -247,21 +270,15 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 		}
 		defer sv.Close()
 		exited = sv.Done()
-		apiOpts = append(apiOpts, api.WithService(sv.Supervisor))
-	}
-	exitFor := make(chan string, 1) // the reason of the first on-failure: exit
-	var supervisor *supervise.Supervisor
-	if sv != nil {
 		supervisor = sv.Supervisor
+		apiOpts = append(apiOpts, api.WithService(supervisor))
 	}
-	actions = supervise.NewActions(m, supervisor, actionOf, func(reason string) {
-		select {
-		case exitFor <- reason:
-		default:
-		}
-	}, logger)
-	go actions.Run(monitorCtx)
+	// The checks start with the workload, as the kubelet's do with the
+	// container.
 	m.Start(monitorCtx)
+	actionsCtx, stopActions := context.WithCancel(monitorCtx)
+	defer stopActions()
+	go actions.Run(actionsCtx, m, supervisor)
 
 	mux := http.NewServeMux()
 	mux.Handle("/", m.Handler())
@@ -295,6 +312,11 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	case err := <-apiServed:
 		srv.Close()
 		return 0, failed{fmt.Sprintf("vitals run: the management API stopped: %v", err)}
+	}
+	// Stopping: no more actions on failing checks, and no more restarts.
+	stopActions()
+	if supervisor != nil {
+		supervisor.Finishing()
 	}
 	logger.Info("stopping: readiness fails from now on", "why", why)
 	m.Emit(health.Event{Type: health.EventStopping, Output: why})
@@ -344,6 +366,23 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	}
 	logger.Info("stopped", "code", code)
 	return code, nil
+}
+
+// startOver is what starts over with the workload: the checks, and what
+// the log checks saw.
+type startOver struct {
+	m       *health.Monitor
+	streams *logwatch.Streams
+}
+
+func (s startOver) Pause(reason string) {
+	s.streams.Reset()
+	s.m.Pause(reason)
+}
+
+func (s startOver) Reset(reason string) {
+	s.streams.Reset()
+	s.m.Reset(reason)
 }
 
 // runNowOnChange returns what the log checks' Streams call when a line may

@@ -264,13 +264,25 @@ func New(specs []Spec, m *health.Monitor, logger *slog.Logger, redact func(strin
 	return r
 }
 
-// redactedURL is u with its password hidden, as Go's URL.Redacted writes it.
+// redactedURL is u as logs, errors and the API show it: its password
+// hidden, its query and every path segment after the first left out — a
+// chat webhook's secret is its path (https://hooks.slack.com/services/…).
 func redactedURL(u string) string {
 	p, err := url.Parse(u)
 	if err != nil {
-		return u
+		return "(a URL that does not parse)"
 	}
-	return p.Redacted()
+	out := (&url.URL{Scheme: p.Scheme, User: p.User, Host: p.Host}).Redacted()
+	path := p.EscapedPath()
+	if first, rest, ok := strings.Cut(strings.TrimPrefix(path, "/"), "/"); ok && rest != "" {
+		out += "/" + first + "/…"
+	} else {
+		out += path
+	}
+	if p.RawQuery != "" {
+		out += "?…"
+	}
+	return out
 }
 
 // Start starts each hook's goroutine. Each begins with the oldest event the
@@ -289,6 +301,10 @@ func (r *Runner) Start() {
 		}()
 	}
 }
+
+// abandonAfter bounds how long Stop waits, once its context has ended, for
+// the cancelled deliveries to end.
+const abandonAfter = 2 * time.Second
 
 // Stop delivers the events emitted before it was called, then stops the
 // hooks. When ctx ends first, the deliveries under way are cancelled (each
@@ -314,7 +330,13 @@ func (r *Runner) Stop(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		r.endDelivering()
-		<-done
+		select {
+		case <-done:
+		case <-time.After(abandonAfter):
+			// A command that does not die (stuck in the kernel) is left
+			// behind rather than hold up vitals's exit.
+			return fmt.Errorf("hooks: stopped before every event was delivered, and a delivery did not end within %v of its cancel: %w", abandonAfter, ctx.Err())
+		}
 		return fmt.Errorf("hooks: stopped before every event was delivered: %w", ctx.Err())
 	}
 }

@@ -218,8 +218,8 @@ func TestAWebhookThatAlwaysFailsIsFailingAfterItsRetries(t *testing.T) {
 		t.Fatalf("requests for events %v, want event 1 three times", got)
 	}
 	if !st.Failing || st.Delivered != 0 || st.LastErrorTime.IsZero() ||
-		!strings.Contains(st.LastError, "answered 503 Service Unavailable") || st.Target != rc.URL+"/hook?token=xxxxx" {
-		t.Fatalf("status %+v, want failing with the 503, its URL's token hidden", st)
+		!strings.Contains(st.LastError, "answered 503 Service Unavailable") || st.Target != rc.URL+"/hook?…" {
+		t.Fatalf("status %+v, want failing with the 503, its URL's query left out", st)
 	}
 	const metrics = `
 # HELP vitals_hook_attempts_total Attempts at delivering events: webhook requests, retries included, and exec commands run.
@@ -587,5 +587,20 @@ func TestDefaultsFillTheZeroFields(t *testing.T) {
 	e := hooks.Spec{Name: "charm", Exec: &hooks.ExecSpec{Command: []string{"true"}}}.WithDefaults(1)
 	if e.Name != "charm" || e.Exec.Timeout != 10*time.Second {
 		t.Fatalf("%s: %+v", e.Name, *e.Exec)
+	}
+}
+
+func TestAWebhooksURLIsShownWithoutItsSecrets(t *testing.T) {
+	for url, want := range map[string]string{
+		"http://operator:8080/hook":                               "http://operator:8080/hook",
+		"http://operator:8080":                                    "http://operator:8080",
+		"https://hooks.slack.com/services/T0/B0/XyzSecretPath":    "https://hooks.slack.com/services/…",
+		"https://u:pw@example.com/hook?token=abc":                 "https://u:xxxxx@example.com/hook?…",
+		"https://discord.com/api/webhooks/123/SecretToken?wait=1": "https://discord.com/api/…?…",
+	} {
+		r := hooks.New([]hooks.Spec{webhook(url, health.EventCheckFailed)}, newMonitor(), slog.New(slog.DiscardHandler), func(s string) string { return s })
+		if got := r.Status()[0].Target; got != want {
+			t.Errorf("%s is shown as %s, want %s", url, got, want)
+		}
 	}
 }

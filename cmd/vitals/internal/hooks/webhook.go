@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -99,7 +100,11 @@ func (w *webhook) attempt(ctx context.Context, body []byte) (retry bool, after t
 	case err != nil && errors.Is(err, context.DeadlineExceeded):
 		return true, 0, fmt.Errorf("%s %s: no answer within %v", w.spec.Method, w.target, w.spec.Timeout)
 	case err != nil:
-		return true, 0, err // Go's error names the method and the URL, without its password
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // it quotes the whole URL, path and query with their secrets
+		}
+		return true, 0, fmt.Errorf("%s %s: %w", w.spec.Method, w.target, err)
 	}
 	defer resp.Body.Close()
 	quoted, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))

@@ -99,7 +99,10 @@ func (c *Check) Measure(context.Context) (health.Observation, error) {
 
 // see shows the check lines of its stream, and reports whether its answer
 // may have changed: Pattern matched for the first time, or FailPattern
-// matched.
+// matched while no earlier match was younger than Window. A line that only
+// keeps a failing check failing changes nothing, so that a stream of them
+// does not run the check, and count toward its failure threshold, more
+// often than its period.
 func (c *Check) see(t *text) (changed bool) {
 	if c.pattern != nil && !c.seen.Load() {
 		if _, ok := c.pattern.find(t, false); ok {
@@ -108,15 +111,15 @@ func (c *Check) see(t *text) (changed bool) {
 	}
 	if c.failPattern != nil {
 		if line, ok := c.failPattern.find(t, true); ok {
-			c.fail(line)
-			changed = true
+			changed = c.fail(line) || changed
 		}
 	}
 	return changed
 }
 
-// fail keeps line as the latest that matched FailPattern, seen now.
-func (c *Check) fail(line []byte) {
+// fail keeps line as the latest that matched FailPattern, seen now, and
+// reports whether the check was passing on that count until now.
+func (c *Check) fail(line []byte) (flipped bool) {
 	n, cut := len(line), false
 	if n > maxShown {
 		n, cut = maxShown, true
@@ -126,9 +129,11 @@ func (c *Check) fail(line []byte) {
 	}
 	now := c.now()
 	c.mu.Lock()
+	flipped = !c.failed || now.Sub(c.failedAt) >= c.spec.Window
 	c.failed, c.failedAt, c.cut = true, now, cut
 	c.lineLen = copy(c.line[:], line[:n])
 	c.mu.Unlock()
+	return flipped
 }
 
 // reset forgets what the check saw.

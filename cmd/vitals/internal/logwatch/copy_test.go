@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vitals-dev/vitals/health/healthtest"
 )
 
 // recorder keeps every Write it is given, apart.
@@ -138,7 +140,7 @@ func TestCopyCallsChangedWhenAnAnswerMayHaveChanged(t *testing.T) {
 		"starting\n",
 		"Listening on :8080\nsetup failed\nsetup failed again\n", // one read, one call each
 		"Listening on :8081\n", // seen already: no call
-		"failed again\n",
+		"failed again\n",       // failing already, within the window: no call
 	} {
 		if err := s.Copy(io.Discard, strings.NewReader(text), Stdout); err != nil {
 			t.Fatal(err)
@@ -150,7 +152,6 @@ func TestCopyCallsChangedWhenAnAnswerMayHaveChanged(t *testing.T) {
 	}
 	want := []string{
 		"started ",
-		`errors line matching "failed" 0s ago`,
 		`errors line matching "failed" 0s ago`,
 		"started ",
 	}
@@ -316,5 +317,26 @@ func TestChecksRunWhileTheirLinesArrive(t *testing.T) {
 		}
 		started.Check(context.Background())
 		errs.Check(context.Background())
+	}
+}
+
+func TestAFailLineAfterTheWindowChangesTheAnswerAgain(t *testing.T) {
+	clk := healthtest.NewClock(time.Time{})
+	errs, _ := NewCheck("errors", Spec{FailPattern: "failed", Window: time.Minute}, clk)
+	calls := 0
+	s := New([]*Check{errs}, func(*Check) { calls++ })
+	copyLine := func(line string) {
+		t.Helper()
+		if err := s.Copy(io.Discard, strings.NewReader(line), Stdout); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyLine("setup failed\n")
+	clk.Advance(30 * time.Second)
+	copyLine("setup failed\n") // still failing: nothing changed
+	clk.Advance(time.Minute)
+	copyLine("setup failed\n") // passing since the window ended: fails again
+	if calls != 2 {
+		t.Fatalf("changed called %d times, want 2: when it began to fail, and again after the window", calls)
 	}
 }

@@ -24,10 +24,10 @@ const (
 // It learns of transitions through Record, which the Monitor calls for every
 // result (health.WithRecorder), so none is missed, however many events come;
 // it acts on its own goroutine (Run), so a check's worker never waits on a
-// restart.
+// restart. A failure is acted on only while it stands when Run looks, and
+// while the workload runs and is not being stopped or restarted: the checks
+// start over with each run, and are paused between runs.
 type Actions struct {
-	m      *health.Monitor
-	sv     *Supervisor // nil: no workload
 	on     map[string]string
 	exit   func(reason string)
 	logger *slog.Logger
@@ -39,11 +39,11 @@ type Actions struct {
 }
 
 // NewActions returns the actions of on (check name → ActionRestart or
-// ActionExit) over m's checks. sv is the workload, nil when there is none;
-// then a restart cannot be asked for. exit is called, from Run, for a check
-// whose action is ActionExit: the agent stops, and exits non-zero.
-func NewActions(m *health.Monitor, sv *Supervisor, on map[string]string, exit func(reason string), logger *slog.Logger) *Actions {
-	return &Actions{m: m, sv: sv, on: on, exit: exit, logger: logger, wake: make(chan struct{}, 1), acted: map[string]int{}}
+// ActionExit). exit is called, from Run, for a check whose action is
+// ActionExit: the agent stops, and exits non-zero. Record may be called
+// from then on; Run acts.
+func NewActions(on map[string]string, exit func(reason string), logger *slog.Logger) *Actions {
+	return &Actions{on: on, exit: exit, logger: logger, wake: make(chan struct{}, 1), acted: map[string]int{}}
 }
 
 // Record takes one recorded result; it never blocks.
@@ -59,8 +59,9 @@ func (a *Actions) Record(r health.Recorded) {
 	notify(a.wake)
 }
 
-// Run acts on the failures that Record takes until ctx ends.
-func (a *Actions) Run(ctx context.Context) {
+// Run acts on the failures that Record takes, over m's checks and the
+// workload sv (nil when there is none), until ctx ends.
+func (a *Actions) Run(ctx context.Context, m *health.Monitor, sv *Supervisor) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -72,33 +73,34 @@ func (a *Actions) Run(ctx context.Context) {
 		a.failed = nil
 		a.mu.Unlock()
 		for _, name := range failed {
-			a.act(name)
+			a.act(m, sv, name)
 		}
 	}
 }
 
-func (a *Actions) act(name string) {
+func (a *Actions) act(m *health.Monitor, sv *Supervisor, name string) {
 	// The check may have started over since (the workload restarted for
 	// another reason): act only on a failure that stands.
-	if st, ok := a.m.CheckState(name); !ok || st.Status != health.Fail {
+	if st, ok := m.CheckState(name); !ok || st.Status != health.Fail {
 		return
+	}
+	run, running := 0, true
+	if sv != nil {
+		run, running = sv.Current()
+	}
+	if !running || a.acted[name] == run+1 {
+		return // being stopped or restarted, or acted on already in this run
 	}
 	reason := fmt.Sprintf("check %s failed", name)
 	switch a.on[name] {
 	case ActionExit:
+		a.acted[name] = run + 1
 		a.logger.Warn("on-failure: exit: stopping", "check", name)
 		a.exit(reason)
 	case ActionRestart:
-		if a.sv == nil {
-			return
-		}
-		run, running := a.sv.Current()
-		if !running || a.acted[name] == run+1 {
-			return
-		}
-		if a.sv.Restart(reason, run, false) {
+		if sv != nil && sv.Restart(reason, run, false) {
 			a.acted[name] = run + 1
-			a.logger.Warn("on-failure: restart: restarting the workload", "check", name, "service", a.sv.Name(), "run", run)
+			a.logger.Warn("on-failure: restart: restarting the workload", "check", name, "service", sv.Name(), "run", run)
 		}
 	}
 }

@@ -171,6 +171,7 @@ const maxReapsPerPass = 1024
 // Linux's waitid arguments.
 const (
 	pAll    = 0
+	pPID    = 1
 	wExited = 4
 	wNoHang = 1
 	wNoWait = 0x1000000
@@ -178,9 +179,17 @@ const (
 
 // peekZombie returns the pid of a child that has exited, without reaping
 // it; 0 when there is none.
-func peekZombie() int {
+func peekZombie() int { return peek(pAll, 0) }
+
+// hasExited reports whether the child pid has exited and waits to be
+// reaped: dead, though the reaper has not told yet.
+func hasExited(pid int) bool { return peek(pPID, pid) == pid }
+
+// peek is waitid(idType, id, WEXITED|WNOHANG|WNOWAIT): the pid of a child
+// that has exited, left to be reaped; 0 when there is none.
+func peek(idType, id int) int {
 	var info [128]byte // a siginfo_t
-	_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pAll, 0, uintptr(unsafe.Pointer(&info[0])), wExited|wNoHang|wNoWait, 0, 0)
+	_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, uintptr(idType), uintptr(id), uintptr(unsafe.Pointer(&info[0])), wExited|wNoHang|wNoWait, 0, 0)
 	if errno != 0 {
 		return 0
 	}

@@ -2,14 +2,20 @@ package supervise
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/vitals-dev/vitals/health"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
 )
 
 // waitFor polls cond; the wait is a guard only.
@@ -23,13 +29,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func TestRestartStopsTheRunAndStartsItAgainStartingTheChecksOver(t *testing.T) {
-	var mu sync.Mutex
-	var resets []string
-	spec := Spec{StopTimeout: 10 * time.Second, BackoffInitial: 50 * time.Millisecond, Reset: func(reason string) {
-		mu.Lock()
-		defer mu.Unlock()
-		resets = append(resets, reason)
-	}}
+	checks := &startOvers{}
+	spec := Spec{StopTimeout: 10 * time.Second, BackoffInitial: 50 * time.Millisecond, Checks: checks}
 	sv, ev, ready := workload(t, spec, "sleep")
 	first := waitReady(t, ready)
 	os.Remove(ready)
@@ -57,12 +58,32 @@ func TestRestartStopsTheRunAndStartsItAgainStartingTheChecksOver(t *testing.T) {
 		got[1].Signal != "SIGTERM" || got[2].Type != health.EventServiceStarted || got[2].Restarts != 1 || got[2].PID != second {
 		t.Fatalf("events %+v; want started, exited (check ui failed, SIGTERM), started (restart 1)", got)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(resets) != 2 || !strings.Contains(resets[0], "exited (check ui failed): restarting in") ||
-		!strings.Contains(resets[1], "starts again (restart 1)") {
-		t.Fatalf("resets %q; want one when it exited, one when it starts again", resets)
+	got2 := checks.list()
+	if len(got2) != 2 || !strings.HasPrefix(got2[0], "pause: ") || !strings.Contains(got2[0], "exited (check ui failed): restarting in") ||
+		got2[1] != fmt.Sprintf("reset: %s started again (restart 1, pid %d)", sv.Name(), second) {
+		t.Fatalf("the checks were told %q; want paused when it exited, reset once it runs again", got2)
 	}
+}
+
+// startOvers keeps what the supervisor told the checks.
+type startOvers struct {
+	mu  sync.Mutex
+	all []string
+}
+
+func (c *startOvers) Pause(reason string) { c.add("pause: " + reason) }
+func (c *startOvers) Reset(reason string) { c.add("reset: " + reason) }
+
+func (c *startOvers) add(s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.all = append(c.all, s)
+}
+
+func (c *startOvers) list() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.all...)
 }
 
 func TestARestartByHandSkipsTheBackoff(t *testing.T) {
@@ -157,5 +178,44 @@ func TestTheOutputOfEveryRunGoesThroughCopyAndIsPassedOnBeforeItsExitIsTold(t *t
 	}
 	if streams["stdout"] != starts || streams["stderr"] != starts {
 		t.Errorf("Copy calls %v; want one per stream for each of the %d runs: new pipes for each", streams, starts)
+	}
+}
+
+func TestOnceFinishingTheWorkloadIsNotRestarted(t *testing.T) {
+	sv, ev, ready := workload(t, Spec{Restart: Always, BackoffInitial: time.Millisecond}, "sleep")
+	pid := waitReady(t, ready)
+	sv.Finishing()
+	if run, running := sv.Current(); running {
+		t.Fatalf("Current() = %d, running, once finishing", run)
+	}
+	if sv.Restart("restart requested", 0, true) {
+		t.Fatal("a restart was taken once finishing")
+	}
+	syscall.Kill(pid, syscall.SIGKILL) // a crash during the drain
+	done(t, sv)
+	if got := ev.list(); len(got) != 2 || sv.ExitCode() != 137 {
+		t.Fatalf("events %+v, code %d; want it left dead, 137", got, sv.ExitCode())
+	}
+}
+
+func TestARunsOutputIsPassedOnBeforeItsExitIsTold(t *testing.T) {
+	t.Setenv(workloadtest.Env, "1")
+	var out lockedBuffer
+	var atExit []string
+	emit := func(e health.Event) {
+		if e.Type == health.EventServiceExited {
+			atExit = append(atExit, out.String())
+		}
+	}
+	reaper := NewReaper(false)
+	t.Cleanup(reaper.Close)
+	spec := Spec{Command: []string{os.Args[0], "print", filepath.Join(t.TempDir(), "ready"), "3"}, Output: Output{Stdout: &out, Stderr: io.Discard}}
+	sv, err := Start(spec, emit, slog.New(slog.DiscardHandler), reaper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done(t, sv)
+	if len(atExit) != 1 || atExit[0] != "to stdout\n" {
+		t.Fatalf("at the exit event the output was %q, want the run's line", atExit)
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -49,11 +51,17 @@ type Spec struct {
 	StopSignal     syscall.Signal // default SIGTERM
 	StopTimeout    time.Duration  // then SIGKILL to the group
 	Output         Output
-	// Reset, if set, is told when the checks should start over, with why:
-	// when the workload has exited and will start again (its endpoints are
-	// gone: readiness should fail at once), and just before it starts again
-	// (its checks judge the new instance, with fresh thresholds).
-	Reset func(reason string)
+	// Checks, if set, start over with the workload: they are paused when it
+	// has exited to be started again (there is nothing to judge, and
+	// readiness fails at once), and reset once the new instance has its pid
+	// (they judge it, with fresh thresholds). *health.Monitor is one.
+	Checks Checks
+}
+
+// Checks are what starts over with the workload.
+type Checks interface {
+	Pause(reason string)
+	Reset(reason string)
 }
 
 // Output is where the workload's standard output and error go. The
@@ -84,13 +92,14 @@ type Supervisor struct {
 	logger *slog.Logger
 	reaper *Reaper
 
-	mu   sync.Mutex
-	pid  int // of the running workload; 0 between runs
-	run  int // restarts so far: which run of the workload is the current one
-	req  *request
-	wake chan struct{} // a request was made
-	done chan struct{}
-	code int
+	mu        sync.Mutex
+	pid       int  // of the running workload; 0 between runs
+	run       int  // restarts so far: which run of the workload is the current one
+	finishing bool // vitals is stopping: no more restarts
+	req       *request
+	wake      chan struct{} // a request was made
+	done      chan struct{}
+	code      int
 }
 
 // request is what the supervisor is asked to do to the running workload.
@@ -131,12 +140,16 @@ func Start(spec Spec, emit func(health.Event), logger *slog.Logger, reaper *Reap
 			return err
 		}
 	}
-	if spec.Reset == nil {
-		spec.Reset = func(string) {}
-	}
 	path, err := exec.LookPath(spec.Command[0])
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("command %q: %w", spec.Command[0], err)
+	}
+	if spec.Dir != "" {
+		if fi, err := os.Stat(spec.Dir); err != nil {
+			return nil, fmt.Errorf("dir: %w", err)
+		} else if !fi.IsDir() {
+			return nil, fmt.Errorf("dir %s: not a directory", spec.Dir)
+		}
 	}
 	env := os.Environ()
 	keys := make([]string, 0, len(spec.Env))
@@ -205,13 +218,18 @@ func (o *output) finish(logger *slog.Logger) {
 	select {
 	case <-copied:
 	case <-time.After(outputGrace):
-		logger.Warn("a process outside the workload's group still holds its output open: no longer read", "grace", outputGrace)
+		logger.Warn("the workload's output is still open: no longer read (a process outside its group holds it, or vitals's own output blocks)", "grace", outputGrace)
 		for _, r := range o.r {
 			if r != nil {
-				r.Close() // ends the Copy
+				r.Close() // ends a Copy that reads
 			}
 		}
-		<-copied
+		select {
+		case <-copied:
+		case <-time.After(outputGrace):
+			// A Copy stuck writing to vitals's own output cannot be
+			// ended; it is left behind rather than hold up the exit.
+		}
 	}
 	for _, r := range o.r {
 		if r != nil {
@@ -248,11 +266,23 @@ func (s *Supervisor) StopFor(reason string) {
 }
 
 // Current is the run of the workload that runs now (the number of restarts
-// before it), and whether one runs: not between an exit and a restart.
+// before it), and whether one runs and may be acted on: not between an exit
+// and a restart, nor while it is being stopped or restarted, nor once vitals
+// is stopping.
 func (s *Supervisor) Current() (run int, running bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.run, s.pid > 0
+	// A workload that has died but is not reaped yet does not run: a check
+	// that fails then judged a crash, which the restart policy handles.
+	return s.run, s.pid > 0 && s.req == nil && !s.finishing && !hasExited(s.pid)
+}
+
+// Finishing says that vitals is stopping (it drains): from now on the
+// workload is not restarted, by its policy or on request; it runs until Stop.
+func (s *Supervisor) Finishing() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.finishing = true
 }
 
 // Restart stops run of the workload as Stop does, then starts it again:
@@ -263,7 +293,7 @@ func (s *Supervisor) Current() (run int, running bool) {
 func (s *Supervisor) Restart(reason string, run int, now bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.pid == 0 || s.run != run || s.req != nil {
+	if s.pid == 0 || s.run != run || s.req != nil || s.finishing {
 		return false
 	}
 	s.req = &request{reason: reason, now: now}
@@ -292,12 +322,23 @@ func (s *Supervisor) start(restarts int) (aRun, error) {
 	if err != nil {
 		return aRun{}, err
 	}
+	// A process group of its own cannot read a terminal (SIGTTIN would stop
+	// it for good): then its stdin is /dev/null.
+	stdin := os.Stdin
+	if isTerminal(os.Stdin) {
+		if stdin, err = os.Open(os.DevNull); err != nil {
+			out.closeWriters()
+			out.finish(s.logger)
+			return aRun{}, err
+		}
+		defer stdin.Close()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pid, err := syscall.ForkExec(s.path, s.spec.Command, &syscall.ProcAttr{
 		Dir:   s.spec.Dir,
 		Env:   s.env,
-		Files: []uintptr{os.Stdin.Fd(), out.w[0].Fd(), out.w[1].Fd()},
+		Files: []uintptr{stdin.Fd(), out.w[0].Fd(), out.w[1].Fd()},
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	})
 	out.closeWriters()
@@ -306,6 +347,10 @@ func (s *Supervisor) start(restarts int) (aRun, error) {
 		return aRun{}, fmt.Errorf("start %s: %w", s.spec.Command[0], err)
 	}
 	s.pid, s.run = pid, restarts
+	if restarts > 0 && s.spec.Checks != nil {
+		// Under s.mu: no one acts on this run before its checks start over.
+		s.spec.Checks.Reset(fmt.Sprintf("%s started again (restart %d, pid %d)", s.name, restarts, pid))
+	}
 	exited := s.reaper.Watch(pid)
 	s.logger.Info("workload started", "service", s.name, "pid", pid, "restarts", restarts)
 	s.emit(health.Event{Type: health.EventServiceStarted, Service: s.name, PID: pid, Restarts: restarts})
@@ -321,14 +366,18 @@ func (s *Supervisor) supervise(r aRun) {
 		began := time.Now()
 		pid := r.pid
 		ws, acted := s.wait(pid, r.exited)
-		// What the workload left in its group goes with it, and what it
-		// printed is passed on before its exit is told.
+		// What the workload left in its group goes with it (the pid is
+		// reaped: no signal goes to it any more), and what it printed is
+		// passed on before its exit is told.
+		s.mu.Lock()
+		s.pid = 0
+		s.mu.Unlock()
 		syscall.Kill(-pid, syscall.SIGKILL)
 		r.out.finish(s.logger)
 		s.mu.Lock()
-		s.pid = 0
 		pending := s.req
 		s.req = nil
+		finishing := s.finishing
 		s.mu.Unlock()
 		s.code = exitCode(ws)
 		e := health.Event{Type: health.EventServiceExited, Service: s.name, PID: pid, Restarts: restarts, Reason: "crash"}
@@ -348,7 +397,7 @@ func (s *Supervisor) supervise(r aRun) {
 		s.emit(e)
 		// A stop asked for while the workload went its own way still stops it.
 		restart := pending != nil && !pending.stop || pending == nil && s.restarts(ws)
-		if !restart {
+		if !restart || finishing {
 			return
 		}
 		if time.Since(began) >= ResetAfter {
@@ -361,12 +410,13 @@ func (s *Supervisor) supervise(r aRun) {
 			delay = min(2*delay, s.spec.BackoffMax)
 		}
 		s.logger.Info("restarting the workload", "service", s.name, "in", wait)
-		s.spec.Reset(fmt.Sprintf("%s exited (%s): restarting in %v", s.name, e.Reason, wait.Round(time.Millisecond)))
+		if s.spec.Checks != nil {
+			s.spec.Checks.Pause(fmt.Sprintf("%s exited (%s): restarting in %v", s.name, e.Reason, wait.Round(time.Millisecond)))
+		}
 		if !s.sleep(wait) {
 			return
 		}
 		restarts++
-		s.spec.Reset(fmt.Sprintf("%s starts again (restart %d)", s.name, restarts))
 		var err error
 		if r, err = s.start(restarts); err != nil {
 			s.logger.Error("cannot restart the workload", "service", s.name, "err", err)
@@ -453,3 +503,6 @@ func exitCode(ws syscall.WaitStatus) int {
 func jitter(d time.Duration) time.Duration {
 	return d + time.Duration((rand.Float64()*0.2-0.1)*float64(d))
 }
+
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
