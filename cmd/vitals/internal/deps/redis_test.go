@@ -1,9 +1,14 @@
 package deps_test
 
 import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -36,6 +41,9 @@ func startRedis(program string) (*server, error) {
 		return nil, err
 	}
 	s := &server{name: "redis", addr: loopback(port), dir: dir, stopSignal: syscall.SIGTERM,
+		// Ready once redis itself answers: a port that accepts may be another
+		// test's listener that took the port before redis bound it.
+		ready: func(ctx context.Context) error { return answersPing(ctx, loopback(port)) },
 		command: func() *exec.Cmd {
 			return exec.Command(program, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 				"--requirepass", redisPassword, "--save", "", "--appendonly", "no",
@@ -53,4 +61,28 @@ func TestARedisURLWithoutThePasswordTheServerWantsFailsAuthentication(t *testing
 	s := redisFixture.shared(t)
 	p := redisFixture.prober(t, "redis://"+s.addr)
 	mustFail(t, p, "run", "^authentication failed: NOAUTH ", redisPassword)
+}
+
+// answersPing is nil once the server at addr answers PING as redis does:
+// +PONG, or -NOAUTH while it wants a password.
+func answersPing(ctx context.Context, addr string) error {
+	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if deadline, ok := ctx.Deadline(); ok {
+		c.SetDeadline(deadline)
+	}
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(line, "+PONG") && !strings.HasPrefix(line, "-NOAUTH") {
+		return fmt.Errorf("%s answered PING with %q: not redis", addr, line)
+	}
+	return nil
 }
