@@ -21,7 +21,6 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/target"
 	"github.com/vitals-dev/vitals/health"
-	"github.com/vitals-dev/vitals/probe"
 )
 
 const targetHelp = `Targets name their kind by scheme:
@@ -134,8 +133,8 @@ func splitArgs(cmd *cobra.Command, args []string) (targets, argv []string, err e
 // buildAll builds every target, reporting every bad one at once. A kind flag
 // must apply to the target (single) or to at least one of them (several), and
 // a flag given must have a value.
-func buildAll(flags *pflag.FlagSet, targets, argv []string, o target.Options, single bool) ([]*probe.Prober, error) {
-	var probes []*probe.Prober
+func buildAll(flags *pflag.FlagSet, targets, argv []string, o target.Options, single bool) ([]target.Probe, error) {
+	var probes []target.Probe
 	var errs []string
 	for _, name := range o.Given() {
 		if f := flags.Lookup(name); f != nil && f.Value.Type() == "string" && f.Value.String() == "" {
@@ -220,7 +219,7 @@ type result struct {
 	Duration      string    `json:"duration"`
 }
 
-func resultOf(p *probe.Prober, r health.Result) result {
+func resultOf(p target.Probe, r health.Result) result {
 	return result{Target: p.String(), Kind: p.Kind(), OK: r.OK, Output: r.Output,
 		ObservedValue: r.ObservedValue, ObservedUnit: r.ObservedUnit, Time: r.Time, Duration: r.Duration.String()}
 }

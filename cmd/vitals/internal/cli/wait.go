@@ -16,7 +16,6 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/target"
 	"github.com/vitals-dev/vitals/health"
-	"github.com/vitals-dev/vitals/probe"
 )
 
 // firstDelay is the first pause between attempts; it doubles up to --interval,
@@ -96,7 +95,7 @@ A kind's flag applies to the targets of that kind.
 }
 
 type waiter struct {
-	probes                          []*probe.Prober
+	probes                          []target.Probe
 	timeout, interval, probeTimeout time.Duration
 	progress                        *progress
 }
@@ -176,12 +175,12 @@ type progress struct {
 	terminal bool
 	fd       int // of the terminal
 	verbose  bool
-	last     map[*probe.Prober]string // the last output printed per target
-	line     string                   // the live line's failing target, on a terminal
+	last     map[target.Probe]string // the last output printed per target
+	line     string                  // the live line's failing target, on a terminal
 }
 
 func newProgress(w io.Writer, verbose bool) *progress {
-	p := &progress{w: w, verbose: verbose, last: map[*probe.Prober]string{}}
+	p := &progress{w: w, verbose: verbose, last: map[target.Probe]string{}}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		p.terminal, p.fd = true, int(f.Fd())
 	}
@@ -197,12 +196,12 @@ func (p *progress) width() int {
 	return 79
 }
 
-func (p *progress) passed(pr *probe.Prober, r health.Result, after time.Duration) {
+func (p *progress) passed(pr target.Probe, r health.Result, after time.Duration) {
 	p.clear()
 	fmt.Fprintf(p.w, "ready: %s (%s) after %v\n", pr, describe(r), round(after))
 }
 
-func (p *progress) failing(pr *probe.Prober, r health.Result) {
+func (p *progress) failing(pr target.Probe, r health.Result) {
 	if p.terminal {
 		p.line = fmt.Sprintf("%s: %s", pr, oneLine(r.Output))
 		if !p.verbose {

@@ -4,6 +4,7 @@
 package target
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
 )
 
@@ -171,8 +173,17 @@ func (o Options) Unfit(kind string) []string {
 	return out
 }
 
+// Probe is what a target builds: a check of some kind that measures what it
+// sees and says what it is.
+type Probe interface {
+	health.Measurer
+	Check(ctx context.Context) error
+	Kind() string   // http, tcp, exec, …
+	String() string // the target, as given
+}
+
 // Build makes the probe for a URL target.
-func Build(target string, o Options) (*probe.Prober, error) {
+func Build(target string, o Options) (Probe, error) {
 	kind, err := KindOf(target)
 	if err != nil {
 		return nil, err
@@ -189,8 +200,8 @@ func Build(target string, o Options) (*probe.Prober, error) {
 		if err != nil {
 			return nil, err
 		}
-		return probe.HTTP(probe.HTTPSpec{URL: target, Method: o.Method, Header: header, Status: o.Status,
-			Body: o.Body, NotBody: o.NotBody, TLS: tlsOptions})
+		return built(probe.HTTP(probe.HTTPSpec{URL: target, Method: o.Method, Header: header, Status: o.Status,
+			Body: o.Body, NotBody: o.NotBody, TLS: tlsOptions}))
 	case "tcp":
 		if err := hostPortOnly(target, u); err != nil {
 			return nil, err
@@ -203,12 +214,12 @@ func Build(target string, o Options) (*probe.Prober, error) {
 		if err != nil {
 			return nil, err
 		}
-		return probe.TCP(probe.TCPSpec{Address: u.Host, Send: send, Expect: expect})
+		return built(probe.TCP(probe.TCPSpec{Address: u.Host, Send: send, Expect: expect}))
 	case "tls":
 		if err := hostPortOnly(target, u); err != nil {
 			return nil, err
 		}
-		return probe.TLS(probe.TLSSpec{Address: u.Host, MinValidity: o.MinValidity, TLS: tlsOptions})
+		return built(probe.TLS(probe.TLSSpec{Address: u.Host, MinValidity: o.MinValidity, TLS: tlsOptions}))
 	case "file":
 		switch {
 		case u.Host != "" && u.Host != "localhost":
@@ -218,8 +229,8 @@ func Build(target string, o Options) (*probe.Prober, error) {
 		case u.Path == "":
 			return nil, fmt.Errorf("target %q has no path", target)
 		}
-		return probe.File(probe.FileSpec{Path: u.Path, NonEmpty: o.NonEmpty, Regular: o.Regular,
-			MaxAge: o.MaxAge, Content: o.Content})
+		return built(probe.File(probe.FileSpec{Path: u.Path, NonEmpty: o.NonEmpty, Regular: o.Regular,
+			MaxAge: o.MaxAge, Content: o.Content}))
 	case "dns":
 		// RFC 4501: dns://[server[:port]/]name[?type=TYPE]
 		name, server := u.Host, ""
@@ -233,14 +244,14 @@ func Build(target string, o Options) (*probe.Prober, error) {
 			}
 			typ = q
 		}
-		return probe.DNS(probe.DNSSpec{Name: name, Type: strings.ToUpper(typ), Expect: o.Answer, Server: server})
+		return built(probe.DNS(probe.DNSSpec{Name: name, Type: strings.ToUpper(typ), Expect: o.Answer, Server: server}))
 	}
 	return nil, fmt.Errorf("target %q: no kind %q", target, kind)
 }
 
 // BuildExec makes the probe for a command line.
-func BuildExec(argv []string, o Options) (*probe.Prober, error) {
-	return probe.Exec(probe.ExecSpec{Command: argv, Env: o.Env, Dir: o.Dir})
+func BuildExec(argv []string, o Options) (Probe, error) {
+	return built(probe.Exec(probe.ExecSpec{Command: argv, Env: o.Env, Dir: o.Dir}))
 }
 
 func hostPortOnly(target string, u *url.URL) error {
@@ -274,4 +285,12 @@ func unescape(flag, s string) (string, error) {
 		return "", fmt.Errorf(`%s %q: a bad escape: use \r, \n, \t, \\ or \xHH`, flag, s)
 	}
 	return out, nil
+}
+
+// built is a kind's constructor's answer as a Probe: no probe with an error.
+func built(p *probe.Prober, err error) (Probe, error) {
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
