@@ -236,6 +236,7 @@ func TestAResultSaysWhenItsRunTimedOut(t *testing.T) {
 		{"a wrapped context error", expired, fmt.Errorf("ping: %w", context.DeadlineExceeded), "timed out after 1s: ping: context deadline exceeded"},
 		{"an error of its own at the timeout", expired, errors.New("read tcp: i/o timeout"), "timed out after 1s: read tcp: i/o timeout"},
 		{"an error that says it timed out", expired, errors.New(`command "sleep 5" timed out after 1s`), `command "sleep 5" timed out after 1s`},
+		{"the kubelet's gRPC wording of a timeout", expired, errors.New(`timeout: failed to connect service "h:1" within 1s: context deadline exceeded`), `timeout: failed to connect service "h:1" within 1s: context deadline exceeded`},
 		{"a deadline error before the timeout", live, fmt.Errorf("ping: %w", context.DeadlineExceeded), "ping: context deadline exceeded"},
 		{"a pass", expired, nil, "fine"},
 	}

@@ -176,7 +176,8 @@ func call(ctx context.Context, clock Clock, logger *slog.Logger, redact func(str
 // result makes a Result of an outcome. A failure at the run's deadline says
 // it timed out: a bare context error becomes "timed out after 1s", and any
 // other (a dial's "i/o timeout") is prefixed with it, unless it says so
-// already (an exec probe's `command "…" timed out after 1s`).
+// already (an exec probe's `command "…" timed out after 1s`, a gRPC probe's
+// kubelet wording "timeout: failed to connect service …").
 func result(start time.Time, o outcome, runCtx context.Context, timeout time.Duration) Result {
 	r := Result{Time: start, Duration: o.end.Sub(start), OK: o.err == nil,
 		ObservedValue: o.obs.Value, ObservedUnit: o.obs.Unit}
@@ -193,7 +194,7 @@ func result(start time.Time, o outcome, runCtx context.Context, timeout time.Dur
 		r.Output = o.obs.Message
 	case timedOutNow && msg == context.DeadlineExceeded.Error():
 		r.Output = timedOut(timeout)
-	case timedOutNow && !strings.Contains(msg, "timed out"):
+	case timedOutNow && !strings.Contains(msg, "timed out") && !strings.HasPrefix(msg, "timeout: "):
 		// Whatever broke at the deadline (a read's "i/o timeout", a closed
 		// connection) broke because of it.
 		r.Output = timedOut(timeout) + ": " + msg
