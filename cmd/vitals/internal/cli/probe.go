@@ -29,6 +29,7 @@ const targetHelp = `Targets name their kind by scheme:
   tls://HOST:PORT                        a TLS handshake and the certificate's remaining validity
   file:///PATH                           a file that exists (--non-empty, --regular, --max-age, --content)
   dns://NAME, dns://SERVER/NAME          a name that resolves (--type, --expect)
+  grpc://HOST:PORT[/SERVICE], grpcs://…  a grpc.health.v1 Check that answers SERVING
   -- COMMAND [ARGS...]                   a command that exits 0 (no shell)`
 
 func newProbe(stdout, stderr io.Writer) *cobra.Command {
@@ -52,6 +53,7 @@ A static binary with no dependencies: the exec probe for images without curl.
   vitals probe tcp://localhost:6379 --send 'PING\r\n' --expect '+PONG'
   vitals probe file:///config/peer1/peer1.conf --non-empty --max-age 10m
   vitals probe tls://example.com:443 --min-validity 168h -o json
+  vitals probe grpc://localhost:50051/readiness
   vitals probe --timeout 5s -- pg_isready -h localhost`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := oneOf("output", output, "text", "json"); err != nil {

@@ -20,6 +20,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
@@ -27,6 +29,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/metrics"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
+	"github.com/vitals-dev/vitals/grpchealth"
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -236,6 +239,14 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 		ln.Close()
 		return 0, failed{fmt.Sprintf("vitals run: serve the management API on %s (api: in %s): %v", c.API, c.File, err)}
 	}
+	var grpcLn net.Listener
+	if c.GRPCListen != "" {
+		if grpcLn, err = net.Listen("tcp", c.GRPCListen); err != nil {
+			ln.Close()
+			apiLn.Close()
+			return 0, failed{fmt.Sprintf("vitals run: serve gRPC health on %s (grpc-listen: in %s): %v", c.GRPCListen, c.File, err)}
+		}
+	}
 
 	monitorCtx, stopMonitor := context.WithCancel(context.Background())
 	defer stopMonitor()
@@ -266,6 +277,9 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 		if sv, err = startWorkload(*spec, m, logger); err != nil {
 			ln.Close()
 			apiLn.Close()
+			if grpcLn != nil {
+				grpcLn.Close()
+			}
 			return 0, failed{fmt.Sprintf("vitals run: %v", err)}
 		}
 		defer sv.Close()
@@ -294,7 +308,17 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	go func() { served <- srv.Serve(ln) }()
 	apiServed := make(chan error, 1)
 	go func() { apiServed <- apiSrv.Serve(apiLn) }()
-	logger.Info("vitals running", "config", c.File, "listen", ln.Addr().String(), "api", c.API, "checks", len(c.Checks))
+	// gRPC health over the same Monitor: Drain turns every service
+	// NOT_SERVING, as the probe endpoints fail readiness.
+	grpcServed := make(chan error, 1)
+	var grpcSrv *grpc.Server
+	if grpcLn != nil {
+		grpcSrv = grpc.NewServer()
+		healthpb.RegisterHealthServer(grpcSrv, grpchealth.NewServer(m))
+		go func() { grpcServed <- grpcSrv.Serve(grpcLn) }()
+	}
+	logger.Info("vitals running", "config", c.File, "listen", ln.Addr().String(), "grpc-listen", c.GRPCListen,
+		"api", c.API, "checks", len(c.Checks))
 
 	code := 0
 	why := "" // what the stopping event says
@@ -312,6 +336,10 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	case err := <-apiServed:
 		srv.Close()
 		return 0, failed{fmt.Sprintf("vitals run: the management API stopped: %v", err)}
+	case err := <-grpcServed:
+		srv.Close()
+		apiSrv.Close()
+		return 0, failed{fmt.Sprintf("vitals run: the gRPC health server stopped: %v", err)}
 	}
 	// Stopping: no more actions on failing checks, and no more restarts.
 	stopActions()
@@ -343,6 +371,13 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		logger.Warn("probe server did not stop cleanly", "err", err)
 	}
+	if grpcSrv != nil {
+		// Drain told every Watch NOT_SERVING already: a short grace for the
+		// calls in flight.
+		grace, cancel := context.WithTimeout(context.Background(), grpcGrace)
+		stopGRPC(grpcSrv, grace)
+		cancel()
+	}
 	stopMonitor()
 	<-m.Done()
 	// Dependency checks keep a connection between runs: say goodbye to the
@@ -366,6 +401,25 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	}
 	logger.Info("stopped", "code", code)
 	return code, nil
+}
+
+// grpcGrace bounds the graceful stop of the gRPC health server.
+const grpcGrace = time.Second
+
+// stopGRPC stops s gracefully until ctx ends, then at once: Watch streams
+// end only when their clients go, which a graceful stop would wait for.
+func stopGRPC(s *grpc.Server, ctx context.Context) {
+	stopped := make(chan struct{})
+	go func() {
+		s.GracefulStop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+		s.Stop()
+		<-stopped
+	}
 }
 
 // startOver is what starts over with the workload: the checks, and what

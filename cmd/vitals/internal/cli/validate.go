@@ -74,7 +74,11 @@ with every default filled in.`,
 // URL is masked.
 func render(c *config.Config) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "listen: %q\napi: %q\n", c.Listen, c.API)
+	fmt.Fprintf(&b, "listen: %q\n", c.Listen)
+	if c.GRPCListen != "" {
+		fmt.Fprintf(&b, "grpc-listen: %q\n", c.GRPCListen)
+	}
+	fmt.Fprintf(&b, "api: %q\n", c.API)
 	if c.APITokenFile != "" {
 		fmt.Fprintf(&b, "api-token-file: %q\n", c.APITokenFile)
 	}

@@ -32,6 +32,7 @@ var kinds = map[string]kind{
 	"exec": execKind,
 	"file": fileKind,
 	"dns":  dnsKind,
+	"grpc": grpcKind,
 	"log":  logKind,
 
 	"postgres": urlKind(func(u string) deps.PostgresSpec { return deps.PostgresSpec{URL: u} }, deps.Postgres),

@@ -32,6 +32,9 @@ type Config struct {
 	File string
 	// Listen is where the probe endpoints are served. Default ":8558".
 	Listen string
+	// GRPCListen is where grpc.health.v1 is served over the same checks;
+	// empty (the default): not served.
+	GRPCListen string
 	// API is where the management API listens: a path for a unix socket
 	// (mode 0600), or tcp://HOST:PORT, which needs APITokenFile. Default
 	// "/run/vitals/vitals.sock".
@@ -157,7 +160,8 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, 
 	}
 	var checks, api ast.Node
 	d.fields(body, "", map[string]field{
-		"listen": str(&c.Listen),
+		"listen":      str(&c.Listen),
+		"grpc-listen": str(&c.GRPCListen),
 		"api": func(d *decoder, n ast.Node, path string) {
 			api = n
 			str(&c.API)(d, n, path)
@@ -204,16 +208,26 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, 
 // address checks the listen and api addresses and reads the token file, so
 // that a file that validates is a file whose servers start.
 func (d *decoder) address(c *Config, body, api ast.Node) {
-	listen := body
+	listen, grpcListen := body, body
 	if m, ok := yamlnode.Unwrap(body).(*ast.MappingNode); ok {
 		for _, kv := range m.Values {
-			if yamlnode.KeyName(kv.Key) == "listen" {
+			switch yamlnode.KeyName(kv.Key) {
+			case "listen":
 				listen = kv.Value
+			case "grpc-listen":
+				grpcListen = kv.Value
 			}
 		}
 	}
 	if _, port, err := net.SplitHostPort(c.Listen); err != nil || port == "" {
 		d.errorf(listen, "listen", "%q is not HOST:PORT (or :PORT)", c.Listen)
+	}
+	if c.GRPCListen != "" {
+		if _, port, err := net.SplitHostPort(c.GRPCListen); err != nil || port == "" {
+			d.errorf(grpcListen, "grpc-listen", "%q is not HOST:PORT (or :PORT)", c.GRPCListen)
+		} else if c.GRPCListen == c.Listen {
+			d.errorf(grpcListen, "grpc-listen", "%q is listen's address too: give each its own port", c.GRPCListen)
+		}
 	}
 	if api == nil {
 		api = body

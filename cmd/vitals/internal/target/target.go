@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vitals-dev/vitals/grpchealth"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
 )
@@ -75,8 +76,8 @@ func duration(p func(*Options) *time.Duration) func(*pflag.FlagSet, *Options, st
 }
 
 var (
-	httpOnly   = []string{"http"}
-	httpAndTLS = []string{"http", "tls"}
+	httpOnly = []string{"http"}
+	withTLS  = []string{"http", "tls", "grpc"}
 )
 
 var flags = []flag{
@@ -85,11 +86,11 @@ var flags = []flag{
 	{"body", httpOnly, str(func(o *Options) *string { return &o.Body }), "http: a regular expression the body must match (first 10 KiB)", false},
 	{"not-body", httpOnly, str(func(o *Options) *string { return &o.NotBody }), "http: a regular expression the body must not match", false},
 	{"header", httpOnly, strs(func(o *Options) *[]string { return &o.Header }), `http: a request header "Name: value" (repeatable; Host sets the virtual host)`, false},
-	{"insecure", httpAndTLS, boolean(func(o *Options) *bool { return &o.Insecure }), "http, tls: accept any server certificate", false},
-	{"ca-file", httpAndTLS, str(func(o *Options) *string { return &o.CAFile }), "http, tls: PEM roots to verify the server with", true},
-	{"cert", httpAndTLS, str(func(o *Options) *string { return &o.CertFile }), "http, tls: PEM client certificate", true},
-	{"key", httpAndTLS, str(func(o *Options) *string { return &o.KeyFile }), "http, tls: PEM key of the client certificate", true},
-	{"server-name", httpAndTLS, str(func(o *Options) *string { return &o.ServerName }), "http, tls: the name to verify and send as SNI", false},
+	{"insecure", withTLS, boolean(func(o *Options) *bool { return &o.Insecure }), "http, tls, grpc: accept any server certificate", false},
+	{"ca-file", withTLS, str(func(o *Options) *string { return &o.CAFile }), "http, tls, grpc: PEM roots to verify the server with", true},
+	{"cert", withTLS, str(func(o *Options) *string { return &o.CertFile }), "http, tls, grpc: PEM client certificate", true},
+	{"key", withTLS, str(func(o *Options) *string { return &o.KeyFile }), "http, tls, grpc: PEM key of the client certificate", true},
+	{"server-name", withTLS, str(func(o *Options) *string { return &o.ServerName }), "http, tls, grpc: the name to verify and send as SNI", false},
 	{"send", []string{"tcp"}, str(func(o *Options) *string { return &o.Send }), `tcp: bytes to send after connecting (escapes \r \n \t \\ \xHH)`, false},
 	{"expect", []string{"tcp"}, str(func(o *Options) *string { return &o.Expect }), "tcp: text the answer must contain (same escapes)", false},
 	{"non-empty", []string{"file"}, boolean(func(o *Options) *bool { return &o.NonEmpty }), "file: the file must not be empty (a directory: must have an entry)", false},
@@ -144,18 +145,19 @@ func (o Options) Given() []string {
 // schemes are the target schemes and the kinds they name.
 var schemes = map[string]string{
 	"http": "http", "https": "http", "tcp": "tcp", "file": "file", "dns": "dns", "tls": "tls",
+	"grpc": "grpc", "grpcs": "grpc",
 }
 
 // KindOf says which kind a target is, or why it is none.
 func KindOf(target string) (string, error) {
 	scheme, rest, ok := strings.Cut(target, ":")
 	if !ok || scheme == "" || strings.ContainsAny(scheme, "/.") {
-		return "", fmt.Errorf("target %q has no scheme: use http://, https://, tcp://, file://, dns://, tls://, or -- COMMAND for exec", target)
+		return "", fmt.Errorf("target %q has no scheme: use http://, https://, tcp://, file://, dns://, tls://, grpc://, grpcs://, or -- COMMAND for exec", target)
 	}
 	kind, known := schemes[strings.ToLower(scheme)]
 	switch {
 	case !known:
-		return "", fmt.Errorf("target %q: unknown scheme %q: use http, httpAndTLS, tcp, file, dns or tls (or -- COMMAND for exec)", target, scheme)
+		return "", fmt.Errorf("target %q: unknown scheme %q: use http, https, tcp, file, dns, tls, grpc or grpcs (or -- COMMAND for exec)", target, scheme)
 	case !strings.HasPrefix(rest, "//"):
 		return "", fmt.Errorf("target %q: write %s://…", target, scheme)
 	}
@@ -231,6 +233,12 @@ func Build(target string, o Options) (Probe, error) {
 		}
 		return built(probe.File(probe.FileSpec{Path: u.Path, NonEmpty: o.NonEmpty, Regular: o.Regular,
 			MaxAge: o.MaxAge, Content: o.Content}))
+	case "grpc":
+		p, err := grpchealth.GRPC(grpchealth.GRPCSpec{URL: target, TLS: tlsOptions})
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
 	case "dns":
 		// RFC 4501: dns://[server[:port]/]name[?type=TYPE]
 		name, server := u.Host, ""

@@ -1,0 +1,310 @@
+package grpchealth_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/vitals-dev/vitals/grpchealth"
+	"github.com/vitals-dev/vitals/health"
+)
+
+// watcher is a Watch stream that a goroutine reads into a channel.
+type watcher struct {
+	t       *testing.T
+	service string
+	got     chan healthpb.HealthCheckResponse_ServingStatus
+}
+
+// watch opens a Watch stream for service, read until the test ends.
+func watch(t *testing.T, c healthpb.HealthClient, service string) *watcher {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	stream, err := c.Watch(ctx, &healthpb.HealthCheckRequest{Service: service})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &watcher{t: t, service: service, got: make(chan healthpb.HealthCheckResponse_ServingStatus, 100)}
+	go func() {
+		defer close(w.got)
+		for {
+			res, err := stream.Recv()
+			if err != nil {
+				return
+			}
+			w.got <- res.GetStatus()
+		}
+	}()
+	return w
+}
+
+// next returns the next status the stream sends.
+func (w *watcher) next() healthpb.HealthCheckResponse_ServingStatus {
+	w.t.Helper()
+	select {
+	case st, ok := <-w.got:
+		if !ok {
+			w.t.Fatalf("Watch(%q): the stream ended", w.service)
+		}
+		return st
+	case <-time.After(settle):
+		w.t.Fatalf("Watch(%q): no status within %v", w.service, settle)
+	}
+	return 0
+}
+
+// expect checks that the next statuses the stream sends are want, in order.
+func (w *watcher) expect(want ...healthpb.HealthCheckResponse_ServingStatus) {
+	w.t.Helper()
+	var got []healthpb.HealthCheckResponse_ServingStatus
+	for range want {
+		got = append(got, w.next())
+	}
+	if !slices.Equal(got, want) {
+		w.t.Errorf("Watch(%q) sent %v, want %v", w.service, got, want)
+	}
+}
+
+func TestWatchSendsEveryChangeInOrderWithNothingMissed(t *testing.T) {
+	m := newMonitor(t)
+	db := add(t, m, "db", health.Ready)
+	db.failing.Store(true)
+	start(t, m)
+	c, _ := serve(t, m)
+	watchers := []*watcher{watch(t, c, "db"), watch(t, c, ""), watch(t, c, "readiness")}
+	for _, w := range watchers {
+		w.expect(notServing)
+	}
+	// The check flips faster than any client reads: each flip waits for
+	// the Monitor only, never for a stream.
+	var want []healthpb.HealthCheckResponse_ServingStatus
+	for i := range 25 {
+		pass := i%2 == 0
+		set(t, m, "db", db, pass)
+		want = append(want, map[bool]healthpb.HealthCheckResponse_ServingStatus{true: serving, false: notServing}[pass])
+	}
+	for _, w := range watchers {
+		w.expect(want...)
+	}
+	// Nothing came twice meanwhile: the next status is the next change.
+	set(t, m, "db", db, false) // the 25th flip made it pass
+	for _, w := range watchers {
+		w.expect(notServing)
+	}
+}
+
+func TestWatchAnswersServiceUnknownUntilACheckOfThatNameIsAdded(t *testing.T) {
+	m := newMonitor(t)
+	db := add(t, m, "db", health.Ready)
+	start(t, m)
+	c, _ := serve(t, m)
+	w := watch(t, c, "later")
+	w.expect(unknown)
+	// Pending on the unmoving clock until run: a pending ready check is
+	// NOT_SERVING. Adding it fails readiness, an event the stream wakes to.
+	later := &switchable{}
+	if err := m.Add(health.Check{Name: "later", Level: health.Ready, Checker: later, InitialDelay: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	w.expect(notServing)
+	set(t, m, "later", later, true)
+	w.expect(serving)
+	// Removing a passing check changes no level, so no event tells of it:
+	// the stream tells with the Monitor's next event.
+	if err := m.Remove("later"); err != nil {
+		t.Fatal(err)
+	}
+	set(t, m, "db", db, false)
+	w.expect(unknown)
+}
+
+func TestWatchTurnsEveryServiceNotServingOnDrain(t *testing.T) {
+	t.Run("with readiness passing", func(t *testing.T) {
+		m := newMonitor(t)
+		add(t, m, "boot", health.Startup)
+		add(t, m, "loop", health.Live)
+		add(t, m, "db", health.Ready)
+		start(t, m)
+		c, _ := serve(t, m)
+		var watchers []*watcher
+		for _, name := range []string{"", "liveness", "startup", "boot", "loop", "db"} {
+			w := watch(t, c, name)
+			w.expect(serving)
+			watchers = append(watchers, w)
+		}
+		m.Drain()
+		for _, w := range watchers {
+			w.expect(notServing)
+		}
+	})
+	t.Run("with readiness failing, as the agent stops", func(t *testing.T) {
+		m := newMonitor(t)
+		add(t, m, "loop", health.Live)
+		add(t, m, "db", health.Ready).failing.Store(true)
+		start(t, m)
+		c, _ := serve(t, m)
+		watchers := []*watcher{watch(t, c, "liveness"), watch(t, c, "loop")}
+		for _, w := range watchers {
+			w.expect(serving)
+		}
+		// Drain fails no level that has not failed already; the agent's
+		// stopping event, emitted as it drains, tells the streams.
+		m.Emit(health.Event{Type: health.EventStopping, Output: "signal"})
+		m.Drain()
+		for _, w := range watchers {
+			w.expect(notServing)
+		}
+	})
+}
+
+// blockedStream is a Watch stream whose client takes the first status and
+// then reads nothing until released: every later send blocks, as it does
+// when a client has stopped reading.
+type blockedStream struct {
+	mu      sync.Mutex
+	sent    []healthpb.HealthCheckResponse_ServingStatus
+	release chan struct{}
+}
+
+// watchBlocked opens a blocked stream for service on a Server of its own
+// over m, until the test ends, and returns once it has its first status.
+func watchBlocked(t *testing.T, m *health.Monitor, service string) *blockedStream {
+	t.Helper()
+	b := &blockedStream{release: make(chan struct{})}
+	srv := grpchealth.NewServer(m)
+	ctx, cancel := context.WithCancel(context.Background())
+	ended := make(chan error, 1)
+	go func() {
+		ended <- srv.WatchWith(ctx, service, func(st healthpb.HealthCheckResponse_ServingStatus) error {
+			b.mu.Lock()
+			b.sent = append(b.sent, st)
+			first := len(b.sent) == 1
+			b.mu.Unlock()
+			if !first {
+				<-b.release
+			}
+			return nil
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		b.unblock()
+		<-ended
+	})
+	waitFor(t, "the blocked stream's first status", func() bool { return len(b.statuses()) == 1 })
+	return b
+}
+
+func (b *blockedStream) statuses() []healthpb.HealthCheckResponse_ServingStatus {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.sent)
+}
+
+func (b *blockedStream) unblock() {
+	select {
+	case <-b.release:
+	default:
+		close(b.release)
+	}
+}
+
+// statusOf is the status of a check that passes or not.
+func statusOf(pass bool) healthpb.HealthCheckResponse_ServingStatus {
+	if pass {
+		return serving
+	}
+	return notServing
+}
+
+func TestASlowWatchClientHoldsUpNeitherTheChecksNorOtherStreams(t *testing.T) {
+	m := newMonitor(t)
+	db := add(t, m, "db", health.Ready)
+	start(t, m)
+	c, _ := serve(t, m)
+	fast := watch(t, c, "db")
+	fast.expect(serving)
+	slow := watchBlocked(t, m, "db")
+
+	want := []healthpb.HealthCheckResponse_ServingStatus{serving}
+	pass := true
+	for range 30 {
+		pass = !pass
+		set(t, m, "db", db, pass) // returns: the blocked stream holds up no check
+		fast.expect(statusOf(pass))
+		want = append(want, statusOf(pass))
+	}
+	// Released, the slow stream sends every change it missed, in order.
+	slow.unblock()
+	waitFor(t, "the slow stream catching up", func() bool { return len(slow.statuses()) >= len(want) })
+	if got := slow.statuses(); !slices.Equal(got, want) {
+		t.Errorf("the slow stream sent %v\nwant %v", got, want)
+	}
+}
+
+func TestAWatchStreamThatFallsBehindTheLogGoesOnFromThePresent(t *testing.T) {
+	m := newMonitor(t)
+	db := add(t, m, "db", health.Ready)
+	start(t, m)
+	slow := watchBlocked(t, m, "db")
+	// Each flip is two events (the check's and readiness's): 600 flips are
+	// more than the 1000 events kept.
+	const flips = 600
+	pass := true
+	for range flips {
+		pass = !pass
+		set(t, m, "db", db, pass)
+	}
+	slow.unblock()
+	waitFor(t, "the slow stream catching up", func() bool {
+		s := slow.statuses()
+		return len(s) > 1 && s[len(s)-1] == statusOf(pass)
+	})
+	s := slow.statuses()
+	for i := 1; i < len(s); i++ {
+		if s[i] == s[i-1] {
+			t.Fatalf("the stream sent %v: a status twice in a row", s)
+		}
+	}
+	if len(s) > flips {
+		t.Errorf("the stream sent %d statuses after %d flips: it should have skipped those the log dropped", len(s), flips)
+	}
+	// Caught up, it follows again.
+	set(t, m, "db", db, !pass)
+	waitFor(t, "the stream's next status", func() bool {
+		s := slow.statuses()
+		return s[len(s)-1] == statusOf(!pass)
+	})
+}
+
+func TestWatchEndsWhenTheClientGoesAway(t *testing.T) {
+	m := newMonitor(t)
+	add(t, m, "db", health.Ready)
+	start(t, m)
+	srv := grpchealth.NewServer(m)
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan struct{})
+	ended := make(chan error, 1)
+	go func() {
+		ended <- srv.WatchWith(ctx, "db", func(healthpb.HealthCheckResponse_ServingStatus) error {
+			close(first)
+			return nil
+		})
+	}()
+	<-first
+	cancel()
+	select {
+	case err := <-ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Watch ended with %v, want context.Canceled", err)
+		}
+	case <-time.After(settle):
+		t.Fatal("Watch went on after its client went away")
+	}
+}
