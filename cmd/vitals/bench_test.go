@@ -1,10 +1,17 @@
 package main
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"testing"
+
+	"google.golang.org/grpc"
+	grpchealthserver "google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/vitals-dev/vitals/grpchealth/grpchealthtest"
 )
 
 // The whole-process cost of one HTTP probe: vitals against curl -fsS, each
@@ -39,4 +46,34 @@ func BenchmarkProcessCurl(b *testing.B) {
 		b.Skip("no curl")
 	}
 	benchProcess(b, curl, "-fsS", "-o", "/dev/null", benchTarget(b))
+}
+
+// The same for gRPC: vitals probe grpc:// against grpc-health-probe, each
+// started fresh per iteration against one grpc-go health server that
+// answers SERVING.
+//
+//	go test -run '^$' -bench 'ProcessGRPC' -count 5 ./cmd/vitals/
+
+func grpcBenchTarget(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	healthpb.RegisterHealthServer(srv, grpchealthserver.NewServer()) // SERVING for ""
+	go srv.Serve(ln)
+	b.Cleanup(srv.Stop)
+	return ln.Addr().String()
+}
+
+func BenchmarkProcessGRPCVitalsProbe(b *testing.B) {
+	benchProcess(b, vitals, "probe", "grpc://"+grpcBenchTarget(b))
+}
+
+func BenchmarkProcessGRPCHealthProbe(b *testing.B) {
+	healthProbe, err := grpchealthtest.HealthProbe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchProcess(b, healthProbe, "-addr="+grpcBenchTarget(b))
 }

@@ -3,6 +3,8 @@ package deps_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,6 +81,9 @@ func startRabbitMQ(program string) (*server, error) {
 		"ERL_EPMD_ADDRESS=127.0.0.1",
 	)
 	s := &server{name: "rabbitmq", addr: loopback(port), dir: dir, stopSignal: syscall.SIGTERM,
+		// Ready once RabbitMQ itself answers: a port that accepts may be
+		// another test's listener that took the port while the node booted.
+		ready: func(ctx context.Context) error { return speaksAMQP(ctx, loopback(port)) },
 		command: func() *exec.Cmd {
 			cmd := exec.Command(program)
 			cmd.Env, cmd.Dir = env, dir
@@ -108,4 +113,29 @@ func TestAWrongAMQPPasswordWithinRabbitMQsDelaySaysWhyItTimedOut(t *testing.T) {
 	if r.OK || r.Output != want {
 		t.Fatalf("ok %v, output %q\nwant %q", r.OK, r.Output, want)
 	}
+}
+
+// speaksAMQP is nil once the server at addr answers AMQP 0-9-1's protocol
+// header with Connection.Start (a method frame on channel 0, class 10,
+// method 10).
+func speaksAMQP(ctx context.Context, addr string) error {
+	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if deadline, ok := ctx.Deadline(); ok {
+		c.SetDeadline(deadline)
+	}
+	if _, err := c.Write([]byte("AMQP\x00\x00\x09\x01")); err != nil {
+		return err
+	}
+	var frame [11]byte // type, channel, size, class, method
+	if _, err := io.ReadFull(c, frame[:]); err != nil {
+		return err
+	}
+	if frame[0] != 1 || frame[1] != 0 || frame[2] != 0 || frame[7] != 0 || frame[8] != 10 || frame[9] != 0 || frame[10] != 10 {
+		return fmt.Errorf("%s answered the AMQP header with % x: not an AMQP broker", addr, frame)
+	}
+	return nil
 }

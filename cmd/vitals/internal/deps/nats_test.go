@@ -1,9 +1,14 @@
 package deps_test
 
 import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -36,6 +41,9 @@ func startNATS(program string) (*server, error) {
 		return nil, err
 	}
 	s := &server{name: "nats", addr: loopback(port), dir: dir, stopSignal: syscall.SIGTERM,
+		// Ready once nats-server itself greets with INFO, not when any
+		// listener on the port accepts.
+		ready: func(ctx context.Context) error { return greetsWithINFO(ctx, loopback(port)) },
 		command: func() *exec.Cmd {
 			return exec.Command(program, "-a", "127.0.0.1", "-p", strconv.Itoa(port),
 				"--user", "vitals", "--pass", natsPassword)
@@ -45,4 +53,24 @@ func startNATS(program string) (*server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// greetsWithINFO is nil once the server at addr greets as NATS does.
+func greetsWithINFO(ctx context.Context, addr string) error {
+	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if deadline, ok := ctx.Deadline(); ok {
+		c.SetDeadline(deadline)
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(line, "INFO ") {
+		return fmt.Errorf("%s greeted with %.40q: not NATS", addr, line)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package deps_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -157,12 +158,28 @@ func (s *server) logTail() string {
 // private starts a server for one test, stopped and removed when it ends.
 func private(t *testing.T, starter func() (*server, error)) *server {
 	t.Helper()
-	s, err := starter()
+	s, err := startOnAFreePort(starter)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.close)
 	return s
+}
+
+// startOnAFreePort starts a server, on a new free port each try, up to three
+// times: between the moment a free port is picked and the moment the server
+// binds it (seconds, for RabbitMQ), another test process may take it, and
+// the server then exits without serving.
+func startOnAFreePort(starter func() (*server, error)) (*server, error) {
+	var errs []error
+	for range 3 {
+		s, err := starter()
+		if err == nil {
+			return s, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
 }
 
 // Servers shared by the tests of one run of the binary, by name.
@@ -188,7 +205,7 @@ func share(t *testing.T, name string, starter func() (*server, error)) *server {
 		shared[name] = ss
 	}
 	sharedMu.Unlock()
-	ss.once.Do(func() { ss.s, ss.err = starter() })
+	ss.once.Do(func() { ss.s, ss.err = startOnAFreePort(starter) })
 	if ss.err != nil {
 		t.Fatal(ss.err)
 	}
