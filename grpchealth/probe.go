@@ -2,12 +2,9 @@ package grpchealth
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -93,7 +90,7 @@ func GRPC(s GRPCSpec) (*Prober, error) {
 	p := &Prober{target: s.URL, address: u.Host, service: strings.TrimPrefix(u.Path, "/"),
 		creds: insecure.NewCredentials()}
 	if u.Scheme == "grpcs" {
-		config, err := tlsConfig(s.TLS)
+		config, err := s.TLS.Config()
 		if err != nil {
 			return nil, invalid("%w", err)
 		}
@@ -191,32 +188,4 @@ func connect(ctx context.Context, conn *grpc.ClientConn) (bool, error) {
 			}
 		}
 	}
-}
-
-// tlsConfig builds the tls.Config that o describes, as package probe does
-// for its http and tls kinds, reading the files now so that a missing or bad
-// one fails when the probe is built.
-func tlsConfig(o probe.TLSOptions) (*tls.Config, error) {
-	c := &tls.Config{ServerName: o.ServerName, InsecureSkipVerify: o.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
-	if o.CAFile != "" {
-		pem, err := os.ReadFile(o.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("CA file: %w", err)
-		}
-		c.RootCAs = x509.NewCertPool()
-		if !c.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("CA file %s: no PEM certificate in it", o.CAFile)
-		}
-	}
-	if (o.CertFile == "") != (o.KeyFile == "") {
-		return nil, fmt.Errorf("client certificate needs both a certificate file and a key file (got %q and %q)", o.CertFile, o.KeyFile)
-	}
-	if o.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("client certificate: %w", err)
-		}
-		c.Certificates = []tls.Certificate{cert}
-	}
-	return c, nil
 }

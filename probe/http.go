@@ -118,7 +118,7 @@ func HTTP(s HTTPSpec) (*Prober, error) {
 	}
 	host := header.Get("Host")
 	header.Del("Host")
-	tlsConfig, err := s.TLS.config()
+	tlsConfig, err := s.TLS.Config()
 	if err != nil {
 		return nil, invalid("http", "%w", err)
 	}

@@ -52,7 +52,7 @@ func TLS(s TLSSpec) (*Prober, error) {
 	if s.MinValidity < 0 {
 		return nil, invalid("tls", "min validity %v is negative", s.MinValidity)
 	}
-	config, err := s.TLS.config()
+	config, err := s.TLS.Config()
 	if err != nil {
 		return nil, invalid("tls", "%w", err)
 	}

@@ -29,9 +29,10 @@ type TLSOptions struct {
 // isZero reports whether no option is set.
 func (o TLSOptions) isZero() bool { return o == TLSOptions{} }
 
-// config builds the tls.Config, reading the files now so that a missing or
-// bad one fails when the probe is built.
-func (o TLSOptions) config() (*tls.Config, error) {
+// Config builds the tls.Config of the options (TLS 1.2 at least), reading
+// the files now, so that a missing or bad one fails when the probe is built
+// rather than at its first run. Kinds outside this package (gRPC) use it too.
+func (o TLSOptions) Config() (*tls.Config, error) {
 	c := &tls.Config{ServerName: o.ServerName, InsecureSkipVerify: o.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
 	if o.CAFile != "" {
 		pem, err := os.ReadFile(o.CAFile)
