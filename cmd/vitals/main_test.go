@@ -503,7 +503,7 @@ func init() { workloadtest.Main() }
 // supervised starts vitals run with a file of extra (and a passing check),
 // its workload this test binary doing what; it returns the running vitals,
 // its logs, the probe address, and the workload's ready file.
-func supervised(t *testing.T, extra string, what ...string) (*exec.Cmd, *bytes.Buffer, string, string) {
+func supervised(t *testing.T, extra string, what ...string) (*exec.Cmd, *syncBuffer, string, string) {
 	t.Helper()
 	addr := freeAddr(t)
 	dir := t.TempDir()
@@ -514,8 +514,8 @@ func supervised(t *testing.T, extra string, what ...string) (*exec.Cmd, *bytes.B
 	args := append([]string{"run", "-c", path, "--", os.Args[0], what[0], ready}, what[1:]...)
 	cmd := exec.Command(vitals, args...)
 	cmd.Env = append(os.Environ(), workloadtest.Env+"=1")
-	logs := &bytes.Buffer{}
-	cmd.Stderr = &lockedWriter{w: logs}
+	logs := &syncBuffer{}
+	cmd.Stderr = logs
 	// A workload left behind by a failed test holds the output open.
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -525,15 +525,22 @@ func supervised(t *testing.T, extra string, what ...string) (*exec.Cmd, *bytes.B
 	return cmd, logs, addr, ready
 }
 
-type lockedWriter struct {
+// syncBuffer is a buffer that vitals writes while the test reads it.
+type syncBuffer struct {
 	mu sync.Mutex
-	w  io.Writer
+	b  bytes.Buffer
 }
 
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // exited waits (a guard only) for vitals to end and returns its exit code.
@@ -698,8 +705,8 @@ checks:
 	ready := filepath.Join(dir, "ready")
 	cmd := exec.Command(vitals, "run", "-c", path, "--", os.Args[0], "sleep", ready)
 	cmd.Env = append(os.Environ(), workloadtest.Env+"=1")
-	logs := &bytes.Buffer{}
-	cmd.Stderr = &lockedWriter{w: logs}
+	logs := &syncBuffer{}
+	cmd.Stderr = logs
 	// A workload left behind by a failed test holds the output open.
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {

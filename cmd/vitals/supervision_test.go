@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -50,24 +49,6 @@ func startAgent(t *testing.T, config func(a *agent) string, what ...string) *age
 	}
 	t.Cleanup(func() { a.cmd.Process.Kill(); a.cmd.Wait(); killWorkload(a.ready) })
 	return a
-}
-
-// syncBuffer is a buffer that vitals writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // events returns the agent's events after id after.
