@@ -18,7 +18,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +29,7 @@ import (
 	"github.com/vitals-dev/vitals/grpchealth"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
+	"github.com/vitals-dev/vitals/probe/probetest"
 )
 
 // serveGRPC serves a gRPC server with what register adds on a free loopback
@@ -135,7 +135,7 @@ func TestGRPCFailsAtOnceWithTheReasonWhenNothingListens(t *testing.T) {
 }
 
 func TestGRPCFailsAtItsTimeoutWhenTheServerNeverSpeaksHTTP2(t *testing.T) {
-	ln := silentListener(t)
+	ln := probetest.SilentListener(t)
 	const timeout = 300 * time.Millisecond
 	start := time.Now()
 	r := measureGRPC(t, grpchealth.GRPCSpec{URL: "grpc://" + ln.Addr().String()}, timeout)
@@ -155,38 +155,6 @@ func TestGRPCFailsAtItsTimeoutWhenTheServerNeverSpeaksHTTP2(t *testing.T) {
 	if took < timeout || took > timeout+5*time.Second {
 		t.Errorf("the probe returned after %v, want at its %v timeout", took, timeout)
 	}
-}
-
-// silentListener accepts connections and never writes to them: a server
-// that accepts TCP but never speaks HTTP/2.
-func silentListener(t *testing.T) net.Listener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c) // held open, unanswered, until the test ends
-			mu.Unlock()
-		}
-	}()
-	return ln
 }
 
 func TestGRPCSVerifiesTheServerUnlessToldNotTo(t *testing.T) {

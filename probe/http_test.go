@@ -10,19 +10,18 @@ import (
 	"io/fs"
 	"log"
 	"math"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
+	"github.com/vitals-dev/vitals/probe/probetest"
 )
 
 // measure builds a probe of any kind from its spec and runs it once, as a
@@ -408,43 +407,12 @@ func TestHTTPAndTCPObserveTheLatencyInMillisecondsToTheMicrosecond(t *testing.T)
 }
 
 func TestHTTPFailsAtItsTimeoutWhenTheServerNeverAnswers(t *testing.T) {
-	ln := silentListener(t)
+	ln := probetest.SilentListener(t)
 	p, err := probe.HTTP(probe.HTTPSpec{URL: "http://" + ln.Addr().String() + "/"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	assertFailsAtTimeout(t, p)
-}
-
-// silentListener accepts connections and never writes to them.
-func silentListener(t *testing.T) net.Listener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c) // held open, unanswered, until the test ends
-			mu.Unlock()
-		}
-	}()
-	return ln
 }
 
 // assertFailsAtTimeout runs p with a 300ms timeout: it must fail saying it

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
+	"github.com/vitals-dev/vitals/probe/probetest"
 )
 
 // measureTCP builds a TCP probe and runs it once, as a Monitor would.
@@ -252,7 +253,7 @@ func TestTCPRejectsABadSpecWhenBuilt(t *testing.T) {
 }
 
 func TestTCPFailsAtItsTimeoutWhenTheServerNeverAnswers(t *testing.T) {
-	ln := silentListener(t)
+	ln := probetest.SilentListener(t)
 	p, err := probe.TCP(probe.TCPSpec{Address: ln.Addr().String(), Send: "PING\r\n", Expect: "+PONG"})
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +267,7 @@ func TestTCPFailsAtItsTimeoutWhenTheServerNeverAnswers(t *testing.T) {
 }
 
 func TestTCPStopsWhenItsContextIsCanceled(t *testing.T) {
-	ln := silentListener(t)
+	ln := probetest.SilentListener(t)
 	p, err := probe.TCP(probe.TCPSpec{Address: ln.Addr().String(), Expect: "220 "})
 	if err != nil {
 		t.Fatal(err)

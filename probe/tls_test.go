@@ -19,6 +19,7 @@ import (
 
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
+	"github.com/vitals-dev/vitals/probe/probetest"
 )
 
 // testCA is a certificate authority made for one test, and the PEM file of
@@ -282,7 +283,7 @@ func TestTLSRejectsABadSpecWhenBuilt(t *testing.T) {
 }
 
 func TestTLSFailsAtItsTimeoutWhenTheServerNeverCompletesTheHandshake(t *testing.T) {
-	ln := silentListener(t)
+	ln := probetest.SilentListener(t)
 	p, err := probe.TLS(probe.TLSSpec{Address: ln.Addr().String(), TLS: probe.TLSOptions{InsecureSkipVerify: true}})
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
+	"github.com/vitals-dev/vitals/probe/probetest"
 )
 
 // vitals is the binary under test, built once, static, as users get it.
@@ -312,34 +313,8 @@ func TestWaitTimesOutSayingWhatStillFails(t *testing.T) {
 	}
 }
 
-// silent accepts connections and never answers.
-func silent(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		var conns []net.Conn
-		defer func() {
-			for _, c := range conns {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, c)
-		}
-	}()
-	return ln.Addr().String()
-}
-
 func TestAnInterruptedProbeSaysWhatItSawNotThatItTimedOut(t *testing.T) {
-	cmd := exec.Command(vitals, "probe", "tcp://"+silent(t), "--expect", "+OK", "--timeout", "20s")
+	cmd := exec.Command(vitals, "probe", "tcp://"+probetest.SilentListener(t).Addr().String(), "--expect", "+OK", "--timeout", "20s")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -355,7 +330,7 @@ func TestAnInterruptedProbeSaysWhatItSawNotThatItTimedOut(t *testing.T) {
 }
 
 func TestWaitReportsTheLastWholeAttemptOfASlowTarget(t *testing.T) {
-	r := vitalsRun(t, "wait", "tcp://"+silent(t), "--expect", "+OK", "--timeout", "1500ms", "--probe-timeout", "700ms")
+	r := vitalsRun(t, "wait", "tcp://"+probetest.SilentListener(t).Addr().String(), "--expect", "+OK", "--timeout", "1500ms", "--probe-timeout", "700ms")
 	r.expect(t, 1, "", "timed out after 700ms: ")
 	if !strings.Contains(r.stderr, "no answer came") {
 		t.Fatalf("stderr %q: want the reason of the last whole attempt", r.stderr)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/deps"
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe/probetest"
 )
 
 // fixture is what the tests need to know of one kind.
@@ -194,7 +195,7 @@ func TestAServerThatNeverAnswersFailsAtTheTimeout(t *testing.T) {
 	for _, f := range fixtures {
 		t.Run(f.kind, func(t *testing.T) {
 			t.Parallel()
-			addr := silentServer(t)
+			addr := probetest.SilentListener(t).Addr().String()
 			p := f.prober(t, f.url(addr, f.password))
 			const timeout = 300 * time.Millisecond
 			// Timing on a busy machine varies: one of three tries must be
@@ -237,37 +238,6 @@ func closedPort(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return loopback(port)
-}
-
-// silentServer accepts connections and never answers, until the test ends.
-func silentServer(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return l.Addr().String()
 }
 
 // countingProxy forwards TCP connections to a server and counts them.
