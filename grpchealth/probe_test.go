@@ -2,18 +2,11 @@ package grpchealth_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"net"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -158,8 +151,8 @@ func TestGRPCFailsAtItsTimeoutWhenTheServerNeverSpeaksHTTP2(t *testing.T) {
 }
 
 func TestGRPCSVerifiesTheServerUnlessToldNotTo(t *testing.T) {
-	ca := newTestCA(t)
-	creds := credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{ca.issueServer(t)}})
+	ca := probetest.NewCA(t)
+	creds := credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{ca.Server(t, time.Hour)}})
 	addr := serveGRPCHealth(t, nil, grpc.Creds(creds))
 	_, port, _ := net.SplitHostPort(addr)
 	for _, c := range []struct {
@@ -167,11 +160,11 @@ func TestGRPCSVerifiesTheServerUnlessToldNotTo(t *testing.T) {
 		spec grpchealth.GRPCSpec
 		fail string // what the output contains, "" for a pass
 	}{
-		{"with the CA file", grpchealth.GRPCSpec{URL: "grpcs://" + addr, TLS: probe.TLSOptions{CAFile: ca.file}}, ""},
-		{"by the name localhost", grpchealth.GRPCSpec{URL: "grpcs://localhost:" + port, TLS: probe.TLSOptions{CAFile: ca.file}}, ""},
+		{"with the CA file", grpchealth.GRPCSpec{URL: "grpcs://" + addr, TLS: probe.TLSOptions{CAFile: ca.File}}, ""},
+		{"by the name localhost", grpchealth.GRPCSpec{URL: "grpcs://localhost:" + port, TLS: probe.TLSOptions{CAFile: ca.File}}, ""},
 		{"without verifying", grpchealth.GRPCSpec{URL: "grpcs://" + addr, TLS: probe.TLSOptions{InsecureSkipVerify: true}}, ""},
 		{"against the system's roots", grpchealth.GRPCSpec{URL: "grpcs://" + addr}, "certificate signed by unknown authority"},
-		{"with a wrong server name", grpchealth.GRPCSpec{URL: "grpcs://" + addr, TLS: probe.TLSOptions{CAFile: ca.file, ServerName: "wrong.example"}},
+		{"with a wrong server name", grpchealth.GRPCSpec{URL: "grpcs://" + addr, TLS: probe.TLSOptions{CAFile: ca.File, ServerName: "wrong.example"}},
 			"certificate is valid for localhost, not wrong.example"},
 		{"in plaintext", grpchealth.GRPCSpec{URL: "grpc://" + addr}, "error: failed to connect service at"},
 	} {
@@ -190,19 +183,19 @@ func TestGRPCSVerifiesTheServerUnlessToldNotTo(t *testing.T) {
 }
 
 func TestGRPCSPresentsTheClientCertificate(t *testing.T) {
-	ca := newTestCA(t)
+	ca := probetest.NewCA(t)
 	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
-	creds := credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{ca.issueServer(t)},
+	pool.AddCert(ca.Cert)
+	creds := credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{ca.Server(t, time.Hour)},
 		ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool})
 	addr := serveGRPCHealth(t, nil, grpc.Creds(creds))
-	certFile, keyFile := ca.issueClient(t)
+	certFile, keyFile := ca.Client(t)
 	r := measureGRPC(t, grpchealth.GRPCSpec{URL: "grpcs://" + addr,
-		TLS: probe.TLSOptions{CAFile: ca.file, CertFile: certFile, KeyFile: keyFile}}, 10*time.Second)
+		TLS: probe.TLSOptions{CAFile: ca.File, CertFile: certFile, KeyFile: keyFile}}, 10*time.Second)
 	if !r.OK {
 		t.Errorf("with the client certificate: result %+v, want a pass", r)
 	}
-	r = measureGRPC(t, grpchealth.GRPCSpec{URL: "grpcs://" + addr, TLS: probe.TLSOptions{CAFile: ca.file}}, 10*time.Second)
+	r = measureGRPC(t, grpchealth.GRPCSpec{URL: "grpcs://" + addr, TLS: probe.TLSOptions{CAFile: ca.File}}, 10*time.Second)
 	if r.OK {
 		t.Errorf("without a client certificate: result %+v, want a failure", r)
 	}
@@ -242,7 +235,7 @@ func TestGRPCChecksAServerOfThisPackageAsAMonitorsCheck(t *testing.T) {
 }
 
 func TestGRPCRejectsABadSpecWhenBuilt(t *testing.T) {
-	ca := newTestCA(t)
+	ca := probetest.NewCA(t)
 	for _, c := range []struct {
 		spec grpchealth.GRPCSpec
 		err  string
@@ -260,7 +253,7 @@ func TestGRPCRejectsABadSpecWhenBuilt(t *testing.T) {
 			`grpc probe: URL "grpc://localhost:50051": TLS options need a grpcs URL`},
 		{grpchealth.GRPCSpec{URL: "grpcs://localhost:50051", TLS: probe.TLSOptions{CAFile: filepath.Join(t.TempDir(), "none.pem")}},
 			"grpc probe: CA file: open "},
-		{grpchealth.GRPCSpec{URL: "grpcs://localhost:50051", TLS: probe.TLSOptions{CertFile: ca.file}},
+		{grpchealth.GRPCSpec{URL: "grpcs://localhost:50051", TLS: probe.TLSOptions{CertFile: ca.File}},
 			"grpc probe: client certificate needs both a certificate file and a key file"},
 		{grpchealth.GRPCSpec{URL: "grpcs://:50051"},
 			`grpc probe: URL "grpcs://:50051" has no host to verify the certificate against: set a server name`},
@@ -280,83 +273,4 @@ func TestGRPCRejectsABadSpecWhenBuilt(t *testing.T) {
 			t.Errorf("GRPC(%+v): %v", spec, err)
 		}
 	}
-}
-
-// testCA is a certificate authority made for one test, and the PEM file of
-// its certificate.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	file string
-}
-
-func newTestCA(t *testing.T) testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "vitals test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return testCA{cert: cert, key: key, file: file}
-}
-
-// issue signs a certificate for tmpl's names with a new key.
-func (ca testCA) issue(t *testing.T, tmpl *x509.Certificate) (der []byte, key *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
-	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
-	der, err = x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return der, key
-}
-
-// issueServer makes a server certificate for localhost and 127.0.0.1.
-func (ca testCA) issueServer(t *testing.T) tls.Certificate {
-	t.Helper()
-	der, key := ca.issue(t, &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
-
-// issueClient writes a client certificate and its key.
-func (ca testCA) issueClient(t *testing.T) (certFile, keyFile string) {
-	t.Helper()
-	der, key := ca.issue(t, &x509.Certificate{SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "vitals-probe"},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "client.pem"), filepath.Join(dir, "client-key.pem")
-	for file, block := range map[string]*pem.Block{
-		certFile: {Type: "CERTIFICATE", Bytes: der},
-		keyFile:  {Type: "EC PRIVATE KEY", Bytes: keyDER},
-	} {
-		if err := os.WriteFile(file, pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return certFile, keyFile
 }

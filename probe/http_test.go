@@ -327,7 +327,7 @@ func TestHTTPSVerifiesTheServerUnlessToldNotTo(t *testing.T) {
 }
 
 func TestHTTPSPresentsTheClientCertificate(t *testing.T) {
-	certFile, keyFile := newTestCA(t).issueClient(t)
+	certFile, keyFile := probetest.NewCA(t).Client(t)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, r.TLS.PeerCertificates[0].Subject.CommonName)
 	}))

@@ -2,16 +2,9 @@ package probe_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,88 +14,6 @@ import (
 	"github.com/vitals-dev/vitals/probe"
 	"github.com/vitals-dev/vitals/probe/probetest"
 )
-
-// testCA is a certificate authority made for one test, and the PEM file of
-// its certificate.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	file string
-}
-
-func newTestCA(t *testing.T) testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "vitals test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(1000 * 24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return testCA{cert: cert, key: key, file: file}
-}
-
-// issue makes a server certificate for localhost and 127.0.0.1 that expires
-// validFor from now (in the past, when negative).
-func (ca testCA) issue(t *testing.T, validFor time.Duration) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	notAfter := time.Now().Add(validFor)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore: notAfter.Add(-800 * 24 * time.Hour), NotAfter: notAfter,
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
-}
-
-// issueClient writes a client certificate for "vitals-probe" and its key,
-// issued by ca.
-func (ca testCA) issueClient(t *testing.T) (certFile, keyFile string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "vitals-probe"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "client.pem"), filepath.Join(dir, "client-key.pem")
-	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
-	return certFile, keyFile
-}
 
 // serveTLS serves TLS handshakes with cert on a free local port: a server
 // that completes the handshake and hangs up.
@@ -121,14 +32,14 @@ func measureTLS(t *testing.T, spec probe.TLSSpec) health.Result {
 }
 
 func TestTLSPassesWithTheServersCAAndObservesTheDaysLeft(t *testing.T) {
-	ca := newTestCA(t)
-	cert := ca.issue(t, 400*24*time.Hour)
+	ca := probetest.NewCA(t)
+	cert := ca.Server(t, 400*24*time.Hour)
 	addr := serveTLS(t, cert)
 	until := cert.Leaf.NotAfter.UTC().Format(time.RFC3339)
 	_, port, _ := net.SplitHostPort(addr)
 	// The server name is the address's host: an IP address, then a DNS name.
 	for _, addr := range []string{addr, "localhost:" + port} {
-		p, err := probe.TLS(probe.TLSSpec{Address: addr, TLS: probe.TLSOptions{CAFile: ca.file}})
+		p, err := probe.TLS(probe.TLSSpec{Address: addr, TLS: probe.TLSOptions{CAFile: ca.File}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,8 +58,8 @@ func TestTLSPassesWithTheServersCAAndObservesTheDaysLeft(t *testing.T) {
 }
 
 func TestTLSVerifiesTheServerUnlessToldNotTo(t *testing.T) {
-	ca := newTestCA(t)
-	addr := serveTLS(t, ca.issue(t, 400*24*time.Hour))
+	ca := probetest.NewCA(t)
+	addr := serveTLS(t, ca.Server(t, 400*24*time.Hour))
 	r := measureTLS(t, probe.TLSSpec{Address: addr})
 	want := "TLS handshake: tls: failed to verify certificate: x509: certificate signed by unknown authority"
 	if r.OK || r.Output != want {
@@ -157,7 +68,7 @@ func TestTLSVerifiesTheServerUnlessToldNotTo(t *testing.T) {
 	if r := measureTLS(t, probe.TLSSpec{Address: addr, TLS: probe.TLSOptions{InsecureSkipVerify: true}}); !r.OK {
 		t.Fatalf("with InsecureSkipVerify: %+v, want a pass", r)
 	}
-	r = measureTLS(t, probe.TLSSpec{Address: addr, TLS: probe.TLSOptions{CAFile: ca.file, ServerName: "db.example"}})
+	r = measureTLS(t, probe.TLSSpec{Address: addr, TLS: probe.TLSOptions{CAFile: ca.File, ServerName: "db.example"}})
 	want = "TLS handshake: tls: failed to verify certificate: x509: certificate is valid for localhost, not db.example"
 	if r.OK || r.Output != want {
 		t.Fatalf("with a server name the certificate does not have: %+v,\nwant a failure saying %s", r, want)
@@ -165,10 +76,10 @@ func TestTLSVerifiesTheServerUnlessToldNotTo(t *testing.T) {
 }
 
 func TestTLSFailsWhenTheCertificateExpiresWithinTheMinimum(t *testing.T) {
-	ca := newTestCA(t)
-	cert := ca.issue(t, 3*24*time.Hour)
+	ca := probetest.NewCA(t)
+	cert := ca.Server(t, 3*24*time.Hour)
 	addr := serveTLS(t, cert)
-	r := measureTLS(t, probe.TLSSpec{Address: addr, MinValidity: 7 * 24 * time.Hour, TLS: probe.TLSOptions{CAFile: ca.file}})
+	r := measureTLS(t, probe.TLSSpec{Address: addr, MinValidity: 7 * 24 * time.Hour, TLS: probe.TLSOptions{CAFile: ca.File}})
 	want := `certificate for "localhost" expires in 3 days (` + cert.Leaf.NotAfter.UTC().Format(time.RFC3339) + `), less than the minimum of 7 days`
 	if r.OK || r.Output != want {
 		t.Fatalf("result %+v,\nwant a failure saying %s", r, want)
@@ -176,17 +87,17 @@ func TestTLSFailsWhenTheCertificateExpiresWithinTheMinimum(t *testing.T) {
 	if v, ok := r.ObservedValue.(float64); !ok || v != 3 || r.ObservedUnit != "days" {
 		t.Fatalf("observed %v %s, want 3 days", r.ObservedValue, r.ObservedUnit)
 	}
-	if r := measureTLS(t, probe.TLSSpec{Address: addr, MinValidity: 36 * time.Hour, TLS: probe.TLSOptions{CAFile: ca.file}}); !r.OK {
+	if r := measureTLS(t, probe.TLSSpec{Address: addr, MinValidity: 36 * time.Hour, TLS: probe.TLSOptions{CAFile: ca.File}}); !r.OK {
 		t.Fatalf("with a minimum of 1.5 days: %+v, want a pass", r)
 	}
 }
 
 func TestTLSFailsOnAnExpiredCertificate(t *testing.T) {
-	ca := newTestCA(t)
-	cert := ca.issue(t, -36*time.Hour)
+	ca := probetest.NewCA(t)
+	cert := ca.Server(t, -36*time.Hour)
 	addr := serveTLS(t, cert)
 	// Verification refuses it in the handshake; without it, the probe does.
-	r := measureTLS(t, probe.TLSSpec{Address: addr, TLS: probe.TLSOptions{CAFile: ca.file}})
+	r := measureTLS(t, probe.TLSSpec{Address: addr, TLS: probe.TLSOptions{CAFile: ca.File}})
 	if r.OK || !strings.Contains(r.Output, "x509: certificate has expired or is not yet valid") {
 		t.Fatalf("result %+v, want a verification failure", r)
 	}
@@ -198,14 +109,14 @@ func TestTLSFailsOnAnExpiredCertificate(t *testing.T) {
 }
 
 func TestTLSObservesTheDaysLeftOfACertificateThatFailsVerification(t *testing.T) {
-	ca := newTestCA(t)
-	expired := serveTLS(t, ca.issue(t, -36*time.Hour))
-	r := measureTLS(t, probe.TLSSpec{Address: expired, TLS: probe.TLSOptions{CAFile: ca.file}})
+	ca := probetest.NewCA(t)
+	expired := serveTLS(t, ca.Server(t, -36*time.Hour))
+	r := measureTLS(t, probe.TLSSpec{Address: expired, TLS: probe.TLSOptions{CAFile: ca.File}})
 	want := "TLS handshake: tls: failed to verify certificate: x509: certificate has expired or is not yet valid: "
 	if r.OK || !strings.HasPrefix(r.Output, want) || r.ObservedValue != -1.5 || r.ObservedUnit != "days" {
 		t.Fatalf("an expired certificate: %+v,\nwant a failure starting %q, observing -1.5 days", r, want)
 	}
-	untrusted := serveTLS(t, ca.issue(t, 400*24*time.Hour))
+	untrusted := serveTLS(t, ca.Server(t, 400*24*time.Hour))
 	r = measureTLS(t, probe.TLSSpec{Address: untrusted})
 	want = "TLS handshake: tls: failed to verify certificate: x509: certificate signed by unknown authority"
 	if v, _ := r.ObservedValue.(float64); r.OK || r.Output != want || v < 399.99 || v > 400 {
@@ -216,10 +127,10 @@ func TestTLSObservesTheDaysLeftOfACertificateThatFailsVerification(t *testing.T)
 // Under TLS 1.3 the client's handshake ends before the server has checked the
 // client's certificate, so a server that refuses it says so after.
 func TestTLSFailsWhenTheServerRefusesTheClientCertificate(t *testing.T) {
-	ca, otherCA := newTestCA(t), newTestCA(t)
-	cert := ca.issue(t, 400*24*time.Hour)
+	ca, otherCA := probetest.NewCA(t), probetest.NewCA(t)
+	cert := ca.Server(t, 400*24*time.Hour)
 	clients := x509.NewCertPool()
-	clients.AddCert(ca.cert)
+	clients.AddCert(ca.Cert)
 	serve := func(maxVersion uint16) string {
 		config := &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert,
 			ClientCAs: clients, MaxVersion: maxVersion}
@@ -229,8 +140,8 @@ func TestTLSFailsWhenTheServerRefusesTheClientCertificate(t *testing.T) {
 		})
 	}
 	tls13, tls12 := serve(tls.VersionTLS13), serve(tls.VersionTLS12)
-	rightCert, rightKey := ca.issueClient(t)
-	wrongCert, wrongKey := otherCA.issueClient(t)
+	rightCert, rightKey := ca.Client(t)
+	wrongCert, wrongKey := otherCA.Client(t)
 	tests := []struct {
 		addr, certFile, keyFile string
 		want                    string // "" for a pass
@@ -243,7 +154,7 @@ func TestTLSFailsWhenTheServerRefusesTheClientCertificate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := measureTLS(t, probe.TLSSpec{Address: tt.addr,
-			TLS: probe.TLSOptions{CAFile: ca.file, CertFile: tt.certFile, KeyFile: tt.keyFile}})
+			TLS: probe.TLSOptions{CAFile: ca.File, CertFile: tt.certFile, KeyFile: tt.keyFile}})
 		if r.OK != (tt.want == "") || !r.OK && r.Output != tt.want {
 			t.Errorf("%s with client certificate %q: %+v, want %q", tt.addr, tt.certFile, r, tt.want)
 		}

@@ -1,5 +1,6 @@
 // Package probetest has what tests of check kinds need beside a real
-// server: servers that misbehave as real ones do.
+// server: servers that misbehave as real ones do, and a certificate
+// authority for TLS tests.
 package probetest
 
 import (
