@@ -317,8 +317,11 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 		healthpb.RegisterHealthServer(grpcSrv, grpchealth.NewServer(m))
 		go func() { grpcServed <- grpcSrv.Serve(grpcLn) }()
 	}
-	logger.Info("vitals running", "config", c.File, "listen", ln.Addr().String(), "grpc-listen", c.GRPCListen,
-		"api", c.API, "checks", len(c.Checks))
+	addrs := []any{"config", c.File, "listen", ln.Addr().String()}
+	if grpcLn != nil {
+		addrs = append(addrs, "grpc-listen", grpcLn.Addr().String())
+	}
+	logger.Info("vitals running", append(addrs, "api", c.API, "checks", len(c.Checks))...)
 
 	code := 0
 	why := "" // what the stopping event says
