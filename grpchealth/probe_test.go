@@ -27,7 +27,7 @@ import (
 
 // serveGRPC serves a gRPC server with what register adds on a free loopback
 // port until the test ends, and returns its address.
-func serveGRPC(t *testing.T, register func(*grpc.Server), opts ...grpc.ServerOption) string {
+func serveGRPC(t testing.TB, register func(*grpc.Server), opts ...grpc.ServerOption) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -396,7 +396,9 @@ func (sv service) serving() healthpb.HealthCheckResponse_ServingStatus {
 
 // apply changes the service as event e says: level events carry the level's
 // new verdict and check events the check's new status; checks-reset makes
-// every check pending; stopping, which the agent emits as it drains, drains.
+// every check pending; stopping (from Drain, or the agent's as it drains)
+// drains; check-added, -removed, -stopped and -started say whether the check
+// is there and counts.
 func (sv *service) apply(e health.Event) {
 	switch e.Type {
 	case health.EventLevelPassed, health.EventLevelFailed:
@@ -411,13 +413,32 @@ func (sv *service) apply(e health.Event) {
 		sv.status = health.Pending
 	case health.EventStopping:
 		sv.draining = true
+	case health.EventCheckAdded, health.EventCheckRemoved, health.EventCheckStopped, health.EventCheckStarted:
+		if sv.check && e.Check == sv.name {
+			sv.membership(e)
+		}
 	}
 }
 
-// learn takes from a later reading what no event says: whether the check is
-// there, its level, whether it is stopped, and a Drain that changed no
-// level. A service it did not know yet it takes whole. Draining is never
-// undone.
+// membership changes the check's service as a check-added, -removed,
+// -stopped or -started event says.
+func (sv *service) membership(e health.Event) {
+	switch e.Type {
+	case health.EventCheckAdded: // a new check is pending, and runs
+		sv.known, sv.level, sv.status, sv.stopped = true, e.Level, health.Pending, false
+	case health.EventCheckRemoved:
+		sv.known = false
+	case health.EventCheckStopped:
+		sv.stopped = true
+	case health.EventCheckStarted:
+		sv.stopped = false
+	}
+}
+
+// learn takes from a later reading what the events may not have said: a
+// Monitor that has not started emits no check-added or -removed, and a view
+// read after a batch may be ahead of it. A service it did not know yet it
+// takes whole. Draining is never undone.
 func (sv *service) learn(now service) {
 	draining := sv.draining || now.draining
 	if sv.known {

@@ -109,19 +109,37 @@ func TestWatchAnswersServiceUnknownUntilACheckOfThatNameIsAdded(t *testing.T) {
 	// Pending on the unmoving clock until run: a pending ready check is
 	// NOT_SERVING. Adding it fails readiness, an event the stream wakes to.
 	later := &switchable{}
-	if err := m.Add(health.Check{Name: "later", Level: health.Ready, Checker: later, InitialDelay: time.Hour}); err != nil {
+	if err := m.Add(health.Check{Name: "later", Level: health.Ready, Checker: later, InitialDelay: time.Hour,
+		FailureThreshold: 1}); err != nil {
 		t.Fatal(err)
 	}
 	w.expect(notServing)
 	set(t, m, "later", later, true)
 	w.expect(serving)
-	// Removing a passing check changes no level, so no event tells of it:
-	// the stream tells with the Monitor's next event.
+	// Removing, stopping or starting a passing check changes no level: the
+	// check's own event tells the stream, with nothing else happening.
+	set(t, m, "later", later, false)
+	w.expect(notServing)
+	if err := m.StopCheck("later"); err != nil { // out of the levels: SERVING, as /readyz/later answers 200
+		t.Fatal(err)
+	}
+	w.expect(serving)
+	if err := m.StartCheck("later"); err != nil { // failing, as it was
+		t.Fatal(err)
+	}
+	w.expect(notServing)
+	set(t, m, "later", later, true)
+	w.expect(serving)
 	if err := m.Remove("later"); err != nil {
 		t.Fatal(err)
 	}
-	set(t, m, "db", db, false)
 	w.expect(unknown)
+	set(t, m, "db", db, false)
+	select {
+	case st := <-w.got:
+		t.Errorf("after Remove, Watch sent %v more", st)
+	case <-time.After(100 * time.Millisecond):
+	}
 }
 
 func TestWatchTurnsEveryServiceNotServingOnDrain(t *testing.T) {
@@ -138,6 +156,23 @@ func TestWatchTurnsEveryServiceNotServingOnDrain(t *testing.T) {
 			w.expect(serving)
 			watchers = append(watchers, w)
 		}
+		m.Drain()
+		for _, w := range watchers {
+			w.expect(notServing)
+		}
+	})
+	t.Run("with readiness failing, as a library drains", func(t *testing.T) {
+		m := newMonitor(t)
+		add(t, m, "loop", health.Live)
+		add(t, m, "db", health.Ready).failing.Store(true)
+		start(t, m)
+		c, _ := serve(t, m)
+		watchers := []*watcher{watch(t, c, "liveness"), watch(t, c, "loop")}
+		for _, w := range watchers {
+			w.expect(serving)
+		}
+		// Drain fails no level that has not failed already: its stopping
+		// event tells the streams.
 		m.Drain()
 		for _, w := range watchers {
 			w.expect(notServing)

@@ -9,8 +9,9 @@ import (
 // EventType names what an event reports.
 type EventType string
 
-// The event types. The engine emits the check and level ones; the agent emits
-// the service ones and stopping through Emit.
+// The event types. The engine emits the check, level and checks-reset ones,
+// and stopping on Drain; the agent emits the service ones and its own
+// stopping, saying why, through Emit.
 const (
 	EventCheckPassed    EventType = "check-passed" // a check became pass (from pending, warn or fail)
 	EventCheckWarned    EventType = "check-warned" // a passing check failed, below its failure threshold
@@ -19,12 +20,26 @@ const (
 	EventLevelFailed    EventType = "level-failed" // an endpoint started answering 503
 	EventServiceStarted EventType = "service-started"
 	EventServiceExited  EventType = "service-exited"
-	EventStopping       EventType = "stopping" // the agent began shutting down
+	EventStopping       EventType = "stopping" // the process began shutting down: readiness fails from now on
 	// EventChecksReset: every check started over (Reset, or Pause), pending
 	// again with startup first; Output says why, such as the workload
 	// restarting.
 	EventChecksReset EventType = "checks-reset"
+	// The checks a started Monitor judges changed: Add, Remove, StopCheck and
+	// StartCheck (Check and Level say which). They come before the level
+	// events of the change. A Monitor that has not started emits none: its
+	// checks are its configuration, not news.
+	EventCheckAdded   EventType = "check-added"
+	EventCheckRemoved EventType = "check-removed"
+	EventCheckStopped EventType = "check-stopped" // left out of the levels, kept to look at
+	EventCheckStarted EventType = "check-started" // a stopped check counts again
 )
+
+// Transition reports whether events of the type carry a check's status
+// change (From and To): check-passed, check-warned and check-failed.
+func (t EventType) Transition() bool {
+	return t == EventCheckPassed || t == EventCheckWarned || t == EventCheckFailed
+}
 
 // Event is one change of state. ID grows by one with every event of a Monitor,
 // so a reader that remembers the last ID it saw misses nothing while it is away,
@@ -38,8 +53,8 @@ type Event struct {
 	// check-* and level-*
 	Check  string `json:"check,omitempty"`
 	Level  Level  `json:"level,omitempty"`
-	From   Status `json:"-"`                // check-* only
-	To     Status `json:"-"`                // check-* only
+	From   Status `json:"-"`                // check-passed, -warned, -failed only
+	To     Status `json:"-"`                // check-passed, -warned, -failed only
 	Output string `json:"output,omitempty"` // the result or reason behind the change
 
 	// service-*
@@ -51,8 +66,8 @@ type Event struct {
 	Reason   string `json:"reason,omitempty"`
 }
 
-// eventJSON is Event on the wire: from and to are there for check events only,
-// since pending is the zero Status.
+// eventJSON is Event on the wire: from and to are there for a check's status
+// changes only, since pending is the zero Status.
 type eventJSON struct {
 	eventFields
 	From *Status `json:"from,omitempty"`
@@ -61,10 +76,11 @@ type eventJSON struct {
 
 type eventFields Event // Event without its methods
 
-// MarshalJSON writes the event with from and to on check events only.
+// MarshalJSON writes the event with from and to on a check's status changes
+// only.
 func (e Event) MarshalJSON() ([]byte, error) {
 	j := eventJSON{eventFields: eventFields(e)}
-	if e.Check != "" {
+	if e.Type.Transition() {
 		j.From, j.To = &e.From, &e.To
 	}
 	return json.Marshal(j)
@@ -179,5 +195,13 @@ func (m *Monitor) emitLocked(e Event) Event {
 	if e.Time.IsZero() {
 		e.Time = m.clock.Now()
 	}
+	m.stoppingSaid = m.stoppingSaid || e.Type == EventStopping
 	return m.events.append(e)
+}
+
+// membershipLocked emits a change of the checks a started Monitor judges.
+func (m *Monitor) membershipLocked(typ EventType, c Check) {
+	if m.levels.started {
+		m.emitLocked(Event{Type: typ, Check: c.Name, Level: c.Level})
+	}
 }

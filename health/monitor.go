@@ -36,6 +36,7 @@ type Monitor struct {
 	startupGate   chan struct{}             // closed when startup latches
 	startupPassed time.Time
 	pausedFor     string // the reason given to Pause, until Reset
+	stoppingSaid  bool   // a stopping event was emitted: Drain emits none
 	ctx           context.Context
 	workers       sync.WaitGroup
 	done          chan struct{}
@@ -294,6 +295,7 @@ func (m *Monitor) add(e *entry) error {
 	if m.levels.started {
 		m.startWorkerLocked(e, m.clock.Now())
 	}
+	m.membershipLocked(EventCheckAdded, e.check)
 	m.changedLocked(fmt.Sprintf("check %q was added", name))
 	return nil
 }
@@ -317,6 +319,7 @@ func (m *Monitor) Remove(name string) error {
 	if !e.stopped {
 		m.levels.counts[e.check.Level][e.state.status]--
 	}
+	m.membershipLocked(EventCheckRemoved, e.check)
 	m.changedLocked(fmt.Sprintf("check %q was removed", name))
 	return nil
 }
@@ -340,6 +343,7 @@ func (m *Monitor) StopCheck(name string) error {
 	}
 	m.levels.counts[e.check.Level][e.state.status]--
 	e.publishView()
+	m.membershipLocked(EventCheckStopped, e.check)
 	m.changedLocked(fmt.Sprintf("check %q was stopped", name))
 	return nil
 }
@@ -362,6 +366,7 @@ func (m *Monitor) StartCheck(name string) error {
 	if m.levels.started && !stops(e.check.Level, e.state.status) {
 		m.startWorkerLocked(e, m.clock.Now())
 	}
+	m.membershipLocked(EventCheckStarted, e.check)
 	m.changedLocked(fmt.Sprintf("check %q was started", name))
 	return nil
 }
@@ -520,7 +525,10 @@ func (m *Monitor) Done() <-chan struct{} { return m.done }
 // Drain makes readiness fail from now on, for a graceful shutdown: load
 // balancers stop sending traffic while the process finishes what it has.
 // Liveness is unaffected and checks keep running (the kubelet keeps probing
-// readiness during termination). Drain cannot be undone.
+// readiness during termination). It emits a stopping event, unless one was
+// emitted already (the agent emits its own, saying why), so that readers of
+// the events learn of it even when readiness was failing before. Drain cannot
+// be undone.
 func (m *Monitor) Drain() {
 	m.mu.Lock()
 	defer m.unlockAndLog()
@@ -528,6 +536,9 @@ func (m *Monitor) Drain() {
 		return
 	}
 	m.levels.draining = true
+	if !m.stoppingSaid {
+		m.emitLocked(Event{Type: EventStopping, Output: drainReason})
+	}
 	m.changedLocked(drainReason)
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -335,6 +336,83 @@ func TestJitterSpreadsLaterRunsWithinTenPercentOfThePeriod(t *testing.T) {
 	}
 }
 
+func TestDrainSaysStoppingOnceEvenWhenReadinessFailedAlready(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: failing("down"), FailureThreshold: 1})
+	start(t, m)
+	var cursor uint64
+	for ev := waitEvent(t, m, &cursor); ev.Type != health.EventCheckFailed; ev = waitEvent(t, m, &cursor) {
+	}
+	// The agent says why it stops; Drain then adds no second stopping.
+	m.Emit(health.Event{Type: health.EventStopping, Output: "received terminated"})
+	m.Drain()
+	evs := m.Events(cursor)
+	if len(evs) != 1 || evs[0].Type != health.EventStopping || evs[0].Output != "received terminated" {
+		t.Fatalf("events %+v, want the one stopping the caller emitted", evs)
+	}
+
+	// A library's Drain with readiness failing already changes no level:
+	// its stopping event is all a reader learns of it by.
+	m2, _ := fakeMonitor(t)
+	m2.Add(health.Check{Name: "db", Level: health.Ready, Checker: failing("down"), FailureThreshold: 1})
+	start(t, m2)
+	cursor = 0
+	for ev := waitEvent(t, m2, &cursor); ev.Type != health.EventCheckFailed; ev = waitEvent(t, m2, &cursor) {
+	}
+	m2.Drain()
+	if evs := m2.Events(cursor); len(evs) != 1 || evs[0].Type != health.EventStopping || evs[0].Output != "process is shutting down" {
+		t.Fatalf("events %+v, want one stopping: process is shutting down", evs)
+	}
+}
+
+func TestAStartedMonitorSaysWhichChecksItJudges(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing()}) // before Start: configuration, no event
+	start(t, m)
+	var cursor uint64
+	for ev := waitEvent(t, m, &cursor); ev.Type != health.EventLevelPassed || ev.Level != health.Ready; ev = waitEvent(t, m, &cursor) {
+		if ev.Type == health.EventCheckAdded {
+			t.Fatalf("a check added before Start emitted %+v", ev)
+		}
+	}
+	type seen struct {
+		typ   health.EventType
+		check string
+		level health.Level
+	}
+	tests := []struct {
+		change func() error
+		want   []seen // in order; level events only where a verdict changes
+	}{
+		{func() error { return m.StopCheck("db") }, []seen{{health.EventCheckStopped, "db", health.Ready}}},
+		{func() error { return m.StartCheck("db") }, []seen{{health.EventCheckStarted, "db", health.Ready}}},
+		{func() error {
+			return m.Add(health.Check{Name: "cache", Level: health.Ready, Checker: passing(), InitialDelay: time.Hour})
+		}, []seen{{health.EventCheckAdded, "cache", health.Ready}, {health.EventLevelFailed, "", health.Ready}}},
+		{func() error { return m.Remove("cache") }, []seen{{health.EventCheckRemoved, "cache", health.Ready}, {health.EventLevelPassed, "", health.Ready}}},
+		{func() error { return m.StopCheck("nope") }, nil},
+	}
+	for i, tt := range tests {
+		err := tt.change()
+		if (err != nil) != (tt.want == nil) {
+			t.Fatalf("change %d: error %v", i, err)
+		}
+		var got []seen
+		for _, e := range m.Events(cursor) {
+			got = append(got, seen{e.Type, e.Check, e.Level})
+			cursor = e.ID
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("change %d: events %v, want %v", i, got, tt.want)
+		}
+	}
+	// On the wire, from and to belong to status changes only.
+	b, _ := json.Marshal(health.Event{Type: health.EventCheckAdded, Check: "cache", Level: health.Ready})
+	if strings.Contains(string(b), `"from"`) || !strings.Contains(string(b), `"check":"cache"`) {
+		t.Errorf("check-added as JSON: %s", b)
+	}
+}
+
 func TestDrainFailsReadinessButNotLiveness(t *testing.T) {
 	m, _ := fakeMonitor(t)
 	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing()})
@@ -351,6 +429,9 @@ func TestDrainFailsReadinessButNotLiveness(t *testing.T) {
 	}
 	m.Drain()
 	m.Drain() // idempotent
+	if ev := waitEvent(t, m, &cursor); ev.Type != health.EventStopping || ev.Output != "process is shutting down" {
+		t.Fatalf("event %+v, want stopping: process is shutting down", ev)
+	}
 	ev := waitEvent(t, m, &cursor)
 	if ev.Type != health.EventLevelFailed || ev.Level != health.Ready || ev.Output != "process is shutting down" {
 		t.Fatalf("event %+v, want level-failed ready: process is shutting down", ev)

@@ -40,6 +40,12 @@ func BenchmarkProcessVitalsProbe(b *testing.B) {
 	benchProcess(b, vitals, "probe", benchTarget(b))
 }
 
+// BenchmarkProcessVitalsProbeBuild is the same with the probe build
+// (-tags vitals_probe), which leaves the agent out.
+func BenchmarkProcessVitalsProbeBuild(b *testing.B) {
+	benchProcess(b, vitalsProbe, "probe", benchTarget(b))
+}
+
 func BenchmarkProcessCurl(b *testing.B) {
 	curl, err := exec.LookPath("curl")
 	if err != nil {
@@ -68,6 +74,10 @@ func grpcBenchTarget(b *testing.B) string {
 
 func BenchmarkProcessGRPCVitalsProbe(b *testing.B) {
 	benchProcess(b, vitals, "probe", "grpc://"+grpcBenchTarget(b))
+}
+
+func BenchmarkProcessGRPCVitalsProbeBuild(b *testing.B) {
+	benchProcess(b, vitalsProbe, "probe", "grpc://"+grpcBenchTarget(b))
 }
 
 func BenchmarkProcessGRPCHealthProbe(b *testing.B) {

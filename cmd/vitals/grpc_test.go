@@ -22,6 +22,7 @@ func TestRunServesGRPCHealthThatGRPCHealthProbeAndVitalsProbeRead(t *testing.T) 
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "db-up")
 	grpcAddr := freeAddr(t)
+	sock := filepath.Join(dir, "vitals.sock")
 	path := writeConfig(t, fmt.Sprintf(`listen: %s
 grpc-listen: %s
 api: %s
@@ -35,7 +36,7 @@ checks:
     grpc: {url: "grpc://%s/db"}
     period: 100ms
     failure-threshold: 1
-`, freeAddr(t), grpcAddr, filepath.Join(dir, "vitals.sock"), marker, grpcAddr))
+`, freeAddr(t), grpcAddr, sock, marker, grpcAddr))
 	cmd := exec.Command(vitals, "run", "-c", path)
 	logs := &syncBuffer{}
 	cmd.Stderr = logs
@@ -77,14 +78,20 @@ checks:
 	// 4 is grpc-health-probe's "not serving". The mirror check reads db over
 	// gRPC: it fails with it, and liveness with it.
 	expect("db down", map[string]int{"": 4, "readiness": 4, "db": 4, "mirror": 4, "liveness": 4, "startup": 0})
-	vitalsRun(t, "probe", "grpc://"+grpcAddr+"/readiness").expect(t, 1, "", `service unhealthy (responded with "NOT_SERVING")`)
-	vitalsRun(t, "probe", "grpc://"+grpcAddr+"/no-such-check").expect(t, 1, "", `code = NotFound desc = unknown service "no-such-check"`)
+	for _, binary := range []string{vitals, vitalsProbe} { // both builds read it alike
+		binaryRun(t, binary, "probe", "grpc://"+grpcAddr+"/readiness").expect(t, 1, "", `service unhealthy (responded with "NOT_SERVING")`)
+		binaryRun(t, binary, "probe", "grpc://"+grpcAddr+"/no-such-check").expect(t, 1, "", `code = NotFound desc = unknown service "no-such-check"`)
+		binaryRun(t, binary, "health", "--api", sock).expect(t, 1, "", "readyz check failed: db failed: stat ")
+	}
 
 	if err := os.WriteFile(marker, []byte("up"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	expect("db up", map[string]int{"": 0, "readiness": 0, "liveness": 0, "db": 0, "mirror": 0, "startup": 0})
-	vitalsRun(t, "probe", "grpc://"+grpcAddr+"/readiness").expect(t, 0, "", "")
+	for _, binary := range []string{vitals, vitalsProbe} {
+		binaryRun(t, binary, "probe", "grpc://"+grpcAddr+"/readiness").expect(t, 0, "", "")
+		binaryRun(t, binary, "health", "--api", sock).expect(t, 0, "readyz check passed", "")
+	}
 
 	os.Remove(marker)
 	expect("db down again", map[string]int{"db": 4, "mirror": 4, "liveness": 4})

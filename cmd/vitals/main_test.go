@@ -24,8 +24,9 @@ import (
 	"github.com/vitals-dev/vitals/probe/probetest"
 )
 
-// vitals is the binary under test, built once, static, as users get it.
-var vitals string
+// vitals is the binary under test, built once, static, as users get it;
+// vitalsProbe is the probe build of it (-tags vitals_probe).
+var vitals, vitalsProbe string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "vitals-cli-test")
@@ -33,10 +34,13 @@ func TestMain(m *testing.M) {
 		log.Fatal(err)
 	}
 	vitals = filepath.Join(dir, "vitals")
-	build := exec.Command("go", "build", "-o", vitals, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		log.Fatalf("go build: %v\n%s", err, out)
+	vitalsProbe = filepath.Join(dir, "probe", "vitals")
+	for _, args := range [][]string{{"-o", vitals}, {"-tags", "vitals_probe", "-o", vitalsProbe}} {
+		build := exec.Command("go", append(append([]string{"build"}, args...), ".")...)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			log.Fatalf("go build %v: %v\n%s", args, err, out)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -52,7 +56,13 @@ type run struct {
 // guard stops a hung run; it is no measurement.
 func vitalsRun(t *testing.T, args ...string) run {
 	t.Helper()
-	cmd := exec.Command(vitals, args...)
+	return binaryRun(t, vitals, args...)
+}
+
+// binaryRun is vitalsRun for a given build of vitals.
+func binaryRun(t *testing.T, binary string, args ...string) run {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	done := make(chan error, 1)
@@ -219,8 +229,10 @@ func TestProbeCoversEveryKind(t *testing.T) {
 		{[]string{"probe", "--", "sh", "-c", "echo peer config >&2; echo missing >&2; exit 3"}, 1, `exec sh -c "echo peer config >&2; echo missing >&2; exit 3": peer config missing` + "\n"},
 		{[]string{"probe", "--timeout", "200ms", "--", "sleep", "10"}, 1, `command "sleep 10" timed out after 200ms`},
 	}
-	for _, tt := range tests {
-		vitalsRun(t, tt.args...).expect(t, tt.code, "", tt.stderr)
+	for _, binary := range []string{vitals, vitalsProbe} { // the probe build probes every kind alike
+		for _, tt := range tests {
+			binaryRun(t, binary, tt.args...).expect(t, tt.code, "", tt.stderr)
+		}
 	}
 }
 

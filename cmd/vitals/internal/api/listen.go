@@ -12,6 +12,11 @@ import (
 	"time"
 )
 
+// DefaultAddress is where the agent serves its API and where the commands
+// that talk to it look, unless vitals.yaml's api: or $VITALS_API says
+// otherwise: a unix socket, reachable by root only (0600).
+const DefaultAddress = "/run/vitals/vitals.sock"
+
 // Listen opens where the API is served: addr is a unix socket's path, or
 // tcp://HOST:PORT (which New guards with a token).
 //

@@ -22,7 +22,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -47,7 +46,7 @@ type agentFlags struct{ addr, tokenFile string }
 
 func (a *agentFlags) define(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&a.addr, "api", "", "the agent's API: a unix socket, or tcp://HOST:PORT (default $VITALS_API, else "+config.DefaultAPI+")")
+	f.StringVar(&a.addr, "api", "", "the agent's API: a unix socket, or tcp://HOST:PORT (default $VITALS_API, else "+api.DefaultAddress+")")
 	f.StringVar(&a.tokenFile, "api-token-file", "", "the file with the token of a TCP API (default: the token in $VITALS_API_TOKEN)")
 	cmd.MarkFlagFilename("api-token-file")
 }
@@ -62,7 +61,7 @@ func (a *agentFlags) client() (*api.Client, error) {
 			return nil, fmt.Errorf("--api-token-file: %w", err)
 		}
 	}
-	return api.NewClient(cmp.Or(a.addr, os.Getenv("VITALS_API"), config.DefaultAPI), token)
+	return api.NewClient(cmp.Or(a.addr, os.Getenv("VITALS_API"), api.DefaultAddress), token)
 }
 
 // connect is what every command over the API starts with: the client, and
@@ -521,8 +520,10 @@ func eventLine(e health.Event) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d  %s  %s", e.ID, e.Time.Format(resultTime), e.Type)
 	switch {
-	case e.Check != "":
+	case e.Type.Transition():
 		fmt.Fprintf(&b, "  %s (%s) %s -> %s", e.Check, e.Level, e.From, e.To)
+	case e.Check != "": // check-added, -removed, -stopped, -started
+		fmt.Fprintf(&b, "  %s (%s)", e.Check, e.Level)
 	case e.Service != "":
 		fmt.Fprintf(&b, "  %s", e.Service)
 		if e.PID != 0 {

@@ -30,6 +30,14 @@ type failed struct{ msg string }
 
 func (f failed) Error() string { return f.msg }
 
+// configError is bad input the command has reported in full — a
+// configuration that did not load (its lines, each with FILE:LINE:COL and
+// the path), a file to import that could not be read: the message is all of
+// it (exit 2).
+type configError struct{ err error }
+
+func (e configError) Error() string { return e.err.Error() }
+
 // Main runs the command line and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
@@ -74,7 +82,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
   vitals beat NAME       beat a heartbeat check
   vitals restart         restart the workload
 
-Exit codes: 0 pass, 1 fail or not ready, 2 bad usage or configuration.`,
+Exit codes: 0 pass, 1 fail or not ready, 2 bad usage or configuration.` + buildHelp,
 		Version:       version.Version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -83,14 +91,18 @@ Exit codes: 0 pass, 1 fail or not ready, 2 bad usage or configuration.`,
 	root.SetErr(stderr)
 	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return err })
-	root.AddCommand(newProbe(stdout, stderr), newWait(stdout, stderr), newRun(stderr), newValidate(stdout),
-		newImport(stdout, stderr), newVersion(stdout))
+	root.AddCommand(newProbe(stdout, stderr), newWait(stdout, stderr), newVersion(stdout))
 	root.AddCommand(newAPICommands(stdout, stderr)...)
+	root.AddCommand(agentCommands(stdout, stderr)...)
 	return root
 }
 
 func versionLine() string {
-	return fmt.Sprintf("vitals %s (%s, %s/%s)", version.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	details := fmt.Sprintf("%s, %s/%s", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	if build != "" {
+		details = build + ", " + details
+	}
+	return fmt.Sprintf("vitals %s (%s)", version.Version, details)
 }
 
 func newVersion(stdout io.Writer) *cobra.Command {

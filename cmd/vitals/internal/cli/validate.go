@@ -1,3 +1,5 @@
+//go:build !vitals_probe
+
 package cli
 
 import (
@@ -17,12 +19,6 @@ import (
 
 // DefaultConfig is the file vitals run and vitals validate read unless told.
 const DefaultConfig = "vitals.yaml"
-
-// configError is a configuration that did not load: its lines, each with
-// FILE:LINE:COL and the path, are the whole message (exit 2).
-type configError struct{ err error }
-
-func (e configError) Error() string { return e.err.Error() }
 
 // loadConfig reads the file, turning its errors into a configError.
 func loadConfig(path string) (*config.Config, error) {

@@ -20,6 +20,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/goccy/go-yaml/parser"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
@@ -73,7 +74,7 @@ var urlPassword = regexp.MustCompile(`(://[^:/@\s"']+):[^@\s"'/]+@`)
 // Defaults of the file's top level.
 const (
 	DefaultListen = ":8558"
-	DefaultAPI    = "/run/vitals/vitals.sock"
+	DefaultAPI    = api.DefaultAddress
 )
 
 // Check is one check of the file, built and ready to add to a Monitor.

@@ -38,6 +38,7 @@ var EventTypes = []health.EventType{
 	health.EventLevelPassed, health.EventLevelFailed,
 	health.EventServiceStarted, health.EventServiceExited,
 	health.EventStopping, health.EventChecksReset,
+	health.EventCheckAdded, health.EventCheckRemoved, health.EventCheckStopped, health.EventCheckStarted,
 }
 
 // Spec is one hook: the events it is on, and what delivers them. Exactly one

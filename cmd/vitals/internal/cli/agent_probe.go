@@ -1,0 +1,41 @@
+//go:build vitals_probe
+
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// The probe build (go build -tags vitals_probe): the one-shot commands and
+// the commands that talk to a running agent, without the agent itself. It
+// links neither the configuration loader nor what the agent serves and runs
+// (Prometheus, the database and broker clients, supervision), so it starts
+// in about half the time of the full build: what an exec probe pays on every
+// run. The agent's commands are still known, to say where they are.
+
+// build names the build in `vitals version`.
+const build = "probe build"
+
+// buildHelp ends the root command's help.
+const buildHelp = `
+
+This is the probe build of vitals: run, validate and import are in the full
+build (built without -tags vitals_probe).`
+
+func agentCommands(io.Writer, io.Writer) []*cobra.Command {
+	var out []*cobra.Command
+	for _, use := range []string{"run", "validate", "import"} {
+		out = append(out, &cobra.Command{
+			Use:                use,
+			Short:              "Not in the probe build of vitals: use the full build",
+			DisableFlagParsing: true,
+			RunE: func(*cobra.Command, []string) error {
+				return configError{fmt.Errorf("vitals %s: this is the probe build of vitals (probe, wait, version and the agent's client commands); %s is in the full build (built without -tags vitals_probe)", use, use)}
+			},
+		})
+	}
+	return out
+}

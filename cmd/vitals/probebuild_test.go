@@ -1,0 +1,74 @@
+package main
+
+import (
+	"debug/buildinfo"
+	"strings"
+	"testing"
+)
+
+// The probe build (-tags vitals_probe) is the one-shot commands and the
+// agent's client commands, without the agent: what an exec probe starts on
+// every run. TestProbeCoversEveryKind and the gRPC test run it beside the full
+// build; these tests pin what it leaves out.
+
+// agentOnly are modules only the agent needs: the probe build must link none.
+var agentOnly = []string{
+	"github.com/prometheus/client_golang",
+	"github.com/jackc/pgx/v5",
+	"github.com/redis/go-redis/v9",
+	"github.com/rabbitmq/amqp091-go",
+	"github.com/nats-io/nats.go",
+}
+
+func linkedModules(t *testing.T, binary string) map[string]bool {
+	t.Helper()
+	info, err := buildinfo.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := map[string]bool{}
+	for _, d := range info.Deps {
+		linked[d.Path] = true
+	}
+	return linked
+}
+
+func TestTheProbeBuildLinksNoneOfTheAgentsModules(t *testing.T) {
+	full, lean := linkedModules(t, vitals), linkedModules(t, vitalsProbe)
+	for _, mod := range agentOnly {
+		if !full[mod] {
+			t.Errorf("the full build does not link %s: the list of agent-only modules is out of date", mod)
+		}
+		if lean[mod] {
+			t.Errorf("the probe build links %s, which only the agent needs", mod)
+		}
+	}
+	for _, mod := range []string{"google.golang.org/grpc", "github.com/vitals-dev/vitals/grpchealth"} {
+		if !lean[mod] {
+			t.Errorf("the probe build does not link %s: it probes grpc://", mod)
+		}
+	}
+}
+
+func TestTheProbeBuildSaysWhereTheAgentsCommandsAre(t *testing.T) {
+	binaryRun(t, vitalsProbe, "version").expect(t, 0, "vitals dev (probe build, go1.", "")
+	for _, args := range [][]string{
+		{"run", "--", "true"},
+		{"run", "-c", "vitals.yaml"},
+		{"validate"},
+		{"import", "pebble", "layer.yaml"},
+	} {
+		r := binaryRun(t, vitalsProbe, args...)
+		r.expect(t, 2, "", "vitals "+args[0]+": this is the probe build of vitals")
+		if !strings.Contains(r.stderr, args[0]+" is in the full build") {
+			t.Errorf("vitals %v: %q does not say where %s is", args, r.stderr, args[0])
+		}
+	}
+	help := binaryRun(t, vitalsProbe, "--help")
+	help.expect(t, 0, "This is the probe build", "")
+	for _, want := range []string{"probe", "wait", "health", "events"} {
+		if !strings.Contains(help.stdout, "\n  "+want) {
+			t.Errorf("the probe build's help does not list %s:\n%s", want, help.stdout)
+		}
+	}
+}
