@@ -118,9 +118,10 @@ func (s *Server) List(context.Context, *healthpb.HealthListRequest) (*healthpb.H
 // further behind than the Server keeps (the last health.DefaultEventLog
 // events) goes on from the present status, as a new one would.
 //
-// Changes that make no event of their own (a check added, removed, stopped
-// or started, or Drain while readiness already failed) are sent with the
-// Monitor's next event; Check answers them at once.
+// A started Monitor emits an event for every change a stream could see
+// (check-added, -removed, -stopped, -started, and stopping on Drain). A
+// check added or removed before the Monitor starts makes none: Watch sends
+// it with the next event; Check answers it at once.
 func (s *Server) Watch(req *healthpb.HealthCheckRequest, stream grpc.ServerStreamingServer[healthpb.HealthCheckResponse]) error {
 	ctx := stream.Context()
 	err := s.watch(ctx, req.GetService(), func(st healthpb.HealthCheckResponse_ServingStatus) error {
@@ -436,8 +437,10 @@ func (sv *service) membership(e health.Event) {
 }
 
 // learn takes from a later reading what the events may not have said: a
-// Monitor that has not started emits no check-added or -removed, and a view
-// read after a batch may be ahead of it. A service it did not know yet it
+// Monitor that has not started emits no check-added, -removed, -stopped or
+// -started, and a view read after a batch may be ahead of it. (So apply's
+// membership cases matter when one batch holds, say, a stop and a start: the
+// view after it shows only the end.) A service it did not know yet it
 // takes whole. Draining is never undone.
 func (sv *service) learn(now service) {
 	draining := sv.draining || now.draining

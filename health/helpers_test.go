@@ -155,12 +155,12 @@ func waitResultAt(t *testing.T, m *health.Monitor, name string, at time.Time) he
 	return r
 }
 
-// waitCheckEvent waits for the next event about a check, passing over level
-// events, and moves the cursor on.
+// waitCheckEvent waits for the next change of a check's status, passing over
+// level and membership events, and moves the cursor on.
 func waitCheckEvent(t *testing.T, m *health.Monitor, cursor *uint64) health.Event {
 	t.Helper()
 	for {
-		if ev := waitEvent(t, m, cursor); ev.Check != "" {
+		if ev := waitEvent(t, m, cursor); ev.Type.Transition() {
 			return ev
 		}
 	}

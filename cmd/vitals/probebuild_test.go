@@ -2,6 +2,7 @@ package main
 
 import (
 	"debug/buildinfo"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -50,6 +51,30 @@ func TestTheProbeBuildLinksNoneOfTheAgentsModules(t *testing.T) {
 	}
 }
 
+func TestTheProbeBuildLinksNoneOfTheAgentsPackages(t *testing.T) {
+	list := func(tags ...string) map[string]bool {
+		out, err := exec.Command("go", append(append([]string{"list", "-deps"}, tags...), ".")...).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %v: %v", tags, err)
+		}
+		pkgs := map[string]bool{}
+		for _, p := range strings.Fields(string(out)) {
+			pkgs[p] = true
+		}
+		return pkgs
+	}
+	full, lean := list(), list("-tags", "vitals_probe")
+	const internal = "github.com/vitals-dev/vitals/cmd/vitals/internal/"
+	for _, p := range []string{"config", "hooks", "supervise", "metrics", "deps", "logwatch", "importer"} {
+		if !full[internal+p] {
+			t.Errorf("the full build does not link %s: the list of agent packages is out of date", p)
+		}
+		if lean[internal+p] {
+			t.Errorf("the probe build links internal/%s, which only the agent uses", p)
+		}
+	}
+}
+
 func TestTheProbeBuildSaysWhereTheAgentsCommandsAre(t *testing.T) {
 	binaryRun(t, vitalsProbe, "version").expect(t, 0, "vitals dev (probe build, go1.", "")
 	for _, args := range [][]string{
@@ -63,6 +88,9 @@ func TestTheProbeBuildSaysWhereTheAgentsCommandsAre(t *testing.T) {
 		if !strings.Contains(r.stderr, args[0]+" is in the full build") {
 			t.Errorf("vitals %v: %q does not say where %s is", args, r.stderr, args[0])
 		}
+	}
+	for _, args := range [][]string{{"run", "--help"}, {"help", "validate"}} {
+		binaryRun(t, vitalsProbe, args...).expect(t, 0, "this is the probe build of vitals", "")
 	}
 	help := binaryRun(t, vitalsProbe, "--help")
 	help.expect(t, 0, "This is the probe build", "")

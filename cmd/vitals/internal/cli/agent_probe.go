@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -28,12 +29,17 @@ build (built without -tags vitals_probe).`
 func agentCommands(io.Writer, io.Writer) []*cobra.Command {
 	var out []*cobra.Command
 	for _, use := range []string{"run", "validate", "import"} {
+		why := fmt.Sprintf("vitals %s: this is the probe build of vitals (probe, wait, version and the agent's client commands); %s is in the full build (built without -tags vitals_probe)", use, use)
 		out = append(out, &cobra.Command{
-			Use:                use,
-			Short:              "Not in the probe build of vitals: use the full build",
-			DisableFlagParsing: true,
+			Use:   use,
+			Short: "Not in the probe build of vitals: use the full build",
+			Long:  why,
+			// Whatever flags and arguments come, the answer is where the
+			// command is; --help shows it too.
+			Args:               cobra.ArbitraryArgs,
+			FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
 			RunE: func(*cobra.Command, []string) error {
-				return configError{fmt.Errorf("vitals %s: this is the probe build of vitals (probe, wait, version and the agent's client commands); %s is in the full build (built without -tags vitals_probe)", use, use)}
+				return configError{errors.New(why)}
 			},
 		})
 	}

@@ -71,3 +71,30 @@ func TestAFailureExitsOneAndBadUsageTwo(t *testing.T) {
 		t.Fatal("failed is not an error of its own type")
 	}
 }
+
+func TestAnEventLineSaysWhatChangedForEveryKindOfEvent(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	code := 3
+	tests := []struct {
+		e    health.Event
+		want string
+	}{
+		{health.Event{ID: 7, Time: at, Type: health.EventCheckFailed, Check: "db", Level: health.Ready, From: health.Warn, To: health.Fail, Output: "refused\nagain"},
+			"7  2026-01-02T03:04:05.000Z  check-failed  db (ready) warn -> fail: refused again"},
+		{health.Event{ID: 8, Time: at, Type: health.EventCheckStopped, Check: "db", Level: health.Ready},
+			"8  2026-01-02T03:04:05.000Z  check-stopped  db (ready)"},
+		{health.Event{ID: 9, Time: at, Type: health.EventCheckAdded, Check: "cache", Level: health.Live},
+			"9  2026-01-02T03:04:05.000Z  check-added  cache (live)"},
+		{health.Event{ID: 10, Time: at, Type: health.EventLevelFailed, Level: health.Ready, Output: "process is shutting down"},
+			"10  2026-01-02T03:04:05.000Z  level-failed  ready: process is shutting down"},
+		{health.Event{ID: 11, Time: at, Type: health.EventStopping, Output: "process is shutting down"},
+			"11  2026-01-02T03:04:05.000Z  stopping: process is shutting down"},
+		{health.Event{ID: 12, Time: at, Type: health.EventServiceExited, Service: "app", PID: 42, ExitCode: &code, Restarts: 2, Reason: "crash"},
+			"12  2026-01-02T03:04:05.000Z  service-exited  app pid 42 exit code 3 restarts 2: crash"},
+	}
+	for _, tt := range tests {
+		if got := eventLine(tt.e); got != tt.want {
+			t.Errorf("eventLine(%s)\n got %q\nwant %q", tt.e.Type, got, tt.want)
+		}
+	}
+}

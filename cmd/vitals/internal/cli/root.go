@@ -32,8 +32,9 @@ func (f failed) Error() string { return f.msg }
 
 // configError is bad input the command has reported in full — a
 // configuration that did not load (its lines, each with FILE:LINE:COL and
-// the path), a file to import that could not be read: the message is all of
-// it (exit 2).
+// the path), a file to import that could not be read, an agent command asked
+// of the probe build: the message is all of it (exit 2), without the usage
+// hint other errors get.
 type configError struct{ err error }
 
 func (e configError) Error() string { return e.err.Error() }
