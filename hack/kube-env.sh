@@ -1,0 +1,267 @@
+#!/usr/bin/env bash
+# A real etcd and kube-apiserver on loopback, for the tests that talk to Kubernetes.
+#
+#   hack/kube-env.sh build       build both binaries into the cache (once), print their directory
+#   hack/kube-env.sh up DIR      start etcd and kube-apiserver with their state in DIR; write
+#                                DIR/kubeconfig (admin), DIR/kubeconfig-restricted (a user with no
+#                                rights until a test grants some) and DIR/env; print DIR/env
+#   hack/kube-env.sh down DIR    stop what `up DIR` started (only those pids), and remove DIR
+#
+# Both binaries are built from the Go module proxy in throw-away modules under the cache, never
+# in this repository's modules: etcd from go.etcd.io/etcd/server/v3 (etcdmain.Main), and
+# kube-apiserver from k8s.io/kubernetes, whose go.mod requires its staging modules as v0.0.0, so
+# the throw-away module replaces each with the matching published v0.X.Y. A cold build takes
+# minutes and a few GB of Go build cache; later runs find the binaries and start in seconds.
+#
+# Environment: KUBE_VERSION (v1.37.2), ETCD_VERSION (v3.6.16), VITALS_TOOLS (the cache,
+# default ${XDG_CACHE_HOME:-$HOME/.cache}/vitals-tools).
+set -euo pipefail
+
+KUBE_VERSION=${KUBE_VERSION:-v1.37.2}
+ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
+TOOLS=${VITALS_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/vitals-tools}
+BIN=$TOOLS/kube-$KUBE_VERSION-etcd-$ETCD_VERSION
+
+die() { echo "kube-env: $*" >&2; exit 1; }
+
+# throwaway runs go in a throw-away module directory: no go.work, modules from the proxy.
+throwaway() { (cd "$1" && shift && GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0 "$@"); }
+
+build_etcd() {
+  local dir=$BIN/src/etcd
+  rm -rf "$dir" && mkdir -p "$dir"
+  cat >"$dir/go.mod" <<MOD
+module throwaway/etcd
+
+go 1.26
+MOD
+  cat >"$dir/main.go" <<'GO'
+// Command etcd is etcd's own main, for tests.
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+  throwaway "$dir" go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >/dev/null
+  throwaway "$dir" go mod tidy >/dev/null
+  throwaway "$dir" go build -trimpath -o "$BIN/etcd.partial" . && mv "$BIN/etcd.partial" "$BIN/etcd"
+}
+
+build_apiserver() {
+  local dir=$BIN/src/kube-apiserver minor=${KUBE_VERSION#v1.}
+  minor=${minor%%.*}
+  rm -rf "$dir" && mkdir -p "$dir"
+  cat >"$dir/go.mod" <<MOD
+module throwaway/kubeapiserver
+
+go 1.26
+MOD
+  throwaway "$dir" go mod download "k8s.io/kubernetes@$KUBE_VERSION"
+  local gomod
+  gomod=$(throwaway "$dir" go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')
+  [ -f "$gomod" ] || die "no go.mod for k8s.io/kubernetes@$KUBE_VERSION"
+  # Every staging module k8s.io/kubernetes requires as v0.0.0 is published as v0.<minor>.<patch>.
+  local edits=()
+  for mod in $(awk '$1 ~ /^k8s\.io\// && $2 == "v0.0.0" {print $1}' "$gomod" | sort -u); do
+    edits+=("-replace=$mod=$mod@v0.${KUBE_VERSION#v1.}")
+  done
+  [ ${#edits[@]} -gt 0 ] || die "found no staging modules in $gomod"
+  throwaway "$dir" go mod edit -require="k8s.io/kubernetes@$KUBE_VERSION" "${edits[@]}"
+  cat >"$dir/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import _ "k8s.io/kubernetes/cmd/kube-apiserver"
+GO
+  throwaway "$dir" go mod tidy >/dev/null
+  local pkg=k8s.io/component-base/version
+  throwaway "$dir" go build -trimpath -ldflags "-X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor" \
+    -o "$BIN/kube-apiserver.partial" k8s.io/kubernetes/cmd/kube-apiserver
+  mv "$BIN/kube-apiserver.partial" "$BIN/kube-apiserver"
+}
+
+build() {
+  mkdir -p "$BIN"
+  # Test packages start their API servers at the same time: one builds, the others wait for it.
+  exec 9>"$BIN/.lock"
+  flock 9
+  if [ ! -x "$BIN/etcd" ]; then
+    echo "kube-env: building etcd $ETCD_VERSION into $BIN (once)" >&2
+    build_etcd || die "building etcd $ETCD_VERSION failed"
+  fi
+  if [ ! -x "$BIN/kube-apiserver" ]; then
+    echo "kube-env: building kube-apiserver $KUBE_VERSION into $BIN (once; a cold build takes minutes)" >&2
+    build_apiserver || die "building kube-apiserver $KUBE_VERSION failed"
+  fi
+  rm -rf "$BIN/src"
+  flock -u 9
+  echo "$BIN"
+}
+
+# free_port prints a loopback TCP port that nothing listens on now.
+free_port() {
+  local port
+  for _ in $(seq 100); do
+    port=$((20000 + RANDOM % 30000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "$port"
+      return
+    fi
+  done
+  die "found no free loopback port"
+}
+
+# running DIR NAME: whether the pid in DIR/NAME.pid is alive.
+running() { [ -f "$1/$2.pid" ] && kill -0 "$(cat "$1/$2.pid")" 2>/dev/null; }
+
+# wait_ready URL TOKEN SECONDS LOG: until the API server answers /readyz with ok.
+wait_ready() {
+  local deadline=$((SECONDS + $3))
+  while [ $SECONDS -lt $deadline ]; do
+    if curl -fsSk --max-time 2 -H "Authorization: Bearer $2" "$1/readyz" 2>/dev/null | grep -qx ok; then
+      return 0
+    fi
+    sleep 0.2
+  done
+  echo "kube-env: the API server at $1 was not ready within $3s; the end of its log ($4):" >&2
+  tail -n 30 "$4" >&2
+  return 1
+}
+
+start_etcd() {
+  local dir=$1 port peer
+  for attempt in 1 2 3; do
+    port=$(free_port) peer=$(free_port)
+    "$BIN/etcd" --name vitals-test --data-dir "$dir/etcd" \
+      --listen-client-urls "http://127.0.0.1:$port" --advertise-client-urls "http://127.0.0.1:$port" \
+      --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+      --initial-cluster "vitals-test=http://127.0.0.1:$peer" \
+      --log-level warn >"$dir/etcd.log" 2>&1 &
+    echo $! >"$dir/etcd.pid"
+    for _ in $(seq 100); do
+      if curl -fsS --max-time 1 "http://127.0.0.1:$port/health" 2>/dev/null | grep -q '"health":"true"'; then
+        echo "$port" >"$dir/etcd.port"
+        return 0
+      fi
+      running "$dir" etcd || break
+      sleep 0.1
+    done
+    stop "$dir" etcd
+  done
+  echo "kube-env: etcd did not start; the end of its log ($dir/etcd.log):" >&2
+  tail -n 30 "$dir/etcd.log" >&2
+  return 1
+}
+
+# start_apiserver DIR: start kube-apiserver on DIR/apiserver.port (chosen the first time).
+start_apiserver() {
+  local dir=$1 port
+  [ -f "$dir/apiserver.port" ] || free_port >"$dir/apiserver.port"
+  port=$(cat "$dir/apiserver.port")
+  "$BIN/kube-apiserver" \
+    --etcd-servers "http://127.0.0.1:$(cat "$dir/etcd.port")" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$port" \
+    --endpoint-reconciler-type none \
+    --cert-dir "$dir/certs" \
+    --authorization-mode RBAC \
+    --token-auth-file "$dir/tokens.csv" \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file "$dir/sa.pub" --service-account-signing-key-file "$dir/sa.key" \
+    --service-cluster-ip-range 10.96.0.0/16 \
+    --disable-admission-plugins ServiceAccount \
+    >>"$dir/apiserver.log" 2>&1 &
+  echo $! >"$dir/apiserver.pid"
+  wait_ready "https://127.0.0.1:$port" "$(cat "$dir/admin.token")" 60 "$dir/apiserver.log"
+}
+
+# stop DIR NAME: stop the process in DIR/NAME.pid, SIGKILL after 10s.
+stop() {
+  local dir=$1 pid
+  [ -f "$dir/$2.pid" ] || return 0
+  pid=$(cat "$dir/$2.pid")
+  if kill "$pid" 2>/dev/null; then
+    for _ in $(seq 100); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  rm -f "$dir/$2.pid"
+}
+
+kubeconfig() { # kubeconfig FILE USER TOKEN PORT
+  cat >"$1" <<YAML
+apiVersion: v1
+kind: Config
+clusters:
+- name: vitals-test
+  cluster:
+    server: https://127.0.0.1:$4
+    insecure-skip-tls-verify: true
+users:
+- name: $2
+  user:
+    token: $3
+contexts:
+- name: vitals-test
+  context: {cluster: vitals-test, user: $2, namespace: default}
+current-context: vitals-test
+YAML
+}
+
+up() {
+  local dir=$1
+  [ -n "$dir" ] || die "usage: $0 up DIR"
+  build >/dev/null
+  mkdir -p "$dir"
+  dir=$(cd "$dir" && pwd)
+  running "$dir" apiserver && die "$dir has an API server running already (pid $(cat "$dir/apiserver.pid"))"
+  command -v openssl >/dev/null || die "openssl is needed for the service-account key pair"
+  command -v curl >/dev/null || die "curl is needed to see when the servers are ready"
+  openssl genrsa -out "$dir/sa.key" 2048 2>/dev/null
+  openssl rsa -in "$dir/sa.key" -pubout -out "$dir/sa.pub" 2>/dev/null
+  local admin restricted
+  admin=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n') restricted=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+  echo "$admin" >"$dir/admin.token"
+  # The admin is in system:masters; the restricted user has no rights until a test grants some.
+  printf '%s,vitals-admin,vitals-admin,"system:masters"\n%s,vitals-restricted,vitals-restricted\n' "$admin" "$restricted" >"$dir/tokens.csv"
+  chmod 600 "$dir/tokens.csv" "$dir/admin.token" "$dir/sa.key"
+  start_etcd "$dir" || { down "$dir"; die "etcd did not start"; }
+  start_apiserver "$dir" || { down "$dir"; die "kube-apiserver did not start"; }
+  local port
+  port=$(cat "$dir/apiserver.port")
+  kubeconfig "$dir/kubeconfig" vitals-admin "$admin" "$port"
+  kubeconfig "$dir/kubeconfig-restricted" vitals-restricted "$restricted" "$port"
+  cat >"$dir/env" <<ENV
+KUBE_ENV_DIR=$dir
+KUBE_SERVER=https://127.0.0.1:$port
+KUBECONFIG=$dir/kubeconfig
+KUBECONFIG_RESTRICTED=$dir/kubeconfig-restricted
+KUBE_RESTRICTED_USER=vitals-restricted
+ENV
+  cat "$dir/env"
+}
+
+down() {
+  local dir=$1
+  [ -n "$dir" ] && [ -d "$dir" ] || return 0
+  stop "$dir" apiserver
+  stop "$dir" etcd
+  rm -rf "$dir"
+}
+
+case "${1:-}" in
+build) build ;;
+up) up "${2:-}" ;;
+down) down "${2:-}" ;;
+# For tests of an API server that goes away and comes back, on the same port with the same data.
+stop-apiserver) stop "${2:?usage: $0 stop-apiserver DIR}" apiserver ;;
+start-apiserver) start_apiserver "${2:?usage: $0 start-apiserver DIR}" ;;
+*) die "usage: $0 build | up DIR | down DIR | stop-apiserver DIR | start-apiserver DIR" ;;
+esac
