@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
+	"github.com/vitals-dev/vitals/internal/kubeenv"
 	"github.com/vitals-dev/vitals/probe/probetest"
 )
 
@@ -43,6 +44,7 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
+	kubeenv.StopShared() // the API server of the tests that asked for one
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
