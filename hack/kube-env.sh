@@ -24,8 +24,17 @@ BIN=$TOOLS/kube-$KUBE_VERSION-etcd-$ETCD_VERSION
 
 die() { echo "kube-env: $*" >&2; exit 1; }
 
-# throwaway runs go in a throw-away module directory: no go.work, modules from the proxy.
-throwaway() { (cd "$1" && shift && GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0 "$@"); }
+# throwaway runs go in a throw-away module directory: no go.work, modules from the proxy. Its
+# output goes to $BIN/build.log, and its end to stderr when it fails.
+throwaway() {
+  local dir=$1 log=$BIN/build.log
+  shift
+  if ! (cd "$dir" && GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0 "$@") >>"$log" 2>&1; then
+    echo "kube-env: in $dir: $* failed; the end of $log:" >&2
+    tail -n 40 "$log" >&2
+    return 1
+  fi
+}
 
 build_etcd() {
   local dir=$BIN/src/etcd
@@ -47,8 +56,8 @@ import (
 
 func main() { etcdmain.Main(os.Args) }
 GO
-  throwaway "$dir" go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >/dev/null
-  throwaway "$dir" go mod tidy >/dev/null
+  throwaway "$dir" go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" || return 1
+  throwaway "$dir" go mod tidy || return 1
   throwaway "$dir" go build -trimpath -o "$BIN/etcd.partial" . && mv "$BIN/etcd.partial" "$BIN/etcd"
 }
 
@@ -61,9 +70,8 @@ module throwaway/kubeapiserver
 
 go 1.26
 MOD
-  throwaway "$dir" go mod download "k8s.io/kubernetes@$KUBE_VERSION"
   local gomod
-  gomod=$(throwaway "$dir" go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')
+  gomod=$(cd "$dir" && GOWORK=off GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')
   [ -f "$gomod" ] || die "no go.mod for k8s.io/kubernetes@$KUBE_VERSION"
   # Every staging module k8s.io/kubernetes requires as v0.0.0 is published as v0.<minor>.<patch>.
   local edits=()
@@ -71,7 +79,7 @@ MOD
     edits+=("-replace=$mod=$mod@v0.${KUBE_VERSION#v1.}")
   done
   [ ${#edits[@]} -gt 0 ] || die "found no staging modules in $gomod"
-  throwaway "$dir" go mod edit -require="k8s.io/kubernetes@$KUBE_VERSION" "${edits[@]}"
+  throwaway "$dir" go mod edit -require="k8s.io/kubernetes@$KUBE_VERSION" "${edits[@]}" || return 1
   cat >"$dir/tools.go" <<'GO'
 //go:build tools
 
@@ -79,7 +87,7 @@ package tools
 
 import _ "k8s.io/kubernetes/cmd/kube-apiserver"
 GO
-  throwaway "$dir" go mod tidy >/dev/null
+  throwaway "$dir" go mod tidy || return 1
   local pkg=k8s.io/component-base/version
   throwaway "$dir" go build -trimpath -ldflags "-X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor" \
     -o "$BIN/kube-apiserver.partial" k8s.io/kubernetes/cmd/kube-apiserver
