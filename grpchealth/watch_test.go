@@ -173,41 +173,31 @@ func TestWatchTurnsEveryServiceNotServingOnDrain(t *testing.T) {
 			w.expect(notServing)
 		}
 	})
-	t.Run("with readiness failing, as a library drains", func(t *testing.T) {
-		m := newMonitor(t)
-		add(t, m, "loop", health.Live)
-		add(t, m, "db", health.Ready).failing.Store(true)
-		start(t, m)
-		c, _ := serve(t, m)
-		watchers := []*watcher{watch(t, c, "liveness"), watch(t, c, "loop")}
-		for _, w := range watchers {
-			w.expect(serving)
-		}
-		// Drain fails no level that has not failed already: its stopping
-		// event tells the streams.
-		m.Drain()
-		for _, w := range watchers {
-			w.expect(notServing)
-		}
-	})
-	t.Run("with readiness failing, as the agent stops", func(t *testing.T) {
-		m := newMonitor(t)
-		add(t, m, "loop", health.Live)
-		add(t, m, "db", health.Ready).failing.Store(true)
-		start(t, m)
-		c, _ := serve(t, m)
-		watchers := []*watcher{watch(t, c, "liveness"), watch(t, c, "loop")}
-		for _, w := range watchers {
-			w.expect(serving)
-		}
-		// Drain fails no level that has not failed already; the agent's
-		// stopping event, emitted as it drains, tells the streams.
-		m.Emit(health.Event{Type: health.EventStopping, Output: "signal"})
-		m.Drain()
-		for _, w := range watchers {
-			w.expect(notServing)
-		}
-	})
+	// Drain fails no level that has not failed already: a stopping event
+	// tells the streams, Drain's own or the one the agent emits as it drains.
+	for _, tt := range []struct {
+		name      string
+		agentSays bool
+	}{{"with readiness failing, as a library drains", false}, {"with readiness failing, as the agent stops", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newMonitor(t)
+			add(t, m, "loop", health.Live)
+			add(t, m, "db", health.Ready).failing.Store(true)
+			start(t, m)
+			c, _ := serve(t, m)
+			watchers := []*watcher{watch(t, c, "liveness"), watch(t, c, "loop")}
+			for _, w := range watchers {
+				w.expect(serving)
+			}
+			if tt.agentSays {
+				m.Emit(health.Event{Type: health.EventStopping, Output: "signal"})
+			}
+			m.Drain()
+			for _, w := range watchers {
+				w.expect(notServing)
+			}
+		})
+	}
 }
 
 // blockedStream is a Watch stream whose client takes the first status and
