@@ -24,10 +24,13 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kubereport"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/metrics"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
@@ -146,6 +149,11 @@ func serve(ctx context.Context, c *config.Config, logger *slog.Logger) error {
 // the events emitted before.
 const hookGrace = 10 * time.Second
 
+// kubeGrace bounds how long, when vitals stops, the last state of the pod
+// condition and the last Events have to be written: the kubelet kills the
+// container at the end of its grace period, whatever is left to write.
+const kubeGrace = 2 * time.Second
+
 // exitFailed is vitals's code when a check with on-failure: exit failed:
 // the kubelet restarts the container.
 const exitFailed = 1
@@ -199,6 +207,14 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 				return 0, configError{fmt.Errorf("%s: service.dir: %q is not a directory here", c.File, spec.Dir)}
 			}
 		}
+	}
+	var kubeOpts *kubereport.Options
+	if c.Kubernetes != nil {
+		o, err := kubernetesOptions(c)
+		if err != nil {
+			return 0, configError{err}
+		}
+		kubeOpts = &o
 	}
 	collector := metrics.New()
 	exitFor := make(chan string, 1) // the reason of the first on-failure: exit
@@ -295,6 +311,15 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	actionsCtx, stopActions := context.WithCancel(monitorCtx)
 	defer stopActions()
 	go actions.Run(actionsCtx, m, supervisor)
+	// Kubernetes learns of the checks off the engine's path too: an API
+	// server that is slow or refuses delays no check and no probe answer.
+	var reporter *kubereport.Reporter
+	if kubeOpts != nil {
+		kubeOpts.Monitor, kubeOpts.Logger = m, logger
+		reporter = kubereport.New(*kubeOpts)
+		reporter.Start()
+		defer stopReporter(reporter, logger)
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/", m.Handler())
@@ -322,6 +347,9 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	addrs := []any{"config", c.File, "listen", ln.Addr().String()}
 	if grpcLn != nil {
 		addrs = append(addrs, "grpc-listen", grpcLn.Addr().String())
+	}
+	if kubeOpts != nil {
+		addrs = append(addrs, "pod", kubeOpts.Namespace+"/"+kubeOpts.Pod)
 	}
 	logger.Info("vitals running", append(addrs, "api", c.API, "checks", len(c.Checks))...)
 
@@ -371,6 +399,11 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 			code = sv.ExitCode()
 		}
 	}
+	// The condition says Draining since the stop began; what is left to
+	// write (the workload's exit among the Events) gets kubeGrace.
+	if reporter != nil {
+		stopReporter(reporter, logger)
+	}
 	shutdown, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -406,6 +439,40 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	}
 	logger.Info("stopped", "code", code)
 	return code, nil
+}
+
+// kubernetesOptions names the pod and connects to the API server for the
+// file's kubernetes: block, or says which of the two cannot be done: in a
+// pod, with its service account; elsewhere with KUBECONFIG or
+// ~/.kube/config. Nothing is asked of the API server yet.
+func kubernetesOptions(c *config.Config) (kubereport.Options, error) {
+	pod, namespace, err := kube.Pod()
+	if err != nil {
+		return kubereport.Options{}, fmt.Errorf("%s: %w", c.File, err)
+	}
+	cfg, _, err := kube.Connect(kube.Options{})
+	if err != nil {
+		return kubereport.Options{}, fmt.Errorf("%s: %w", c.File, err)
+	}
+	// The API server's warnings would go to klog, on stderr, in a format of
+	// their own, once per request.
+	cfg.WarningHandler = rest.NoWarnings{}
+	client, err := kube.Dynamic(cfg)
+	if err != nil {
+		return kubereport.Options{}, fmt.Errorf("%s: %w", c.File, err)
+	}
+	return kubereport.Options{Client: client, Pod: pod, Namespace: namespace,
+		Events: c.Kubernetes.Events, Condition: c.Kubernetes.Condition}, nil
+}
+
+// stopReporter stops r within kubeGrace, saying what was left unwritten.
+// A second call does nothing more.
+func stopReporter(r *kubereport.Reporter, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), kubeGrace)
+	defer cancel()
+	if err := r.Stop(ctx); err != nil {
+		logger.Warn("kubernetes: not everything was written", "err", err)
+	}
 }
 
 // grpcGrace bounds the graceful stop of the gRPC health server.

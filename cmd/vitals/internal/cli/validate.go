@@ -97,6 +97,12 @@ func render(c *config.Config) string {
 			s.Restart, s.BackoffInitial, s.BackoffMax, supervise.SignalName(s.StopSignal), s.StopTimeout)
 	}
 	renderHooks(&b, c)
+	if k := c.Kubernetes; k != nil {
+		fmt.Fprintf(&b, "kubernetes:\n  events: %v\n", k.Events)
+		if k.Condition != "" {
+			fmt.Fprintf(&b, "  condition: %q\n", k.Condition)
+		}
+	}
 	b.WriteString("checks:\n")
 	for _, ch := range c.Checks {
 		fmt.Fprintf(&b, "  %s:\n    level: %s\n", ch.Name, ch.Level)

@@ -53,6 +53,9 @@ type Config struct {
 	Drain time.Duration
 	// Hooks, in the file's order, each with its defaults filled in.
 	Hooks []hooks.Spec
+	// Kubernetes says what the agent tells Kubernetes about its pod; nil
+	// (the default): nothing.
+	Kubernetes *Kubernetes
 	// secrets are the values Redact hides.
 	secrets []string
 }
@@ -178,6 +181,9 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, 
 		"drain": duration(&c.Drain),
 		"hooks": func(d *decoder, n ast.Node, _ string) {
 			c.Hooks = d.hooks(n)
+		},
+		"kubernetes": func(d *decoder, n ast.Node, path string) {
+			c.Kubernetes = d.kubernetes(n, path)
 		},
 	})
 	if checks == nil {

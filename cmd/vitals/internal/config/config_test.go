@@ -43,7 +43,7 @@ func parse(t *testing.T, data string) (*Config, error) {
 // The fields of a Check wanted: list of every field in the check's wanted.
 const wantFields = "amqp, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, log, nats, on-failure, period, postgres, redis, success-threshold, tcp, timeout, tls"
 
-const topFields = "api, api-token-file, checks, details, drain, grpc-listen, hooks, listen, service"
+const topFields = "api, api-token-file, checks, details, drain, grpc-listen, hooks, kubernetes, listen, service"
 
 const serviceFields = "backoff, command, dir, env, restart, stop-signal, stop-timeout"
 

@@ -72,6 +72,9 @@ func FuzzParse(f *testing.F) {
 		"checks: !!map\n  a: !!map {heartbeat: !!map {ttl: !!str 1s}}\n",
 		"listen: ${WEIRD}\nchecks:\n  a: {heartbeat: {ttl: \"${PORT}ms\"}}\n",
 		"checks:\n  web:\n    tcp:\n      address: |\n        x:1\n",
+		"kubernetes: {events: true, condition: vitals.dev/ready}\nchecks:\n  a: {heartbeat: {ttl: 1s}}\n",
+		"kubernetes: {events: 1, condition: Ready, x: y}\nchecks:\n  a: {heartbeat: {ttl: 1s}}\n",
+		"kubernetes:\n  condition: \"${HOST}/${EMPTY}\"\nchecks: {}\n",
 	} {
 		f.Add([]byte(seed))
 	}

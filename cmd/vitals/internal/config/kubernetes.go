@@ -1,0 +1,70 @@
+package config
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/validate/content"
+)
+
+// Kubernetes is the kubernetes: block: what the agent tells Kubernetes
+// about the pod it runs in (named by POD_NAME and POD_NAMESPACE, from the
+// downward API).
+type Kubernetes struct {
+	// Events writes an Event on the pod when a check fails or passes, and
+	// when the workload is restarted, as the kubelet does for its probes.
+	// Default false.
+	Events bool
+	// Condition is the type of a pod condition that follows the ready
+	// level, True exactly when /readyz answers 200: for the pod's
+	// spec.readinessGates. A qualified name with a prefix, such as
+	// vitals.dev/ready. Default "": none.
+	Condition string
+}
+
+// builtinConditions are the pod conditions that Kubernetes itself sets: a
+// readiness gate on one of them would fight the kubelet.
+var builtinConditions = []corev1.PodConditionType{
+	corev1.PodScheduled, corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.ContainersReady,
+	corev1.PodReady, corev1.DisruptionTarget, corev1.PodResizePending, corev1.PodResizeInProgress,
+	corev1.AllContainersRestarting,
+}
+
+// kubernetes reads the kubernetes: block.
+func (d *decoder) kubernetes(n ast.Node, path string) *Kubernetes {
+	k := &Kubernetes{}
+	mark := len(d.errors)
+	if !d.fields(n, path, map[string]field{
+		"events": boolean(&k.Events),
+		"condition": func(d *decoder, n ast.Node, path string) {
+			if s, ok := d.scalar(n, path); ok {
+				k.Condition = s
+				d.conditionType(n, path, s)
+			}
+		},
+	}) {
+		return nil
+	}
+	if len(d.errors) == mark && !k.Events && k.Condition == "" {
+		d.errorf(n, path, "nothing to tell Kubernetes: give events: true, or condition: with a condition type such as vitals.dev/ready")
+	}
+	return k
+}
+
+// conditionType checks a pod condition type of vitals's own: a qualified
+// name with a prefix (PREFIX/NAME, the prefix a DNS subdomain), as the API
+// server wants custom pod conditions, and none of the built-in ones.
+func (d *decoder) conditionType(n ast.Node, path, s string) {
+	switch {
+	case slices.Contains(builtinConditions, corev1.PodConditionType(s)):
+		d.errorf(n, path, "%q is a pod condition Kubernetes sets itself: give one of your own with a prefix, such as vitals.dev/ready", s)
+	case !strings.Contains(s, "/"):
+		d.errorf(n, path, "%q has no prefix: a pod condition of your own is PREFIX/NAME, such as vitals.dev/ready", s)
+	default:
+		if msgs := content.IsLabelKey(s); len(msgs) > 0 {
+			d.errorf(n, path, "%q is not a qualified name such as vitals.dev/ready: %s", s, strings.Join(msgs, "; "))
+		}
+	}
+}

@@ -1,0 +1,303 @@
+package kubereport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube"
+	"github.com/vitals-dev/vitals/health"
+)
+
+// The reasons of the Events, as the kubelet's are words in UpperCamelCase.
+const (
+	ReasonCheckFailed = "CheckFailed" // Warning: a check became fail
+	ReasonCheckPassed = "CheckPassed" // Normal: a check became pass from pending or fail
+	ReasonRestarted   = "Restarted"   // Normal: vitals started its workload again
+)
+
+// Component is the source component of the Events.
+const Component = "vitals"
+
+// maxAttempts is how many writes an Event gets while the API server cannot
+// be reached: the kubelet's 12, which with the default backoff keep one
+// Event for some two and a half minutes, while those behind it wait.
+const maxAttempts = 12
+
+// eventWriter writes Events through client-go's EventBroadcaster, whose
+// EventCorrelator is the kubelet's own aggregation and spam filter: the
+// same Event again raises the count of the one written (a patch) instead of
+// making a new one; more than 10 similar ones within 10 minutes are
+// combined into one; and past a burst of 25 per type (Warning, Normal) the
+// pod gets one Event per 5 minutes. So a flapping check cannot flood the API
+// server. The broadcaster's queues are bounded (1000 Events each): past
+// them, Events are dropped.
+//
+// The Events go through the broadcaster's queue to a handler of vitals's
+// own (handle) rather than to its StartRecordingToSink, which logs every
+// failed attempt through klog and cannot be flushed when vitals stops: the
+// handler correlates each Event as that does, writes it with the Reporter's
+// backoff, says once that writes fail, and counts what it handled for Stop.
+type eventWriter struct {
+	r          *Reporter
+	trouble    *trouble
+	sink       eventSink
+	correlator *record.EventCorrelator
+
+	// The follower's own, set by start.
+	broadcaster record.EventBroadcaster
+	recorder    record.EventRecorder
+	pod         *corev1.Pod
+	exited      map[string]health.Event // each service's last exit, which a restart's Event tells
+
+	recorded, handled atomic.Uint64 // Events given to the recorder, and done with (written or not)
+	progress          chan struct{} // a send after each one handled
+}
+
+func newEventWriter(r *Reporter) *eventWriter {
+	return &eventWriter{r: r, sink: eventSink{r},
+		trouble: r.newTrouble("write Events on the pod",
+			"each is tried again while the API server cannot be reached, and dropped if it refuses it", "Events are written"),
+		correlator: record.NewEventCorrelatorWithOptions(record.CorrelatorOptions{}),
+		exited:     map[string]health.Event{}, progress: make(chan struct{}, 1)}
+}
+
+// start starts the broadcaster for pod, whose UID the Events carry in their
+// involvedObject, from the node it runs on.
+func (w *eventWriter) start(pod *corev1.Pod) {
+	// record logs through klog, and the broadcaster's loop says every event
+	// that failed: silenced here, said once by trouble.
+	quiet := klog.NewContext(context.Background(), logr.Discard())
+	w.broadcaster = record.NewBroadcaster(record.WithContext(quiet))
+	w.broadcaster.StartEventWatcher(w.handle)
+	w.recorder = w.broadcaster.NewRecorder(podScheme(), corev1.EventSource{Component: Component, Host: pod.Spec.NodeName}).
+		WithLogger(logr.Discard())
+	w.pod = pod
+}
+
+// podScheme knows the pod's kind, for the Events' references to it: core/v1
+// only, not client-go's scheme of every API group.
+func podScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		panic(fmt.Sprintf("kubereport: register core/v1: %v", err)) // static types: cannot fail
+	}
+	return s
+}
+
+// record turns a Monitor's event into an Event on the pod, when it is one
+// that the pod's readers want: a check that failed, one that passed from
+// pending or fail (not from warn, where it only recovered from failed runs
+// below its threshold), a restart of the workload.
+func (w *eventWriter) record(ev health.Event) {
+	switch ev.Type {
+	case health.EventCheckFailed:
+		w.emit(corev1.EventTypeWarning, ReasonCheckFailed, checkMessage(ev, "failed"))
+	case health.EventCheckPassed:
+		if ev.From != health.Warn {
+			// Without the output, which for a pass is mostly a duration
+			// ("HTTP 200 in 2.9ms"): the same message again raises the count
+			// of one Event instead of making another.
+			ev.Output = ""
+			w.emit(corev1.EventTypeNormal, ReasonCheckPassed, checkMessage(ev, "passed"))
+		}
+	case health.EventServiceExited:
+		w.exited[ev.Service] = ev
+	case health.EventServiceStarted:
+		if ev.Restarts > 0 {
+			w.emit(corev1.EventTypeNormal, ReasonRestarted, restartMessage(ev, w.exited[ev.Service]))
+		}
+	}
+}
+
+func (w *eventWriter) emit(eventType, reason, message string) {
+	w.recorded.Add(1)
+	w.recorder.Event(w.pod, eventType, reason, capped(message))
+}
+
+// levelWords are the levels as the kubelet's Events name its probes.
+var levelWords = map[health.Level]string{health.Startup: "Startup", health.Live: "Liveness", health.Ready: "Readiness"}
+
+// checkMessage is the kubelet's wording for a check's change, with the
+// output that made it: Readiness check "db" failed: HTTP probe failed with
+// statuscode: 503.
+func checkMessage(ev health.Event, what string) string {
+	msg := fmt.Sprintf("%s check %q %s", levelWords[ev.Level], ev.Check, what)
+	if ev.Output != "" {
+		msg += ": " + ev.Output
+	}
+	return msg
+}
+
+// restartMessage says which workload started again and how it had exited,
+// without its pid or restart count, so that the same restart again raises
+// the count of one Event.
+func restartMessage(started, exited health.Event) string {
+	msg := "Restarted " + started.Service
+	switch {
+	case exited.Type == "": // the log dropped it
+	case exited.Signal != "":
+		msg += " after it was killed by " + exited.Signal
+	case exited.ExitCode != nil:
+		msg += fmt.Sprintf(" after it exited with code %d", *exited.ExitCode)
+	}
+	if exited.Reason != "" {
+		msg += " (" + exited.Reason + ")"
+	}
+	return msg
+}
+
+// handle correlates one Event from the broadcaster's queue and writes it,
+// on the broadcaster's goroutine.
+func (w *eventWriter) handle(queued *corev1.Event) {
+	defer func() {
+		w.handled.Add(1)
+		select {
+		case w.progress <- struct{}{}:
+		default:
+		}
+	}()
+	if w.r.ctx.Err() != nil {
+		return // Stop's deadline passed: what is left is dropped
+	}
+	e := *queued // the broadcaster's, shared with its other watchers
+	// An error comes with a result, as in the kubelet, which writes it.
+	result, _ := w.correlator.EventCorrelate(&e)
+	if result == nil || result.Skip {
+		return
+	}
+	b := w.r.newBackoff()
+	for attempt := 1; ; attempt++ {
+		written, err := w.write(result.Event, result.Patch)
+		switch {
+		case err == nil:
+			w.correlator.UpdateState(written)
+			w.trouble.ok()
+			return
+		case apierrors.IsAlreadyExists(err):
+			return // written before: nothing is wrong
+		case w.r.ctx.Err() != nil:
+			return // cancelled by Stop's deadline, which says so
+		}
+		w.trouble.failed(err)
+		if !retryable(err) || attempt == maxAttempts || !b.wait() {
+			return
+		}
+	}
+}
+
+// write creates the Event, or patches the one written before with its new
+// count and time, as the kubelet does; one deleted since is created again.
+func (w *eventWriter) write(e *corev1.Event, patch []byte) (*corev1.Event, error) {
+	if e.Count > 1 {
+		written, err := w.sink.Patch(e, patch)
+		if !apierrors.IsNotFound(err) {
+			return written, err
+		}
+	}
+	e.ResourceVersion = ""
+	return w.sink.Create(e)
+}
+
+// retryable reports whether a write that failed so may work later: an API
+// server that could not be reached, was overloaded or broke. Any other
+// answer (forbidden by RBAC, a bad Event) would be the same again, and the
+// Event is dropped, as the kubelet drops it.
+func retryable(err error) bool {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		code := status.Status().Code
+		return code == http.StatusTooManyRequests || code >= 500
+	}
+	var bad *rest.RequestConstructionError
+	return !errors.As(err, &bad) && !errors.Is(err, context.Canceled)
+}
+
+// flush waits until every Event recorded has been handled, or ctx ends.
+func (w *eventWriter) flush(ctx context.Context) {
+	for w.handled.Load() < w.recorded.Load() {
+		select {
+		case <-w.progress:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// shutdown stops the broadcaster, dropping what it still holds.
+func (w *eventWriter) shutdown() {
+	if w.broadcaster != nil {
+		w.broadcaster.Shutdown()
+	}
+}
+
+// eventSink is record.EventSink over the dynamic client: Events as core/v1
+// types, converted to and from unstructured objects.
+type eventSink struct{ r *Reporter }
+
+var _ record.EventSink = eventSink{}
+
+// Create creates e in its namespace.
+func (s eventSink) Create(e *corev1.Event) (*corev1.Event, error) {
+	u, err := unstructuredEvent(e)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(s.r.ctx, s.r.o.RequestTimeout)
+	defer cancel()
+	return typedEvent(s.r.o.Client.Resource(kube.Events).Namespace(e.Namespace).Create(ctx, u, metav1.CreateOptions{}))
+}
+
+// Update replaces e.
+func (s eventSink) Update(e *corev1.Event) (*corev1.Event, error) {
+	u, err := unstructuredEvent(e)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(s.r.ctx, s.r.o.RequestTimeout)
+	defer cancel()
+	return typedEvent(s.r.o.Client.Resource(kube.Events).Namespace(e.Namespace).Update(ctx, u, metav1.UpdateOptions{}))
+}
+
+// Patch applies data, a strategic merge patch, to the Event old.
+func (s eventSink) Patch(old *corev1.Event, data []byte) (*corev1.Event, error) {
+	ctx, cancel := context.WithTimeout(s.r.ctx, s.r.o.RequestTimeout)
+	defer cancel()
+	return typedEvent(s.r.o.Client.Resource(kube.Events).Namespace(old.Namespace).Patch(ctx, old.Name,
+		types.StrategicMergePatchType, data, metav1.PatchOptions{}))
+}
+
+func unstructuredEvent(e *corev1.Event) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(e)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetAPIVersion("v1")
+	u.SetKind("Event")
+	return u, nil
+}
+
+func typedEvent(u *unstructured.Unstructured, err error) (*corev1.Event, error) {
+	if err != nil {
+		return nil, err
+	}
+	var e corev1.Event
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), &e); err != nil {
+		return nil, fmt.Errorf("the Event as the API server returned it: %w", err)
+	}
+	return &e, nil
+}
