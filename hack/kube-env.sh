@@ -128,18 +128,18 @@ free_port() {
 # running DIR NAME: whether the pid in DIR/NAME.pid is alive.
 running() { [ -f "$1/$2.pid" ] && kill -0 "$(cat "$1/$2.pid")" 2>/dev/null; }
 
-# wait_ready URL TOKEN SECONDS LOG: until the API server answers /readyz with ok.
+# wait_ready DIR URL SECONDS: until the API server answers /readyz with ok (0), its process
+# has ended (1), or SECONDS have passed (2).
 wait_ready() {
   local deadline=$((SECONDS + $3))
   while [ $SECONDS -lt $deadline ]; do
-    if curl -fsSk --max-time 2 -H "Authorization: Bearer $2" "$1/readyz" 2>/dev/null | grep -qx ok; then
+    if curl -fsSk --max-time 2 -H "Authorization: Bearer $(cat "$1/admin.token")" "$2/readyz" 2>/dev/null | grep -qx ok; then
       return 0
     fi
+    running "$1" apiserver || return 1
     sleep 0.2
   done
-  echo "kube-env: the API server at $1 was not ready within $3s; the end of its log ($4):" >&2
-  tail -n 30 "$4" >&2
-  return 1
+  return 2
 }
 
 start_etcd() {
@@ -167,25 +167,42 @@ start_etcd() {
   return 1
 }
 
-# start_apiserver DIR: start kube-apiserver on DIR/apiserver.port (chosen the first time).
+# start_apiserver DIR: start kube-apiserver on DIR/apiserver.port. The first start chooses the
+# port, and chooses again if another process took it meanwhile; a restart keeps it.
 start_apiserver() {
-  local dir=$1 port
-  [ -f "$dir/apiserver.port" ] || free_port >"$dir/apiserver.port"
-  port=$(cat "$dir/apiserver.port")
-  "$BIN/kube-apiserver" \
-    --etcd-servers "http://127.0.0.1:$(cat "$dir/etcd.port")" \
-    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$port" \
-    --endpoint-reconciler-type none \
-    --cert-dir "$dir/certs" \
-    --authorization-mode RBAC \
-    --token-auth-file "$dir/tokens.csv" \
-    --service-account-issuer https://kubernetes.default.svc.cluster.local \
-    --service-account-key-file "$dir/sa.pub" --service-account-signing-key-file "$dir/sa.key" \
-    --service-cluster-ip-range 10.96.0.0/16 \
-    --disable-admission-plugins ServiceAccount \
-    >>"$dir/apiserver.log" 2>&1 &
-  echo $! >"$dir/apiserver.pid"
-  wait_ready "https://127.0.0.1:$port" "$(cat "$dir/admin.token")" 60 "$dir/apiserver.log"
+  local dir=$1 port chosen=no status
+  if [ ! -f "$dir/apiserver.port" ]; then
+    chosen=yes
+  fi
+  for attempt in 1 2 3; do
+    [ $chosen = no ] || free_port >"$dir/apiserver.port"
+    port=$(cat "$dir/apiserver.port")
+    "$BIN/kube-apiserver" \
+      --etcd-servers "http://127.0.0.1:$(cat "$dir/etcd.port")" \
+      --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$port" \
+      --endpoint-reconciler-type none \
+      --cert-dir "$dir/certs" \
+      --authorization-mode RBAC \
+      --token-auth-file "$dir/tokens.csv" \
+      --service-account-issuer https://kubernetes.default.svc.cluster.local \
+      --service-account-key-file "$dir/sa.pub" --service-account-signing-key-file "$dir/sa.key" \
+      --service-cluster-ip-range 10.96.0.0/16 \
+      --disable-admission-plugins ServiceAccount \
+      >>"$dir/apiserver.log" 2>&1 &
+    echo $! >"$dir/apiserver.pid"
+    status=0
+    wait_ready "$dir" "https://127.0.0.1:$port" 60 || status=$?
+    [ $status -eq 0 ] && return 0
+    stop "$dir" apiserver
+    if [ $status -eq 1 ] && [ $chosen = yes ] && grep -q "address already in use" "$dir/apiserver.log"; then
+      echo "kube-env: port $port was taken; trying another" >&2
+      continue
+    fi
+    break
+  done
+  echo "kube-env: the API server on port $port did not become ready; the end of its log ($dir/apiserver.log):" >&2
+  tail -n 30 "$dir/apiserver.log" >&2
+  return 1
 }
 
 # stop DIR NAME: stop the process in DIR/NAME.pid, SIGKILL after 10s.
