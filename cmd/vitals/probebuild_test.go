@@ -12,13 +12,15 @@ import (
 // every run. TestProbeCoversEveryKind and the gRPC test run it beside the full
 // build; these tests pin what it leaves out.
 
-// agentOnly are modules only the agent needs: the probe build must link none.
+// agentOnly are modules only the agent (and the full build's k8s:// targets)
+// need: the probe build must link none.
 var agentOnly = []string{
 	"github.com/prometheus/client_golang",
 	"github.com/jackc/pgx/v5",
 	"github.com/redis/go-redis/v9",
 	"github.com/rabbitmq/amqp091-go",
 	"github.com/nats-io/nats.go",
+	"k8s.io/client-go",
 }
 
 func linkedModules(t *testing.T, binary string) map[string]bool {
@@ -41,7 +43,7 @@ func TestTheProbeBuildLinksNoneOfTheAgentsModules(t *testing.T) {
 			t.Errorf("the full build does not link %s: the list of agent-only modules is out of date", mod)
 		}
 		if lean[mod] {
-			t.Errorf("the probe build links %s, which only the agent needs", mod)
+			t.Errorf("the probe build links %s, which only the full build needs", mod)
 		}
 	}
 	for _, mod := range []string{"google.golang.org/grpc", "github.com/vitals-dev/vitals/grpchealth"} {
@@ -65,12 +67,12 @@ func TestTheProbeBuildLinksNoneOfTheAgentsPackages(t *testing.T) {
 	}
 	full, lean := list(), list("-tags", "vitals_probe")
 	const internal = "github.com/vitals-dev/vitals/cmd/vitals/internal/"
-	for _, p := range []string{"config", "hooks", "supervise", "metrics", "deps", "logwatch", "importer"} {
+	for _, p := range []string{"config", "hooks", "supervise", "metrics", "deps", "logwatch", "importer", "kube", "kubewait"} {
 		if !full[internal+p] {
 			t.Errorf("the full build does not link %s: the list of agent packages is out of date", p)
 		}
 		if lean[internal+p] {
-			t.Errorf("the probe build links internal/%s, which only the agent uses", p)
+			t.Errorf("the probe build links internal/%s, which only the full build needs", p)
 		}
 	}
 }

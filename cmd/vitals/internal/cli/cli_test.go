@@ -50,7 +50,7 @@ func TestProgressOffATerminalPrintsALinePerChange(t *testing.T) {
 	refused := health.Result{Output: "connect: connection refused"}
 	p.failing(pr, refused)
 	p.failing(pr, refused)
-	p.status(time.Second, 0, 1)
+	p.status(time.Second, 0, 1, "tcp 127.0.0.1:1: connect: connection refused")
 	p.failing(pr, health.Result{Output: "no route to host"})
 	p.passed(pr, health.Result{OK: true, Output: "connected"}, 1500*time.Millisecond)
 	want := "waiting: tcp 127.0.0.1:1: connect: connection refused\n" +

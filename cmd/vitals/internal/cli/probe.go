@@ -29,7 +29,7 @@ const targetHelp = `Targets name their kind by scheme:
   tls://HOST:PORT                        a TLS handshake and the certificate's remaining validity
   file:///PATH                           a file that exists (--non-empty, --regular, --max-age, --content)
   dns://NAME, dns://SERVER/NAME          a name that resolves (--type, --expect)
-  grpc://HOST:PORT[/SERVICE], grpcs://…  a grpc.health.v1 Check that answers SERVING
+  grpc://HOST:PORT[/SERVICE], grpcs://…  a grpc.health.v1 Check that answers SERVING` + target.KubeHelp + `
   -- COMMAND [ARGS...]                   a command that exits 0 (no shell)`
 
 func newProbe(stdout, stderr io.Writer) *cobra.Command {
@@ -157,7 +157,10 @@ func buildAll(flags *pflag.FlagSet, targets, argv []string, o target.Options, si
 		}
 		p, err := target.Build(t, o)
 		if err != nil {
-			errs = append(errs, err.Error())
+			// Said once: a bad --kubeconfig is the error of every k8s:// target.
+			if !slices.Contains(errs, err.Error()) {
+				errs = append(errs, err.Error())
+			}
 			continue
 		}
 		probes = append(probes, p)

@@ -18,6 +18,22 @@ import (
 	"github.com/vitals-dev/vitals/health"
 )
 
+// The wait's help on k8s:// targets, in the full build only.
+var kubeWaitHelp, kubeWaitExample = func() (string, string) {
+	if !target.KubeBuilt {
+		return "", ""
+	}
+	return `
+A k8s:// target is watched through the API server rather than tried again,
+and judged as kubectl rollout status judges it. One that can never be ready
+(a rollout past its progress deadline, a failed job) ends the wait at once,
+exit 1. One that is not there yet is waited for. A request that the API
+server refuses (RBAC) or that cannot reach it is tried again until --timeout,
+and its error shown.
+`, `
+  vitals wait k8s://deployment/stowaway -n gefyra --timeout 2m`
+}()
+
 // firstDelay is the first pause between attempts; it doubles up to --interval,
 // so a target that comes up quickly is seen quickly and one that takes
 // minutes is not hammered.
@@ -39,11 +55,11 @@ func newWait(stdout, stderr io.Writer) *cobra.Command {
 --interval. Exit 0 when all pass, 1 when --timeout passes first (saying which
 targets still fail and why), 2 on bad usage. On a terminal one line shows the
 progress; otherwise a line is printed whenever a target's state changes.
-
+` + kubeWaitHelp + `
 A kind's flag applies to the targets of that kind.
 
 ` + targetHelp,
-		Example: `  vitals wait tcp://postgres:5432 http://api:8080/readyz --timeout 2m
+		Example: `  vitals wait tcp://postgres:5432 http://api:8080/readyz --timeout 2m` + kubeWaitExample + `
   vitals wait file:///config/peer1/peer1.conf --non-empty
   vitals wait dns://minio.storage.svc.cluster.local tcp://minio.storage:9000
   vitals wait --interval 5s -- pg_isready -h postgres`,
@@ -100,64 +116,129 @@ type waiter struct {
 	progress                        *progress
 }
 
-// run tries every target not yet passed, all at once, then pauses, until all
-// have passed or the time is up. A target that passed once stays passed.
+// watcher is a target that the wait follows as it changes, rather than
+// trying it again and again: a k8s:// target, through the API server's watch.
+type watcher interface {
+	// Watch reports the target's result at every change until it passes
+	// (it returns nil), can never pass (it returns why), or ctx ends.
+	Watch(ctx context.Context, report func(health.Result)) error
+}
+
+// news is one target's latest result, for the loop that keeps the progress.
+type news struct {
+	i      int
+	result health.Result
+	late   bool // the end of the wait cut its attempt short
+	final  bool // the target can never pass: the wait is over
+}
+
+// run waits for every target at once, each in a goroutine of its own that
+// tries it with a backoff, or watches it, until it passes; the loop here
+// hears their news and keeps the progress, until every target has passed,
+// one can never pass, or the time is up.
 func (w *waiter) run(ctx context.Context) ([]health.Result, error) {
 	began := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
+	// Ended also when a target can never pass: the others need no more trying.
+	targets, stop := context.WithCancel(ctx)
+	defer stop()
+	updates := make(chan news)
+	var wg sync.WaitGroup
+	for i, p := range w.probes {
+		if wp, ok := p.(watcher); ok {
+			wg.Go(func() { w.watch(targets, i, wp, updates) })
+		} else {
+			wg.Go(func() { w.poll(targets, i, p, updates) })
+		}
+	}
+	go func() { wg.Wait(); close(updates) }()
+
 	results := make([]health.Result, len(w.probes))
 	passed := make([]bool, len(w.probes))
+	ready, final := 0, -1
+	for n := range updates {
+		p, r := w.probes[n.i], n.result
+		switch {
+		case r.OK: // a pass counts, even in an attempt the end cut short
+			passed[n.i], results[n.i] = true, r
+			ready++
+			w.progress.passed(p, r, time.Since(began))
+		case n.final:
+			results[n.i], final = r, n.i
+			stop()
+			continue
+		case n.late && !results[n.i].Time.IsZero():
+			// An attempt the end cut short says less about why the target
+			// fails than the last whole one.
+			continue
+		default:
+			results[n.i] = r
+			w.progress.failing(p, r)
+		}
+		w.progress.status(time.Since(began), ready, len(w.probes), w.focus(results, passed))
+	}
+	switch {
+	case ready == len(w.probes):
+		w.progress.done(fmt.Sprintf("ready: %d of %d after %v", ready, ready, round(time.Since(began))))
+		return results, nil
+	case final >= 0:
+		return results, w.notReady(fmt.Sprintf("%s failed after %v", w.probes[final], round(time.Since(began))), results, passed)
+	case ctx.Err() == context.Canceled:
+		return results, w.notReady(fmt.Sprintf("interrupted after %v", round(time.Since(began))), results, passed)
+	}
+	return results, w.notReady(fmt.Sprintf("timed out after %v", w.timeout), results, passed)
+}
+
+// focus is what the live line shows: the last target, in the order given,
+// that has failed and not passed since. It is the same target whoever's
+// news came last, so that the line does not flicker between targets.
+func (w *waiter) focus(results []health.Result, passed []bool) string {
+	line := ""
+	for i, p := range w.probes {
+		if !passed[i] && !results[i].Time.IsZero() {
+			line = fmt.Sprintf("%s: %s", p, oneLine(results[i].Output))
+		}
+	}
+	return line
+}
+
+// poll tries a target until it passes, pausing between attempts for a
+// backoff that doubles up to --interval.
+func (w *waiter) poll(ctx context.Context, i int, p target.Probe, updates chan<- news) {
 	delay := min(firstDelay, w.interval)
-	attempt := make([]health.Result, len(w.probes))
 	for {
-		var wg sync.WaitGroup
-		for i, p := range w.probes {
-			if !passed[i] {
-				wg.Go(func() { attempt[i] = health.Run(ctx, p, w.probeTimeout) })
-			}
-		}
-		wg.Wait()
-		waiting := 0
-		for i, p := range w.probes {
-			switch {
-			case passed[i]:
-				continue
-			case attempt[i].OK: // a pass counts, even in an attempt the end cut short
-				passed[i], results[i] = true, attempt[i]
-				w.progress.passed(p, results[i], time.Since(began))
-				continue
-			case ctx.Err() == nil || results[i].Time.IsZero():
-				// An attempt the end cut short says less about why the target
-				// fails than the last whole one.
-				results[i] = attempt[i]
-			}
-			waiting++
-			w.progress.failing(p, results[i])
-		}
-		w.progress.status(time.Since(began), len(w.probes)-waiting, len(w.probes))
-		if waiting == 0 {
-			w.progress.done(fmt.Sprintf("ready: %d of %d after %v", len(w.probes), len(w.probes), round(time.Since(began))))
-			return results, nil
+		r := health.Run(ctx, p, w.probeTimeout)
+		updates <- news{i: i, result: r, late: ctx.Err() != nil}
+		if r.OK || ctx.Err() != nil {
+			return
 		}
 		select {
 		case <-time.After(delay):
 			delay = min(2*delay, w.interval)
 		case <-ctx.Done():
-			return results, w.notReady(ctx, results, passed, time.Since(began))
+			return
 		}
 	}
 }
 
-func (w *waiter) notReady(ctx context.Context, results []health.Result, passed []bool, waited time.Duration) error {
-	why := fmt.Sprintf("timed out after %v", w.timeout)
-	if ctx.Err() == context.Canceled {
-		why = fmt.Sprintf("interrupted after %v", round(waited))
+// watch follows a target that changes as it does, reporting every change.
+func (w *waiter) watch(ctx context.Context, i int, p watcher, updates chan<- news) {
+	err := p.Watch(ctx, func(r health.Result) { updates <- news{i: i, result: r, late: ctx.Err() != nil} })
+	if err != nil && ctx.Err() == nil {
+		updates <- news{i: i, result: health.Result{Time: time.Now(), Output: err.Error()}, final: true}
 	}
+}
+
+func (w *waiter) notReady(why string, results []health.Result, passed []bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "vitals wait: %s; not ready:", why)
 	for i, p := range w.probes {
-		if !passed[i] {
+		switch {
+		case passed[i]:
+		case results[i].Time.IsZero():
+			fmt.Fprintf(&b, "\n  %s: no answer yet", p)
+		default:
 			fmt.Fprintf(&b, "\n  %s: %s", p, oneLine(results[i].Output))
 		}
 	}
@@ -176,7 +257,6 @@ type progress struct {
 	fd       int // of the terminal
 	verbose  bool
 	last     map[target.Probe]string // the last output printed per target
-	line     string                  // the live line's failing target, on a terminal
 }
 
 func newProgress(w io.Writer, verbose bool) *progress {
@@ -203,9 +283,8 @@ func (p *progress) passed(pr target.Probe, r health.Result, after time.Duration)
 
 func (p *progress) failing(pr target.Probe, r health.Result) {
 	if p.terminal {
-		p.line = fmt.Sprintf("%s: %s", pr, oneLine(r.Output))
 		if !p.verbose {
-			return
+			return // the live line shows it
 		}
 		p.clear() // -v: every failure on a line of its own, above the live line
 	}
@@ -215,11 +294,13 @@ func (p *progress) failing(pr target.Probe, r health.Result) {
 	}
 }
 
-func (p *progress) status(waited time.Duration, ready, all int) {
+// status rewrites the live line, on a terminal: the count, and a failing
+// target's output.
+func (p *progress) status(waited time.Duration, ready, all int, failing string) {
 	if !p.terminal || ready == all {
 		return
 	}
-	line := fmt.Sprintf("waiting %v: %d of %d ready; %s", waited.Round(time.Second), ready, all, p.line)
+	line := fmt.Sprintf("waiting %v: %d of %d ready; %s", waited.Round(time.Second), ready, all, failing)
 	if r, w := []rune(line), p.width(); len(r) > w {
 		line = string(r[:w-1]) + "…"
 	}

@@ -45,6 +45,9 @@ type Options struct {
 	MinValidity time.Duration
 	Env         []string
 	Dir         string
+	Namespace   string
+	Kubeconfig  string
+	Context     string
 
 	Set func(flag string) bool // whether the user gave the flag; nil means none
 }
@@ -63,6 +66,11 @@ func str(p func(*Options) *string) func(*pflag.FlagSet, *Options, string, string
 	return func(f *pflag.FlagSet, o *Options, name, usage string) { f.StringVar(p(o), name, "", usage) }
 }
 
+// shorthand is str with a one-letter name as well: -n, as kubectl has it.
+func shorthand(letter string, p func(*Options) *string) func(*pflag.FlagSet, *Options, string, string) {
+	return func(f *pflag.FlagSet, o *Options, name, usage string) { f.StringVarP(p(o), name, letter, "", usage) }
+}
+
 func strs(p func(*Options) *[]string) func(*pflag.FlagSet, *Options, string, string) {
 	return func(f *pflag.FlagSet, o *Options, name, usage string) { f.StringArrayVar(p(o), name, nil, usage) }
 }
@@ -78,6 +86,7 @@ func duration(p func(*Options) *time.Duration) func(*pflag.FlagSet, *Options, st
 var (
 	httpOnly = []string{"http"}
 	withTLS  = []string{"http", "tls", "grpc"}
+	kubeOnly = []string{"k8s"}
 )
 
 var flags = []flag{
@@ -102,17 +111,25 @@ var flags = []flag{
 	{"min-validity", []string{"tls"}, duration(func(o *Options) *time.Duration { return &o.MinValidity }), "tls: the certificate must stay valid at least this long", false},
 	{"env", []string{"exec"}, strs(func(o *Options) *[]string { return &o.Env }), "exec: KEY=VALUE for the command's environment (repeatable)", false},
 	{"dir", []string{"exec"}, str(func(o *Options) *string { return &o.Dir }), "exec: working directory of the command", true},
+	{"namespace", kubeOnly, shorthand("n", func(o *Options) *string { return &o.Namespace }), "k8s: the namespace (default: the kubeconfig context's, or the pod's own)", false},
+	{"kubeconfig", kubeOnly, str(func(o *Options) *string { return &o.Kubeconfig }), "k8s: the kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in a pod its service account)", true},
+	{"context", kubeOnly, str(func(o *Options) *string { return &o.Context }), "k8s: the kubeconfig context to use (default: its current context)", false},
 }
 
 // RecordTypes are the values of --type, for shell completion.
 var RecordTypes = []string{"A", "AAAA", "CNAME", "MX", "TXT", "NS"}
 
-// DefineFlags defines every kind flag on f, bound to o.
+// DefineFlags defines every kind flag on f, bound to o. The flags of k8s://
+// targets are hidden in the probe build, which has none: given, they are
+// still read, so that the target is what says where k8s:// is.
 func DefineFlags(f *pflag.FlagSet, o *Options) {
 	for _, fl := range flags {
 		fl.bind(f, o, fl.name, fl.usage)
 		if fl.file {
 			f.SetAnnotation(fl.name, cobraFilename, []string{})
+		}
+		if !KubeBuilt && slices.Equal(fl.kinds, kubeOnly) {
+			f.MarkHidden(fl.name)
 		}
 	}
 }
@@ -142,22 +159,34 @@ func (o Options) Given() []string {
 	return out
 }
 
-// schemes are the target schemes and the kinds they name.
+// schemes are the target schemes and the kinds they name. The probe build
+// knows k8s too, to say that its targets are in the full build.
 var schemes = map[string]string{
 	"http": "http", "https": "http", "tcp": "tcp", "file": "file", "dns": "dns", "tls": "tls",
-	"grpc": "grpc", "grpcs": "grpc",
+	"grpc": "grpc", "grpcs": "grpc", "k8s": "k8s",
 }
+
+// schemeNames are the schemes of this build, in the order that messages
+// list them.
+var schemeNames = func() []string {
+	names := []string{"http", "https", "tcp", "file", "dns", "tls", "grpc", "grpcs"}
+	if KubeBuilt {
+		names = append(names, "k8s")
+	}
+	return names
+}()
 
 // KindOf says which kind a target is, or why it is none.
 func KindOf(target string) (string, error) {
 	scheme, rest, ok := strings.Cut(target, ":")
 	if !ok || scheme == "" || strings.ContainsAny(scheme, "/.") {
-		return "", fmt.Errorf("target %q has no scheme: use http://, https://, tcp://, file://, dns://, tls://, grpc://, grpcs://, or -- COMMAND for exec", target)
+		return "", fmt.Errorf("target %q has no scheme: use %s://, or -- COMMAND for exec", target, strings.Join(schemeNames, "://, "))
 	}
 	kind, known := schemes[strings.ToLower(scheme)]
 	switch {
 	case !known:
-		return "", fmt.Errorf("target %q: unknown scheme %q: use http, https, tcp, file, dns, tls, grpc or grpcs (or -- COMMAND for exec)", target, scheme)
+		last := len(schemeNames) - 1
+		return "", fmt.Errorf("target %q: unknown scheme %q: use %s or %s (or -- COMMAND for exec)", target, scheme, strings.Join(schemeNames[:last], ", "), schemeNames[last])
 	case !strings.HasPrefix(rest, "//"):
 		return "", fmt.Errorf("target %q: write %s://…", target, scheme)
 	}
@@ -189,6 +218,9 @@ func Build(target string, o Options) (Probe, error) {
 	kind, err := KindOf(target)
 	if err != nil {
 		return nil, err
+	}
+	if kind == "k8s" {
+		return buildKube(target, o)
 	}
 	u, err := url.Parse(target)
 	if err != nil {

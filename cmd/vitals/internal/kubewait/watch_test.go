@@ -1,0 +1,303 @@
+package kubewait
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube"
+	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/internal/kubeenv"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	kubeenv.StopShared()
+	os.Exit(code)
+}
+
+// fixture is a namespace of a test's own on a real API server, with an
+// admin's client to play the controllers.
+type fixture struct {
+	env       *kubeenv.Env
+	cs        *kubernetes.Clientset
+	namespace string
+}
+
+func newFixture(t *testing.T, env *kubeenv.Env) *fixture {
+	t.Helper()
+	config, err := clientcmd.BuildConfigFromFlags("", env.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := cs.CoreV1().Namespaces().Create(context.Background(),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "kubewait-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{env: env, cs: cs, namespace: ns.Name}
+}
+
+func (f *fixture) target(t *testing.T, target string) *Target {
+	t.Helper()
+	tg, err := New(target, kube.Options{Kubeconfig: f.env.Kubeconfig, Namespace: f.namespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+func (f *fixture) createDeployment(t *testing.T, name string, replicas int32) {
+	t.Helper()
+	labels := map[string]string{"app": name}
+	_, err := f.cs.AppsV1().Deployments(f.namespace).Create(context.Background(), &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1"}}}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rollout sets a deployment's status as its controller would: updated and
+// available replicas of replicas, for the generation it has.
+func (f *fixture) rollout(t *testing.T, name string, replicas, updated, available int32) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := f.cs.AppsV1().Deployments(f.namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: replicas, UpdatedReplicas: updated,
+		ReadyReplicas: available, AvailableReplicas: available}
+	if _, err := f.cs.AppsV1().Deployments(f.namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// watching is a Watch running in the background, its reports in a channel.
+type watching struct {
+	reports  chan health.Result
+	returned chan error
+	ended    atomic.Bool // Watch has returned: a report now is a bug
+}
+
+func startWatch(t *testing.T, tg *Target) *watching {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	w := &watching{reports: make(chan health.Result, 100), returned: make(chan error, 1)}
+	go func() {
+		err := tg.Watch(ctx, func(r health.Result) {
+			if w.ended.Load() {
+				t.Errorf("a report after Watch returned: %+v", r)
+			}
+			w.reports <- r
+		})
+		w.ended.Store(true)
+		w.returned <- err
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-w.returned
+	})
+	return w
+}
+
+// next waits (a guard only) for a report whose output has text.
+func (w *watching) next(t *testing.T, text string) health.Result {
+	t.Helper()
+	guard := time.After(60 * time.Second)
+	var seen []string
+	for {
+		select {
+		case r := <-w.reports:
+			if strings.Contains(r.Output, text) {
+				return r
+			}
+			seen = append(seen, r.Output)
+		case <-guard:
+			t.Fatalf("no report with %q within 60s; reports:\n%s", text, strings.Join(seen, "\n"))
+		}
+	}
+}
+
+func (w *watching) end(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-w.returned:
+		w.returned <- err // for the cleanup
+		return err
+	case <-time.After(20 * time.Second):
+		t.Fatal("Watch did not return within 20s")
+		return nil
+	}
+}
+
+func TestWatchFollowsAnObjectThroughItsDeletionAndReturnsOnceReady(t *testing.T) {
+	f := newFixture(t, kubeenv.SharedFor(t))
+	f.createDeployment(t, "api", 2)
+	f.rollout(t, "api", 2, 2, 1)
+	w := startWatch(t, f.target(t, "k8s://deployment/api"))
+	if r := w.next(t, "1 of 2 updated replicas are available"); r.OK || r.Time.IsZero() {
+		t.Fatalf("report %+v", r)
+	}
+	if err := f.cs.AppsV1().Deployments(f.namespace).Delete(context.Background(), "api", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.next(t, `deployment "api" not found yet`)
+	f.createDeployment(t, "api", 2)
+	w.next(t, "Waiting for deployment spec update to be observed...")
+	f.rollout(t, "api", 2, 2, 2)
+	if r := w.next(t, `deployment "api" successfully rolled out`); !r.OK {
+		t.Fatalf("report %+v, want a pass", r)
+	}
+	if err := w.end(t); err != nil {
+		t.Fatalf("Watch returned %v, want nil", err)
+	}
+}
+
+func TestWatchOfAnObjectReadyAlreadyReturnsAtOnce(t *testing.T) {
+	f := newFixture(t, kubeenv.SharedFor(t))
+	f.createDeployment(t, "api", 1)
+	f.rollout(t, "api", 1, 1, 1)
+	w := startWatch(t, f.target(t, "k8s://deploy/api"))
+	if err := w.end(t); err != nil {
+		t.Fatalf("Watch returned %v, want nil", err)
+	}
+	if r := <-w.reports; !r.OK || r.Output != `deployment "api" successfully rolled out` {
+		t.Fatalf("report %+v", r)
+	}
+}
+
+func TestWatchReturnsWhyAnObjectCanNeverBeReady(t *testing.T) {
+	f := newFixture(t, kubeenv.SharedFor(t))
+	_, err := f.cs.CoreV1().Pods(f.namespace).Create(context.Background(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "once"},
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := startWatch(t, f.target(t, "k8s://pod/once"))
+	w.next(t, `Waiting for pod "once" to be ready: Pending`)
+	p, err := f.cs.CoreV1().Pods(f.namespace).Get(context.Background(), "once", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Status.Phase = corev1.PodSucceeded
+	if _, err := f.cs.CoreV1().Pods(f.namespace).UpdateStatus(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.end(t); err == nil || err.Error() != `pod "once" has completed (phase Succeeded) and will not become ready` {
+		t.Fatalf("Watch returned %v", err)
+	}
+}
+
+// The API server goes away while a rollout is under way: the watch says it
+// cannot reach it, and once it is back, says the rollout's status again
+// (nothing changed, so no event would) and follows it to the end.
+func TestWatchSaysTheAPIServerIsGoneAndGoesOnWhenItIsBack(t *testing.T) {
+	env, err := kubeenv.Start() // its own: this test stops it
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { env.Stop() })
+	f := newFixture(t, env)
+	f.createDeployment(t, "api", 3)
+	f.rollout(t, "api", 3, 3, 2)
+	w := startWatch(t, f.target(t, "k8s://deployment/api"))
+	const status = `Waiting for deployment "api" rollout to finish: 2 of 3 updated replicas are available...`
+	w.next(t, status)
+	if err := env.StopAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	if r := w.next(t, "cannot reach the API server at "+env.Server+": "); !strings.Contains(r.Output, "connection refused") {
+		t.Errorf("report %q, want connection refused", r.Output)
+	}
+	if err := env.StartAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	w.next(t, status)
+	f.rollout(t, "api", 3, 3, 3)
+	w.next(t, `deployment "api" successfully rolled out`)
+	if err := w.end(t); err != nil {
+		t.Fatalf("Watch returned %v, want nil", err)
+	}
+}
+
+// A follower's bookkeeping, without a server: a failed request is reported,
+// the first request that succeeds after it reports the status again (a
+// watch that resumes where it was has no event to say it), and nothing is
+// reported for a request the watch's own end cut short, or after the end.
+func TestAFollowerSaysTheStatusAgainOnceTheAPIServerAnswersAgain(t *testing.T) {
+	tg, err := parse("k8s://deployment/api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.server = "https://k8s.example:6443"
+	var reports []string
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := &follower{t: tg, ctx: ctx, report: func(r health.Result) { reports = append(reports, r.Output) }}
+	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	replicas := int32(2)
+	d, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "shop", Generation: 1},
+		Spec:       appsv1.DeploymentSpec{Replicas: &replicas},
+		Status:     appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 2, UpdatedReplicas: 2, AvailableReplicas: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Add(&unstructured.Unstructured{Object: d})
+	const status = `Waiting for deployment "api" rollout to finish: 1 of 2 updated replicas are available...`
+
+	f.answered(ctx, nil) // the first list: nothing to say yet
+	if done, err := f.look(store); done || err != nil {
+		t.Fatalf("look: %v, %v", done, err)
+	}
+	f.answered(ctx, nil) // a watch: all is well, nothing to say
+	refused := &url.Error{Op: "Get", URL: "https://k8s.example:6443/apis/apps/v1/…", Err: errors.New("dial tcp 10.0.0.1:6443: connect: connection refused")}
+	f.answered(ctx, refused)
+	f.answered(ctx, refused)
+	f.answered(ctx, nil) // back
+	ended, stop := context.WithCancel(ctx)
+	stop()
+	f.answered(ended, errors.New("context canceled")) // cut short by the watch's end
+	want := []string{
+		status,
+		"cannot reach the API server at https://k8s.example:6443: dial tcp 10.0.0.1:6443: connect: connection refused",
+		"cannot reach the API server at https://k8s.example:6443: dial tcp 10.0.0.1:6443: connect: connection refused",
+		status,
+	}
+	if !slices.Equal(reports, want) {
+		t.Fatalf("reports\n%s\nwant\n%s", strings.Join(reports, "\n"), strings.Join(want, "\n"))
+	}
+	f.end()
+	f.answered(ctx, refused)
+	if len(reports) != len(want) {
+		t.Fatalf("a report after the end: %q", reports[len(want):])
+	}
+}

@@ -1,0 +1,30 @@
+//go:build !vitals_probe
+
+package target
+
+import (
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kubewait"
+)
+
+// The full build's k8s:// targets: Kubernetes objects, followed through the
+// API server's watch until ready (package kubewait). The probe build leaves
+// them out (kube_probe.go), as they link client-go.
+
+// KubeBuilt says whether this build has k8s:// targets.
+const KubeBuilt = true
+
+// KubeHelp is the k8s:// lines of the commands' help on targets.
+const KubeHelp = `
+  k8s://KIND/NAME                        a Kubernetes object ready: a deployment, statefulset or
+                                         daemonset rolled out (as kubectl rollout status), a job
+                                         complete, a pod Ready (-n, --kubeconfig, --context)
+  k8s://pods?selector=app%3Dweb          at least one pod matches, and every one is Ready`
+
+func buildKube(target string, o Options) (Probe, error) {
+	t, err := kubewait.New(target, kube.Options{Kubeconfig: o.Kubeconfig, Context: o.Context, Namespace: o.Namespace})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}

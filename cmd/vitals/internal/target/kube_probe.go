@@ -1,0 +1,19 @@
+//go:build vitals_probe
+
+package target
+
+import "fmt"
+
+// The probe build has no k8s:// targets: they link client-go and the API's
+// types (in the full build, about 14 MB more binary and 2 ms more at every
+// start). It knows them, to say where they are (kube.go has them).
+
+const KubeBuilt = false
+
+// KubeHelp is the k8s:// line of the commands' help on targets.
+const KubeHelp = `
+  k8s://…                                Kubernetes objects: in the full build of vitals only`
+
+func buildKube(target string, _ Options) (Probe, error) {
+	return nil, fmt.Errorf("target %q: k8s:// targets are in the full build of vitals (built without -tags vitals_probe); this is the probe build", target)
+}
