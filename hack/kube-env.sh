@@ -2,10 +2,14 @@
 # A real etcd and kube-apiserver on loopback, for the tests that talk to Kubernetes.
 #
 #   hack/kube-env.sh build       build both binaries into the cache (once), print their directory
-#   hack/kube-env.sh up DIR      start etcd and kube-apiserver with their state in DIR; write
-#                                DIR/kubeconfig (admin), DIR/kubeconfig-restricted (a user with no
-#                                rights until a test grants some) and DIR/env; print DIR/env
-#   hack/kube-env.sh down DIR    stop what `up DIR` started (only those pids), and remove DIR
+#   hack/kube-env.sh up DIR [OWNER_PID]
+#                                start etcd and kube-apiserver with their state in DIR (new or
+#                                empty); write DIR/kubeconfig (admin), DIR/kubeconfig-restricted (a
+#                                user with no rights until a test grants some) and DIR/env; print
+#                                DIR/env. With OWNER_PID, everything comes down once that process
+#                                has ended, even if it never calls down.
+#   hack/kube-env.sh down DIR    stop what `up DIR` started (only those pids), and remove DIR (only
+#                                a directory up made)
 #
 # Both binaries are built from the Go module proxy in throw-away modules under the cache, never
 # in this repository's modules: etcd from go.etcd.io/etcd/server/v3 (etcdmain.Main), and
@@ -240,15 +244,22 @@ current-context: vitals-test
 YAML
 }
 
+# MARK names the file that says a directory is one `up` made, and that `down` may remove.
+MARK=.kube-env
+
 up() {
-  local dir=$1
-  [ -n "$dir" ] || die "usage: $0 up DIR"
+  local dir=$1 owner=${2:-}
+  [ -n "$dir" ] || die "usage: $0 up DIR [OWNER_PID]"
+  [ -z "$owner" ] || kill -0 "$owner" 2>/dev/null || die "owner pid $owner is not running"
+  if [ -e "$dir" ] && [ -n "$(ls -A "$dir" 2>/dev/null)" ]; then
+    die "$dir is not empty: up wants a new or empty directory, which down removes"
+  fi
+  command -v openssl >/dev/null || die "openssl is needed for the service-account key pair"
+  command -v curl >/dev/null || die "curl is needed to see when the servers are ready"
   build >/dev/null
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
-  running "$dir" apiserver && die "$dir has an API server running already (pid $(cat "$dir/apiserver.pid"))"
-  command -v openssl >/dev/null || die "openssl is needed for the service-account key pair"
-  command -v curl >/dev/null || die "curl is needed to see when the servers are ready"
+  echo "made by $0 up; $0 down $dir stops its servers and removes it" >"$dir/$MARK"
   openssl genrsa -out "$dir/sa.key" 2048 2>/dev/null
   openssl rsa -in "$dir/sa.key" -pubout -out "$dir/sa.pub" 2>/dev/null
   local admin restricted
@@ -257,6 +268,12 @@ up() {
   # The admin is in system:masters; the restricted user has no rights until a test grants some.
   printf '%s,vitals-admin,vitals-admin,"system:masters"\n%s,vitals-restricted,vitals-restricted\n' "$admin" "$restricted" >"$dir/tokens.csv"
   chmod 600 "$dir/tokens.csv" "$dir/admin.token" "$dir/sa.key"
+  if [ -n "$owner" ]; then
+    # A test process that ends without calling down (a panic, go test's -timeout) leaves
+    # nothing behind: this watcher brings everything down when its owner is gone.
+    setsid bash "$0" watch "$dir" "$owner" </dev/null >/dev/null 2>&1 &
+    echo $! >"$dir/watcher.pid"
+  fi
   start_etcd "$dir" || { down "$dir"; die "etcd did not start"; }
   start_apiserver "$dir" || { down "$dir"; die "kube-apiserver did not start"; }
   local port
@@ -273,20 +290,37 @@ ENV
   cat "$dir/env"
 }
 
+# watch DIR OWNER: wait until the pid OWNER has ended, then bring DIR down.
+watch() {
+  while kill -0 "$2" 2>/dev/null && [ -f "$1/$MARK" ]; do
+    sleep 1
+  done
+  rm -f "$1/watcher.pid"
+  down "$1"
+}
+
+# down DIR: stop what up started there and remove DIR. A directory up did not make is left
+# alone (an error); one that is gone already is fine.
 down() {
   local dir=$1
-  [ -n "$dir" ] && [ -d "$dir" ] || return 0
+  [ -n "$dir" ] || die "usage: $0 down DIR"
+  [ -e "$dir" ] || return 0
+  [ -f "$dir/$MARK" ] || die "$dir was not made by $0 up (no $MARK in it): not touching it"
   stop "$dir" apiserver
   stop "$dir" etcd
+  if [ -f "$dir/watcher.pid" ]; then
+    kill "$(cat "$dir/watcher.pid")" 2>/dev/null || true
+  fi
   rm -rf "$dir"
 }
 
 case "${1:-}" in
 build) build ;;
-up) up "${2:-}" ;;
+up) up "${2:-}" "${3:-}" ;;
+watch) watch "${2:?}" "${3:?}" ;;
 down) down "${2:-}" ;;
 # For tests of an API server that goes away and comes back, on the same port with the same data.
 stop-apiserver) stop "${2:?usage: $0 stop-apiserver DIR}" apiserver ;;
 start-apiserver) start_apiserver "${2:?usage: $0 start-apiserver DIR}" ;;
-*) die "usage: $0 build | up DIR | down DIR | stop-apiserver DIR | start-apiserver DIR" ;;
+*) die "usage: $0 build | up DIR [OWNER_PID] | down DIR | stop-apiserver DIR | start-apiserver DIR" ;;
 esac

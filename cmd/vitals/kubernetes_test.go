@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -326,4 +327,24 @@ func TestValidatePrintsTheKubernetesBlock(t *testing.T) {
 	bad := writeConfig(t, "checks:\n  a: {heartbeat: {ttl: 1s}}\nkubernetes:\n  condition: Ready\n")
 	vitalsRun(t, "validate", "-c", bad).expect(t, 2, "",
 		bad+`:4:14: kubernetes.condition: "Ready" is a pod condition Kubernetes sets itself: give one of your own with a prefix, such as vitals.dev/ready`)
+}
+
+// client-go's typed clientset registers every API group's types when the
+// process starts: linked into vitals, it would add milliseconds to every
+// start, probes included. The parts that talk to Kubernetes use the dynamic
+// client instead; this keeps it so.
+func TestTheFullBuildLinksNoTypedKubernetesClient(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	pkgs := strings.Fields(string(out))
+	if !slices.Contains(pkgs, "k8s.io/client-go/dynamic") {
+		t.Fatal("the full build does not link client-go's dynamic client: this test no longer shows anything")
+	}
+	for _, p := range pkgs {
+		if p == "k8s.io/client-go/kubernetes" || strings.HasPrefix(p, "k8s.io/client-go/kubernetes/") {
+			t.Errorf("the full build links %s", p)
+		}
+	}
 }

@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -111,7 +112,9 @@ func Script() (string, error) {
 
 // Start builds the binaries unless they are cached (the first build takes
 // minutes), then starts etcd and kube-apiserver in a new temporary
-// directory and waits until the API server is ready.
+// directory and waits until the API server is ready. They are tied to this
+// process: if it ends without Stop (a panic, go test's -timeout), the
+// script's watcher stops them and removes the directory.
 func Start() (*Env, error) {
 	script, err := Script()
 	if err != nil {
@@ -121,7 +124,7 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := run(script, "up", dir)
+	out, err := run(script, "up", dir, strconv.Itoa(os.Getpid()))
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err

@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
@@ -210,7 +211,7 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	}
 	var kubeOpts *kubereport.Options
 	if c.Kubernetes != nil {
-		o, err := kubernetesOptions(c)
+		o, err := kubernetesOptions(c, logger)
 		if err != nil {
 			return 0, configError{err}
 		}
@@ -445,7 +446,7 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 // file's kubernetes: block, or says which of the two cannot be done: in a
 // pod, with its service account; elsewhere with KUBECONFIG or
 // ~/.kube/config. Nothing is asked of the API server yet.
-func kubernetesOptions(c *config.Config) (kubereport.Options, error) {
+func kubernetesOptions(c *config.Config, logger *slog.Logger) (kubereport.Options, error) {
 	pod, namespace, err := kube.Pod()
 	if err != nil {
 		return kubereport.Options{}, fmt.Errorf("%s: %w", c.File, err)
@@ -454,15 +455,17 @@ func kubernetesOptions(c *config.Config) (kubereport.Options, error) {
 	if err != nil {
 		return kubereport.Options{}, fmt.Errorf("%s: %w", c.File, err)
 	}
-	// The API server's warnings would go to klog, on stderr, in a format of
-	// their own, once per request.
+	// The API server's warnings would go to klog once per request.
 	cfg.WarningHandler = rest.NoWarnings{}
+	// What client-go still says through klog (client-side throttling, say)
+	// goes to the agent's log, in its format, not to stderr in klog's.
+	klog.SetSlogLogger(logger)
 	client, err := kube.Dynamic(cfg)
 	if err != nil {
 		return kubereport.Options{}, fmt.Errorf("%s: %w", c.File, err)
 	}
 	return kubereport.Options{Client: client, Pod: pod, Namespace: namespace,
-		Events: c.Kubernetes.Events, Condition: c.Kubernetes.Condition}, nil
+		Events: c.Kubernetes.Events, Condition: c.Kubernetes.Condition, WithholdOutput: !c.Details}, nil
 }
 
 // stopReporter stops r within kubeGrace, saying what was left unwritten.

@@ -105,14 +105,14 @@ func podScheme() *runtime.Scheme {
 func (w *eventWriter) record(ev health.Event) {
 	switch ev.Type {
 	case health.EventCheckFailed:
-		w.emit(corev1.EventTypeWarning, ReasonCheckFailed, checkMessage(ev, "failed"))
+		w.emit(corev1.EventTypeWarning, ReasonCheckFailed, checkMessage(ev, "failed", w.r.o.WithholdOutput))
 	case health.EventCheckPassed:
 		if ev.From != health.Warn {
 			// Without the output, which for a pass is mostly a duration
 			// ("HTTP 200 in 2.9ms"): the same message again raises the count
 			// of one Event instead of making another.
 			ev.Output = ""
-			w.emit(corev1.EventTypeNormal, ReasonCheckPassed, checkMessage(ev, "passed"))
+			w.emit(corev1.EventTypeNormal, ReasonCheckPassed, checkMessage(ev, "passed", w.r.o.WithholdOutput))
 		}
 	case health.EventServiceExited:
 		w.exited[ev.Service] = ev
@@ -134,9 +134,9 @@ var levelWords = map[health.Level]string{health.Startup: "Startup", health.Live:
 // checkMessage is the kubelet's wording for a check's change, with the
 // output that made it: Readiness check "db" failed: HTTP probe failed with
 // statuscode: 503.
-func checkMessage(ev health.Event, what string) string {
+func checkMessage(ev health.Event, what string, withhold bool) string {
 	msg := fmt.Sprintf("%s check %q %s", levelWords[ev.Level], ev.Check, what)
-	if ev.Output != "" {
+	if ev.Output != "" && !withhold {
 		msg += ": " + ev.Output
 	}
 	return msg

@@ -61,6 +61,11 @@ type Options struct {
 	// Condition is the type of the pod condition that follows the ready
 	// level, such as vitals.dev/ready; "" writes none.
 	Condition string
+	// WithholdOutput leaves checks' outputs out of Event messages, as
+	// vitals.yaml's details: false withholds them from the probe endpoints
+	// (the condition's message follows the Monitor's own setting). Default
+	// false: Events say why.
+	WithholdOutput bool
 
 	// Logger is told when writes start failing and when they work again.
 	// Default slog.Default().
@@ -365,13 +370,15 @@ func (b *backoff) wait() bool {
 func (b *backoff) reset() { b.next = b.r.o.BackoffInitial }
 
 // trouble says once that a kind of request fails, with the API server's
-// error, and once that it works again: not once per retry, which would
+// error, again only when the cause changes (a 403 that becomes a refused
+// connection), and once that it works again: not once per retry, which would
 // flood the log while an API server is down for minutes. Each is used by one
 // goroutine only.
 type trouble struct {
 	logger                 *slog.Logger
 	what, meanwhile, works string
 	failing                bool
+	cause                  string // errorCause of the failure last said
 }
 
 // newTrouble says "cannot WHAT; MEANWHILE" and then "WORKS again".
@@ -380,10 +387,11 @@ func (r *Reporter) newTrouble(what, meanwhile, works string) *trouble {
 }
 
 func (t *trouble) failed(err error) {
-	if t.failing {
+	cause := errorCause(err)
+	if t.failing && cause == t.cause {
 		return
 	}
-	t.failing = true
+	t.failing, t.cause = true, cause
 	t.logger.Warn("kubernetes: cannot "+t.what+"; "+t.meanwhile, "err", errorText(err))
 }
 
@@ -391,8 +399,21 @@ func (t *trouble) ok() {
 	if !t.failing {
 		return
 	}
-	t.failing = false
+	t.failing, t.cause = false, ""
 	t.logger.Info("kubernetes: " + t.works + " again")
+}
+
+// errorCause is what kind of failure err is, to tell a new cause from the
+// same one again: the API server's status code and reason for its answers
+// (403 Forbidden, 404 NotFound, 500 InternalError), "no answer" for a
+// request that got none (refused, timed out).
+func errorCause(err error) string {
+	var status interface{ Status() metav1.Status }
+	if errors.As(err, &status) {
+		st := status.Status()
+		return fmt.Sprintf("%d %s", st.Code, st.Reason)
+	}
+	return "no answer"
 }
 
 // errorText is the API server's message for its errors (pods "x" is
