@@ -5,24 +5,30 @@ package main
 // that has one) is the agent's own.
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -252,9 +258,6 @@ func TestManifestConfigsValidate(t *testing.T) {
 				t.Fatal(err)
 			}
 			out, err := exec.Command(vitals, "validate", "-c", path).CombinedOutput()
-			if err != nil && strings.Contains(string(out), `unknown field "kubernetes"`) {
-				t.Skipf("%v: this vitals has no kubernetes: section in its configuration yet:\n%s", m, out)
-			}
 			if err != nil {
 				t.Errorf("%v: vitals validate: %v\n%s", m, err, out)
 			}
@@ -276,4 +279,188 @@ func buildVitals(t *testing.T) string {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
+}
+
+// The probes of each vitals sidecar (a restartable init container running
+// `vitals run`) ask what their comments say, of the real vitals run with the
+// file's own vitals.yaml and no app beside it: the sidecar's livenessProbe
+// keeps passing, since vitals itself is fine and restarting it would not bring
+// the app back, while its readinessProbe and the app's livenessProbe on the
+// sidecar fail once the checks have failed. Every sidecar must have both
+// probes of its own.
+func TestSidecarProbesWithTheAppDown(t *testing.T) {
+	byFile := map[string][]manifest{}
+	for _, m := range readManifests(t) {
+		byFile[m.file] = append(byFile[m.file], m)
+	}
+	type sidecar struct {
+		file, config string   // the vitals.yaml
+		live, ready  string   // the sidecar's probes' paths
+		appLive      []string // the paths of the app containers' livenessProbes on the sidecar's port
+	}
+	var sidecars []sidecar
+	for _, file := range manifestFiles {
+		var config string
+		var deployments []appsv1.Deployment
+		for _, m := range byFile[file] {
+			switch m.obj.GetKind() {
+			case "ConfigMap":
+				config, _, _ = unstructured.NestedString(m.obj.Object, "data", "vitals.yaml")
+			case "Deployment":
+				var d appsv1.Deployment
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m.obj.Object, &d); err != nil {
+					t.Fatalf("%v: %v", m, err)
+				}
+				deployments = append(deployments, d)
+			}
+		}
+		for _, d := range deployments {
+			pod := d.Spec.Template.Spec
+			for _, c := range pod.InitContainers {
+				if c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways || !slices.Contains(c.Command, "run") {
+					continue
+				}
+				s := sidecar{file: file, config: config}
+				port := func(p intstr.IntOrString) bool { // whether p is the sidecar's vitals port
+					for _, cp := range c.Ports {
+						if cp.ContainerPort == 8558 && (p.IntValue() == 8558 || p.String() == cp.Name) {
+							return true
+						}
+					}
+					return false
+				}
+				for _, p := range []struct {
+					what  string
+					probe *corev1.Probe
+					path  *string
+				}{{"livenessProbe", c.LivenessProbe, &s.live}, {"readinessProbe", c.ReadinessProbe, &s.ready}} {
+					if p.probe == nil || p.probe.HTTPGet == nil || !port(p.probe.HTTPGet.Port) {
+						t.Errorf("%s: the vitals sidecar %s has no %s of its own (an httpGet on its port 8558)", file, c.Name, p.what)
+						continue
+					}
+					*p.path = p.probe.HTTPGet.Path
+				}
+				for _, app := range pod.Containers {
+					if p := app.LivenessProbe; p != nil && p.HTTPGet != nil && p.HTTPGet.Port.IntValue() == 8558 {
+						s.appLive = append(s.appLive, p.HTTPGet.Path)
+					}
+				}
+				if s.live != "" && s.ready != "" {
+					sidecars = append(sidecars, s)
+				}
+			}
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	if len(sidecars) == 0 {
+		t.Fatal("no vitals sidecar in the manifests")
+	}
+	vitals := buildVitals(t)
+	for _, s := range sidecars {
+		t.Run(s.file, func(t *testing.T) {
+			t.Parallel()
+			base := runVitals(t, vitals, s.config)
+			// The live and ready checks fail after their failure threshold
+			// (3 x 5s); the sidecar's livenessProbe passes all along.
+			deadline := time.Now().Add(60 * time.Second)
+			for {
+				if code, body := get(base + s.live); code != http.StatusOK {
+					t.Fatalf("the sidecar's livenessProbe, GET %s, with the app down: %d %q, want 200: the kubelet would restart vitals", s.live, code, body)
+				}
+				failed := true
+				for _, path := range append([]string{s.ready}, s.appLive...) {
+					if code, _ := get(base + path); code != http.StatusServiceUnavailable {
+						failed = false
+					}
+				}
+				if failed {
+					break
+				}
+				if time.Now().After(deadline) {
+					code, body := get(base + s.ready + "?verbose")
+					t.Fatalf("with the app down, the sidecar's readinessProbe (%s) and the app's livenessProbe (%v) did not all fail within 60s; %s: %d %q (does something answer on localhost:80?)",
+						s.ready, s.appLive, s.ready, code, body)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			if len(s.appLive) == 0 {
+				t.Errorf("no app container's livenessProbe asks the sidecar")
+			}
+		})
+	}
+}
+
+// runVitals runs `vitals run` with a manifest's vitals.yaml, its listen
+// address made a free loopback port and its API a socket of its own (so that
+// runs do not collide), and without its kubernetes: section (there is no pod
+// to write to). It returns the base URL of its endpoints; vitals is stopped
+// when the test ends.
+func runVitals(t *testing.T, vitals, config string) string {
+	t.Helper()
+	var c map[string]any
+	if err := k8syaml.Unmarshal([]byte(config), &c); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "vitals") // short: a socket's path has at most 107 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	c["listen"], c["api"] = "127.0.0.1:0", filepath.Join(dir, "api.sock")
+	delete(c, "kubernetes")
+	data, err := json.Marshal(c) // JSON is YAML
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "vitals.yaml")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(vitals, "run", "-c", path)
+	out, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = cmd.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	logged := make(chan struct{})
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-logged
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("vitals's log:\n%s", log.String())
+		}
+	})
+	addr := make(chan string, 1)
+	go func() {
+		defer close(logged)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			line := sc.Text()
+			log.WriteString(line + "\n") // read by the cleanup only once logged is closed
+			if strings.Contains(line, `msg="vitals running"`) {
+				for f := range strings.FieldsSeq(line) {
+					if a, ok := strings.CutPrefix(f, "listen="); ok {
+						addr <- a
+					}
+				}
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		return "http://" + a
+	case <-logged:
+		cmd.Wait()
+		t.Fatalf("vitals run exited: %v\n%s", cmd.ProcessState, log.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("vitals run did not say where it listens within 30s")
+	}
+	return ""
 }
