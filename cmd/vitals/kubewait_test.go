@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -498,4 +500,107 @@ func TestTheProbeBuildSaysK8sTargetsAreInTheFullBuild(t *testing.T) {
 		}
 	}
 	binaryRun(t, vitalsProbe, "wait", "--help").expect(t, 0, "k8s://…                                Kubernetes objects: in the full build of vitals only", "")
+}
+
+// unreachable writes a kubeconfig for an API server at a port where nothing
+// listens.
+func unreachable(t *testing.T) (kubeconfig, server string) {
+	t.Helper()
+	server = "https://" + closedPort(t)
+	kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
+	config := `apiVersion: v1
+kind: Config
+clusters:
+- name: gone
+  cluster:
+    server: ` + server + `
+    insecure-skip-tls-verify: true
+users:
+- name: admin
+  user:
+    token: secret
+contexts:
+- name: gone
+  context: {cluster: gone, user: admin, namespace: shop}
+current-context: gone
+`
+	if err := os.WriteFile(kubeconfig, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig, server
+}
+
+// An API server that is not there from the start: the wait says so while it
+// waits, and ends at its timeout saying why, not long after it with "no
+// answer yet". (client-go's streaming list retried the server in silence
+// with a backoff that did not heed the timeout.)
+func TestWaitOnAnUnreachableAPIServerSaysWhyAndEndsAtItsTimeout(t *testing.T) {
+	kubeconfig, server := unreachable(t)
+	began := time.Now()
+	w := startVitals(t, vitals, "wait", "k8s://deployment/api", "--kubeconfig", kubeconfig, "--timeout", "3s")
+	cannot := "k8s deployment/api -n shop: cannot reach the API server at " + server + ": "
+	w.said(t, "waiting: "+cannot)
+	if code := w.exit(t); code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", code, w.stderr)
+	}
+	// A guard, not a measurement: 3s and a generous slack.
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("ended after %v; want at its timeout of 3s", took)
+	}
+	w.said(t, "vitals wait: timed out after 3s; not ready:\n  "+cannot)
+	if !strings.Contains(w.stderr.String(), "connection refused") {
+		t.Errorf("stderr:\n%s\nwant connection refused", w.stderr)
+	}
+}
+
+// Ctrl-C ends a wait on an unreachable API server at once too.
+func TestAnInterruptEndsAWaitOnAnUnreachableAPIServer(t *testing.T) {
+	kubeconfig, server := unreachable(t)
+	w := startVitals(t, vitals, "wait", "k8s://pods?selector=app%3Dweb", "--kubeconfig", kubeconfig, "--timeout", "2m")
+	w.said(t, "cannot reach the API server at "+server+": ")
+	interrupted := time.Now()
+	if err := w.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if code := w.exit(t); code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", code, w.stderr)
+	}
+	if took := time.Since(interrupted); took > 7*time.Second {
+		t.Errorf("ended %v after the interrupt; want at once", took)
+	}
+	w.said(t, "vitals wait: interrupted after ")
+}
+
+// The old pod of a rollout, deleted and shutting down (a finalizer holds it
+// here), not Ready: the wait for the pods of the selector does not wait for
+// it to be gone.
+func TestWaitForThePodsOfASelectorLeavesOutAPodBeingDeleted(t *testing.T) {
+	c := newCluster(t)
+	ctx := context.Background()
+	web := map[string]string{"app": "web"}
+	if _, err := c.cs.CoreV1().Pods(c.namespace).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-old", Labels: web, Finalizers: []string{"vitals.dev/test"}},
+		Spec:       podTemplate.Spec,
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p, err := c.cs.CoreV1().Pods(c.namespace).Get(ctx, "web-old", metav1.GetOptions{})
+		if err == nil {
+			p.Finalizers = nil
+			c.cs.CoreV1().Pods(c.namespace).Update(ctx, p, metav1.UpdateOptions{})
+		}
+	})
+	if err := c.cs.CoreV1().Pods(c.namespace).Delete(ctx, "web-old", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.createPod(t, "web-new", web)
+	w := startVitals(t, vitals, c.args("wait", "k8s://pods?selector=app%3Dweb", "--timeout", "30s")...)
+	target := "k8s pods -l app=web -n " + c.namespace
+	w.said(t, "waiting: "+target+`: 0 of 1 pods ready; pod "web-new": Pending`+"\n")
+	c.podReady(t, "web-new")
+	if code := w.exit(t); code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", code, w.stderr)
+	}
+	w.said(t, "ready: "+target+" (1 of 1 pods ready) after ")
 }

@@ -39,6 +39,10 @@ and its error shown.
 // minutes is not hammered.
 const firstDelay = 100 * time.Millisecond
 
+// redraw is how often the live line on a terminal is drawn again while
+// nothing changes, for the time it shows.
+const redraw = time.Second
+
 func newWait(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		o            target.Options
@@ -157,7 +161,29 @@ func (w *waiter) run(ctx context.Context) ([]health.Result, error) {
 	results := make([]health.Result, len(w.probes))
 	passed := make([]bool, len(w.probes))
 	ready, final := 0, -1
-	for n := range updates {
+	// On a terminal, the live line's time goes on between news too: a
+	// watched target may have none for minutes.
+	var tick <-chan time.Time
+	if w.progress.terminal {
+		t := time.NewTicker(redraw)
+		defer t.Stop()
+		tick = t.C
+	}
+loop:
+	for {
+		var n news
+		select {
+		case <-tick:
+			if final < 0 && ctx.Err() == nil { // not when the wait is ending
+				w.progress.status(time.Since(began), ready, len(w.probes), w.focus(results, passed))
+			}
+			continue
+		case u, ok := <-updates:
+			if !ok {
+				break loop
+			}
+			n = u
+		}
 		p, r := w.probes[n.i], n.result
 		switch {
 		case r.OK: // a pass counts, even in an attempt the end cut short
@@ -300,7 +326,10 @@ func (p *progress) status(waited time.Duration, ready, all int, failing string) 
 	if !p.terminal || ready == all {
 		return
 	}
-	line := fmt.Sprintf("waiting %v: %d of %d ready; %s", waited.Round(time.Second), ready, all, failing)
+	line := fmt.Sprintf("waiting %v: %d of %d ready", waited.Round(time.Second), ready, all)
+	if failing != "" { // nothing heard yet
+		line += "; " + failing
+	}
 	if r, w := []rune(line), p.width(); len(r) > w {
 		line = string(r[:w-1]) + "…"
 	}

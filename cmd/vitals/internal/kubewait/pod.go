@@ -27,11 +27,19 @@ func podStatus(p *corev1.Pod) (Status, error) {
 // podsStatus: the pods that a label selector matches are ready when there is
 // at least one and every one is. A pod that has finished is left out: it
 // never becomes ready, and an evicted pod stays Failed beside the pod that
-// replaced it.
+// replaced it. So is a pod being deleted (it has a deletionTimestamp), as a
+// ReplicaSet's count of its pods leaves it out: the old pod of a rollout,
+// not ready as it shuts down, would hold the wait until it is gone.
 func podsStatus(pods []*corev1.Pod, selector string) Status {
 	var running, notReady []*corev1.Pod
+	finished, terminating := 0, 0
 	for _, p := range pods {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		switch {
+		case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
+			finished++
+			continue
+		case p.DeletionTimestamp != nil:
+			terminating++
 			continue
 		}
 		running = append(running, p)
@@ -41,7 +49,14 @@ func podsStatus(pods []*corev1.Pod, selector string) Status {
 	}
 	switch {
 	case len(running) == 0 && len(pods) > 0:
-		return waiting("no running pod matches %s yet (%d finished)", selector, len(pods))
+		var left []string
+		if finished > 0 {
+			left = append(left, fmt.Sprintf("%d finished", finished))
+		}
+		if terminating > 0 {
+			left = append(left, fmt.Sprintf("%d terminating", terminating))
+		}
+		return waiting("no running pod matches %s yet (%s)", selector, strings.Join(left, ", "))
 	case len(running) == 0:
 		return waiting("no pod matches %s yet", selector)
 	case len(notReady) == 0:

@@ -97,6 +97,14 @@ func TestAPodIsReadyByItsReadyConditionAndAFinishedOneNeverIs(t *testing.T) {
 	}
 }
 
+// terminating marks a pod as being deleted, as the API server does on a
+// delete while the pod shuts down.
+func terminating(p *corev1.Pod) *corev1.Pod {
+	now := metav1.Now()
+	p.DeletionTimestamp = &now
+	return p
+}
+
 func TestThePodsOfASelectorAreReadyWhenThereIsOneAndAllAre(t *testing.T) {
 	tests := []struct {
 		name string
@@ -112,6 +120,15 @@ func TestThePodsOfASelectorAreReadyWhenThereIsOneAndAllAre(t *testing.T) {
 			judged{msg: "2 of 2 pods ready", ready: true}},
 		{"all ready beside an evicted one", []*corev1.Pod{pod("web-a", corev1.PodRunning, "True"), pod("web-old", corev1.PodFailed, "False")},
 			judged{msg: "1 of 1 pods ready", ready: true}},
+		{"all ready beside an old one terminating, not ready", []*corev1.Pod{pod("web-new", corev1.PodRunning, "True"),
+			terminating(pod("web-old", corev1.PodRunning, "False"))},
+			judged{msg: "1 of 1 pods ready", ready: true}},
+		{"a new one not ready beside an old one terminating", []*corev1.Pod{pod("web-new", corev1.PodPending, ""),
+			terminating(pod("web-old", corev1.PodRunning, "False"))},
+			judged{msg: `0 of 1 pods ready; pod "web-new": Pending`}},
+		{"only terminating and finished ones", []*corev1.Pod{terminating(pod("web-old", corev1.PodRunning, "True")),
+			pod("job-1", corev1.PodSucceeded, "False")},
+			judged{msg: "no running pod matches app=web yet (1 finished, 1 terminating)"}},
 	}
 	for _, tt := range tests {
 		if got := outcome(podsStatus(tt.pods, "app=web"), nil); got != tt.want {

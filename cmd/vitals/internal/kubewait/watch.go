@@ -68,10 +68,12 @@ func (t *Target) Check(ctx context.Context) error {
 // reported in the server's own words, and client-go tries it again with its
 // backoff (0.8s doubling to 30s) until ctx ends: the rights or the server may
 // come a little after the pod that waits for them, as in a chart installed at
-// once. report is never called after Watch returns.
+// once. Watch returns as soon as ctx ends, whatever client-go is doing then
+// (its informer stops in the background), and report is never called after
+// Watch returns.
 func (t *Target) Watch(ctx context.Context, report func(health.Result)) error {
 	f := &follower{t: t, ctx: ctx, report: report}
-	lw := &cache.ListWatch{
+	lw := &listWatch{&cache.ListWatch{
 		ListWithContextFunc: func(call context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			t.filter(&o)
 			l, err := t.client.List(call, o)
@@ -84,23 +86,44 @@ func (t *Target) Watch(ctx context.Context, report func(health.Result)) error {
 		WatchFuncWithContext: func(call context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			t.filter(&o)
 			w, err := t.client.Watch(call, o)
-			// A streaming list (watch-list) that fails falls back to a
-			// list, whose failure says the same: one report, not two.
-			if streaming := o.SendInitialEvents != nil && *o.SendInitialEvents; err == nil || !streaming {
-				f.answered(call, err)
-			}
+			f.answered(call, err)
 			return w, err
 		},
+	}}
+	verdict := make(chan error, 1)
+	go func() {
+		// UntilWithSync returns only once its informer has stopped, which
+		// may be a while after ctx ends: Watch does not wait for it.
+		_, err := watchtools.UntilWithSync(ctx, lw, &unstructured.Unstructured{},
+			func(store cache.Store) (bool, error) { return f.look(store) },
+			func(watch.Event) (bool, error) { return f.look(nil) })
+		verdict <- err
+	}()
+	var err error
+	select {
+	case err = <-verdict:
+	case <-ctx.Done():
 	}
-	_, err := watchtools.UntilWithSync(ctx, lw, &unstructured.Unstructured{},
-		func(store cache.Store) (bool, error) { return f.look(store) },
-		func(watch.Event) (bool, error) { return f.look(nil) })
 	f.end()
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	return err
 }
+
+// listWatch is the ListerWatcher of a Watch. It opts out of streaming lists
+// (client-go's WatchList, on by default since client-go 0.35): a reflector
+// in that mode retries a streaming list that cannot reach the server, rather
+// than fall back to a plain list, in a backoff that does not heed ctx: a
+// server that cannot be reached from the start went unreported, and held
+// the wait past its end. A wait lists one object, or the pods of one
+// selector: a plain list costs the API server nothing that streaming would
+// save.
+type listWatch struct{ *cache.ListWatch }
+
+// IsWatchListSemanticsUnSupported is what client-go's reflector asks of its
+// ListerWatcher (watchlist.DoesClientNotSupportWatchListSemantics).
+func (*listWatch) IsWatchListSemanticsUnSupported() bool { return true }
 
 // filter narrows a list or watch to the target: its name, or its selector.
 func (t *Target) filter(o *metav1.ListOptions) {
@@ -111,10 +134,10 @@ func (t *Target) filter(o *metav1.ListOptions) {
 	}
 }
 
-// follower is one Watch's state. UntilWithSync calls look from the
-// goroutine of Watch, and client-go's reflector calls answered from its own
-// goroutines (a list may even outlive the watch): one mutex guards it all,
-// and report is called under it, so that reports never cross.
+// follower is one Watch's state. UntilWithSync calls look from a goroutine
+// that may outlive Watch, and client-go's reflector calls answered from its
+// own goroutines (a list may even outlive the watch): one mutex guards it
+// all, and report is called under it, so that reports never cross.
 type follower struct {
 	t   *Target
 	ctx context.Context // the Watch's

@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
@@ -299,5 +301,92 @@ func TestAFollowerSaysTheStatusAgainOnceTheAPIServerAnswersAgain(t *testing.T) {
 	f.answered(ctx, refused)
 	if len(reports) != len(want) {
 		t.Fatalf("a report after the end: %q", reports[len(want):])
+	}
+}
+
+// resource is a dynamic client for one resource without a server: List and
+// Watch do what a test says, and the rest is never called by Watch.
+type resource struct {
+	dynamic.ResourceInterface
+	list     func(context.Context) (*unstructured.UnstructuredList, error)
+	watch    func(context.Context) (watch.Interface, error) // nil: refused
+	streamed atomic.Bool                                    // a streaming list (watch-list) was asked for
+}
+
+func (r *resource) List(ctx context.Context, _ metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	return r.list(ctx)
+}
+
+func (r *resource) Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	if o.SendInitialEvents != nil && *o.SendInitialEvents {
+		r.streamed.Store(true)
+	}
+	if r.watch == nil {
+		return nil, refused
+	}
+	return r.watch(ctx)
+}
+
+var refused = &url.Error{Op: "Get", URL: "https://k8s.example:6443/apis/apps/v1/…", Err: errors.New("dial tcp 10.0.0.1:6443: connect: connection refused")}
+
+func fakeTarget(t *testing.T, r *resource) *Target {
+	t.Helper()
+	tg, err := parse("k8s://deployment/api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.server, tg.namespace, tg.client = "https://k8s.example:6443", "shop", r
+	quietClientGo()
+	return tg
+}
+
+// An API server that cannot be reached from the start is reported: Watch
+// lists, and does not stream, as a streaming list that fails is retried in
+// silence, with a backoff that ignores the end of the wait.
+func TestWatchListsRatherThanStreamsAndSaysTheAPIServerCannotBeReached(t *testing.T) {
+	r := &resource{list: func(context.Context) (*unstructured.UnstructuredList, error) { return nil, refused }}
+	w := startWatch(t, fakeTarget(t, r))
+	w.next(t, "cannot reach the API server at https://k8s.example:6443: dial tcp 10.0.0.1:6443: connect: connection refused")
+	if r.streamed.Load() {
+		t.Error("Watch asked for a streaming list")
+	}
+}
+
+// Watch returns when its context ends, even while client-go is still busy
+// with a request that does not heed it (and UntilWithSync waits for it).
+func TestWatchReturnsWhenItsContextEndsWithoutWaitingForClientGo(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	r := &resource{
+		list: func(context.Context) (*unstructured.UnstructuredList, error) {
+			l := &unstructured.UnstructuredList{}
+			l.SetResourceVersion("1")
+			return l, nil
+		},
+		watch: func(context.Context) (watch.Interface, error) {
+			<-release // deaf to its context
+			return nil, refused
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	reports := make(chan health.Result, 10)
+	returned := make(chan error, 1)
+	go func() { returned <- fakeTarget(t, r).Watch(ctx, func(r health.Result) { reports <- r }) }()
+	select {
+	case r := <-reports:
+		if r.Output != `deployment "api" not found yet` {
+			t.Fatalf("report %+v", r)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no report within 20s")
+	}
+	cancel()
+	select {
+	case err := <-returned:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Watch returned %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Watch did not return within 10s of its context's end")
 	}
 }
