@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube/kubetest"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
 	"github.com/vitals-dev/vitals/internal/kubeenv"
 )
@@ -41,11 +41,7 @@ var kubeNamespaces atomic.Int64
 func newKubePod(t *testing.T) *kubePod {
 	t.Helper()
 	env := kubeenv.SharedFor(t)
-	cfg, _, err := kube.Connect(kube.Options{Kubeconfig: env.Kubeconfig})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &kubePod{env: env, admin: kubernetes.NewForConfigOrDie(cfg), name: "app",
+	p := &kubePod{env: env, admin: kubetest.Client(t, env.Kubeconfig), name: "app",
 		ns: fmt.Sprintf("vitals-run-%d-%d", os.Getpid(), kubeNamespaces.Add(1))}
 	ctx := context.Background()
 	if _, err := p.admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.ns}}, metav1.CreateOptions{}); err != nil {

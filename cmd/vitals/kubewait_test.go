@@ -16,8 +16,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube/kubetest"
 	"github.com/vitals-dev/vitals/internal/kubeenv"
 )
 
@@ -37,20 +37,8 @@ type cluster struct {
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
 	env := kubeenv.SharedFor(t)
-	config, err := clientcmd.BuildConfigFromFlags("", env.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns, err := cs.CoreV1().Namespaces().Create(context.Background(),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "vitals-wait-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &cluster{env: env, cs: cs, namespace: ns.Name}
+	cs := kubetest.Client(t, env.Kubeconfig)
+	return &cluster{env: env, cs: cs, namespace: kubetest.Namespace(t, cs, "vitals-wait")}
 }
 
 // args are the flags that point vitals at the cluster's namespace, as its

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube/kubetest"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kubereport"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/internal/kubeenv"
@@ -78,11 +79,7 @@ func newCluster(t *testing.T, env *kubeenv.Env) *cluster {
 
 func typedClient(t *testing.T, kubeconfig string) kubernetes.Interface {
 	t.Helper()
-	cfg, _, err := kube.Connect(kube.Options{Kubeconfig: kubeconfig})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return kubernetes.NewForConfigOrDie(cfg)
+	return kubetest.Client(t, kubeconfig)
 }
 
 // dynamicClient is what vitals uses, for kubeconfig; wrap, if not nil,

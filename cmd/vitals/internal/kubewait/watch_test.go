@@ -20,9 +20,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube/kubetest"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/internal/kubeenv"
 )
@@ -43,20 +43,8 @@ type fixture struct {
 
 func newFixture(t *testing.T, env *kubeenv.Env) *fixture {
 	t.Helper()
-	config, err := clientcmd.BuildConfigFromFlags("", env.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns, err := cs.CoreV1().Namespaces().Create(context.Background(),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "kubewait-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{env: env, cs: cs, namespace: ns.Name}
+	cs := kubetest.Client(t, env.Kubeconfig)
+	return &fixture{env: env, cs: cs, namespace: kubetest.Namespace(t, cs, "kubewait")}
 }
 
 func (f *fixture) target(t *testing.T, target string) *Target {
