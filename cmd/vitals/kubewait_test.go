@@ -467,7 +467,7 @@ func TestKubeTargetsThatAreWrongAreUsageErrors(t *testing.T) {
 		{[]string{"wait", "k8s://deployment/"}, `vitals: target "k8s://deployment/" names no deployment: write k8s://deployment/NAME`},
 		{[]string{"wait", "k8s://pods?selector=app%3D%3D%3Dweb"}, `vitals: target "k8s://pods?selector=app%3D%3D%3Dweb": selector "app===web": `},
 		{[]string{"wait", "k8s://deployment/api", "-n", "Not_A_Namespace"}, `vitals: --namespace "Not_A_Namespace": a lowercase RFC 1123 label`},
-		{[]string{"probe", "k8s://pod/web-0", "--kubeconfig", "/nonexistent/kubeconfig"}, "vitals: kubernetes: stat /nonexistent/kubeconfig: no such file or directory"},
+		{[]string{"probe", "k8s://pod/web-0", "--kubeconfig", "/nonexistent/kubeconfig"}, `vitals: target "k8s://pod/web-0": kubernetes: stat /nonexistent/kubeconfig: no such file or directory`},
 		{[]string{"wait", "http://x/", "-n", "shop"}, "vitals: --namespace applies to k8s targets, and there is none"},
 		{[]string{"probe", "http://x/", "--context", "kind"}, "vitals: --context does not apply to an http target (http://x/)"},
 	} {

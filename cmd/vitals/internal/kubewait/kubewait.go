@@ -118,11 +118,11 @@ func New(target string, o kube.Options) (*Target, error) {
 	}
 	config, namespace, err := kube.Connect(o)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("target %q: %w", target, err)
 	}
 	client, err := kube.Dynamic(config)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("target %q: %w", target, err)
 	}
 	t.namespace, t.server = namespace, config.Host
 	t.client = client.Resource(t.kind.resource).Namespace(namespace)
