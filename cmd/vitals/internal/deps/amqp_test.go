@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,14 +118,11 @@ func TestAWrongAMQPPasswordWithinRabbitMQsDelaySaysWhyItTimedOut(t *testing.T) {
 // header with Connection.Start (a method frame on channel 0, class 10,
 // method 10).
 func speaksAMQP(ctx context.Context, addr string) error {
-	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	c, err := dialUntil(ctx, addr)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if deadline, ok := ctx.Deadline(); ok {
-		c.SetDeadline(deadline)
-	}
 	if _, err := c.Write([]byte("AMQP\x00\x00\x09\x01")); err != nil {
 		return err
 	}

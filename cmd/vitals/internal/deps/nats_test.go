@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -57,14 +56,11 @@ func startNATS(program string) (*server, error) {
 
 // greetsWithINFO is nil once the server at addr greets as NATS does.
 func greetsWithINFO(ctx context.Context, addr string) error {
-	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	c, err := dialUntil(ctx, addr)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if deadline, ok := ctx.Deadline(); ok {
-		c.SetDeadline(deadline)
-	}
 	line, err := bufio.NewReader(c).ReadString('\n')
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -66,14 +65,11 @@ func TestARedisURLWithoutThePasswordTheServerWantsFailsAuthentication(t *testing
 // answersPing is nil once the server at addr answers PING as redis does:
 // +PONG, or -NOAUTH while it wants a password.
 func answersPing(ctx context.Context, addr string) error {
-	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	c, err := dialUntil(ctx, addr)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if deadline, ok := ctx.Deadline(); ok {
-		c.SetDeadline(deadline)
-	}
 	if _, err := c.Write([]byte("PING\r\n")); err != nil {
 		return err
 	}

@@ -305,3 +305,16 @@ func asUser(cmd *exec.Cmd, u *user.User) *exec.Cmd {
 
 // lines indents s under a test's message.
 func lines(s string) string { return "\n\t" + strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n\t") }
+
+// dialUntil connects to addr with ctx's deadline on the connection too, for
+// the readiness checks of the test servers that speak their protocol.
+func dialUntil(ctx context.Context, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		c.SetDeadline(deadline)
+	}
+	return c, nil
+}
