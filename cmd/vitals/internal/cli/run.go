@@ -324,7 +324,7 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 
 	mux := http.NewServeMux()
 	mux.Handle("/", m.Handler())
-	mux.Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{ErrorLog: errorLog}))
+	mux.Handle("/metrics", getOrHead(promhttp.HandlerFor(registry, promhttp.HandlerOpts{ErrorLog: errorLog})))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: errorLog}
 	// Long waits for events and event streams end with apiCtx, so that they
 	// do not hold up the API's shutdown.
@@ -442,6 +442,19 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	return code, nil
 }
 
+// getOrHead answers 405 to a method other than GET and HEAD, as the probe
+// endpoints do: a scrape reads, and nothing else is served there.
+func getOrHead(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, fmt.Sprintf("method %s not allowed: use GET or HEAD", r.Method), http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // kubernetesOptions names the pod and connects to the API server for the
 // file's kubernetes: block, or says which of the two cannot be done: in a
 // pod, with its service account; elsewhere with KUBECONFIG or
@@ -548,7 +561,7 @@ type running struct {
 }
 
 // Close stops the workload if it still runs (when a server failed), then
-// the forwarding of signals and the reaper.
+// the forwarding of signals, what the workload left behind, and the reaper.
 func (r running) Close() {
 	r.Stop()
 	<-r.Done()
@@ -568,5 +581,5 @@ func startWorkload(spec supervise.Spec, m *health.Monitor, logger *slog.Logger) 
 		return nil, err
 	}
 	stopForwarding := sv.Forward()
-	return &running{sv, func() { stopForwarding(); reaper.Close() }}, nil
+	return &running{sv, func() { stopForwarding(); reaper.KillOrphans(); reaper.Close() }}, nil
 }

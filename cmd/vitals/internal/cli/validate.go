@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 )
 
@@ -127,7 +128,8 @@ func quotedList(words []string) string {
 }
 
 // renderHooks writes the file's hooks, if any, with every default filled in
-// and their secrets (a token in a header or a URL) masked.
+// and their secrets masked: a token in a header, and a webhook's URL shown as
+// the logs show it (no query, nothing past its first path segment).
 func renderHooks(b *strings.Builder, c *config.Config) {
 	if len(c.Hooks) == 0 {
 		return
@@ -150,7 +152,7 @@ func renderHooks(b *strings.Builder, c *config.Config) {
 			fmt.Fprintf(b, "    exec: {command: [%s], timeout: %v}\n", redacted(e.Command), e.Timeout)
 		}
 		if w := h.Webhook; w != nil {
-			fmt.Fprintf(b, "    webhook:\n      url: %q\n      method: %s\n", c.Redact(w.URL), w.Method)
+			fmt.Fprintf(b, "    webhook:\n      url: %q\n      method: %s\n", c.Redact(hooks.RedactedURL(w.URL)), w.Method)
 			if len(w.Header) > 0 {
 				b.WriteString("      headers:\n")
 				for _, name := range slices.Sorted(maps.Keys(w.Header)) {

@@ -231,6 +231,11 @@ func httpKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker,
 		return nil, nil
 	}
 	s.Header = header
+	for name, values := range header {
+		for _, v := range values {
+			d.headerSecret(name, v)
+		}
+	}
 	return s, func() (health.Checker, error) {
 		if s.URL == "" {
 			return nil, errors.New("url is required")
@@ -273,6 +278,7 @@ func execKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker,
 		}
 	}) {
 		for _, v := range env[k] {
+			d.envSecret(k, v)
 			s.Env = append(s.Env, k+"="+v)
 		}
 	}

@@ -308,6 +308,7 @@ func (d *decoder) service(n ast.Node, path string) *Service {
 					continue
 				}
 				if v, ok := d.scalar(kv.Value, join(path, key)); ok {
+					d.envSecret(key, v)
 					s.Env[key] = v
 				}
 			}

@@ -122,9 +122,7 @@ func (d *decoder) expand(n ast.Node, path, s string) (string, bool) {
 				d.errorf(n, path, "environment variable %s is not set", name)
 				ok = false
 			} else {
-				if secretName(name) && len(v) >= minSecret {
-					d.secrets = append(d.secrets, v)
-				}
+				d.envSecret(name, v)
 				b.WriteString(v)
 			}
 			i += end
@@ -181,6 +179,15 @@ func (d *decoder) urlSecrets(s string) {
 		if len(secret) >= minSecret {
 			d.secrets = append(d.secrets, secret, url.QueryEscape(secret))
 		}
+	}
+}
+
+// envSecret records v, the value of the environment variable name, when the
+// name says it is a secret: a variable of vitals's environment, or one that
+// an env mapping sets (PGPASSWORD for an exec check).
+func (d *decoder) envSecret(name, v string) {
+	if secretName(name) && len(v) >= minSecret {
+		d.secrets = append(d.secrets, v)
 	}
 }
 

@@ -298,14 +298,21 @@ func (d *decoder) headers(n ast.Node, path string, header map[string][]string) {
 			if strings.ContainsAny(v, "\r\n\x00") {
 				d.errorf(kv.Value, join(path, name), "the value has a line break or a NUL, which a header cannot carry")
 			}
-			if !secretHeader(name) {
-				continue
-			}
-			for _, secret := range []string{v, v[strings.LastIndexByte(v, ' ')+1:]} {
-				if len(secret) >= minSecret {
-					d.secrets = append(d.secrets, secret)
-				}
-			}
+			d.headerSecret(name, v)
+		}
+	}
+}
+
+// headerSecret records v, the value of header name, when the name says it
+// carries a credential (see secretHeader): whole and its last word (the
+// token after "Bearer ").
+func (d *decoder) headerSecret(name, v string) {
+	if !secretHeader(name) {
+		return
+	}
+	for _, secret := range []string{v, v[strings.LastIndexByte(v, ' ')+1:]} {
+		if len(secret) >= minSecret {
+			d.secrets = append(d.secrets, secret)
 		}
 	}
 }

@@ -258,7 +258,7 @@ func New(specs []Spec, m *health.Monitor, logger *slog.Logger, redact func(strin
 		case s.Webhook != nil:
 			w := newWebhook(*s.Webhook)
 			h.kind, h.deliver, h.done = "webhook", r.webhookDelivery(h, w), w.client.CloseIdleConnections
-			h.target = redact(redactedURL(s.Webhook.URL))
+			h.target = redact(RedactedURL(s.Webhook.URL))
 		default:
 			continue // the file always gives one; nothing to deliver with
 		}
@@ -268,10 +268,10 @@ func New(specs []Spec, m *health.Monitor, logger *slog.Logger, redact func(strin
 	return r
 }
 
-// redactedURL is u as logs, errors and the API show it: its password
-// hidden, its query and every path segment after the first left out — a
-// chat webhook's secret is its path (https://hooks.slack.com/services/…).
-func redactedURL(u string) string {
+// RedactedURL is u as logs, errors, the API and validate --print show it:
+// its password hidden, its query and every path segment after the first left
+// out — a chat webhook's secret is its path (https://hooks.slack.com/services/…).
+func RedactedURL(u string) string {
 	p, err := url.Parse(u)
 	if err != nil {
 		return "(a URL that does not parse)"

@@ -47,7 +47,7 @@ func newWebhook(s WebhookSpec) *webhook {
 	}
 	return &webhook{
 		spec:   s,
-		target: redactedURL(s.URL),
+		target: RedactedURL(s.URL),
 		client: &http.Client{
 			Transport: transport,
 			// A redirect is an answer: a POST that followed one would arrive

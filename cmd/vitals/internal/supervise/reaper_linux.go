@@ -1,8 +1,11 @@
 package supervise
 
 import (
+	"bytes"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -111,6 +114,56 @@ func (r *Reaper) pass() {
 		return
 	}
 	r.reapOrphans(watched)
+}
+
+// KillOrphans kills what the workload left outside its process group and
+// handed to vitals, its subreaper (a daemon in a session of its own, say),
+// and reaps it, so that nothing of the workload outlives vitals. Call it once
+// the workload has exited for good and no command of vitals's own runs (exec
+// checks, hooks): every child left then is such an orphan. As PID 1 it does
+// nothing: vitals's exit takes every process of its namespace with it.
+func (r *Reaper) KillOrphans() {
+	if !r.orphans || os.Getpid() == 1 {
+		return
+	}
+	// A killed orphan may hand its own children over: again, until none is
+	// left, or the bound (a process stuck in the kernel does not die).
+	for deadline := time.Now().Add(killBound); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		left := children(os.Getpid())
+		if len(left) == 0 {
+			return
+		}
+		for _, pid := range left {
+			syscall.Kill(pid, syscall.SIGKILL)
+			var ws syscall.WaitStatus
+			syscall.Wait4(pid, &ws, syscall.WNOHANG, nil) // or the reaper's pass did
+		}
+	}
+}
+
+// killBound bounds KillOrphans.
+const killBound = 2 * time.Second
+
+// children lists the children of pid, from /proc.
+func children(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var found []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		i := bytes.LastIndexByte(b, ')')
+		if err != nil || i < 0 {
+			continue
+		}
+		// After the command's name: the state, then the parent's pid.
+		if f := strings.Fields(string(b[i+1:])); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			found = append(found, child)
+		}
+	}
+	return found
 }
 
 // orphanGrace is how long a zombie that looks like an exec check's command

@@ -279,10 +279,12 @@ func (s *Supervisor) Current() (run int, running bool) {
 
 // Finishing says that vitals is stopping (it drains): from now on the
 // workload is not restarted, by its policy or on request; it runs until Stop.
+// One that waits out its backoff has exited for good.
 func (s *Supervisor) Finishing() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.finishing = true
+	s.mu.Unlock()
+	notify(s.wake)
 }
 
 // Restart stops run of the workload as Stop does, then starts it again:
@@ -426,7 +428,8 @@ func (s *Supervisor) supervise(r aRun) {
 	}
 }
 
-// sleep waits for d between runs; false when asked to stop meanwhile.
+// sleep waits for d between runs; false when asked to stop meanwhile, or
+// when vitals began to stop.
 func (s *Supervisor) sleep(d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -436,10 +439,10 @@ func (s *Supervisor) sleep(d time.Duration) bool {
 			return true
 		case <-s.wake:
 			s.mu.Lock()
-			req := s.req
+			req, finishing := s.req, s.finishing
 			s.req = nil
 			s.mu.Unlock()
-			if req != nil && req.stop {
+			if req != nil && req.stop || finishing {
 				return false
 			}
 		}

@@ -120,7 +120,9 @@ func TestStopSendsTheStopSignalThenSIGKILL(t *testing.T) {
 
 func TestOnFailureRestartsWithGrowingBackoff(t *testing.T) {
 	const initial = 100 * time.Millisecond
-	sv, ev, _ := workload(t, Spec{Restart: OnFailure, BackoffInitial: initial, BackoffMax: 400 * time.Millisecond}, "exit", "1")
+	// A stop timeout long enough that SIGTERM, not SIGKILL, ends a run that
+	// is running when the test stops it.
+	sv, ev, _ := workload(t, Spec{Restart: OnFailure, BackoffInitial: initial, BackoffMax: 400 * time.Millisecond, StopTimeout: 10 * time.Second}, "exit", "1")
 	var starts []health.Event
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		starts = starts[:0]
