@@ -48,6 +48,13 @@ func newHistory(size int) history { return history{size: size} }
 
 func (h *history) add(r Result) {
 	if len(h.buf) < h.size {
+		if len(h.buf) == cap(h.buf) {
+			// Grow as append would, but never past size: append's own
+			// growth would leave 60 results in an array of 69.
+			grown := make([]Result, len(h.buf), min(max(4, 2*cap(h.buf)), h.size))
+			copy(grown, h.buf)
+			h.buf = grown
+		}
 		h.buf = append(h.buf, r)
 		return
 	}

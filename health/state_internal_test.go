@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +85,21 @@ func TestHistoryKeepsTheLastResultsOldestFirst(t *testing.T) {
 	}
 	if got != "345" {
 		t.Fatalf("history %q, want %q", got, "345")
+	}
+}
+
+func TestHistoryNeverHoldsRoomForMoreThanItsSize(t *testing.T) {
+	for _, size := range []int{1, 3, 60, 100} {
+		h := newHistory(size)
+		for i := range 2 * size {
+			h.add(Result{Output: strconv.Itoa(i)})
+			if cap(h.buf) > size {
+				t.Fatalf("history of %d: room for %d after %d results", size, cap(h.buf), i+1)
+			}
+		}
+		if got := h.results(); len(got) != size || got[0].Output != strconv.Itoa(size) || got[size-1].Output != strconv.Itoa(2*size-1) {
+			t.Fatalf("history of %d after %d results: %d kept, from %q to %q", size, 2*size, len(got), got[0].Output, got[len(got)-1].Output)
+		}
 	}
 }
 

@@ -1,0 +1,32 @@
+module github.com/vitals-dev/vitals/bench
+
+go 1.26.5
+
+require (
+	github.com/alexliesenfeld/health v0.8.1
+	github.com/vitals-dev/vitals v0.0.0
+	sigs.k8s.io/controller-runtime v0.25.2
+)
+
+require (
+	github.com/GehirnInc/crypt v0.0.0-20230320061759-8cc1b52080c5 // indirect
+	github.com/canonical/go-flags v0.0.0-20230403090104-105d09a091b8 // indirect
+	github.com/canonical/pebble v1.32.1 // indirect
+	github.com/canonical/x-go v0.0.0-20230522092633-7947a7587f5b // indirect
+	github.com/go-logr/logr v1.4.3 // indirect
+	github.com/gorilla/mux v1.8.1 // indirect
+	github.com/gorilla/websocket v1.5.4-0.20250319132907-e064f32e3674 // indirect
+	github.com/pkg/term v1.1.0 // indirect
+	github.com/stretchr/objx v0.5.3 // indirect
+	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/term v0.45.0 // indirect
+	gopkg.in/tomb.v2 v2.0.0-20161208151619-d5d1b5820637 // indirect
+	gopkg.in/yaml.v2 v2.4.0 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
+	k8s.io/apimachinery v0.37.0 // indirect
+)
+
+replace github.com/vitals-dev/vitals => ../
+
+tool github.com/canonical/pebble/cmd/pebble

@@ -1,0 +1,336 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vitals-dev/vitals/bench/internal/harness"
+)
+
+func init() {
+	register(experiment{
+		ID:   "P2",
+		What: "agent CPU and peak RSS: 100 http checks every 1s against one local target, against bare Go GETs and Pebble",
+		Run:  runP2,
+	})
+}
+
+const (
+	p2Checks = 100
+	p2Period = time.Second
+	// The program under test runs on one core, the target on the other (the
+	// machine has two), as in P1.
+	p2CPU       = 0
+	p2TargetCPU = 1
+	// p2RateSlack is how far a program's GETs per second may be from
+	// p2Checks, besides one period's GETs more or less over the window (whose
+	// ends may cut through a burst of them): vitals spreads each run by up to
+	// ±5% of the period, which averages out, and Pebble's tickers do not
+	// drift.
+	p2RateSlack = 0.05
+)
+
+// A p2Program is one program that sends the 100 GETs.
+type p2Program struct {
+	name string
+	// health is the path of its own endpoint that must answer 200 before and
+	// after the window: its checks pass. Empty for the limit, which has none.
+	health string
+	// start starts it with its files under dir, its endpoint (if any) on
+	// addr, and its GETs to target ("http://127.0.0.1:PORT").
+	start func(ctx context.Context, env *harness.Env, dir, addr, target string) (*harness.Proc, error)
+}
+
+// p2Sample is one program's figures over one window.
+type p2Sample struct {
+	cpu   time.Duration // CPU time (user + system) over the window, scaled to p2Minute
+	rss   int64         // peak RSS (VmHWM) at the window's end, in bytes
+	rate  float64       // GETs per second the target received
+	conns float64       // new connections per second the target accepted
+}
+
+// p2Minute is what the CPU figures are given per: the experiment's window.
+const p2Minute = 60 * time.Second
+
+// runP2 runs each program in turn on one core, each round in another order:
+// bench/limit (the floor: the GETs and nothing else), vitals with the checks
+// in a vitals.yaml, and Pebble with them in a layer, all sending their GETs to
+// one target on the other core. Each gets a warm-up, then a window over which
+// its CPU time, its peak RSS and the GETs the target received are measured.
+func runP2(ctx context.Context, env *harness.Env) ([]harness.Row, error) {
+	dir, err := os.MkdirTemp("", "bench-p2")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+
+	limit, err := env.Build(ctx, "limit", "bench", "./limit")
+	if err != nil {
+		return nil, err
+	}
+	vitals, err := buildVitals(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := buildPebble(ctx, env); err != nil {
+		return nil, err
+	}
+
+	targetAddr, err := harness.LoopbackAddr()
+	if err != nil {
+		return nil, err
+	}
+	tp, err := env.Start(dir, nil, p2TargetCPU, limit, "-serve", targetAddr)
+	if err != nil {
+		return nil, err
+	}
+	defer tp.Stop(5 * time.Second)
+	target := "http://" + targetAddr
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+	_, err = harness.WaitHTTP(wait, tp, target+"/count", http.StatusOK, 10*time.Millisecond)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("the target: %w", err)
+	}
+
+	programs := []p2Program{
+		{name: "bare Go GETs (bench/limit)",
+			start: func(_ context.Context, env *harness.Env, dir, _, target string) (*harness.Proc, error) {
+				return env.Start(dir, nil, p2CPU, limit, "-n", strconv.Itoa(p2Checks), "-period", p2Period.String(), target+"/c%d")
+			}},
+		{name: "vitals", health: "/readyz",
+			start: func(_ context.Context, env *harness.Env, dir, addr, target string) (*harness.Proc, error) {
+				cfg := filepath.Join(dir, "vitals.yaml")
+				if err := os.WriteFile(cfg, []byte(p2VitalsConfig(addr, filepath.Join(dir, "vitals.sock"), target)), 0o644); err != nil {
+					return nil, err
+				}
+				// Warnings only: the 100 "check passed" lines at the start
+				// would flood the bench's output; nothing is logged in the
+				// window either way, as no check changes status.
+				return env.Start(dir, nil, p2CPU, vitals, "run", "-c", cfg, "--log-level", "warn")
+			}},
+		{name: "Pebble", health: "/v1/health",
+			start: func(ctx context.Context, env *harness.Env, dir, addr, target string) (*harness.Proc, error) {
+				return startPebble(ctx, env, dir, p2PebbleLayer(target), addr, p2CPU)
+			}},
+	}
+	const lim, vit, peb = 0, 1, 2
+
+	warm := env.Scale(10*time.Second, time.Second)
+	window := env.Scale(p2Minute, 3*time.Second)
+	samples := make([][]p2Sample, len(programs))
+	for round := range env.Rounds {
+		// Each round starts with another program, so that a slow stretch
+		// of the shared machine does not always hit the same one.
+		for k := range programs {
+			i := (round + k) % len(programs)
+			pr := programs[i]
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			s, err := p2Measure(ctx, env, pr, filepath.Join(dir, fmt.Sprintf("%d-%d", round, i)), target, warm, window)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", pr.name, err)
+			}
+			env.Logf("P2 round %d: %-26s CPU %6.2f s/min  peak RSS %s  %.1f GETs/s  %.1f new connections/s",
+				round+1, pr.name, s.cpu.Seconds(), p2MiB(s.rss), s.rate, s.conns)
+			samples[i] = append(samples[i], s)
+		}
+		last := func(i int) p2Sample { return samples[i][len(samples[i])-1] }
+		env.Logf("P2 round %d: vitals CPU ÷ limit %.2f, ÷ Pebble %.2f; peak RSS ÷ Pebble %.2f", round+1,
+			last(vit).cpu.Seconds()/last(lim).cpu.Seconds(), last(vit).cpu.Seconds()/last(peb).cpu.Seconds(),
+			float64(last(vit).rss)/float64(last(peb).rss))
+	}
+
+	cpu := make([]float64, len(programs))
+	perGET := make([]float64, len(programs))
+	rss := make([]float64, len(programs))
+	rate := make([]float64, len(programs))
+	for i, ss := range samples {
+		var c, e, r, g []float64
+		for _, s := range ss {
+			c = append(c, s.cpu.Seconds())
+			e = append(e, s.cpu.Seconds()/(s.rate*p2Minute.Seconds()))
+			r = append(r, float64(s.rss))
+			g = append(g, s.rate)
+		}
+		cpu[i], perGET[i], rss[i], rate[i] = harness.Median(c), harness.Median(e), harness.Median(r), harness.Median(g)
+	}
+	seconds := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + " s" }
+	perSecond := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + "/s" }
+	what := fmt.Sprintf("agent CPU-seconds per minute, %d http checks @%v (median of %d)", p2Checks, p2Period, env.Rounds)
+	rows := []harness.Row{
+		{ID: "P2", What: what + " ÷ " + programs[lim].name,
+			Vitals: seconds(cpu[vit]), Base: seconds(cpu[lim]), Ratio: cpu[vit] / cpu[lim], Target: "≤ 1.5×", Met: cpu[vit] <= 1.5*cpu[lim]},
+		{ID: "P2", What: what + " ÷ Pebble",
+			Vitals: seconds(cpu[vit]), Base: seconds(cpu[peb]), Ratio: cpu[vit] / cpu[peb], Target: "≤ 0.1×", Met: cpu[vit] <= 0.1*cpu[peb]},
+		{ID: "P2", What: "agent CPU per GET ÷ Pebble (which may fall behind its 100 GETs/s)",
+			Vitals: p2Micros(perGET[vit]), Base: p2Micros(perGET[peb]), Ratio: perGET[vit] / perGET[peb]},
+		{ID: "P2", What: "agent peak RSS (VmHWM) ÷ Pebble",
+			Vitals: p2MiB(int64(rss[vit])), Base: p2MiB(int64(rss[peb])), Ratio: rss[vit] / rss[peb], Target: "≤ 1.0×", Met: rss[vit] <= rss[peb]},
+		{ID: "P2", What: "agent peak RSS (VmHWM) ÷ " + programs[lim].name,
+			Vitals: p2MiB(int64(rss[vit])), Base: p2MiB(int64(rss[lim])), Ratio: rss[vit] / rss[lim]},
+	}
+	// The comparison holds when vitals and the limit did their 100 GETs a
+	// second; Pebble's shortfall, if any, is a finding about Pebble.
+	rows = append(rows, harness.Row{ID: "P2", What: "GETs per second the target received (100 checks @1s)",
+		Vitals: perSecond(rate[vit]), Base: fmt.Sprintf("limit %s, Pebble %s", perSecond(rate[lim]), perSecond(rate[peb])),
+		Target: fmt.Sprintf("vitals and limit %d ± %.0f%%", p2Checks, 100*p2RateSlack+100*p2Period.Seconds()/window.Seconds()),
+		Met:    p2RateOK(rate[vit], window) && p2RateOK(rate[lim], window)})
+	return rows, nil
+}
+
+// p2Measure starts pr, waits until its endpoint answers 200, lets it warm up,
+// and measures it over window: its CPU time and peak RSS from /proc, and the
+// GETs and connections the target saw meanwhile. Its endpoint must answer
+// 200 at the window's start and end, and the target must have had GETs.
+func p2Measure(ctx context.Context, env *harness.Env, pr p2Program, dir, target string, warm, window time.Duration) (p2Sample, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return p2Sample{}, err
+	}
+	addr, err := harness.LoopbackAddr()
+	if err != nil {
+		return p2Sample{}, err
+	}
+	p, err := pr.start(ctx, env, dir, addr, target)
+	if err != nil {
+		return p2Sample{}, err
+	}
+	defer p.Stop(5 * time.Second)
+	healthy := func() error {
+		if pr.health == "" {
+			return nil
+		}
+		_, err := p2Get("http://" + addr + pr.health)
+		return err
+	}
+	if pr.health != "" {
+		wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+		_, err := harness.WaitHTTP(wait, p, "http://"+addr+pr.health, http.StatusOK, 10*time.Millisecond)
+		cancel()
+		if err != nil {
+			return p2Sample{}, err
+		}
+	}
+	if err := p2Sleep(ctx, warm); err != nil {
+		return p2Sample{}, err
+	}
+	if err := healthy(); err != nil {
+		return p2Sample{}, fmt.Errorf("at the window's start: %w", err)
+	}
+
+	req0, conn0, err := p2Count(target)
+	if err != nil {
+		return p2Sample{}, err
+	}
+	u0, err := p.Now()
+	if err != nil {
+		return p2Sample{}, err
+	}
+	t0 := time.Now()
+	if err := p2Sleep(ctx, window); err != nil {
+		return p2Sample{}, err
+	}
+	u1, err := p.Now()
+	if err != nil {
+		return p2Sample{}, err
+	}
+	took := time.Since(t0)
+	req1, conn1, err := p2Count(target)
+	if err != nil {
+		return p2Sample{}, err
+	}
+	if err := healthy(); err != nil {
+		return p2Sample{}, fmt.Errorf("at the window's end: %w", err)
+	}
+	if req1 == req0 {
+		return p2Sample{}, fmt.Errorf("the target saw no GET in %v", window)
+	}
+	return p2Sample{
+		cpu:   time.Duration(float64(u1.CPU-u0.CPU) * float64(p2Minute) / float64(took)),
+		rss:   u1.PeakRSS,
+		rate:  float64(req1-req0) / took.Seconds(),
+		conns: float64(conn1-conn0-1) / took.Seconds(), // less the connection of the count itself
+	}, nil
+}
+
+// p2VitalsConfig is the vitals.yaml of P2: 100 ready http checks with
+// period 1s and every other setting at its default (timeout 1s, thresholds 1
+// and 3, the jitter), as a user would write them.
+func p2VitalsConfig(listen, api, target string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "listen: %s\napi: %s\nchecks:\n", listen, api)
+	for i := 1; i <= p2Checks; i++ {
+		fmt.Fprintf(&b, "  c%d:\n    http: {url: %q}\n    period: %v\n", i, fmt.Sprintf("%s/c%d", target, i), p2Period)
+	}
+	return b.String()
+}
+
+// p2PebbleLayer is the same checks as a Pebble layer: ready http checks with
+// period 1s, the timeout at its default (3s, capped at the period: 1s) and
+// the threshold at its default (3).
+func p2PebbleLayer(target string) string {
+	var b strings.Builder
+	b.WriteString("summary: bench P2\nchecks:\n")
+	for i := 1; i <= p2Checks; i++ {
+		fmt.Fprintf(&b, "  c%d:\n    override: replace\n    level: ready\n    period: %v\n    http:\n      url: %s/c%d\n", i, p2Period, target, i)
+	}
+	return b.String()
+}
+
+// p2Count asks the target how many GETs and new connections it has seen.
+func p2Count(target string) (requests, conns int64, err error) {
+	body, err := p2Get(target + "/count")
+	if err != nil {
+		return 0, 0, fmt.Errorf("the target: %w", err)
+	}
+	if _, err := fmt.Sscan(body, &requests, &conns); err != nil {
+		return 0, 0, fmt.Errorf("the target's count %q: %w", body, err)
+	}
+	return requests, conns, nil
+}
+
+// p2Get GETs url on a new connection and returns the body of a 200.
+func p2Get(url string) (string, error) {
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	res, err := client.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return "", err
+	}
+	if res.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s: %s", url, res.Status, b)
+	}
+	return string(b), nil
+}
+
+func p2Sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// p2RateOK says whether rate, measured over window, is p2Checks per period.
+func p2RateOK(rate float64, window time.Duration) bool {
+	slack := p2RateSlack + p2Period.Seconds()/window.Seconds()
+	want := p2Checks / p2Period.Seconds()
+	return rate >= want*(1-slack) && rate <= want*(1+slack)
+}
+
+func p2Micros(seconds float64) string { return strconv.FormatFloat(seconds*1e6, 'f', 0, 64) + " µs" }
+
+func p2MiB(b int64) string { return strconv.FormatFloat(float64(b)/(1<<20), 'f', 1, 64) + " MiB" }
