@@ -423,18 +423,23 @@ func TestACrashLoopBacksOffUpToItsMaximumAndStopsWithTheLastCode(t *testing.T) {
 
 // SIGTERM that comes while a crashed workload waits out its backoff ends
 // the loop: through the drain and after it, the workload is not started
-// again, and vitals exits with its last code.
+// again, and vitals exits with its last code at once: it waits out neither
+// the backoff nor the drain.
 func TestACrashedWorkloadIsNotRestartedWhenSIGTERMComesDuringItsBackoff(t *testing.T) {
-	const backoff, drain = time.Second, 3 * time.Second
+	const backoff, drain = 10 * time.Second, 10 * time.Second
 	mark := newMark(t)
 	a := startFaulty(t, mark, func(a *agent) string {
 		return fmt.Sprintf("service: {restart: on-failure, backoff: {initial: %v, max: %v}}\ndrain: %v\n%s", backoff, backoff, drain, okCheck(a))
 	}, "crash", "3")
 	waitSocket(t, a)
 	a.waitEvent(t, "the first crash", func(e health.Event) bool { return e.Type == health.EventServiceExited })
-	a.cmd.Process.Signal(syscall.SIGTERM) // within the backoff's 900ms at least
+	sent := time.Now()
+	a.cmd.Process.Signal(syscall.SIGTERM) // within the backoff's 9s at least
 	if code := exited(t, a.cmd); code != 3 {
 		t.Fatalf("exit %d, want the workload's last code 3; logs:\n%s", code, a.logs)
+	}
+	if took := time.Since(sent); took > drain/2 {
+		t.Errorf("vitals exited %v after SIGTERM; want at once, not after the backoff or the drain (%v each)", took, drain)
 	}
 	if n := strings.Count(a.logs.String(), "workload started"); n != 1 {
 		t.Fatalf("the workload started %d times, want once: not again after SIGTERM; logs:\n%s", n, a.logs)
@@ -446,7 +451,7 @@ func TestACrashedWorkloadIsNotRestartedWhenSIGTERMComesDuringItsBackoff(t *testi
 // stop-timeout after its stop signal: not before, and not much after.
 // vitals exits 137, 128 plus SIGKILL.
 func TestAWorkloadThatIgnoresSIGTERMIsKilledWithItsGroupAtTheStopTimeout(t *testing.T) {
-	const stopTimeout = time.Second
+	const stopTimeout = 3 * time.Second
 	mark := newMark(t)
 	a := startFaulty(t, mark, func(a *agent) string {
 		return fmt.Sprintf("service: {stop-timeout: %v}\n%s", stopTimeout, okCheck(a))
@@ -481,8 +486,8 @@ func TestAWorkloadThatIgnoresSIGTERMIsKilledWithItsGroupAtTheStopTimeout(t *test
 	}()
 	sent := time.Now()
 	a.cmd.Process.Signal(syscall.SIGTERM)
-	// Halfway, the family still lives: SIGTERM did not end it.
-	time.Sleep(stopTimeout / 2)
+	// A quarter of the way, the family still lives: SIGTERM did not end it.
+	time.Sleep(stopTimeout / 4)
 	if state, _ := procState(pid); state == "" || state == "Z" {
 		t.Fatalf("the workload is dead %v after SIGTERM, before its stop timeout of %v; logs:\n%s", time.Since(sent), stopTimeout, a.logs)
 	}
@@ -570,7 +575,7 @@ func familyOutlivesNothing(t *testing.T, onTerm string, stopTimeout time.Duratio
 // while the workload runs, and, though its policy is always, it is not
 // started again.
 func TestAWorkloadThatExitsSlowlyOnSIGTERMKeepsItsCode(t *testing.T) {
-	const drain = 800 * time.Millisecond
+	const drain = 3 * time.Second
 	mark := newMark(t)
 	a := startFaulty(t, mark, func(a *agent) string {
 		return fmt.Sprintf("service: {restart: always, stop-timeout: 10s}\ndrain: %v\n%s", drain, okCheck(a))
@@ -600,10 +605,10 @@ func TestAWorkloadThatExitsSlowlyOnSIGTERMKeepsItsCode(t *testing.T) {
 }
 
 // The workload exits with 7 on its own during the drain, before its stop
-// signal: vitals exits with 7, and does not start it again though its policy
-// is always.
+// signal: vitals exits with 7 at once, without waiting out the drain, and
+// does not start it again though its policy is always.
 func TestAWorkloadThatExitsDuringTheDrainKeepsItsCodeAndIsNotRestarted(t *testing.T) {
-	const drain = 3 * time.Second
+	const drain = 10 * time.Second
 	mark := newMark(t)
 	a := startFaulty(t, mark, func(a *agent) string {
 		return fmt.Sprintf("service: {restart: always, backoff: {initial: 50ms, max: 50ms}}\ndrain: %v\n%s", drain, okCheck(a))
@@ -616,9 +621,13 @@ func TestAWorkloadThatExitsDuringTheDrainKeepsItsCodeAndIsNotRestarted(t *testin
 			t.Fatalf("readyz did not fail within 20s of SIGTERM; logs:\n%s", a.logs)
 		}
 	}
+	told := time.Now()
 	syscall.Kill(pid, syscall.SIGUSR2)
 	if code := exited(t, a.cmd); code != 7 {
 		t.Fatalf("exit %d, want the workload's 7; logs:\n%s", code, a.logs)
+	}
+	if took := time.Since(told); took > drain/2 {
+		t.Errorf("vitals exited %v after the workload did; want at once, not at the end of the %v drain", took, drain)
 	}
 	logs := a.logs.String()
 	if n := strings.Count(logs, "workload started"); n != 1 || !strings.Contains(logs, "code=7 reason=crash") {

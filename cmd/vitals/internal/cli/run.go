@@ -268,8 +268,23 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	}
 
 	monitorCtx, stopMonitor := context.WithCancel(context.Background())
-	defer stopMonitor()
 	var sv *running
+	monitorStarted := false
+	// Last of all, whichever way vitals stops: once the checks have stopped
+	// (and, by the defers below, the workload and the hooks), no command of
+	// vitals's own runs, so every child left is an orphan of the workload.
+	defer func() {
+		stopMonitor()
+		if monitorStarted {
+			<-m.Done()
+		}
+		if sv == nil {
+			return
+		}
+		if left := sv.KillOrphans(); len(left) > 0 {
+			logger.Warn("processes the workload left did not die of SIGKILL", "pids", left)
+		}
+	}()
 	var exited <-chan struct{} // closed once the workload has exited for good
 	apiOpts := []api.Option{api.WithHooks(func() any { return hookRunner.Status() })}
 	hookRunner.Start()
@@ -309,6 +324,7 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	// The checks start with the workload, as the kubelet's do with the
 	// container.
 	m.Start(monitorCtx)
+	monitorStarted = true
 	actionsCtx, stopActions := context.WithCancel(monitorCtx)
 	defer stopActions()
 	go actions.Run(actionsCtx, m, supervisor)
@@ -558,10 +574,13 @@ func runNowOnChange(ctx context.Context, m *health.Monitor, checks []*logwatch.C
 type running struct {
 	*supervise.Supervisor
 	close func()
+	// KillOrphans kills and reaps what the workload left outside its
+	// process group and handed to vitals (see supervise.Reaper.KillOrphans).
+	KillOrphans func() (left []int)
 }
 
 // Close stops the workload if it still runs (when a server failed), then
-// the forwarding of signals, what the workload left behind, and the reaper.
+// the forwarding of signals and the reaper.
 func (r running) Close() {
 	r.Stop()
 	<-r.Done()
@@ -581,5 +600,5 @@ func startWorkload(spec supervise.Spec, m *health.Monitor, logger *slog.Logger) 
 		return nil, err
 	}
 	stopForwarding := sv.Forward()
-	return &running{sv, func() { stopForwarding(); reaper.KillOrphans(); reaper.Close() }}, nil
+	return &running{sv, func() { stopForwarding(); reaper.Close() }, reaper.KillOrphans}, nil
 }

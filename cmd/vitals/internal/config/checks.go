@@ -224,18 +224,17 @@ func httpKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker,
 	var header map[string][]string
 	if !d.fields(n, path, map[string]field{
 		"url": str(&s.URL), "method": str(&s.Method), "status": str(&s.Status),
-		"headers": stringMap(&header), "body": str(&s.Body), "not-body": str(&s.NotBody),
+		"headers": func(d *decoder, n ast.Node, path string) {
+			stringMap(&header)(d, n, path)
+			d.headers(n, path, header) // names, values, and the secrets they carry
+		},
+		"body": str(&s.Body), "not-body": str(&s.NotBody),
 		"ca-file": str(&s.TLS.CAFile), "cert": str(&s.TLS.CertFile), "key": str(&s.TLS.KeyFile),
 		"server-name": str(&s.TLS.ServerName), "insecure": boolean(&s.TLS.InsecureSkipVerify),
 	}) {
 		return nil, nil
 	}
 	s.Header = header
-	for name, values := range header {
-		for _, v := range values {
-			d.headerSecret(name, v)
-		}
-	}
 	return s, func() (health.Checker, error) {
 		if s.URL == "" {
 			return nil, errors.New("url is required")

@@ -388,7 +388,16 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"      url: \"http://x/\"",
 			"      headers: {\"bad name\": d}",
 		), []string{
-			`vitals.yaml:4:10: checks.web.http: header "bad name": the name is not a token`,
+			`vitals.yaml:5:17: checks.web.http.headers.bad name: "bad name" is not a header name`,
+		}},
+		{"http: header value with a line break", y(
+			"checks:",
+			"  web:",
+			"    http:",
+			"      url: \"http://x/\"",
+			"      headers: {X-A: \"a\\r\\nX-B: b\"}",
+		), []string{
+			`vitals.yaml:5:22: checks.web.http.headers.X-A: the value has a line break or a NUL, which a header cannot carry`,
 		}},
 		{"tcp: no address", y(
 			"checks:",

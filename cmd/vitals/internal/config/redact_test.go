@@ -34,6 +34,35 @@ checks:
 	}
 }
 
+func TestLiteralCredentialsInHeadersAndEnvMappingsAreSecrets(t *testing.T) {
+	c, err := Parse("vitals.yaml", []byte(`
+checks:
+  api:
+    http: {url: "http://api/", headers: {Authorization: "Bearer lit-bearer-token", X-Api-Key: lit-api-key, X-Trace: not-a-secret}}
+  db:
+    exec: {command: [psql, -c, "select 1"], env: {PGPASSWORD: lit-pg-password, PGHOST: db-host}}
+service:
+  command: [sleep, "60"]
+  env: {APP_SECRET: lit-app-secret}
+`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		"sent Bearer lit-bearer-token":    "sent xxxxx", // the whole value, longest first
+		"token lit-bearer-token rejected": "token xxxxx rejected",
+		"key lit-api-key unknown":         "key xxxxx unknown",
+		"trace not-a-secret":              "trace not-a-secret",
+		"password lit-pg-password failed": "password xxxxx failed",
+		"host db-host down":               "host db-host down",
+		"app lit-app-secret":              "app xxxxx",
+	} {
+		if got := c.Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestErrorsAndURLsKeepTheirSecretsToo(t *testing.T) {
 	env := map[string]string{"DB_PASSWORD": "s3cretpw"}
 	_, err := Parse("vitals.yaml", []byte(`

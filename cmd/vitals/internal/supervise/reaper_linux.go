@@ -121,27 +121,38 @@ func (r *Reaper) pass() {
 // and reaps it, so that nothing of the workload outlives vitals. Call it once
 // the workload has exited for good and no command of vitals's own runs (exec
 // checks, hooks): every child left then is such an orphan. As PID 1 it does
-// nothing: vitals's exit takes every process of its namespace with it.
-func (r *Reaper) KillOrphans() {
-	if !r.orphans || os.Getpid() == 1 {
-		return
+// nothing: vitals's exit takes every process of its namespace with it. It
+// returns the pids still there at its bound.
+//
+// It does nothing either when /proc shows another PID namespace than
+// vitals's own (unshare -p without a new /proc): the pids it lists would not
+// be vitals's children.
+func (r *Reaper) KillOrphans() (left []int) {
+	pid := os.Getpid()
+	if !r.orphans || pid == 1 {
+		return nil
+	}
+	if self, err := os.Readlink("/proc/self"); err != nil || self != strconv.Itoa(pid) {
+		return nil
 	}
 	// A killed orphan may hand its own children over: again, until none is
-	// left, or the bound (a process stuck in the kernel does not die).
-	for deadline := time.Now().Add(killBound); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		left := children(os.Getpid())
-		if len(left) == 0 {
-			return
+	// left, or the bound.
+	for deadline := time.Now().Add(killBound); ; time.Sleep(10 * time.Millisecond) {
+		left = children(pid)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
 		}
-		for _, pid := range left {
-			syscall.Kill(pid, syscall.SIGKILL)
+		for _, child := range left {
+			syscall.Kill(child, syscall.SIGKILL)
 			var ws syscall.WaitStatus
-			syscall.Wait4(pid, &ws, syscall.WNOHANG, nil) // or the reaper's pass did
+			syscall.Wait4(child, &ws, syscall.WNOHANG, nil) // or the reaper's pass did
 		}
 	}
 }
 
-// killBound bounds KillOrphans.
+// killBound bounds KillOrphans: a process in uninterruptible sleep (a hung
+// NFS read) does not die of SIGKILL until the kernel lets it, and vitals's
+// own exit must not wait for that.
 const killBound = 2 * time.Second
 
 // children lists the children of pid, from /proc.
