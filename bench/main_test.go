@@ -5,6 +5,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/vitals-dev/vitals/bench/internal/harness"
 )
 
 func TestBadArgumentsAreAUsageErrorThatSaysWhat(t *testing.T) {
@@ -54,5 +56,44 @@ func TestOnlyRunsTheNamedExperimentsInOrder(t *testing.T) {
 	}
 	if all, _ := choose(""); len(all) != 3 || all[0].ID != "P1" {
 		t.Errorf("no -only chose %d experiments starting with %v, want all 3 from P1", len(all), all)
+	}
+}
+
+func TestAnInterruptedRunFailsAndSaysWhatDidNotRun(t *testing.T) {
+	saved := experiments
+	t.Cleanup(func() { experiments = saved })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	experiments = nil
+	register(experiment{ID: "P1", Run: func(context.Context, *harness.Env) ([]harness.Row, error) {
+		cancel() // Ctrl-C once P1 has its figures
+		return []harness.Row{{ID: "P1", What: "done", Vitals: "1 ms"}}, nil
+	}})
+	register(experiment{ID: "P2", Run: func(ctx context.Context, _ *harness.Env) ([]harness.Row, error) {
+		return nil, ctx.Err()
+	}})
+	register(experiment{ID: "P3", Run: func(context.Context, *harness.Env) ([]harness.Row, error) {
+		t.Error("P3 ran after the interrupt")
+		return nil, nil
+	}})
+
+	var stdout, stderr bytes.Buffer
+	code, err := run(ctx, []string{"-only", "P1,P3"}, &stdout, &stderr)
+	if code != 1 || err == nil || !strings.Contains(err.Error(), "P3 did not run") {
+		t.Errorf("bench interrupted after P1 = exit %d, %v; want exit 1 saying P3 did not run", code, err)
+	}
+	if !strings.Contains(stdout.String(), "| P1 | done | 1 ms |") {
+		t.Errorf("the table lacks P1's row:\n%s", stdout.String())
+	}
+
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	experiments[0].Run = func(context.Context, *harness.Env) ([]harness.Row, error) {
+		cancel() // Ctrl-C during P1
+		return nil, ctx.Err()
+	}
+	code, err = run(ctx, nil, &stdout, &stderr)
+	if code != 1 || err == nil || !strings.Contains(err.Error(), "P1 did not run to the end") || !strings.Contains(err.Error(), "P2, P3 did not run") {
+		t.Errorf("bench interrupted during P1 = exit %d, %v; want exit 1 saying P1 did not end and P2, P3 did not run", code, err)
 	}
 }

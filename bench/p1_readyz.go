@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -194,7 +193,7 @@ func p1Round(ctx context.Context, env *harness.Env, servers []p1Server, results 
 	for i := range servers {
 		r := &results[i]
 		r.perSecond = append(r.perSecond, float64(requests[i])/busy[i].Seconds())
-		r.p99 = append(r.p99, harness.Percentile(p99[i], 50))
+		r.p99 = append(r.p99, harness.Median(p99[i]))
 		r.cpu = append(r.cpu, cpu[i]/time.Duration(max(1, requests[i])))
 	}
 	return nil
@@ -223,7 +222,7 @@ func p1Start(ctx context.Context, env *harness.Env, s p1Server, dir string) (*ha
 		if _, err := harness.WaitHTTP(wait, p, url, http.StatusOK, 10*time.Millisecond); err != nil {
 			return err
 		}
-		if body, err := p1Get(url); err != nil {
+		if body, err := harness.Get(url); err != nil {
 			return err
 		} else if !strings.Contains(body, s.want) {
 			return fmt.Errorf("GET %s answered %q, want %q in it", url, body, s.want)
@@ -250,8 +249,8 @@ func p1Rows(servers []p1Server, results []p1Result) []harness.Row {
 	cpu := make([]time.Duration, len(servers))
 	for i, r := range results {
 		rate[i] = harness.Median(r.perSecond)
-		p99[i] = harness.Percentile(r.p99, 50)
-		cpu[i] = harness.Percentile(r.cpu, 50)
+		p99[i] = harness.Median(r.p99)
+		cpu[i] = harness.Median(r.cpu)
 	}
 	const bare, vitals = 0, 1
 	best := -1
@@ -277,22 +276,14 @@ func p1Rows(servers []p1Server, results []p1Result) []harness.Row {
 	for i, s := range servers {
 		if i != vitals {
 			rows = append(rows, harness.Row{ID: "P1", What: "/readyz p99 latency ÷ " + s.name + " (lower is better)",
-				Vitals: p1Millis(p99[vitals]), Base: p1Millis(p99[i]), Ratio: float64(p99[vitals]) / float64(p99[i])})
+				Vitals: harness.Millis(p99[vitals], 2), Base: harness.Millis(p99[i], 2), Ratio: float64(p99[vitals]) / float64(p99[i])})
 		}
 	}
 	for _, i := range []int{bare, best} {
 		rows = append(rows, harness.Row{ID: "P1", What: "/readyz server CPU per request ÷ " + servers[i].name + " (lower is better)",
-			Vitals: p1Micros(cpu[vitals]), Base: p1Micros(cpu[i]), Ratio: float64(cpu[vitals]) / float64(cpu[i])})
+			Vitals: harness.Micros(cpu[vitals], 1), Base: harness.Micros(cpu[i], 1), Ratio: float64(cpu[vitals]) / float64(cpu[i])})
 	}
 	return rows
-}
-
-func p1Millis(d time.Duration) string {
-	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64) + " ms"
-}
-
-func p1Micros(d time.Duration) string {
-	return strconv.FormatFloat(float64(d)/float64(time.Microsecond), 'f', 1, 64) + " µs"
 }
 
 // p1PebbleLayer is a layer of 50 ready tcp checks on addr, period 1h.
@@ -341,7 +332,7 @@ func p1PebbleChecks(ctx context.Context, env *harness.Env, _, dir string) error 
 // 50 times (one per check).
 func p1CountLines(path, want string) func(context.Context, *harness.Env, string, string) error {
 	return func(_ context.Context, _ *harness.Env, base, _ string) error {
-		body, err := p1Get(base + path)
+		body, err := harness.Get(base + path)
 		if err != nil {
 			return err
 		}
@@ -350,20 +341,4 @@ func p1CountLines(path, want string) func(context.Context, *harness.Env, string,
 		}
 		return nil
 	}
-}
-
-func p1Get(url string) (string, error) {
-	resp, err := http.Get(url)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s: %s: %s", url, resp.Status, b)
-	}
-	return string(b), nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -75,8 +74,7 @@ func runP2(ctx context.Context, env *harness.Env) ([]harness.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	vitals, err := buildVitals(ctx, env)
-	if err != nil {
+	if _, err := buildVitals(ctx, env); err != nil {
 		return nil, err
 	}
 	if _, err := buildPebble(ctx, env); err != nil {
@@ -106,15 +104,12 @@ func runP2(ctx context.Context, env *harness.Env) ([]harness.Row, error) {
 				return env.Start(dir, nil, p2CPU, limit, "-n", strconv.Itoa(p2Checks), "-period", p2Period.String(), target+"/c%d")
 			}},
 		{name: "vitals", health: "/readyz",
-			start: func(_ context.Context, env *harness.Env, dir, addr, target string) (*harness.Proc, error) {
-				cfg := filepath.Join(dir, "vitals.yaml")
-				if err := os.WriteFile(cfg, []byte(p2VitalsConfig(addr, filepath.Join(dir, "vitals.sock"), target)), 0o644); err != nil {
-					return nil, err
-				}
+			start: func(ctx context.Context, env *harness.Env, dir, addr, target string) (*harness.Proc, error) {
 				// Warnings only: the 100 "check passed" lines at the start
 				// would flood the bench's output; nothing is logged in the
 				// window either way, as no check changes status.
-				return env.Start(dir, nil, p2CPU, vitals, "run", "-c", cfg, "--log-level", "warn")
+				return startVitals(ctx, env, vitalsRun{dir: dir, listen: addr, config: p2VitalsChecks(target), cpu: p2CPU,
+					args: []string{"--log-level", "warn"}})
 			}},
 		{name: "Pebble", health: "/v1/health",
 			start: func(ctx context.Context, env *harness.Env, dir, addr, target string) (*harness.Proc, error) {
@@ -140,7 +135,7 @@ func runP2(ctx context.Context, env *harness.Env) ([]harness.Row, error) {
 				return nil, fmt.Errorf("%s: %w", pr.name, err)
 			}
 			env.Logf("P2 round %d: %-26s CPU %6.2f s/min  peak RSS %s  %.1f GETs/s  %.1f new connections/s",
-				round+1, pr.name, s.cpu.Seconds(), p2MiB(s.rss), s.rate, s.conns)
+				round+1, pr.name, s.cpu.Seconds(), harness.MiB(s.rss), s.rate, s.conns)
 			samples[i] = append(samples[i], s)
 		}
 		last := func(i int) p2Sample { return samples[i][len(samples[i])-1] }
@@ -150,14 +145,15 @@ func runP2(ctx context.Context, env *harness.Env) ([]harness.Row, error) {
 	}
 
 	cpu := make([]float64, len(programs))
-	perGET := make([]float64, len(programs))
+	perGET := make([]time.Duration, len(programs))
 	rss := make([]float64, len(programs))
 	rate := make([]float64, len(programs))
 	for i, ss := range samples {
-		var c, e, r, g []float64
+		var c, r, g []float64
+		var e []time.Duration
 		for _, s := range ss {
 			c = append(c, s.cpu.Seconds())
-			e = append(e, s.cpu.Seconds()/(s.rate*p2Minute.Seconds()))
+			e = append(e, time.Duration(float64(s.cpu)/(s.rate*p2Minute.Seconds())))
 			r = append(r, float64(s.rss))
 			g = append(g, s.rate)
 		}
@@ -172,11 +168,11 @@ func runP2(ctx context.Context, env *harness.Env) ([]harness.Row, error) {
 		{ID: "P2", What: what + " ÷ Pebble",
 			Vitals: seconds(cpu[vit]), Base: seconds(cpu[peb]), Ratio: cpu[vit] / cpu[peb], Target: "≤ 0.1×", Met: cpu[vit] <= 0.1*cpu[peb]},
 		{ID: "P2", What: "agent CPU per GET ÷ Pebble (which may fall behind its 100 GETs/s)",
-			Vitals: p2Micros(perGET[vit]), Base: p2Micros(perGET[peb]), Ratio: perGET[vit] / perGET[peb]},
+			Vitals: harness.Micros(perGET[vit], 0), Base: harness.Micros(perGET[peb], 0), Ratio: float64(perGET[vit]) / float64(perGET[peb])},
 		{ID: "P2", What: "agent peak RSS (VmHWM) ÷ Pebble",
-			Vitals: p2MiB(int64(rss[vit])), Base: p2MiB(int64(rss[peb])), Ratio: rss[vit] / rss[peb], Target: "≤ 1.0×", Met: rss[vit] <= rss[peb]},
+			Vitals: harness.MiB(int64(rss[vit])), Base: harness.MiB(int64(rss[peb])), Ratio: rss[vit] / rss[peb], Target: "≤ 1.0×", Met: rss[vit] <= rss[peb]},
 		{ID: "P2", What: "agent peak RSS (VmHWM) ÷ " + programs[lim].name,
-			Vitals: p2MiB(int64(rss[vit])), Base: p2MiB(int64(rss[lim])), Ratio: rss[vit] / rss[lim]},
+			Vitals: harness.MiB(int64(rss[vit])), Base: harness.MiB(int64(rss[lim])), Ratio: rss[vit] / rss[lim]},
 	}
 	// The comparison holds when vitals and the limit did their 100 GETs a
 	// second; Pebble's shortfall, if any, is a finding about Pebble.
@@ -208,7 +204,7 @@ func p2Measure(ctx context.Context, env *harness.Env, pr p2Program, dir, target 
 		if pr.health == "" {
 			return nil
 		}
-		_, err := p2Get("http://" + addr + pr.health)
+		_, err := harness.Get("http://" + addr + pr.health)
 		return err
 	}
 	if pr.health != "" {
@@ -219,7 +215,7 @@ func p2Measure(ctx context.Context, env *harness.Env, pr p2Program, dir, target 
 			return p2Sample{}, err
 		}
 	}
-	if err := p2Sleep(ctx, warm); err != nil {
+	if err := harness.Sleep(ctx, warm); err != nil {
 		return p2Sample{}, err
 	}
 	if err := healthy(); err != nil {
@@ -235,7 +231,7 @@ func p2Measure(ctx context.Context, env *harness.Env, pr p2Program, dir, target 
 		return p2Sample{}, err
 	}
 	t0 := time.Now()
-	if err := p2Sleep(ctx, window); err != nil {
+	if err := harness.Sleep(ctx, window); err != nil {
 		return p2Sample{}, err
 	}
 	u1, err := p.Now()
@@ -261,12 +257,12 @@ func p2Measure(ctx context.Context, env *harness.Env, pr p2Program, dir, target 
 	}, nil
 }
 
-// p2VitalsConfig is the vitals.yaml of P2: 100 ready http checks with
-// period 1s and every other setting at its default (timeout 1s, thresholds 1
-// and 3, the jitter), as a user would write them.
-func p2VitalsConfig(listen, api, target string) string {
+// p2VitalsChecks is the checks of P2's vitals.yaml: 100 ready http checks
+// with period 1s and every other setting at its default (timeout 1s,
+// thresholds 1 and 3, the jitter), as a user would write them.
+func p2VitalsChecks(target string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "listen: %s\napi: %s\nchecks:\n", listen, api)
+	b.WriteString("checks:\n")
 	for i := 1; i <= p2Checks; i++ {
 		fmt.Fprintf(&b, "  c%d:\n    http: {url: %q}\n    period: %v\n", i, fmt.Sprintf("%s/c%d", target, i), p2Period)
 	}
@@ -287,7 +283,7 @@ func p2PebbleLayer(target string) string {
 
 // p2Count asks the target how many GETs and new connections it has seen.
 func p2Count(target string) (requests, conns int64, err error) {
-	body, err := p2Get(target + "/count")
+	body, err := harness.Get(target + "/count")
 	if err != nil {
 		return 0, 0, fmt.Errorf("the target: %w", err)
 	}
@@ -297,40 +293,9 @@ func p2Count(target string) (requests, conns int64, err error) {
 	return requests, conns, nil
 }
 
-// p2Get GETs url on a new connection and returns the body of a 200.
-func p2Get(url string) (string, error) {
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
-	res, err := client.Get(url)
-	if err != nil {
-		return "", err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return "", err
-	}
-	if res.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s: %s: %s", url, res.Status, b)
-	}
-	return string(b), nil
-}
-
-func p2Sleep(ctx context.Context, d time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
-}
-
 // p2RateOK says whether rate, measured over window, is p2Checks per period.
 func p2RateOK(rate float64, window time.Duration) bool {
 	slack := p2RateSlack + p2Period.Seconds()/window.Seconds()
 	want := p2Checks / p2Period.Seconds()
 	return rate >= want*(1-slack) && rate <= want*(1+slack)
 }
-
-func p2Micros(seconds float64) string { return strconv.FormatFloat(seconds*1e6, 'f', 0, 64) + " µs" }
-
-func p2MiB(b int64) string { return strconv.FormatFloat(float64(b)/(1<<20), 'f', 1, 64) + " MiB" }

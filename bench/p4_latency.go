@@ -60,8 +60,7 @@ func runP4(ctx context.Context, env *harness.Env) ([]harness.Row, error) {
 	if env.Quick {
 		flips, restarts = 6, 3
 	}
-	vitals, err := buildVitals(ctx, env)
-	if err != nil {
+	if _, err := buildVitals(ctx, env); err != nil {
 		return nil, err
 	}
 	workload, err := env.Build(ctx, "workload", "bench", "./workload")
@@ -72,7 +71,7 @@ func runP4(ctx context.Context, env *harness.Env) ([]harness.Row, error) {
 	row := func(what string, ds []time.Duration, target time.Duration, targetText string) {
 		p50, p99 := harness.Percentile(ds, 50), harness.Percentile(ds, 99)
 		rows = append(rows, harness.Row{ID: "P4", What: what,
-			Vitals: fmt.Sprintf("p50 %s, p99 %s (%d)", p4Ms(p50), p4Ms(p99), len(ds)),
+			Vitals: fmt.Sprintf("p50 %s, p99 %s (%d)", harness.Millis(p50, 3), harness.Millis(p99, 3), len(ds)),
 			Target: targetText, Met: len(ds) > 0 && p99 <= target})
 	}
 
@@ -85,7 +84,7 @@ func runP4(ctx context.Context, env *harness.Env) ([]harness.Row, error) {
 	row("library: checker returned → WaitEvents returns", returned, p4EventP99, "p99 ≤ 2 ms")
 
 	env.Logf("P4: agent, %d flips, SSE and long-poll readers", flips)
-	sse, poll, err := p4Agent(ctx, env, vitals, flips)
+	sse, poll, err := p4Agent(ctx, env, flips)
 	if err != nil {
 		return rows, fmt.Errorf("agent: %w", err)
 	}
@@ -93,7 +92,7 @@ func runP4(ctx context.Context, env *harness.Env) ([]harness.Row, error) {
 	row("agent: result recorded → event read from /v1/events, long poll", poll, p4EventP99, "p99 ≤ 2 ms")
 
 	env.Logf("P4: agent, %d restarts on a check's failure", restarts)
-	term, err := p4Restarts(ctx, env, vitals, workload, restarts)
+	term, err := p4Restarts(ctx, env, workload, restarts)
 	if err != nil {
 		return rows, fmt.Errorf("restart: %w", err)
 	}
@@ -141,7 +140,11 @@ func p4Library(ctx context.Context, flips int) (recorded, returned []time.Durati
 				return
 			}
 			for _, e := range evs {
-				got <- p4Received{e, at}
+				select {
+				case got <- p4Received{e, at}:
+				case <-ctx.Done():
+					return
+				}
 				after = e.ID
 			}
 		}
@@ -154,7 +157,7 @@ func p4Library(ctx context.Context, flips int) (recorded, returned []time.Durati
 	for i := 0; i <= flips; i++ {
 		if i > 0 {
 			failing.Store(i%2 == 1)
-			want = map[bool]health.EventType{true: health.EventCheckFailed, false: health.EventCheckPassed}[i%2 == 1]
+			want = p4Expect(i%2 == 1)
 		}
 		r, err := p4Await(ctx, got, 10*time.Second, func(e health.Event) bool { return e.Type == want && e.ID > last })
 		if err != nil {
@@ -181,13 +184,13 @@ func p4Library(ctx context.Context, flips int) (recorded, returned []time.Durati
 // p4Agent runs vitals with one http check on a target it flips flips times,
 // and returns how long after each event's time the SSE reader and the
 // long-poll reader had it.
-func p4Agent(ctx context.Context, env *harness.Env, vitals string, flips int) (sse, poll []time.Duration, err error) {
+func p4Agent(ctx context.Context, env *harness.Env, flips int) (sse, poll []time.Duration, err error) {
 	dir, err := os.MkdirTemp("", "vitals-bench-p4")
 	if err != nil {
 		return nil, nil, err
 	}
 	defer os.RemoveAll(dir)
-	target, err := p4StartTarget()
+	target, err := harness.StartTarget()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -198,8 +201,8 @@ func p4Agent(ctx context.Context, env *harness.Env, vitals string, flips int) (s
     http: {url: "%s"}
     period: %v
     failure-threshold: 1
-`, target.url, p4Period)
-	p, client, err := p4StartVitals(ctx, env, vitals, dir, cfg)
+`, target.URL, p4Period)
+	p, client, err := p4StartVitals(ctx, env, dir, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -219,10 +222,10 @@ func p4Agent(ctx context.Context, env *harness.Env, vitals string, flips int) (s
 	var last uint64
 	want := health.EventCheckPassed
 	for i := 0; i <= flips; i++ {
-		q0 := p3RunQueueWait(p.Pid()) + p3RunQueueWait(os.Getpid())
+		q0 := p4Waited(p)
 		if i > 0 {
-			target.failing.Store(i%2 == 1)
-			want = map[bool]health.EventType{true: health.EventCheckFailed, false: health.EventCheckPassed}[i%2 == 1]
+			target.SetFailing(i%2 == 1)
+			want = p4Expect(i%2 == 1)
 		}
 		is := func(e health.Event) bool { return e.Type == want && e.Check == "flip" && e.ID > last }
 		s, err := p4Await(ctx, sseGot, 10*time.Second, is)
@@ -240,7 +243,7 @@ func p4Agent(ctx context.Context, env *harness.Env, vitals string, flips int) (s
 		if i > 0 {
 			sse = append(sse, s.at.Sub(s.ev.Time))
 			poll = append(poll, l.at.Sub(l.ev.Time))
-			waited = append(waited, p3RunQueueWait(p.Pid())+p3RunQueueWait(os.Getpid())-q0)
+			waited = append(waited, p4Waited(p)-q0)
 		}
 		p4Pause()
 	}
@@ -253,13 +256,13 @@ func p4Agent(ctx context.Context, env *harness.Env, vitals string, flips int) (s
 // check that restarts it on failure, makes the check fail n times, and
 // returns how long after each check-failed event's time SIGTERM reached the
 // workload.
-func p4Restarts(ctx context.Context, env *harness.Env, vitals, workload string, n int) ([]time.Duration, error) {
+func p4Restarts(ctx context.Context, env *harness.Env, workload string, n int) ([]time.Duration, error) {
 	dir, err := os.MkdirTemp("", "vitals-bench-p4")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	target, err := p4StartTarget()
+	target, err := harness.StartTarget()
 	if err != nil {
 		return nil, err
 	}
@@ -277,8 +280,8 @@ checks:
     period: %v
     failure-threshold: 1
     on-failure: restart
-`, workload, terms, target.url, p4Period)
-	p, client, err := p4StartVitals(ctx, env, vitals, dir, cfg)
+`, workload, terms, target.URL, p4Period)
+	p, client, err := p4StartVitals(ctx, env, dir, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -307,8 +310,8 @@ checks:
 			return nil, fmt.Errorf("restart %d: %w", i, err)
 		}
 		p4Pause()
-		q0 := p3RunQueueWait(p.Pid()) + p3RunQueueWait(os.Getpid())
-		target.failing.Store(true)
+		q0 := p4Waited(p)
+		target.SetFailing(true)
 		failed, err := await("the check to fail", func(e health.Event) bool {
 			return e.Type == health.EventCheckFailed && e.Check == "target" && e.ID > passed.ID
 		})
@@ -318,7 +321,7 @@ checks:
 		exited, err := await("the workload to exit", func(e health.Event) bool {
 			return e.Type == health.EventServiceExited && e.ID > failed.ID
 		})
-		target.failing.Store(false)
+		target.SetFailing(false)
 		if err != nil {
 			return nil, fmt.Errorf("restart %d: %w", i, err)
 		}
@@ -331,7 +334,7 @@ checks:
 		}
 		ds = append(ds, at.Sub(failed.Time))
 		// The workload has exited: its own waits are gone with it.
-		waited = append(waited, p3RunQueueWait(p.Pid())+p3RunQueueWait(os.Getpid())-q0)
+		waited = append(waited, p4Waited(p)-q0)
 		last = exited.ID
 	}
 	p4Slow(env, "restart", ds, waited, p4Restart)
@@ -372,75 +375,53 @@ func p4TermTime(file string, pid int) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("the workload of pid %d noted no SIGTERM in %s", pid, file)
 }
 
-// p4Target is an HTTP server that answers 200, or 503 while failing is set.
-type p4Target struct {
-	url     string
-	failing atomic.Bool
-	srv     *http.Server
-}
+// p4APIWait bounds the wait for the start of the management API's answer
+// (its headers): the long poll's wait=30s and some. The client has no
+// Timeout of its own, since the event stream it reads does not end; the
+// readers' context ends it.
+const p4APIWait = 35 * time.Second
 
-func p4StartTarget() (*p4Target, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	t := &p4Target{url: "http://" + ln.Addr().String() + "/"}
-	t.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		if t.failing.Load() {
-			http.Error(w, "flipped to failing", http.StatusServiceUnavailable)
-			return
-		}
-		io.WriteString(w, "ok")
-	})}
-	go t.srv.Serve(ln)
-	return t, nil
-}
-
-func (t *p4Target) Close() { t.srv.Close() }
-
-// p4StartVitals writes cfg, with listen and api added, into dir and starts
-// `vitals run` on it, pinned to p4Core, its log going to dir/vitals.log as a
+// p4StartVitals starts `vitals run` on cfg (vitals.yaml without its listen
+// and api) in dir, pinned to p4Core, its log going to dir/vitals.log as a
 // container's would go to a file. It returns once the management API
 // answers, with a client of it.
-func p4StartVitals(ctx context.Context, env *harness.Env, vitals, dir, cfg string) (*harness.Proc, *http.Client, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func p4StartVitals(ctx context.Context, env *harness.Env, dir, cfg string) (*harness.Proc, *http.Client, error) {
+	listen, err := harness.LoopbackAddr()
 	if err != nil {
 		return nil, nil, err
 	}
-	listen := ln.Addr().String()
-	ln.Close()
-	sock := filepath.Join(dir, "vitals.sock")
-	cfg = fmt.Sprintf("listen: %s\napi: %s\n", listen, sock) + cfg
-	file := filepath.Join(dir, "vitals.yaml")
-	if err := os.WriteFile(file, []byte(cfg), 0o644); err != nil {
-		return nil, nil, err
-	}
-	p, err := env.Start(dir, nil, p4Core, "/bin/sh", "-c", `exec "$0" "$@" 2>>vitals.log`, vitals, "run", "-c", file)
+	p, err := startVitals(ctx, env, vitalsRun{dir: dir, listen: listen, config: cfg, cpu: p4Core, logFile: "vitals.log"})
 	if err != nil {
 		return nil, nil, err
 	}
+	failed := func(err error) (*harness.Proc, *http.Client, error) {
+		p.Stop(time.Second)
+		log, _ := os.ReadFile(filepath.Join(dir, "vitals.log"))
+		return nil, nil, fmt.Errorf("%w\n%s", err, log)
+	}
+	sock := vitalsSocket(dir)
 	client := &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "unix", sock)
 		},
+		ResponseHeaderTimeout: p4APIWait,
 	}}
-	if _, err := harness.WaitHTTP(ctx, p, "http://"+listen+"/livez", http.StatusOK, 20*time.Millisecond); err != nil {
-		p.Stop(time.Second)
-		log, _ := os.ReadFile(filepath.Join(dir, "vitals.log"))
-		return nil, nil, fmt.Errorf("%w\n%s", err, log)
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := harness.WaitHTTP(wait, p, "http://"+listen+"/livez", http.StatusOK, 20*time.Millisecond); err != nil {
+		return failed(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		resp, err := client.Get("http://vitals/v1/health?level=live")
+	ask := &http.Client{Transport: client.Transport, Timeout: time.Second}
+	for {
+		resp, err := ask.Get("http://vitals/v1/health?level=live")
 		if err == nil {
 			resp.Body.Close()
 			return p, client, nil
 		}
-		if time.Now().After(deadline) {
-			p.Stop(time.Second)
-			return nil, nil, fmt.Errorf("the management API on %s: %w", sock, err)
+		if werr := harness.Sleep(wait, 20*time.Millisecond); werr != nil {
+			return failed(fmt.Errorf("the management API on %s: %w (last error: %v)", sock, werr, err))
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -479,7 +460,11 @@ func p4Stream(ctx context.Context, client *http.Client, got chan<- p4Received) e
 			if err := json.Unmarshal([]byte(data), &e); err != nil {
 				return fmt.Errorf("SSE: %w", err)
 			}
-			got <- p4Received{e, at}
+			select {
+			case got <- p4Received{e, at}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 	}
 }
@@ -511,7 +496,11 @@ func p4Poll(ctx context.Context, client *http.Client, got chan<- p4Received) err
 			return fmt.Errorf("long poll: %w", err)
 		}
 		for _, e := range evs {
-			got <- p4Received{e, at}
+			select {
+			case got <- p4Received{e, at}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 			after = e.ID
 		}
 	}
@@ -546,8 +535,23 @@ func p4Failed(errs <-chan error) string {
 	}
 }
 
+// p4Expect is the event a flip to failing, or back to passing, makes.
+func p4Expect(failing bool) health.EventType {
+	if failing {
+		return health.EventCheckFailed
+	}
+	return health.EventCheckPassed
+}
+
+// p4Waited is how long vitals's threads and this process's have waited for
+// a core so far: what other processes took from them. It is a figure for the
+// log only, left at 0 where /proc does not tell.
+func p4Waited(vitals *harness.Proc) time.Duration {
+	_, v, _ := harness.Schedstat(vitals.Pid())
+	_, b, _ := harness.Schedstat(os.Getpid())
+	return v + b
+}
+
 // p4Pause waits a random part of a period before the next flip, so that
 // flips do not keep the same phase against the check's runs.
 func p4Pause() { time.Sleep(rand.N(p4Period)) }
-
-func p4Ms(d time.Duration) string { return strconv.FormatFloat(d.Seconds()*1e3, 'f', 3, 64) + " ms" }

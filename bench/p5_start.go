@@ -3,12 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/vitals-dev/vitals/bench/internal/harness"
@@ -48,31 +45,23 @@ func runP5(ctx context.Context, env *harness.Env) ([]harness.Row, error) {
 	defer os.RemoveAll(dir)
 
 	// The one check of every program: GET of a local server answering 200.
-	target, err := net.Listen("tcp", "127.0.0.1:0")
+	target, err := harness.StartTarget()
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok")) }), ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(target)
-	defer srv.Close()
-	url := "http://" + target.Addr().String() + "/"
+	defer target.Close()
+	url := target.URL
 
-	vitals, err := buildVitals(ctx, env)
-	if err != nil {
+	if _, err := buildVitals(ctx, env); err != nil {
 		return nil, err
 	}
 	if _, err := buildPebble(ctx, env); err != nil {
 		return nil, err
 	}
 	vitalsAt := func(level string) func(context.Context, *harness.Env, string, string) (*harness.Proc, error) {
-		return func(_ context.Context, env *harness.Env, dir, addr string) (*harness.Proc, error) {
-			cfg := filepath.Join(dir, "vitals.yaml")
-			yaml := fmt.Sprintf("listen: %s\napi: %s\nchecks:\n  target:\n    level: %s\n    http: {url: %q}\n",
-				addr, filepath.Join(dir, "vitals.sock"), level, url)
-			if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
-				return nil, err
-			}
-			return env.Start(dir, nil, p5CPU, vitals, "run", "-c", cfg)
+		return func(ctx context.Context, env *harness.Env, dir, addr string) (*harness.Proc, error) {
+			return startVitals(ctx, env, vitalsRun{dir: dir, listen: addr, cpu: p5CPU,
+				config: fmt.Sprintf("checks:\n  target:\n    level: %s\n    http: {url: %q}\n", level, url)})
 		}
 	}
 	programs := []p5Program{
@@ -89,8 +78,8 @@ func runP5(ctx context.Context, env *harness.Env) ([]harness.Row, error) {
 	if env.Quick {
 		runs = 3
 	}
-	took := make([][]float64, len(programs))
-	cpu := make([][]float64, len(programs))
+	took := make([][]time.Duration, len(programs))
+	cpu := make([][]time.Duration, len(programs))
 	for run := range runs {
 		for i, pr := range programs {
 			if ctx.Err() != nil {
@@ -100,31 +89,33 @@ func runP5(ctx context.Context, env *harness.Env) ([]harness.Row, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", pr.name, err)
 			}
-			env.Logf("P5 run %d: %-18s first 200 after %5.1f ms, %5.1f ms of CPU", run+1, pr.name, d, c)
+			env.Logf("P5 run %d: %-18s first 200 after %8s, %8s of CPU", run+1, pr.name, harness.Millis(d, 1), harness.Millis(c, 1))
 			took[i] = append(took[i], d)
 			cpu[i] = append(cpu[i], c)
 		}
 	}
 	live, pebble, ready := harness.Median(took[0]), harness.Median(took[1]), harness.Median(took[2])
 	liveCPU, pebbleCPU := harness.Median(cpu[0]), harness.Median(cpu[1])
-	ms := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " ms" }
+	ms := func(d time.Duration) string { return harness.Millis(d, 1) }
+	ratio := func(a, b time.Duration) float64 { return float64(a) / float64(b) }
 	return []harness.Row{
 		{ID: "P5", What: fmt.Sprintf("`vitals run` start → first 200 on /livez (median of %d)", runs),
-			Vitals: ms(live), Target: "≤ 50 ms", Met: live <= 50},
+			Vitals: ms(live), Target: "≤ 50 ms", Met: live <= 50*time.Millisecond},
 		{ID: "P5", What: "start → first 200: vitals /livez ÷ Pebble /v1/health",
-			Vitals: ms(live), Base: ms(pebble), Ratio: live / pebble, Target: "≤ 0.5×", Met: live/pebble <= 0.5},
+			Vitals: ms(live), Base: ms(pebble), Ratio: ratio(live, pebble), Target: "≤ 0.5×", Met: ratio(live, pebble) <= 0.5},
 		{ID: "P5", What: "CPU used from start to first 200: vitals ÷ Pebble",
-			Vitals: ms(liveCPU), Base: ms(pebbleCPU), Ratio: liveCPU / pebbleCPU},
+			Vitals: ms(liveCPU), Base: ms(pebbleCPU), Ratio: ratio(liveCPU, pebbleCPU)},
 		{ID: "P5", What: "`vitals run` start → first 200 on /readyz: its http check ran and passed",
 			Vitals: ms(ready)},
 	}, nil
 }
 
-// p5Once starts pr with its files in dir and returns the milliseconds from
-// the exec to the first 200 on its path, and the milliseconds of CPU the
-// process had used by then (less moved than the first by other processes
-// taking the machine's cores meanwhile).
-func p5Once(ctx context.Context, env *harness.Env, pr p5Program, dir string) (took, cpu float64, err error) {
+// p5Once starts pr with its files in dir and returns the time from the exec
+// to the first 200 on its path, and the CPU time the process had used by
+// then, over all its threads (less moved than the first by other processes
+// taking the machine's cores meanwhile): nanoseconds from schedstat, where
+// /proc/PID/stat counts 10ms ticks, coarser than the whole start.
+func p5Once(ctx context.Context, env *harness.Env, pr p5Program, dir string) (took, cpu time.Duration, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, 0, err
 	}
@@ -143,37 +134,9 @@ func p5Once(ctx context.Context, env *harness.Env, pr p5Program, dir string) (to
 	if err != nil {
 		return 0, 0, err
 	}
-	used, err := p5CPUTime(p.Pid())
+	used, _, err := harness.Schedstat(p.Pid())
 	if err != nil {
 		return 0, 0, err
 	}
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	return ms(first.Sub(p.Started)), ms(used), nil
-}
-
-// p5CPUTime sums the time on a CPU of every thread of pid so far, from
-// /proc/PID/task/*/schedstat: nanoseconds, where /proc/PID/stat counts 10 ms
-// ticks, coarser than the whole start.
-func p5CPUTime(pid int) (time.Duration, error) {
-	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
-	if err != nil || len(tasks) == 0 {
-		return 0, fmt.Errorf("read the CPU time of pid %d: no /proc/%d/task/*/schedstat", pid, pid)
-	}
-	var sum time.Duration
-	for _, t := range tasks {
-		b, err := os.ReadFile(t)
-		if err != nil {
-			continue // a thread that ended meanwhile
-		}
-		f := strings.Fields(string(b))
-		if len(f) == 0 {
-			return 0, fmt.Errorf("read the CPU time of pid %d: empty %s", pid, t)
-		}
-		ns, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("read the CPU time of pid %d: %s: %w", pid, t, err)
-		}
-		sum += time.Duration(ns)
-	}
-	return sum, nil
+	return first.Sub(p.Started), used, nil
 }

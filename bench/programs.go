@@ -14,6 +14,40 @@ func buildVitals(ctx context.Context, env *harness.Env) (string, error) {
 	return env.Build(ctx, "vitals", "cmd/vitals", ".")
 }
 
+// vitalsRun is one start of `vitals run` by an experiment.
+type vitalsRun struct {
+	dir    string // for its files: vitals.yaml, the API socket (vitalsSocket) and the log file if any
+	listen string // the probe endpoints' address, 127.0.0.1:PORT
+	config string // vitals.yaml after its listen and api lines: service, checks
+	cpu    int    // the core to pin it to; -1 for none
+	// logFile, if set, is a file in dir that vitals's log is appended to, as
+	// a container's log goes to a file; else the log goes to bench's.
+	logFile string
+	args    []string // after `vitals run -c vitals.yaml`
+}
+
+// startVitals writes r's vitals.yaml, with listen and api (the socket in
+// dir) before r.config, and starts `vitals run` on it.
+func startVitals(ctx context.Context, env *harness.Env, r vitalsRun) (*harness.Proc, error) {
+	vitals, err := buildVitals(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	file := filepath.Join(r.dir, "vitals.yaml")
+	yaml := fmt.Sprintf("listen: %s\napi: %s\n", r.listen, vitalsSocket(r.dir)) + r.config
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		return nil, fmt.Errorf("write vitals.yaml: %w", err)
+	}
+	argv := append([]string{vitals, "run", "-c", file}, r.args...)
+	if r.logFile != "" {
+		argv = append([]string{"/bin/sh", "-c", `exec "$@" 2>>"$0"`, filepath.Join(r.dir, r.logFile)}, argv...)
+	}
+	return env.Start(r.dir, nil, r.cpu, argv...)
+}
+
+// vitalsSocket is the management API's socket of a vitals started in dir.
+func vitalsSocket(dir string) string { return filepath.Join(dir, "vitals.sock") }
+
 // buildPebble builds Pebble at the version this module's go.mod pins (a tool
 // directive), the daemon users run.
 func buildPebble(ctx context.Context, env *harness.Env) (string, error) {

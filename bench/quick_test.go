@@ -8,12 +8,14 @@ import (
 	"time"
 )
 
-// The whole command at -quick: every experiment builds what it runs, starts
-// it, measures for a few seconds and adds its rows to the one table. It
-// measures nothing worth reading; it keeps the benchmarks runnable.
+// The whole command at -quick, with one round: every experiment builds what
+// it runs, starts it, measures for a few seconds and adds its rows to the one
+// table. It measures nothing worth reading; it keeps the benchmarks runnable.
+// It takes about 40 seconds; `go run ./bench -quick`, with its three rounds,
+// about 80.
 func TestEveryExperimentRunsQuickAndAddsItsRowsToTheTable(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds vitals and the peers and runs every experiment (a few minutes)")
+		t.Skip("builds vitals and the peers and runs every experiment (about 40 seconds)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()

@@ -39,12 +39,12 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/vitals-dev/vitals/bench/internal/harness"
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -329,12 +329,9 @@ func (s *sampler) collect(on bool) Line {
 	}
 	l := Line{Phase: "window", Runs: s.runs}
 	if len(s.late) > 0 {
-		slices.Sort(s.late)
-		at := func(p float64) int64 {
-			i := int(float64(len(s.late))*p/100+0.5) - 1
-			return int64(s.late[max(0, min(i, len(s.late)-1))])
-		}
-		l.LateP50ns, l.LateP99ns, l.LateMaxns = at(50), at(99), int64(s.late[len(s.late)-1])
+		l.LateP50ns = int64(harness.Percentile(s.late, 50))
+		l.LateP99ns = int64(harness.Percentile(s.late, 99))
+		l.LateMaxns = int64(s.late[len(s.late)-1]) // Percentile sorted them
 	}
 	return l
 }

@@ -1,7 +1,9 @@
 // Package harness holds what every benchmark of bench/ shares: building the
 // programs under test (vitals and the pinned peers) once per run, starting them
 // in processes of their own pinned to a core, reading their CPU time and peak
-// RSS from /proc, and the rows of the one table the command prints.
+// RSS from /proc, the figures' formats, and the rows of the one table the
+// command prints. It imports the standard library only, so that bench's own
+// programs (bench/scale, bench/servers/load) may use it too.
 package harness
 
 import (
@@ -9,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +22,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // Env is one run of the benchmarks: where the binaries go, how long each
@@ -40,6 +44,9 @@ type Env struct {
 
 	mu    sync.Mutex
 	built map[string]string
+
+	pinMu sync.Mutex
+	pins  map[int][]string // by core: the taskset prefix that pins to it, or nil
 
 	logMu sync.Mutex
 }
@@ -82,18 +89,14 @@ func (e *Env) Scale(full, short time.Duration) time.Duration {
 // Build builds the main package pkg of the module in dir (relative to Root)
 // into Bin/name once per run, statically (CGO_ENABLED=0), and returns the
 // binary's path. Later calls with the same name return the first build.
-func (e *Env) Build(ctx context.Context, name, dir, pkg string, tags ...string) (string, error) {
+func (e *Env) Build(ctx context.Context, name, dir, pkg string) (string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if p, ok := e.built[name]; ok {
 		return p, nil
 	}
 	out := filepath.Join(e.Bin, name)
-	args := []string{"build", "-o", out}
-	if len(tags) > 0 {
-		args = append(args, "-tags", strings.Join(tags, ","))
-	}
-	cmd := exec.CommandContext(ctx, "go", append(args, pkg)...)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
 	cmd.Dir = filepath.Join(e.Root, dir)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	e.Logf("building %s (%s in %s)", name, pkg, dir)
@@ -107,25 +110,81 @@ func (e *Env) Build(ctx context.Context, name, dir, pkg string, tags ...string) 
 	return out, nil
 }
 
+// Pin returns argv pinned to cpu with taskset (so that the load generator on
+// another core does not compete with it), or argv as it is when cpu < 0.
+// Where taskset is not installed, or cpu is not among the cores this process
+// may run on (a container's cpuset), argv runs unpinned: Pin says so in the
+// log, once for each core, with why.
+func (e *Env) Pin(cpu int, argv []string) []string {
+	if cpu < 0 {
+		return argv
+	}
+	e.pinMu.Lock()
+	defer e.pinMu.Unlock()
+	prefix, ok := e.pins[cpu]
+	if !ok {
+		var why error
+		prefix, why = taskset(cpu)
+		if why != nil {
+			e.Logf("not pinning to core %d: %v; the programs meant for it run on any core", cpu, why)
+		}
+		if e.pins == nil {
+			e.pins = map[int][]string{}
+		}
+		e.pins[cpu] = prefix
+	}
+	if prefix == nil {
+		return argv
+	}
+	return append(slices.Clip(prefix), argv...)
+}
+
+// taskset returns the command that pins a program to cpu, or why there is
+// none.
+func taskset(cpu int) ([]string, error) {
+	ts, err := exec.LookPath("taskset")
+	if err != nil {
+		return nil, errors.New("taskset is not installed")
+	}
+	allowed, err := allowedCPUs()
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(allowed, cpu) {
+		return nil, fmt.Errorf("this process may run on cores %v only", allowed)
+	}
+	return []string{ts, "-c", strconv.Itoa(cpu)}, nil
+}
+
+// allowedCPUs returns the cores this process may run on, from
+// sched_getaffinity(2).
+func allowedCPUs() ([]int, error) {
+	var mask [16]uint64 // 1,024 cores
+	n, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_GETAFFINITY, 0, unsafe.Sizeof(mask), uintptr(unsafe.Pointer(&mask)))
+	if errno != 0 {
+		return nil, fmt.Errorf("read the cores this process may run on: sched_getaffinity: %w", errno)
+	}
+	var cpus []int
+	for i := range int(n) * 8 { // n: the bytes of the mask the kernel wrote
+		if mask[i/64]&(1<<(i%64)) != 0 {
+			cpus = append(cpus, i)
+		}
+	}
+	return cpus, nil
+}
+
 // Proc is a program under test, running in a process group of its own.
 type Proc struct {
 	Cmd     *exec.Cmd
 	Started time.Time
 	done    chan struct{}
 	err     error
-	final   Usage
 }
 
 // Start starts argv in dir with env added to the environment, pinned to cpu
-// with taskset when cpu >= 0 and taskset is installed (so that the load
-// generator on another core does not compete with it). Its output goes to
-// log.
+// (see Pin). Its output goes to log.
 func (e *Env) Start(dir string, env []string, cpu int, argv ...string) (*Proc, error) {
-	if cpu >= 0 {
-		if ts, err := exec.LookPath("taskset"); err == nil {
-			argv = append([]string{ts, "-c", strconv.Itoa(cpu)}, argv...)
-		}
-	}
+	argv = e.Pin(cpu, argv)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
@@ -139,11 +198,7 @@ func (e *Env) Start(dir string, env []string, cpu int, argv ...string) (*Proc, e
 	}
 	p := &Proc{Cmd: cmd, Started: time.Now(), done: make(chan struct{})}
 	go func() {
-		err := cmd.Wait() // "exit status 1", "signal: killed": what WaitHTTP says
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			p.final = Usage{CPU: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), PeakRSS: ru.Maxrss * 1024}
-		}
-		p.err = err
+		p.err = cmd.Wait() // "exit status 1", "signal: killed": what WaitHTTP says
 		close(p.done)
 	}()
 	return p, nil
@@ -152,9 +207,12 @@ func (e *Env) Start(dir string, env []string, cpu int, argv ...string) (*Proc, e
 // Pid is the process's id (taskset execs the program in the same process).
 func (p *Proc) Pid() int { return p.Cmd.Process.Pid }
 
-// Stop sends SIGTERM to the process group, then SIGKILL after grace, waits,
-// and returns what the process used over its life.
-func (p *Proc) Stop(grace time.Duration) Usage {
+// Exited is closed once the process has exited and been waited for.
+func (p *Proc) Exited() <-chan struct{} { return p.done }
+
+// Stop sends SIGTERM to the process group, then SIGKILL after grace, and
+// waits for the process.
+func (p *Proc) Stop(grace time.Duration) {
 	syscall.Kill(-p.Pid(), syscall.SIGTERM)
 	select {
 	case <-p.done:
@@ -163,11 +221,10 @@ func (p *Proc) Stop(grace time.Duration) Usage {
 		<-p.done
 	}
 	syscall.Kill(-p.Pid(), syscall.SIGKILL) // whatever it left in its group
-	return p.final
 }
 
-// Usage is what a process used: CPU time (user + system) and peak resident
-// memory.
+// Usage is what a process has used so far: CPU time (user + system) and
+// peak resident memory.
 type Usage struct {
 	CPU     time.Duration
 	PeakRSS int64 // bytes
@@ -205,6 +262,35 @@ func (p *Proc) Now() (Usage, error) {
 	return u, nil
 }
 
+// Schedstat sums, over the threads of pid, the time they ran on a core and
+// the time they waited on a run queue so far: the first two fields of each
+// /proc/PID/task/TID/schedstat, in nanoseconds (/proc/PID/stat counts 10ms
+// ticks). The wait tells what other processes took from pid's cores.
+func Schedstat(pid int) (onCPU, waited time.Duration, err error) {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if len(tasks) == 0 {
+		return 0, 0, fmt.Errorf("read the scheduler's times of pid %d: no /proc/%d/task/*/schedstat", pid, pid)
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // a thread that ended meanwhile
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			return 0, 0, fmt.Errorf("read the scheduler's times of pid %d: %s holds %q", pid, t, b)
+		}
+		run, err1 := strconv.ParseInt(f[0], 10, 64)
+		wait, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err := errors.Join(err1, err2); err != nil {
+			return 0, 0, fmt.Errorf("read the scheduler's times of pid %d: %s: %w", pid, t, err)
+		}
+		onCPU += time.Duration(run)
+		waited += time.Duration(wait)
+	}
+	return onCPU, waited, nil
+}
+
 // WaitHTTP polls url every interval until it answers want, and returns when
 // it first did. It gives up at ctx's end or when p exits.
 func WaitHTTP(ctx context.Context, p *Proc, url string, want int, interval time.Duration) (time.Time, error) {
@@ -228,19 +314,51 @@ func WaitHTTP(ctx context.Context, p *Proc, url string, want int, interval time.
 	}
 }
 
-// Percentile returns the p-th percentile (0–100) of ds by nearest rank; ds is
-// sorted in place.
-func Percentile(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
+// Get GETs url on a new connection, within 5s, and returns the body of a 200.
+func Get(url string) (string, error) {
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		return "", err
 	}
-	slices.Sort(ds)
-	i := int(float64(len(ds))*p/100+0.5) - 1
-	return ds[max(0, min(i, len(ds)-1))]
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", fmt.Errorf("GET %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s: %s", url, resp.Status, b)
+	}
+	return string(b), nil
 }
 
-// Median returns the median of xs (xs is sorted in place).
-func Median(xs []float64) float64 {
+// Sleep waits d, or until ctx ends, and then returns ctx's error.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Percentile returns the p-th percentile (0–100) of xs by nearest rank: the
+// smallest value that at least p% of xs are at or below. xs is sorted in
+// place.
+func Percentile[T ~int64 | ~float64](xs []T, p float64) T {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	i := int(math.Ceil(float64(len(xs))*p/100)) - 1
+	return xs[max(0, min(i, len(xs)-1))]
+}
+
+// Median returns the median of xs: the middle value, or the mean of the two
+// middle ones. xs is sorted in place.
+func Median[T ~int64 | ~float64](xs []T) T {
 	if len(xs) == 0 {
 		return 0
 	}
@@ -250,6 +368,24 @@ func Median(xs []float64) float64 {
 		return xs[n/2]
 	}
 	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+// The figures of the table and the log are written by these, one unit each:
+// milliseconds and microseconds for time, MiB (2^20 bytes) for memory.
+
+// Millis writes d in milliseconds with decimals places: "1.21 ms".
+func Millis(d time.Duration, decimals int) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', decimals, 64) + " ms"
+}
+
+// Micros writes d in microseconds with decimals places: "19.3 µs".
+func Micros(d time.Duration, decimals int) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Microsecond), 'f', decimals, 64) + " µs"
+}
+
+// MiB writes bytes in MiB with one decimal place: "33.6 MiB".
+func MiB[T ~int64 | ~uint64](bytes T) string {
+	return strconv.FormatFloat(float64(bytes)/(1<<20), 'f', 1, 64) + " MiB"
 }
 
 // Row is one line of the table: what vitals measured, against what baseline,
@@ -263,9 +399,6 @@ type Row struct {
 	Target string // e.g. "≥ 0.9×"; "" for a figure shown for context only
 	Met    bool
 }
-
-// ErrSkipped marks an experiment that could not run here, with why.
-var ErrSkipped = errors.New("skipped")
 
 // Markdown writes rows as one Markdown table.
 func Markdown(w io.Writer, rows []Row) {

@@ -2,7 +2,11 @@ package harness
 
 import (
 	"bytes"
+	"context"
 	"os"
+	"os/exec"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,10 +20,14 @@ func TestPercentileIsTheNearestRank(t *testing.T) {
 		}
 		return ds
 	}
-	hundred := make([]int, 100)
-	for i := range hundred {
-		hundred[i] = 100 - i // unsorted on purpose
+	count := func(n int) []int {
+		xs := make([]int, n)
+		for i := range xs {
+			xs[i] = n - i // 1..n, unsorted on purpose
+		}
+		return xs
 	}
+	hundred := count(100)
 	for _, tc := range []struct {
 		name string
 		ds   []time.Duration
@@ -32,6 +40,10 @@ func TestPercentileIsTheNearestRank(t *testing.T) {
 		{"p99 of 1..100", ms(hundred...), 99, 99 * time.Millisecond},
 		{"p100 of 1..100", ms(hundred...), 100, 100 * time.Millisecond},
 		{"p0 is the least", ms(3, 1, 2), 0, time.Millisecond},
+		// 99% of 160 is 158.4: the 159th value is the first with 99% at or
+		// below it (rounding would take the 158th).
+		{"p99 of 1..160", ms(count(160)...), 99, 159 * time.Millisecond},
+		{"p50 of 1..3", ms(3, 1, 2), 50, 2 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Percentile(tc.ds, tc.p); got != tc.want {
@@ -48,8 +60,26 @@ func TestMedianOfOddAndEvenCounts(t *testing.T) {
 	if got := Median([]float64{4, 1, 3, 2}); got != 2.5 {
 		t.Errorf("median of 4,1,3,2 = %v, want 2.5", got)
 	}
-	if got := Median(nil); got != 0 {
+	if got := Median[float64](nil); got != 0 {
 		t.Errorf("median of nothing = %v, want 0", got)
+	}
+	if got := Median([]time.Duration{3 * time.Millisecond, time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond}); got != 2500*time.Microsecond {
+		t.Errorf("median of 3,1,2,5 ms = %v, want 2.5ms", got)
+	}
+}
+
+func TestFiguresAreWrittenInOneUnitEach(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{Millis(1214*time.Microsecond, 2), "1.21 ms"},
+		{Millis(268*time.Microsecond, 3), "0.268 ms"},
+		{Micros(19340*time.Nanosecond, 1), "19.3 µs"},
+		{Micros(814*time.Microsecond, 0), "814 µs"},
+		{MiB(int64(35232153)), "33.6 MiB"},
+		{MiB(uint64(20e6)), "19.1 MiB"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
 	}
 }
 
@@ -90,11 +120,75 @@ func TestAProcessCPUAndPeakRSSAreRead(t *testing.T) {
 	if now.CPU <= 0 || now.PeakRSS <= 0 {
 		t.Fatalf("usage of a spinning shell = %+v, want CPU and RSS above 0", now)
 	}
-	final := p.Stop(5 * time.Second)
-	if final.CPU < now.CPU || final.PeakRSS <= 0 {
-		t.Errorf("usage at the end = %+v, want at least %+v", final, now)
+	onCPU, _, err := Schedstat(p.Pid())
+	if err != nil || onCPU <= 0 {
+		t.Errorf("Schedstat of a spinning shell = %v on a CPU, %v; want above 0", onCPU, err)
+	}
+	p.Stop(5 * time.Second)
+	select {
+	case <-p.Exited():
+	default:
+		t.Error("Exited is open after Stop")
 	}
 	if _, err := p.Now(); err == nil || !strings.Contains(err.Error(), "pid") {
 		t.Errorf("Now after Stop = %v, want an error naming the pid", err)
+	}
+	if _, _, err := Schedstat(p.Pid()); err == nil || !strings.Contains(err.Error(), "pid") {
+		t.Errorf("Schedstat after Stop = %v, want an error naming the pid", err)
+	}
+}
+
+func TestACoreThisProcessMayNotUseIsNotPinnedTo(t *testing.T) {
+	allowed, err := allowedCPUs()
+	if err != nil || len(allowed) == 0 {
+		t.Fatalf("allowedCPUs = %v, %v; want this process's cores", allowed, err)
+	}
+	var log bytes.Buffer
+	env := &Env{Log: &log}
+	argv := []string{"true"}
+	if got := env.Pin(-1, argv); !slices.Equal(got, argv) {
+		t.Errorf("Pin(-1) = %v, want %v as it is", got, argv)
+	}
+	outside := slices.Max(allowed) + 1
+	for range 2 {
+		if got := env.Pin(outside, argv); !slices.Equal(got, argv) {
+			t.Errorf("Pin(%d), outside %v = %v, want %v as it is", outside, allowed, got, argv)
+		}
+	}
+	if n := strings.Count(log.String(), "not pinning to core"); n != 1 {
+		t.Errorf("the log says %d times that core %d is not pinned to, want once:\n%s", n, outside, log.String())
+	}
+	if _, err := exec.LookPath("taskset"); err != nil {
+		return
+	}
+	want := []string{"-c", strconv.Itoa(allowed[0]), "true"}
+	if got := env.Pin(allowed[0], argv); len(got) != 4 || !slices.Equal(got[1:], want) {
+		t.Errorf("Pin(%d) = %v, want taskset %v", allowed[0], got, want)
+	}
+}
+
+func TestATargetAnswers200Or503AsItIsSet(t *testing.T) {
+	tg, err := StartTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	if body, err := Get(tg.URL); err != nil || body != "ok" {
+		t.Errorf("GET of a passing target = %q, %v; want ok", body, err)
+	}
+	tg.SetFailing(true)
+	if _, err := Get(tg.URL + "x"); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("GET of a failing target = %v, want an error saying 503", err)
+	}
+}
+
+func TestSleepEndsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Sleep(ctx, time.Hour); err != context.Canceled {
+		t.Errorf("Sleep with an ended context = %v, want %v", err, context.Canceled)
+	}
+	if err := Sleep(context.Background(), time.Millisecond); err != nil {
+		t.Errorf("Sleep(1ms) = %v", err)
 	}
 }

@@ -24,9 +24,9 @@ type Throughput struct {
 }
 
 // Load sends GET url over conns keep-alive connections for d from a load
-// generator in a process of its own, pinned to cpu: wrk (one thread) when it
-// is installed, else bench's own generator (bench/servers/load), built on
-// first use. It fails when any answer was not 2xx, or on a socket error.
+// generator in a process of its own, pinned to cpu (see Pin): wrk (one
+// thread) when it is installed, else bench's own generator
+// (bench/servers/load), built on first use. It fails when any answer was not 2xx, or on a socket error.
 func (e *Env) Load(ctx context.Context, url string, cpu, conns int, d time.Duration) (Throughput, error) {
 	tool := "wrk"
 	secs := max(1, int(d.Round(time.Second)/time.Second))
@@ -41,9 +41,7 @@ func (e *Env) Load(ctx context.Context, url string, cpu, conns int, d time.Durat
 		}
 		argv = []string{p, "-c", strconv.Itoa(conns), "-d", d.String(), url}
 	}
-	if ts, err := exec.LookPath("taskset"); err == nil && cpu >= 0 {
-		argv = append([]string{ts, "-c", strconv.Itoa(cpu)}, argv...)
-	}
+	argv = e.Pin(cpu, argv)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -11,9 +11,10 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"slices"
 	"sync"
 	"time"
+
+	"github.com/vitals-dev/vitals/bench/internal/harness"
 )
 
 func main() {
@@ -61,11 +62,7 @@ func main() {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	slices.Sort(latencies)
-	var p99 time.Duration
-	if n := len(latencies); n > 0 {
-		p99 = latencies[min(n-1, max(0, int(float64(n)*0.99+0.5)-1))]
-	}
+	p99 := harness.Percentile(latencies, 99)
 	fmt.Printf("  Latency Distribution\n     99%% %9.2fus\n", float64(p99)/float64(time.Microsecond))
 	fmt.Printf("  %d requests in %.2fs\n", len(latencies), elapsed.Seconds())
 	if bad > 0 {
