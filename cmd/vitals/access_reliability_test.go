@@ -574,25 +574,10 @@ checks:
 // address.
 func echoServer(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(5 * time.Second))
-				io.Copy(c, c)
-			}()
-		}
-	}()
-	return ln.Addr().String()
+	return tcpServer(t, func(c net.Conn) {
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.Copy(c, c)
+	})
 }
 
 // eventStream reads the API's event stream for a moment.

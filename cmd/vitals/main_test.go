@@ -181,7 +181,10 @@ func TestProbeWritesJSON(t *testing.T) {
 	}
 }
 
-func TestProbeCoversEveryKind(t *testing.T) {
+// tcpServer serves each connection with serve, closing it after, until the
+// test ends, and returns its address.
+func tcpServer(t *testing.T, serve func(net.Conn)) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -195,13 +198,20 @@ func TestProbeCoversEveryKind(t *testing.T) {
 			}
 			go func() {
 				defer c.Close()
-				buf := make([]byte, 64)
-				if n, _ := c.Read(buf); strings.HasPrefix(string(buf[:n]), "PING") {
-					io.WriteString(c, "+PONG\r\n")
-				}
+				serve(c)
 			}()
 		}
 	}()
+	return ln.Addr().String()
+}
+
+func TestProbeCoversEveryKind(t *testing.T) {
+	redis := tcpServer(t, func(c net.Conn) {
+		buf := make([]byte, 64)
+		if n, _ := c.Read(buf); strings.HasPrefix(string(buf[:n]), "PING") {
+			io.WriteString(c, "+PONG\r\n")
+		}
+	})
 	tlsSrv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is one of the cases
 	tlsSrv.StartTLS()
@@ -218,8 +228,8 @@ func TestProbeCoversEveryKind(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{[]string{"probe", "tcp://" + ln.Addr().String()}, 0, ""},
-		{[]string{"probe", "tcp://" + ln.Addr().String(), "--send", `PING\r\n`, "--expect", "+PONG"}, 0, ""},
+		{[]string{"probe", "tcp://" + redis}, 0, ""},
+		{[]string{"probe", "tcp://" + redis, "--send", `PING\r\n`, "--expect", "+PONG"}, 0, ""},
 		{[]string{"probe", "tcp://" + refused}, 1, "connection refused"},
 		{[]string{"probe", "tls://" + strings.TrimPrefix(tlsSrv.URL, "https://"), "--insecure"}, 0, ""},
 		{[]string{"probe", "tls://" + strings.TrimPrefix(tlsSrv.URL, "https://")}, 1, "certificate"},
