@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -156,6 +157,30 @@ func TestOnFailureRestartsWithGrowingBackoff(t *testing.T) {
 	}
 	if code := sv.ExitCode(); code != 1 && code != 128+int(syscall.SIGTERM) {
 		t.Errorf("code %d, want the last exit's: 1, or 143 when stopped while running", code)
+	}
+}
+
+// Finishing while a crashed workload waits out its backoff ends the loop at
+// once: no new run during the drain, and the supervisor is done with the
+// crash's code.
+func TestFinishingDuringTheBackoffEndsTheLoopWithoutAnotherRun(t *testing.T) {
+	const backoff = time.Hour // a wait only Finishing can cut short
+	sv, ev, _ := workload(t, Spec{Restart: OnFailure, BackoffInitial: backoff, BackoffMax: backoff}, "exit", "1")
+	for deadline := time.Now().Add(20 * time.Second); !slices.ContainsFunc(ev.list(), func(e health.Event) bool { return e.Type == health.EventServiceExited }); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("events %+v: the workload did not exit within 20s", ev.list())
+		}
+	}
+	sv.Finishing()
+	done(t, sv)
+	starts := 0
+	for _, e := range ev.list() {
+		if e.Type == health.EventServiceStarted {
+			starts++
+		}
+	}
+	if starts != 1 || sv.ExitCode() != 1 {
+		t.Fatalf("%d starts and code %d, want 1 start and the crash's code 1; events %+v", starts, sv.ExitCode(), ev.list())
 	}
 }
 
