@@ -20,6 +20,7 @@ import (
 type Monitor struct {
 	clock       Clock
 	logger      *slog.Logger
+	ownLog      *LogQueue // the queue New put in front of the logger; nil when it was given one
 	defaults    Defaults
 	historySize int
 	details     bool
@@ -86,6 +87,10 @@ func New(opts ...Option) *Monitor {
 	for _, o := range opts {
 		o(m)
 	}
+	if _, queued := m.logger.Handler().(*LogQueue); !queued {
+		m.ownLog = NewLogQueue(m.logger.Handler(), DefaultLogQueue)
+		m.logger = slog.New(m.ownLog)
+	}
 	m.passing = m.levels.verdicts()
 	m.publishLocked()
 	return m
@@ -107,6 +112,12 @@ func WithClock(c Clock) Option {
 
 // WithLogger sets where check and level transitions are logged. The default is
 // slog.Default(); pass slog.New(slog.DiscardHandler) for silence.
+//
+// The Monitor never waits on its logger: unless the logger's handler is a
+// LogQueue already, New puts one (of DefaultLogQueue lines) in front of it, so
+// that a log sink that blocks drops lines rather than stop the checks. To
+// count the dropped lines, or share one queue with the rest of a program, give
+// a logger over a LogQueue of your own and read its Dropped.
 func WithLogger(l *slog.Logger) Option {
 	return func(m *Monitor) {
 		if l != nil {
@@ -510,14 +521,29 @@ func (m *Monitor) Start(ctx context.Context) {
 		m.changedLocked(stoppedReason)
 		m.unlockAndLog()
 		m.workers.Wait()
+		if m.ownLog != nil {
+			// The last lines, such as the levels failing, are not lost
+			// with a process that exits on Done; a sink that blocks gets
+			// logFlushGrace, not a hold on Done.
+			ctx, cancel := context.WithTimeout(context.Background(), logFlushGrace)
+			m.ownLog.Flush(ctx)
+			cancel()
+		}
 		close(m.done)
 	}()
 }
 
 const stoppedReason = "the monitor has stopped"
 
-// Done is closed when the context given to Start has ended and every check's
-// worker has returned; never, if Start is not called. A checker that ignores
+// logFlushGrace bounds how long Done waits for the log lines queued before
+// it: a sink that takes lines writes them in microseconds, and one that does
+// not must not hold up a shutdown.
+const logFlushGrace = time.Second
+
+// Done is closed when the context given to Start has ended, every check's
+// worker has returned, and the log lines of the Monitor's own LogQueue (see
+// WithLogger) are written, or a second has passed; never, if Start is not
+// called. A checker that ignores
 // its context may still be running: Go cannot stop it, and the Monitor does
 // not wait for it.
 func (m *Monitor) Done() <-chan struct{} { return m.done }
@@ -658,9 +684,10 @@ func (m *Monitor) logLocked(level slog.Level, msg string, args ...any) {
 	m.logs = append(m.logs, logRecord{level, msg, args})
 }
 
-// unlockAndLog releases the mutex, then logs what was written under it: a
-// slow log sink must not hold up the checks, and a handler that calls back
-// into the Monitor must not deadlock.
+// unlockAndLog releases the mutex, then logs what was written under it, so
+// that a handler that calls back into the Monitor does not deadlock. The
+// logger's LogQueue returns at once, so a slow or blocked sink holds up no
+// check either.
 func (m *Monitor) unlockAndLog() {
 	logs, recorded := m.logs, m.recorded
 	m.logs, m.recorded = nil, nil

@@ -620,6 +620,64 @@ func TestRunDrainsThenStopsTheWorkloadOnSIGTERM(t *testing.T) {
 	}
 }
 
+// A second SIGTERM or SIGINT during the drain ends it: the workload gets its
+// stop signal at once, as people at a terminal expect of a second Ctrl-C.
+func TestASecondSignalEndsTheDrainAtOnce(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			const drain = time.Minute
+			cmd, logs, addr, ready := supervised(t, "drain: 1m\nservice: {stop-timeout: 10s}", "sleep")
+			pid := pidIn(t, ready)
+			for deadline := time.Now().Add(20 * time.Second); readyz(addr) != 200; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("readyz did not pass within 20s; logs:\n%s", logs)
+				}
+			}
+			cmd.Process.Signal(sig)
+			for deadline := time.Now().Add(20 * time.Second); readyz(addr) != 503; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("readyz did not fail within 20s of the first signal; logs:\n%s", logs)
+				}
+			}
+			if err := syscall.Kill(pid, 0); err != nil {
+				t.Fatalf("the workload is gone during the drain: %v", err)
+			}
+			began := time.Now()
+			cmd.Process.Signal(sig)
+			if code := exited(t, cmd); code != 128+int(syscall.SIGTERM) {
+				t.Fatalf("exit %d, want 143 (the workload's stop signal); logs:\n%s", code, logs)
+			}
+			if took := time.Since(began); took >= drain/2 {
+				t.Errorf("stopped %v after the second signal, with a drain of %v", took, drain)
+			}
+			if !strings.Contains(logs.String(), "a second signal: the drain ends now") {
+				t.Errorf("logs do not say the second signal ended the drain:\n%s", logs)
+			}
+		})
+	}
+}
+
+// A command or directory that does not exist is said with the file's
+// secrets hidden, as validate hides them.
+func TestRunsErrorsHideTheSecretsOfTheFile(t *testing.T) {
+	const secret = "hunter2-s3cret"
+	dir := t.TempDir()
+	for _, service := range []string{
+		`service: {command: ["/nonexistent/${DB_PASSWORD}/serve"]}`,
+		`service: {command: [sleep, "60"], dir: "/nonexistent/${DB_PASSWORD}"}`,
+	} {
+		path := writeConfig(t, fmt.Sprintf("api: %s\n%s\nchecks:\n  a: {heartbeat: {ttl: 1s}}\n", filepath.Join(dir, "vitals.sock"), service))
+		cmd := exec.Command(vitals, "run", "-c", path)
+		cmd.Env = append(os.Environ(), "DB_PASSWORD="+secret)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != 2 || strings.Contains(stderr.String(), secret) || !strings.Contains(stderr.String(), "/nonexistent/xxxxx") {
+			t.Errorf("%s: exit %d, stderr %q: want exit 2 and the path with xxxxx for the secret", service, code, stderr.String())
+		}
+	}
+}
+
 func TestRunKillsAWorkloadThatIgnoresSIGTERMAfterStopTimeout(t *testing.T) {
 	cmd, logs, _, ready := supervised(t, "service: {stop-timeout: 300ms}", "ignore-term")
 	pidIn(t, ready)

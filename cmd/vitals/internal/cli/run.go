@@ -87,9 +87,9 @@ workload's code.`,
 				return err
 			}
 			spec := workload(c, args)
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, again, stop := stopSignals()
 			defer stop()
-			code, err := serveWorkload(ctx, c, spec, logger)
+			code, err := serveWorkload(ctx, again, c, spec, logger)
 			if err == nil && code != 0 {
 				return exitCode(code) // the workload's, passed on
 			}
@@ -142,9 +142,43 @@ func workload(c *config.Config, args []string) *supervise.Spec {
 
 // serve runs c with no workload: see serveWorkload.
 func serve(ctx context.Context, c *config.Config, logger *slog.Logger) error {
-	_, err := serveWorkload(ctx, c, nil, logger)
+	_, err := serveWorkload(ctx, nil, c, nil, logger)
 	return err
 }
+
+// stopSignals returns a context that ends at the first SIGTERM or SIGINT,
+// and a channel that is closed at the second: the drain ends then, as people
+// at a terminal expect of a second Ctrl-C. stop stops catching them.
+func stopSignals() (ctx context.Context, again <-chan struct{}, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	hurry, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		for n := 0; ; n++ {
+			select {
+			case <-signals:
+			case <-done:
+				return
+			}
+			if n == 0 {
+				cancel()
+				continue
+			}
+			close(hurry)
+			return
+		}
+	}()
+	return ctx, hurry, func() {
+		signal.Stop(signals)
+		close(done)
+		cancel()
+	}
+}
+
+// logFlushGrace bounds how long vitals, as it exits, waits for its last log
+// lines to be written: a log that nobody reads must not hold up the exit.
+const logFlushGrace = time.Second
 
 // hookGrace bounds how long, when vitals stops, the hooks have to deliver
 // the events emitted before.
@@ -162,9 +196,27 @@ const exitFailed = 1
 // serveWorkload runs the Monitor of c, its probe endpoints and /metrics, the
 // management API, and the workload of spec if not nil, until ctx ends, the
 // workload exits for good, or a check with on-failure: exit fails; then it
-// fails readiness, stops the workload after c.Drain, and stops. The code is
-// the workload's exit code (0 without one), or exitFailed.
-func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, logger *slog.Logger) (int, error) {
+// fails readiness, stops the workload after c.Drain (or once again is
+// closed, if sooner), and stops. The code is the workload's exit code (0
+// without one), or exitFailed. Its errors are redacted as the checks' outputs
+// are: a command or a directory may hold an expanded ${DB_PASSWORD}.
+//
+// vitals never waits on its own log: every line goes through a LogQueue,
+// which drops what a sink that does not read cannot take, and counts it
+// (vitals_log_lines_dropped_total).
+func serveWorkload(ctx context.Context, again <-chan struct{}, c *config.Config, spec *supervise.Spec, logger *slog.Logger) (code int, err error) {
+	defer func() {
+		if err != nil {
+			err = redacted(err, c.Redact)
+		}
+	}()
+	logs := health.NewLogQueue(logger.Handler(), health.DefaultLogQueue)
+	logger = slog.New(logs)
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), logFlushGrace)
+		defer cancel()
+		logs.Flush(ctx)
+	}()
 	if spec != nil && len(spec.Command) == 0 {
 		return 0, configError{fmt.Errorf("%s: service: no command: give service.command, or the command after --", c.File)}
 	}
@@ -246,7 +298,8 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	// Hooks follow the events from the first; they run off the engine's path.
 	hookRunner := hooks.New(c.Hooks, m, logger, c.Redact)
 	registry := prometheus.NewRegistry()
-	registry.MustRegister(collector, hookRunner, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registry.MustRegister(collector, hookRunner, metrics.LogLinesDropped(logs.Dropped),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	errorLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
 
 	ln, err := net.Listen("tcp", c.Listen)
@@ -370,11 +423,9 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	}
 	logger.Info("vitals running", append(addrs, "api", c.API, "checks", len(c.Checks))...)
 
-	code := 0
 	why := "" // what the stopping event says
 	select {
 	case <-exited:
-		logger.Info("the workload exited: stopping")
 		why = "the workload exited"
 	case <-ctx.Done():
 		why = "signal"
@@ -391,20 +442,25 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 		apiSrv.Close()
 		return 0, failed{fmt.Sprintf("vitals run: the gRPC health server stopped: %v", err)}
 	}
-	// Stopping: no more actions on failing checks, and no more restarts.
+	// Stopping: readiness fails first, before anything else is done or
+	// said; then no more actions on failing checks, and no more restarts.
+	m.Emit(health.Event{Type: health.EventStopping, Output: why})
+	m.Drain()
 	stopActions()
 	if supervisor != nil {
 		supervisor.Finishing()
 	}
-	logger.Info("stopping: readiness fails from now on", "why", why)
-	m.Emit(health.Event{Type: health.EventStopping, Output: why})
-	m.Drain()
+	logger.Info("stopping: readiness fails from now on", "why", why, "drain", c.Drain)
 	// The probe server answers 503 through the drain, and until the
-	// workload has stopped.
+	// workload has stopped. A second SIGTERM or SIGINT ends the drain.
+	drain := time.NewTimer(c.Drain)
 	select {
-	case <-time.After(c.Drain):
+	case <-drain.C:
 	case <-exited:
+	case <-again:
+		logger.Info("a second signal: the drain ends now")
 	}
+	drain.Stop()
 	if sv != nil {
 		if code == exitFailed {
 			sv.StopFor(why)
@@ -456,6 +512,25 @@ func serveWorkload(ctx context.Context, c *config.Config, spec *supervise.Spec, 
 	}
 	logger.Info("stopped", "code", code)
 	return code, nil
+}
+
+// redacted is err with the secrets in its text hidden by redact, of the
+// same kind for Main (configError exits 2, failed 1); err itself when its
+// text has none.
+func redacted(err error, redact func(string) string) error {
+	msg := redact(err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	var bad configError
+	var f failed
+	switch {
+	case errors.As(err, &bad):
+		return configError{errors.New(msg)}
+	case errors.As(err, &f):
+		return failed{msg}
+	}
+	return errors.New(msg)
 }
 
 // getOrHead answers 405 to a method other than GET and HEAD, as the probe

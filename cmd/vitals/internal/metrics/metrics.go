@@ -9,6 +9,7 @@
 //	vitals_check_runs_total{check,result}        results recorded, by result: pass or fail
 //	vitals_check_transitions_total{check,to}     status changes, by the status entered: pass, warn or fail
 //	vitals_level_up{level}                       1 while the level's endpoint answers 200
+//	vitals_log_lines_dropped_total               vitals's own log lines dropped because the log was not read (LogLinesDropped)
 //
 // The gauges are read from the Monitor's state at each scrape. The counters
 // and the histogram are fed by Record, which the Monitor calls for every
@@ -167,4 +168,15 @@ func one(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// LogLinesDropped is the counter of the agent's own log lines that its log
+// queue dropped (health.LogQueue.Dropped): a log pipe that nobody reads, or
+// a log driver that blocks, costs lines rather than checks, and this says how
+// many. The workload's own output is never dropped: it waits instead.
+func LogLinesDropped(dropped func() uint64) prometheus.Collector {
+	return prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "vitals_log_lines_dropped_total",
+		Help: "vitals's own log lines dropped because the log sink did not take them (the workload's output is never dropped).",
+	}, func() float64 { return float64(dropped()) })
 }
