@@ -54,10 +54,15 @@ var urlPassword = regexp.MustCompile(`(://[^:/@\s"']+):[^@\s"'/]+@`)
 // userinfo, a NATS token (a userinfo with no password, nats:// or tls://),
 // the values of its query parameters named like secrets (libpq's
 // ?password=, ?token=), each as written and query-escaped. Nil when s is no
-// URL with a scheme.
+// URL with a scheme. Of a URL that does not parse, the query's secrets are
+// found all the same: the error that says so quotes it.
 func URL(s string) []string {
 	u, err := url.Parse(s)
-	if err != nil || u.Scheme == "" {
+	switch {
+	case err != nil && strings.Contains(s, "://"):
+		_, query, _ := strings.Cut(s, "?")
+		u = &url.URL{RawQuery: query}
+	case err != nil || u.Scheme == "":
 		return nil
 	}
 	var found []string

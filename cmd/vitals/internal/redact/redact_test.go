@@ -19,6 +19,7 @@ func TestAURLsSecretsAreItsPasswordTokenAndSecretNamedQueryValues(t *testing.T) 
 		{"http://web/?page=12345&q=hello", nil}, // names that say nothing
 		{"db.internal:5432", nil},               // no URL
 		{"grpc://h:1/svc?api_secret=xyz-987", []string{"xyz-987"}},
+		{"http://[::1:80/?password=hunter22", []string{"hunter22"}}, // no URL, but its error quotes it
 	} {
 		got := URL(tc.url)
 		slices.Sort(got)
