@@ -184,8 +184,11 @@ func (m *Monitor) WaitEvents(ctx context.Context, after uint64) ([]Event, error)
 }
 
 // Emit adds an event of the caller's to the log, such as the agent's
-// service-started, and returns it with its ID and (when zero) Time set.
+// service-started, and returns it with its ID and (when zero) Time set. Its
+// Output and Reason are kept as a result's output is: redacted, escaped and
+// capped (see WithRedaction and Result.Output).
 func (m *Monitor) Emit(e Event) Event {
+	e.Output, e.Reason = m.output(e.Output), m.output(e.Reason)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.emitLocked(e)

@@ -531,6 +531,57 @@ func TestMultiLineOutputIsFoldedOntoOneLine(t *testing.T) {
 	})
 }
 
+func TestControlCharactersOfAnOutputReachNoReaderRaw(t *testing.T) {
+	// What an exec check's command may print: a terminal title (OSC), a
+	// screen clear, a bell, a NUL, a bidi override, a CRLF and a lone CR.
+	s := newProbeStack(t, health.WithRedaction(func(s string) string { return strings.ReplaceAll(s, "hunter22", "xxxxx") }))
+	s.db.fail("\x1b]0;pwned\x07\x1b[2Jgone\x00 abc\u202edcba hunter22\r\nok\rFAILED")
+	s.run(t)
+	kept := `\x1b]0;pwned\a\x1b[2Jgone\x00 abc\u202edcba xxxxx` + "\n" + `ok\rFAILED`
+	line := `[-]db failed: \x1b]0;pwned\a\x1b[2Jgone\x00 abc\u202edcba xxxxx ok\rFAILED` + "\n"
+	checkProbes(t, s.h, []probeCase{
+		{target: "/readyz?verbose", code: 503, body: "[+]boot ok\n[+]loop ok\n" + line + "[+]cache ok\n[+]shutdown ok\nreadyz check failed\n"},
+		{target: "/readyz/db", code: 503, body: line},
+	})
+	checkJSON(t, serveProbe(s.h, "", "/readyz/db?format=json", ""), 503, map[string]any{
+		"status": "fail",
+		"output": "readyz check failed",
+		"checks": map[string]any{
+			"db": checkResult("status", "fail", "time", probeEpoch, "output", strings.TrimPrefix(strings.TrimSuffix(line, "\n"), "[-]db failed: "), "componentType", "datastore"),
+		},
+	})
+	st, _ := s.m.CheckState("db")
+	if last, _ := st.Last(); last.Output != kept {
+		t.Errorf("the snapshot keeps %q, want %q", last.Output, kept)
+	}
+	var failed []string
+	for _, e := range s.m.Events(0) {
+		if e.Type == health.EventCheckFailed {
+			failed = append(failed, e.Output)
+		}
+	}
+	if len(failed) != 1 || failed[0] != kept {
+		t.Errorf("check-failed events with outputs %q, want one with %q", failed, kept)
+	}
+	// An event of the caller's is kept as a result's output is.
+	if e := s.m.Emit(health.Event{Type: health.EventServiceExited, Reason: "exit \x1b[31mred\u202e hunter22"}); e.Reason != `exit \x1b[31mred\u202e xxxxx` {
+		t.Errorf("an emitted event's reason is kept as %q", e.Reason)
+	}
+}
+
+func TestAnEscapedOutputIsCappedWithNoEscapeCutInHalf(t *testing.T) {
+	s := newProbeStack(t)
+	s.db.fail(strings.Repeat("\u202e", health.MaxOutput))
+	s.run(t)
+	st, _ := s.m.CheckState("db")
+	last, _ := st.Last()
+	out := last.Output
+	if len(out) > health.MaxOutput || !strings.HasSuffix(out, `\u202e [truncated]`) ||
+		strings.Trim(strings.TrimSuffix(out, " [truncated]"), `\u202e`) != "" {
+		t.Fatalf("capped output (%d bytes) ends %q", len(out), out[max(0, len(out)-30):])
+	}
+}
+
 func TestPerCheckPathsAnswerForOneCheck(t *testing.T) {
 	s := newProbeStack(t)
 	s.db.fail("connection refused")

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/vitals-dev/vitals/internal/escape"
 )
 
 // Monitor runs checks in the background and keeps their state; its Handler
@@ -182,12 +184,17 @@ func WithRecorder(f func(Recorded)) Option {
 	return func(m *Monitor) { m.recorder = f }
 }
 
-// output is a result's output as the Monitor keeps it: redacted and capped.
+// output is a result's output as the Monitor keeps it: redacted, with what
+// a terminal or a reader would act on escaped (escape.Text: ESC, BEL, NUL,
+// U+202E as \x1b, \a, \x00, \u202e; line breaks and tabs kept), and capped.
+// In that order: a secret is hidden whole before the cap could cut it, and
+// the cap counts the escaped text and cuts no escape in half. Every endpoint,
+// event, hook, log line and snapshot gets the text so made.
 func (m *Monitor) output(s string) string {
 	if m.redact != nil {
 		s = m.redact(s)
 	}
-	return capOutput(s)
+	return capOutput(escape.Text(s))
 }
 
 // WithJitter spreads later runs of a check by up to ±fraction/2 of its period

@@ -2,7 +2,8 @@ package health
 
 import (
 	"time"
-	"unicode/utf8"
+
+	"github.com/vitals-dev/vitals/internal/escape"
 )
 
 // Result is one run of a check.
@@ -11,7 +12,9 @@ type Result struct {
 	Duration time.Duration // how long it took; the timeout for a run that overran it
 	OK       bool
 	// Output is the error text of a failed run, or the Measurer's message of a
-	// passing one; at most MaxOutput bytes.
+	// passing one; at most MaxOutput bytes. As a Monitor keeps it, control
+	// and bidi characters are escaped (\x1b, \u202e), line breaks and tabs
+	// kept; Run returns it as the checker gave it.
 	Output        string
 	ObservedValue any    // from a Measurer; nil when none
 	ObservedUnit  string // from a Measurer
@@ -24,16 +27,13 @@ const MaxOutput = 1 << 10 // 1 KiB
 
 const truncationMark = " [truncated]"
 
-// capOutput cuts s to MaxOutput bytes on a rune boundary, marking the cut.
+// capOutput cuts s to MaxOutput bytes on a rune boundary, and not inside
+// an escape that escape.Text wrote, marking the cut.
 func capOutput(s string) string {
 	if len(s) <= MaxOutput {
 		return s
 	}
-	cut := MaxOutput - len(truncationMark)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + truncationMark
+	return s[:escape.Cut(s, MaxOutput-len(truncationMark))] + truncationMark
 }
 
 // history is a ring of a check's last results. It grows as results come, up

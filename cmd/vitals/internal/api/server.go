@@ -45,6 +45,9 @@ const (
 	keepalive = 15 * time.Second
 	// maxBody caps a request body: a list of check names.
 	maxBody = 1 << 20
+	// maxUnknown is how many unknown names a 404 quotes: enough to see the
+	// typo, and an answer that stays small whatever the request names.
+	maxUnknown = 10
 )
 
 // Server serves the API over one Monitor. Make one with New.
@@ -189,7 +192,9 @@ func (s *Server) beat(w http.ResponseWriter, r *http.Request) {
 }
 
 // stopOrStart stops or starts every named check, or none of them when a name
-// is unknown.
+// is unknown. A name given twice is acted on and answered once, so that the
+// answer is at most one Check per check of the agent, however long the
+// request; of unknown names, the 404 quotes the first maxUnknown.
 func (s *Server) stopOrStart(start bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req Names
@@ -203,18 +208,24 @@ func (s *Server) stopOrStart(start bool) http.HandlerFunc {
 			writeError(w, http.StatusBadRequest, `no checks named: want a body {"checks": [NAME...]}`)
 			return
 		}
+		names := distinct(req.Checks)
 		var unknown []string
-		for _, name := range req.Checks {
+		for _, name := range names {
 			if _, ok := s.m.CheckState(name); !ok {
 				unknown = append(unknown, strconv.Quote(name))
 			}
 		}
 		if len(unknown) > 0 {
-			writeError(w, http.StatusNotFound, "no such check %s: nothing was changed", strings.Join(unknown, ", "))
+			more := ""
+			if len(unknown) > maxUnknown {
+				more = fmt.Sprintf(" and %d more", len(unknown)-maxUnknown)
+				unknown = unknown[:maxUnknown]
+			}
+			writeError(w, http.StatusNotFound, "no such check %s%s: nothing was changed", strings.Join(unknown, ", "), more)
 			return
 		}
-		out := make([]Check, 0, len(req.Checks))
-		for _, name := range req.Checks {
+		out := make([]Check, 0, len(names))
+		for _, name := range names {
 			act := s.m.StopCheck
 			if start {
 				act = s.m.StartCheck
@@ -228,6 +239,19 @@ func (s *Server) stopOrStart(start bool) http.HandlerFunc {
 		}
 		writeJSON(w, http.StatusOK, out)
 	}
+}
+
+// distinct is names without repeats, in the order each first appears.
+func distinct(names []string) []string {
+	seen := make(map[string]bool, len(names))
+	out := names[:0:0]
+	for _, name := range names {
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {

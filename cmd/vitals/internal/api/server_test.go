@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -298,6 +299,46 @@ func TestStopLeavesAFailingCheckOutOfReadinessAndStartPutsItBack(t *testing.T) {
 	a.expect(t, "POST", "/v1/checks/stop", `{"checks": []}`, 400, "no checks named", nil)
 	a.expect(t, "POST", "/v1/checks/stop", `{"names": ["db"]}`, 400, `unknown field \"names\"`, nil)
 	a.expect(t, "POST", "/v1/checks/stop", `db`, 400, `want a body {\"checks\": [NAME...]}`, nil)
+}
+
+func TestANameRepeatedInAStopIsAnsweredOnceAndTheAnswerStaysSmall(t *testing.T) {
+	a := newAgent(t, "", "")
+	// Close to the 1 MiB a body may have: one name, 80,000 times over.
+	repeated := func(names ...string) string {
+		quoted := make([]string, 80_000)
+		for i := range quoted {
+			quoted[i] = strconv.Quote(names[i%len(names)])
+		}
+		return `{"checks": [` + strings.Join(quoted, ",") + `]}`
+	}
+	for _, path := range []string{"/v1/checks/stop", "/v1/checks/start"} {
+		body := repeated("db", "boot")
+		code, _, answer := a.call(t, "POST", path, body)
+		var got []api.Check
+		if err := json.Unmarshal([]byte(answer), &got); code != 200 || err != nil {
+			t.Fatalf("POST %s: %d %.200s", path, code, answer)
+		}
+		if len(got) != 2 || got[0].Name != "db" || got[1].Name != "boot" {
+			t.Fatalf("POST %s answered %d checks, want db and boot once each, in the order named", path, len(got))
+		}
+		// Two checks' worth, whatever the request's size.
+		if len(answer) > 4<<10 {
+			t.Fatalf("POST %s: an answer of %d bytes to a request of %d", path, len(answer), len(body))
+		}
+	}
+	// Unknown names too: the 404 quotes a few, and says how many more.
+	unknown := make([]string, 50)
+	for i := range unknown {
+		unknown[i] = fmt.Sprintf("nope-%d", i)
+	}
+	code, _, answer := a.call(t, "POST", "/v1/checks/stop", repeated(append(unknown, "db")...))
+	if code != 404 || len(answer) > 1<<10 || !strings.Contains(answer, `no such check \"nope-0\", \"nope-1\"`) ||
+		!strings.Contains(answer, `\"nope-9\" and 40 more: nothing was changed`) {
+		t.Fatalf("%d %.300s", code, answer)
+	}
+	if st, _ := a.m.CheckState("db"); st.Stopped {
+		t.Fatal("a stop with unknown names stopped db")
+	}
 }
 
 func TestHealthSaysWhetherALevelPassesAndWhy(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/target"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
 )
@@ -22,6 +23,32 @@ func TestOneLineFoldsLinesAndEscapesWhatATerminalWouldActOn(t *testing.T) {
 		if got := oneLine(in); got != want {
 			t.Errorf("oneLine(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestTheOneShotCommandsHideTheSecretsOfTheirTargetsFlagsAndEnvironment(t *testing.T) {
+	rd := redactor([]string{"http://u:url-pw-1@h/?password=hunter22&token=abcd1234", "tcp://h:1"},
+		target.Options{Header: []string{"Authorization: Bearer hdr-tok-1", "X-Trace: trace-1"}, Env: []string{"PGPASSWORD=env-pw-1"}},
+		[]string{"DB_PASSWORD=s3cretpw", "HOME=/home/me"})
+	for in, want := range map[string]string{
+		"GET http://u:url-pw-1@h/?password=hunter22&token=abcd1234": "GET http://u:xxxxx@h/?password=xxxxx&token=xxxxx",
+		"sent Bearer hdr-tok-1, then hdr-tok-1 alone":               "sent xxxxx, then xxxxx alone",
+		"trace-1 stays": "trace-1 stays",
+		"login with env-pw-1 and s3cretpw failed": "login with xxxxx and xxxxx failed",
+		"HOME is /home/me":                        "HOME is /home/me",
+	} {
+		if got := rd.Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestAnErrorIsPrintedWithItsControlCharactersEscaped(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	// The flag package quotes an unknown flag as given.
+	if code := Main([]string{"probe", "--bo\x1b]0;pwned\x07\u202egus", "http://x/"}, &stdout, &stderr); code != exitUsage ||
+		!strings.Contains(stderr.String(), `unknown flag: --bo\x1b]0;pwned\a\u202egus`) || strings.ContainsAny(stderr.String(), "\x1b\x07\u202e") {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 }
 

@@ -9,18 +9,17 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/target"
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/internal/escape"
 )
 
 const targetHelp = `Targets name their kind by scheme:
@@ -135,9 +134,14 @@ func splitArgs(cmd *cobra.Command, args []string) (targets, argv []string, err e
 // buildAll builds every target, reporting every bad one at once. A kind flag
 // must apply to the target (single) or to at least one of them (several), and
 // a flag given must have a value.
+//
+// Each probe is built shown (see shown): its name and every output with the
+// secrets of the command line and of the environment hidden, so that no line
+// and no JSON the command writes shows them.
 func buildAll(flags *pflag.FlagSet, targets, argv []string, o target.Options, single bool) ([]target.Probe, error) {
 	var probes []target.Probe
 	var errs []string
+	rd := redactor(targets, o, os.Environ())
 	for _, name := range o.Given() {
 		if f := flags.Lookup(name); f != nil && f.Value.Type() == "string" && f.Value.String() == "" {
 			errs = append(errs, fmt.Sprintf("--%s is empty: give it a value, or leave it out", name))
@@ -163,7 +167,7 @@ func buildAll(flags *pflag.FlagSet, targets, argv []string, o target.Options, si
 			}
 			continue
 		}
-		probes = append(probes, p)
+		probes = append(probes, show(p, rd))
 	}
 	if argv != nil {
 		kinds["exec"] = true
@@ -172,7 +176,7 @@ func buildAll(flags *pflag.FlagSet, targets, argv []string, o target.Options, si
 		} else if p, err := target.BuildExec(argv, o); err != nil {
 			errs = append(errs, err.Error())
 		} else {
-			probes = append(probes, p)
+			probes = append(probes, show(p, rd))
 		}
 	}
 	if !single {
@@ -183,7 +187,7 @@ func buildAll(flags *pflag.FlagSet, targets, argv []string, o target.Options, si
 		}
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(errs, "\nvitals: "))
+		return nil, fmt.Errorf("%s", rd.Redact(strings.Join(errs, "\nvitals: ")))
 	}
 	return probes, nil
 }
@@ -224,8 +228,10 @@ type result struct {
 	Duration      string    `json:"duration"`
 }
 
+// resultOf is r as JSON shows it; its output, redacted already (see shown),
+// escaped as the agent's JSON escapes it.
 func resultOf(p target.Probe, r health.Result) result {
-	return result{Target: p.String(), Kind: p.Kind(), OK: r.OK, Output: r.Output,
+	return result{Target: p.String(), Kind: p.Kind(), OK: r.OK, Output: escape.Text(r.Output),
 		ObservedValue: r.ObservedValue, ObservedUnit: r.ObservedUnit, Time: r.Time, Duration: r.Duration.String()}
 }
 
@@ -243,22 +249,8 @@ func oneLine(s string) string {
 	if strings.ContainsAny(s, "\r\n") {
 		s = strings.Join(strings.Fields(s), " ")
 	}
-	if strings.IndexFunc(s, notShown) < 0 {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if notShown(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		} else {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return escape.Line(s)
 }
-
-func notShown(r rune) bool { return !unicode.IsGraphic(r) && r != ' ' || r == utf8.RuneError }
 
 // describe says what a passing result saw: its message, or else what it
 // observed.
@@ -270,4 +262,81 @@ func describe(r health.Result) string {
 		return strings.TrimSpace(fmt.Sprintf("%v %s", r.ObservedValue, r.ObservedUnit))
 	}
 	return "passed"
+}
+
+// redactor hides what the one-shot commands' targets and flags carry, as the
+// agent hides a file's secrets (package redact): the passwords, tokens and
+// secret-named query values of the target URLs, the credentials of --header
+// (Authorization, X-Api-Key, …), and the secret-named variables of --env and
+// of env, vitals's own environment, which a command it runs inherits (and
+// may print: the kubelet copies an exec probe's output into Events).
+func redactor(targets []string, o target.Options, env []string) *redact.Redactor {
+	var secrets []string
+	for _, t := range targets {
+		secrets = append(secrets, redact.URL(t)...)
+	}
+	for _, h := range o.Header {
+		name, value, _ := strings.Cut(h, ":")
+		secrets = append(secrets, redact.Header(strings.TrimSpace(name), strings.TrimSpace(value))...)
+	}
+	secrets = append(secrets, redact.Environ(o.Env)...)
+	secrets = append(secrets, redact.Environ(env)...)
+	return redact.New(secrets...)
+}
+
+// shown is a probe as the one-shot commands show it: its name and what each
+// run says, redacted at the source, so that every line, -v and -o json get
+// the same safe text.
+type shown struct {
+	target.Probe
+	rd *redact.Redactor
+}
+
+// show wraps p; a target that the wait watches (k8s://) stays one.
+func show(p target.Probe, rd *redact.Redactor) target.Probe {
+	s := shown{p, rd}
+	if w, ok := p.(watcher); ok {
+		return shownWatcher{s, w}
+	}
+	return s
+}
+
+func (s shown) String() string { return s.rd.Redact(s.Probe.String()) }
+
+func (s shown) Check(ctx context.Context) error { return s.hide(s.Probe.Check(ctx)) }
+
+func (s shown) Measure(ctx context.Context) (health.Observation, error) {
+	obs, err := s.Probe.Measure(ctx)
+	obs.Message = s.rd.Redact(obs.Message)
+	return obs, s.hide(err)
+}
+
+// hide returns err with its text redacted; it unwraps to err (a deadline
+// stays a deadline).
+func (s shown) hide(err error) error {
+	if err == nil {
+		return nil
+	}
+	return hidden{err, s.rd.Redact(err.Error())}
+}
+
+type hidden struct {
+	err  error
+	text string
+}
+
+func (h hidden) Error() string { return h.text }
+func (h hidden) Unwrap() error { return h.err }
+
+// shownWatcher is a shown target that the wait watches.
+type shownWatcher struct {
+	shown
+	w watcher
+}
+
+func (s shownWatcher) Watch(ctx context.Context, report func(health.Result)) error {
+	return s.hide(s.w.Watch(ctx, func(r health.Result) {
+		r.Output = s.rd.Redact(r.Output)
+		report(r)
+	}))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vitals-dev/vitals/internal/escape"
 	"github.com/vitals-dev/vitals/version"
 )
 
@@ -39,7 +40,9 @@ type configError struct{ err error }
 
 func (e configError) Error() string { return e.err.Error() }
 
-// Main runs the command line and returns the exit code.
+// Main runs the command line and returns the exit code. Whatever error it
+// prints, it prints with control and bidi characters escaped (escape.Text):
+// an error may quote a file's key, a flag's value or a server's answer.
 func Main(args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
@@ -53,15 +56,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &code):
 		return int(code)
 	case errors.As(err, &bad):
-		fmt.Fprintln(stderr, bad.Error())
+		fmt.Fprintln(stderr, escape.Text(bad.Error()))
 		return exitUsage
 	case errors.As(err, &f):
 		if f.msg != "" {
-			fmt.Fprintln(stderr, f.msg)
+			fmt.Fprintln(stderr, escape.Text(f.msg))
 		}
 		return exitFail
 	default:
-		fmt.Fprintf(stderr, "vitals: %v\nRun '%s --help' for usage.\n", err, cmd.CommandPath())
+		fmt.Fprintf(stderr, "vitals: %s\nRun '%s --help' for usage.\n", escape.Text(err.Error()), cmd.CommandPath())
 		return exitUsage
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/deps"
@@ -277,7 +278,7 @@ func execKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker,
 		}
 	}) {
 		for _, v := range env[k] {
-			d.envSecret(k, v)
+			d.secrets = append(d.secrets, redact.Env(k, v)...)
 			s.Env = append(s.Env, k+"="+v)
 		}
 	}

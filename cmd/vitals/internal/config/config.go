@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -22,10 +21,12 @@ import (
 	"github.com/goccy/go-yaml/parser"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
 
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/internal/escape"
 )
 
 // Config is a vitals.yaml.
@@ -56,23 +57,16 @@ type Config struct {
 	// Kubernetes says what the agent tells Kubernetes about its pod; nil
 	// (the default): nothing.
 	Kubernetes *Kubernetes
-	// secrets are the values Redact hides.
-	secrets []string
+	// redactor hides the file's secrets.
+	redactor *redact.Redactor
 }
 
 // Redact hides the file's secrets in s: the values of variables named like
 // *PASSWORD*, *PASSWD*, *TOKEN* or *SECRET* (at least 4 characters long),
-// and passwords written in URLs. The
-// agent passes every check output, event and log line through it.
-func (c *Config) Redact(s string) string {
-	for _, secret := range c.secrets {
-		s = strings.ReplaceAll(s, secret, "xxxxx")
-	}
-	return urlPassword.ReplaceAllString(s, "$1:xxxxx@")
-}
-
-// urlPassword finds the password of a URL written with one.
-var urlPassword = regexp.MustCompile(`(://[^:/@\s"']+):[^@\s"'/]+@`)
+// the credentials of headers, and passwords and tokens written in URLs (see
+// package redact). The agent passes every check output, event and log line
+// through it.
+func (c *Config) Redact(s string) string { return c.redactor.Redact(s) }
 
 // Defaults of the file's top level.
 const (
@@ -111,15 +105,19 @@ type Error struct {
 	Msg          string
 }
 
+// Error is one line, FILE:LINE:COL: PATH: MESSAGE, with what a terminal
+// would act on escaped (escape.Line): a key or a value of the file may hold a
+// line break, a NUL, an escape sequence or a bidi override (U+202E), and an
+// error must neither forge another line nor read otherwise than it is.
 func (e Error) Error() string {
 	where := e.File
 	if e.Line > 0 {
 		where = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Column)
 	}
 	if e.Path == "" {
-		return where + ": " + e.Msg
+		return escape.Line(where + ": " + e.Msg)
 	}
-	return where + ": " + e.Path + ": " + e.Msg
+	return escape.Line(where + ": " + e.Path + ": " + e.Msg)
 }
 
 // Errors is everything wrong with a file, in the file's order.
@@ -193,10 +191,7 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, 
 	} else {
 		c.Checks = d.checks(checks)
 	}
-	// Longest first, so that a secret that contains another is hidden whole.
-	c.secrets = slices.Compact(slices.SortedFunc(slices.Values(d.secrets), func(a, b string) int {
-		return cmp.Or(cmp.Compare(len(b), len(a)), cmp.Compare(a, b))
-	}))
+	c.redactor = redact.New(d.secrets...)
 	d.address(c, body, api)
 	if len(d.errors) > 0 {
 		slices.SortStableFunc(d.errors, func(a, b Error) int {
@@ -308,7 +303,7 @@ func (d *decoder) service(n ast.Node, path string) *Service {
 					continue
 				}
 				if v, ok := d.scalar(kv.Value, join(path, key)); ok {
-					d.envSecret(key, v)
+					d.secrets = append(d.secrets, redact.Env(key, v)...)
 					s.Env[key] = v
 				}
 			}

@@ -67,7 +67,7 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"checks:",
 			"\ta: {}",
 		), []string{
-			"vitals.yaml:2:1: YAML: found character '\t' that cannot start any token",
+			`vitals.yaml:2:1: YAML: found character '\t' that cannot start any token`, // a tab, escaped as every control character of an error is
 		}},
 		{"YAML syntax: unterminated quote", y(
 			`listen: "unterminated`,
@@ -1245,6 +1245,31 @@ func TestErrorFormat(t *testing.T) {
 	es := Errors{{File: "a", Line: 1, Column: 2, Msg: "x"}, {File: "a", Line: 2, Column: 1, Path: "p", Msg: "y"}}
 	if got, want := es.Error(), "a:1:2: x\na:2:1: p: y"; got != want {
 		t.Errorf("Errors: %q, want %q", got, want)
+	}
+}
+
+func TestAnErrorIsOneLineWithTheFilesControlCharactersEscaped(t *testing.T) {
+	// A key with a bidi override, a NUL and a line break that would forge a
+	// line of its own; a value with an OSC title and a bell.
+	_, err := parse(t, y(
+		`checks:`,
+		`  "db\u202egnp\0x\nvitals.yaml:9:9: all good":`,
+		`    tcp: {address: "host\e]0;pwned\a"}`,
+	))
+	var es Errors
+	if !errors.As(err, &es) {
+		t.Fatalf("want Errors, got %v", err)
+	}
+	key := `checks.db\u202egnp\x00x\nvitals.yaml:9:9: all good`
+	want := []string{
+		`vitals.yaml:2:3: ` + key + `: a check name is lower case letters, digits and - _ . inside, at most 63 characters`,
+		`vitals.yaml:3:10: ` + key + `.tcp: address "host\x1b]0;pwned\a": missing port in address`,
+	}
+	if got := strings.Split(err.Error(), "\n"); !reflect.DeepEqual(got, want) {
+		t.Fatalf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(es) != len(want) {
+		t.Fatalf("%d errors, want %d", len(es), len(want))
 	}
 }
 

@@ -3,13 +3,13 @@ package config
 import (
 	"fmt"
 	"math"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
 )
 
@@ -19,7 +19,7 @@ type decoder struct {
 	file    string
 	env     func(string) (string, bool)
 	errors  Errors
-	secrets []string // values to redact: of secret-named variables, and passwords in URLs
+	secrets []string // values to redact (package redact finds them): of secret-named variables, in URLs, in headers
 }
 
 // errorf records an error at node n for the value at path.
@@ -122,7 +122,7 @@ func (d *decoder) expand(n ast.Node, path, s string) (string, bool) {
 				d.errorf(n, path, "environment variable %s is not set", name)
 				ok = false
 			} else {
-				d.envSecret(name, v)
+				d.secrets = append(d.secrets, redact.Env(name, v)...)
 				b.WriteString(v)
 			}
 			i += end
@@ -149,62 +149,9 @@ func str(dst *string) field {
 	return func(d *decoder, n ast.Node, path string) {
 		if s, ok := d.scalar(n, path); ok {
 			*dst = s
-			d.urlSecrets(s)
+			d.secrets = append(d.secrets, redact.URL(s)...)
 		}
 	}
-}
-
-// urlSecrets records the secrets a URL carries: the password of its
-// userinfo, a NATS token (a userinfo with no password), a password in its
-// query (libpq's ?password=).
-func (d *decoder) urlSecrets(s string) {
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme == "" {
-		return
-	}
-	var found []string
-	if u.User != nil {
-		if pw, set := u.User.Password(); set {
-			found = append(found, pw)
-		} else if u.Scheme == "nats" || u.Scheme == "tls" {
-			found = append(found, u.User.Username())
-		}
-	}
-	for key, values := range u.Query() {
-		if secretName(key) {
-			found = append(found, values...)
-		}
-	}
-	for _, secret := range found {
-		if len(secret) >= minSecret {
-			d.secrets = append(d.secrets, secret, url.QueryEscape(secret))
-		}
-	}
-}
-
-// envSecret records v, the value of the environment variable name, when the
-// name says it is a secret: a variable of vitals's environment, or one that
-// an env mapping sets (PGPASSWORD for an exec check).
-func (d *decoder) envSecret(name, v string) {
-	if secretName(name) && len(v) >= minSecret {
-		d.secrets = append(d.secrets, v)
-	}
-}
-
-// minSecret is the shortest value hidden wherever it appears: a shorter one
-// would mask ordinary words in every output (and is no secret anyway).
-const minSecret = 4
-
-// secretName reports whether a variable's name says its value is a secret:
-// *PASSWORD*, *PASSWD*, *TOKEN* or *SECRET*, in any case.
-func secretName(name string) bool {
-	n := strings.ToUpper(name)
-	for _, word := range []string{"PASSWORD", "PASSWD", "TOKEN", "SECRET"} {
-		if strings.Contains(n, word) {
-			return true
-		}
-	}
-	return false
 }
 
 func boolean(dst *bool) field {

@@ -11,6 +11,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
 	"github.com/vitals-dev/vitals/health"
 )
@@ -280,7 +281,7 @@ func (d *decoder) webhookHook(n ast.Node, path string) *hooks.WebhookSpec {
 }
 
 // headers checks a webhook's headers, and records the secrets they carry
-// (see secretHeader), whole and their last word (the token after "Bearer "),
+// (see redact.Header), whole and their last word (the token after "Bearer "),
 // so that Redact hides them wherever they show, as it hides the values of
 // secret variables. Values are never quoted in errors.
 func (d *decoder) headers(n ast.Node, path string, header map[string][]string) {
@@ -298,31 +299,9 @@ func (d *decoder) headers(n ast.Node, path string, header map[string][]string) {
 			if strings.ContainsAny(v, "\r\n\x00") {
 				d.errorf(kv.Value, join(path, name), "the value has a line break or a NUL, which a header cannot carry")
 			}
-			d.headerSecret(name, v)
+			d.secrets = append(d.secrets, redact.Header(name, v)...)
 		}
 	}
-}
-
-// headerSecret records v, the value of header name, when the name says it
-// carries a credential (see secretHeader): whole and its last word (the
-// token after "Bearer ").
-func (d *decoder) headerSecret(name, v string) {
-	if !secretHeader(name) {
-		return
-	}
-	for _, secret := range []string{v, v[strings.LastIndexByte(v, ' ')+1:]} {
-		if len(secret) >= minSecret {
-			d.secrets = append(d.secrets, secret)
-		}
-	}
-}
-
-// secretHeader reports whether a header's name says it carries a
-// credential: Authorization, Proxy-Authorization, Cookie, or a name with
-// AUTH, KEY, TOKEN, SECRET, PASSWORD or PASSWD in it (X-Api-Key), in any case.
-func secretHeader(name string) bool {
-	n := strings.ToUpper(name)
-	return secretName(n) || n == "COOKIE" || strings.Contains(n, "AUTH") || strings.Contains(n, "KEY")
 }
 
 // headerName reports whether s is an HTTP header name: a token.

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/internal/escape"
 )
 
 // EventTypes is every event type a hook may be on, in the order the file's
@@ -228,7 +229,9 @@ type hook struct {
 
 // New returns a Runner of specs (WithDefaults is applied to each) over m.
 // Every failure is logged to logger, its text passed through redact (the
-// file's Config.Redact), which may be nil. Nothing runs until Start.
+// file's Config.Redact), which may be nil, and then escaped as a check's
+// output is (escape.Text): it may quote a hook command's output or a
+// receiver's answer. Nothing runs until Start.
 func New(specs []Spec, m *health.Monitor, logger *slog.Logger, redact func(string) string) *Runner {
 	if logger == nil {
 		logger = slog.Default()
@@ -236,7 +239,7 @@ func New(specs []Spec, m *health.Monitor, logger *slog.Logger, redact func(strin
 	if redact == nil {
 		redact = func(s string) string { return s }
 	}
-	r := &Runner{m: m, logger: logger, redact: redact, stopping: make(chan struct{})}
+	r := &Runner{m: m, logger: logger, redact: func(s string) string { return escape.Text(redact(s)) }, stopping: make(chan struct{})}
 	r.following, r.endFollowing = context.WithCancel(context.Background())
 	r.delivering, r.endDelivering = context.WithCancel(context.Background())
 	for i, s := range specs {

@@ -531,6 +531,17 @@ func TestAnExecHookThatFailsIsLoggedWithItsOutputAndNotRunAgain(t *testing.T) {
 	}
 }
 
+func TestAFailedHooksOutputIsShownEscaped(t *testing.T) {
+	m := newMonitor()
+	r := start(t, m, &logs{}, nil, hooks.Spec{On: []health.EventType{health.EventCheckFailed},
+		Exec: &hooks.ExecSpec{Command: []string{"sh", "-c", `printf '\033]0;pwned\007 \342\200\256 \000'; exit 3`}}})
+	m.Emit(failed("db"))
+	st := waitStatus(t, r, "given up", func(st hooks.Status) bool { return st.Failed == 1 })
+	if want := `sh exited with status 3: \x1b]0;pwned\a \u202e \x00`; st.LastError != want {
+		t.Fatalf("last error %q, want %q", st.LastError, want)
+	}
+}
+
 func TestAnExecHookPastItsTimeoutIsKilledWithItsGroup(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")

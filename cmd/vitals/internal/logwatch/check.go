@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/internal/escape"
 )
 
 // maxShown caps what a failing check shows of the line that failed it:
@@ -154,24 +153,13 @@ func ago(d time.Duration) string {
 }
 
 // shown is a line as a check's output shows it: control characters and
-// invalid UTF-8 escaped (a terminal reading the probe endpoints must not
-// obey a colour escape), and "…" where it was cut.
+// invalid UTF-8 escaped as every output is (escape.Text: a terminal reading
+// the probe endpoints must not obey a colour escape), and "…" where it was
+// cut.
 func shown(line []byte, cut bool) string {
-	var b strings.Builder
-	for len(line) > 0 {
-		r, size := utf8.DecodeRune(line)
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, line[0])
-		case unicode.IsControl(r) && r != '\t':
-			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
-		default:
-			b.Write(line[:size])
-		}
-		line = line[size:]
-	}
+	s := escape.Text(string(line))
 	if cut {
-		b.WriteString("…")
+		s += "…"
 	}
-	return b.String()
+	return s
 }

@@ -1,0 +1,147 @@
+// Package redact hides secrets in the text vitals shows: check outputs,
+// events, log lines, errors, the one-shot CLI's lines and JSON. The secrets
+// are found where they are given — a URL's password or token, a header that
+// carries a credential, a variable whose name says it is a secret — and a
+// Redactor built from them replaces each wherever it appears. The agent's
+// configuration (package config) and the one-shot commands (vitals probe,
+// vitals wait) both build theirs here, so that both hide the same things.
+package redact
+
+import (
+	"cmp"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Mask stands where a secret was, as url.URL.Redacted writes it.
+const Mask = "xxxxx"
+
+// MinSecret is the shortest value hidden wherever it appears: a shorter one
+// would mask ordinary words in every output (and is no secret anyway).
+const MinSecret = 4
+
+// Redactor hides a set of secrets. The zero value, and a nil *Redactor,
+// hide only passwords written in URLs.
+type Redactor struct {
+	secrets []string // longest first, so that a secret that contains another is hidden whole
+}
+
+// New returns a Redactor of secrets, the values the functions of this
+// package found; those shorter than MinSecret are left out.
+func New(secrets ...string) *Redactor {
+	kept := slices.DeleteFunc(slices.Clone(secrets), func(s string) bool { return len(s) < MinSecret })
+	slices.SortFunc(kept, func(a, b string) int { return cmp.Or(cmp.Compare(len(b), len(a)), cmp.Compare(a, b)) })
+	return &Redactor{secrets: slices.Compact(kept)}
+}
+
+// Redact returns s with every secret, and the password of every URL written
+// with one (user:password@), replaced by Mask.
+func (r *Redactor) Redact(s string) string {
+	if r != nil {
+		for _, secret := range r.secrets {
+			s = strings.ReplaceAll(s, secret, Mask)
+		}
+	}
+	return urlPassword.ReplaceAllString(s, "$1:"+Mask+"@")
+}
+
+// urlPassword finds the password of a URL written with one.
+var urlPassword = regexp.MustCompile(`(://[^:/@\s"']+):[^@\s"'/]+@`)
+
+// URL returns the secrets that the URL s carries: the password of its
+// userinfo, a NATS token (a userinfo with no password, nats:// or tls://),
+// the values of its query parameters named like secrets (libpq's
+// ?password=, ?token=), each as written and query-escaped. Nil when s is no
+// URL with a scheme. Of a URL that does not parse, the query's secrets are
+// found all the same: the error that says so quotes it.
+func URL(s string) []string {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil && strings.Contains(s, "://"):
+		_, query, _ := strings.Cut(s, "?")
+		u = &url.URL{RawQuery: query}
+	case err != nil || u.Scheme == "":
+		return nil
+	}
+	var found []string
+	if u.User != nil {
+		if pw, set := u.User.Password(); set {
+			found = append(found, pw)
+		} else if u.Scheme == "nats" || u.Scheme == "tls" {
+			found = append(found, u.User.Username())
+		}
+	}
+	for key, values := range u.Query() {
+		if SecretName(key) {
+			found = append(found, values...)
+		}
+	}
+	var out []string
+	for _, secret := range found {
+		if len(secret) >= MinSecret {
+			out = append(out, secret, url.QueryEscape(secret))
+		}
+	}
+	return out
+}
+
+// Env returns v, the value of the environment variable name, when the name
+// says it is a secret (see SecretName) and v is long enough to hide.
+func Env(name, v string) []string {
+	if SecretName(name) && len(v) >= MinSecret {
+		return []string{v}
+	}
+	return nil
+}
+
+// Environ returns the secrets of an environment, NAME=value lines as
+// os.Environ gives them: what a command vitals starts inherits, and may
+// print.
+func Environ(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if name, v, ok := strings.Cut(kv, "="); ok {
+			out = append(out, Env(name, v)...)
+		}
+	}
+	return out
+}
+
+// Header returns the secrets of a request header: its value, whole and its
+// last word (the token after "Bearer "), when the name says it carries a
+// credential (see SecretHeader).
+func Header(name, v string) []string {
+	if !SecretHeader(name) {
+		return nil
+	}
+	var out []string
+	for _, secret := range []string{v, v[strings.LastIndexByte(v, ' ')+1:]} {
+		if len(secret) >= MinSecret {
+			out = append(out, secret)
+		}
+	}
+	return out
+}
+
+// SecretName reports whether a variable's (or a query parameter's) name says
+// its value is a secret: *PASSWORD*, *PASSWD*, *TOKEN* or *SECRET*, in any
+// case.
+func SecretName(name string) bool {
+	n := strings.ToUpper(name)
+	for _, word := range []string{"PASSWORD", "PASSWD", "TOKEN", "SECRET"} {
+		if strings.Contains(n, word) {
+			return true
+		}
+	}
+	return false
+}
+
+// SecretHeader reports whether a header's name says it carries a
+// credential: Authorization, Proxy-Authorization, Cookie, or a name with
+// AUTH, KEY, TOKEN, SECRET, PASSWORD or PASSWD in it (X-Api-Key), in any case.
+func SecretHeader(name string) bool {
+	n := strings.ToUpper(name)
+	return SecretName(n) || n == "COOKIE" || strings.Contains(n, "AUTH") || strings.Contains(n, "KEY")
+}

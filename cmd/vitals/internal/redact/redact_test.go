@@ -1,0 +1,73 @@
+package redact
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestAURLsSecretsAreItsPasswordTokenAndSecretNamedQueryValues(t *testing.T) {
+	for _, tc := range []struct {
+		url  string
+		want []string
+	}{
+		{"http://127.0.0.1:1/?password=hunter22&token=abcd1234", []string{"abcd1234", "hunter22"}},
+		{"https://bot:tok-123456@api.example.com/", []string{"tok-123456"}},
+		{"postgres://db/app?sslmode=disable&PGPASSWORD=p%40ss+word", []string{"p%40ss+word", "p@ss word"}},
+		{"nats://s3cr3ttoken@nats:4222", []string{"s3cr3ttoken"}},
+		{"http://user@web/", nil},               // a user name is no secret
+		{"http://web/?password=ab", nil},        // too short to hide wherever it appears
+		{"http://web/?page=12345&q=hello", nil}, // names that say nothing
+		{"db.internal:5432", nil},               // no URL
+		{"grpc://h:1/svc?api_secret=xyz-987", []string{"xyz-987"}},
+		{"http://[::1:80/?password=hunter22", []string{"hunter22"}}, // no URL, but its error quotes it
+	} {
+		got := URL(tc.url)
+		slices.Sort(got)
+		got = slices.Compact(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("URL(%q) = %q, want %q", tc.url, got, tc.want)
+		}
+	}
+}
+
+func TestSecretNamedVariablesAndCredentialHeaders(t *testing.T) {
+	got := Environ([]string{"DB_PASSWORD=s3cretpw", "HOME=/root", "GITHUB_TOKEN=ghp_x1y2", "app_secret=shh!", "PIN_SECRET=ab", "EMPTY_TOKEN=", "NOVALUE"})
+	if want := []string{"s3cretpw", "ghp_x1y2", "shh!"}; !slices.Equal(got, want) {
+		t.Errorf("Environ = %q, want %q", got, want)
+	}
+	for _, tc := range []struct {
+		name, value string
+		want        []string
+	}{
+		{"Authorization", "Bearer abcdefgh", []string{"Bearer abcdefgh", "abcdefgh"}},
+		{"X-Api-Key", "k-12345", []string{"k-12345", "k-12345"}},
+		{"cookie", "session=zzzz", []string{"session=zzzz", "session=zzzz"}},
+		{"Proxy-Authorization", "Basic dXNlcjpwYXNz", []string{"Basic dXNlcjpwYXNz", "dXNlcjpwYXNz"}},
+		{"Host", "api.example.com", nil},
+		{"Accept", "application/json", nil},
+	} {
+		if got := Header(tc.name, tc.value); !slices.Equal(got, tc.want) {
+			t.Errorf("Header(%q, %q) = %q, want %q", tc.name, tc.value, got, tc.want)
+		}
+	}
+}
+
+func TestRedactHidesEachSecretWholeAndEveryURLPassword(t *testing.T) {
+	r := New(append(URL("http://127.0.0.1:1/?password=hunter22&token=abcd1234"),
+		append(Header("Authorization", "Bearer abcd1234-long"), "ab", "")...)...)
+	for in, want := range map[string]string{
+		"GET http://127.0.0.1:1/?password=hunter22&token=abcd1234": "GET http://127.0.0.1:1/?password=xxxxx&token=xxxxx",
+		"sent Bearer abcd1234-long":                                "sent xxxxx", // the longest first: no "abcd1234" left over
+		"token abcd1234-long refused":                              "token xxxxx refused",
+		"GET http://someone:else@other/ failed":                    "GET http://someone:xxxxx@other/ failed",
+		"ab and cab stay":                                          "ab and cab stay",
+	} {
+		if got := r.Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+	var none *Redactor
+	if got := none.Redact("http://a:pw@h/ hunter22"); got != "http://a:xxxxx@h/ hunter22" {
+		t.Errorf("a nil Redactor: %q", got)
+	}
+}
