@@ -5,9 +5,11 @@
 package config
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"regexp"
@@ -19,7 +21,6 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 
-	"github.com/goccy/go-yaml/parser"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
@@ -133,20 +134,45 @@ func (es Errors) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// Load reads and checks the file at path; ${VAR} expands from the process's
-// environment. The error is an Errors when the file is readable but wrong.
+// MaxFileSize is the most Load reads of a file. A vitals.yaml of thousands
+// of checks is well under 1 MiB; the bound is for a path that never ends
+// (/dev/zero, a FIFO whose writer keeps writing) or a file given by mistake,
+// which would otherwise be read, and parsed, until memory runs out.
+const MaxFileSize = 4 << 20
+
+// Load reads and checks the file at path, - for stdin; ${VAR} expands from
+// the process's environment. The file is read through whatever path names,
+// a symlink (as a Kubernetes ConfigMap mounts one), a FIFO or a device, and
+// never past MaxFileSize. The error is an Errors when the file is readable
+// but wrong.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	name, r := "stdin", io.Reader(os.Stdin)
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("read configuration: %w", err)
+		}
+		defer f.Close()
+		name, r = path, f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("read configuration: %w", err)
 	}
-	return Parse(path, data, os.LookupEnv)
+	if len(data) > MaxFileSize {
+		return nil, Errors{{File: name, Msg: fmt.Sprintf("larger than %d MiB: is it the configuration? (it is read no further)", MaxFileSize>>20)}}
+	}
+	return Parse(name, data, os.LookupEnv)
 }
+
+// bom is the byte order mark that some editors write at the start of a
+// UTF-8 file; YAML allows it there, and it is no part of the first key.
+const bom = "\uFEFF"
 
 // Parse checks a file's contents; name is what errors call the file, and env
 // looks up the variables that ${VAR} names.
 func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, error) {
-	f, err := parser.ParseBytes(data, 0)
+	f, err := yamlnode.Parse(bytes.TrimPrefix(data, []byte(bom)))
 	if err != nil {
 		return nil, Errors{syntaxError(name, err)}
 	}
@@ -260,6 +286,11 @@ func (d *decoder) address(c *Config, body, api ast.Node) {
 
 // syntaxError turns the parser's error into an Error with its position.
 func syntaxError(name string, err error) Error {
+	var de *yamlnode.DepthError
+	if errors.As(err, &de) {
+		return Error{File: name, Line: de.Line, Column: de.Column,
+			Msg: fmt.Sprintf("YAML: %v: a vitals.yaml needs a handful", err)}
+	}
 	var se *yaml.SyntaxError
 	if errors.As(err, &se) && se.Token != nil && se.Token.Position != nil {
 		p := se.Token.Position

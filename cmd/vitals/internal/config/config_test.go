@@ -92,6 +92,31 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 		), []string{
 			`vitals.yaml:4:5: YAML: mapping key "http" already defined at [3:5]`,
 		}},
+		{"nesting deeper than 64 levels", y(
+			"checks:",
+			"  a: {heartbeat: {ttl: "+strings.Repeat("[", 100)+"}}",
+		), []string{
+			`vitals.yaml:2:84: YAML: nested deeper than 64 levels: a vitals.yaml needs a handful`,
+		}},
+		{"nesting 64 levels deep is YAML (and a wrong value)", y(
+			"checks:",
+			"  a: {heartbeat: {ttl: "+strings.Repeat("[", 60)+strings.Repeat("]", 60)+"}}",
+		), []string{
+			`vitals.yaml:2:24: checks.a.heartbeat.ttl: want a single value, got a list`,
+		}},
+		{"block nesting deeper than 64 levels", func() string {
+			var b strings.Builder
+			for i := range 70 {
+				b.WriteString(strings.Repeat(" ", i) + "a:\n")
+			}
+			return b.String()
+		}(), []string{
+			`vitals.yaml:65:65: YAML: nested deeper than 64 levels: a vitals.yaml needs a handful`,
+		}},
+		{"a UTF-8 byte order mark before the first key (good)", "\uFEFF" + y(
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), nil},
 		{"empty file", "", []string{
 			`vitals.yaml: the file is empty: it needs at least checks:`,
 		}},
@@ -1279,5 +1304,117 @@ func TestLoad(t *testing.T) {
 	var es Errors
 	if err == nil || errors.As(err, &es) || !errors.Is(err, os.ErrNotExist) || !strings.HasPrefix(err.Error(), "read configuration: ") {
 		t.Errorf("Load(missing): %v, want a read error that is not an Errors", err)
+	}
+}
+
+// checksFile is a file of n checks.
+func checksFile(n int) []byte {
+	var b strings.Builder
+	b.WriteString("checks:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  c%d:\n    tcp: {address: \"127.0.0.1:%d\"}\n    period: 10s\n", i, 1+i%60000)
+	}
+	return []byte(b.String())
+}
+
+// Loading takes time in proportion to the file: eight times the checks take
+// well under sixteen times as long (the parser alone once took 27 times).
+// A ratio of the best of three, so that a loaded machine does not decide.
+func TestLoadingIsLinearInTheChecks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads 45,000 checks")
+	}
+	best := func(n int) time.Duration {
+		data := checksFile(n)
+		var fastest time.Duration
+		for range 3 {
+			start := time.Now()
+			c, err := Parse(file, data, lookup)
+			took := time.Since(start)
+			if err != nil || len(c.Checks) != n {
+				t.Fatalf("%d checks: %v", n, err)
+			}
+			if fastest == 0 || took < fastest {
+				fastest = took
+			}
+		}
+		return fastest
+	}
+	small, large := best(5000), best(40000)
+	if ratio := float64(large) / float64(small); ratio >= 16 {
+		t.Errorf("5,000 checks load in %v, 40,000 in %v: %.1f times as long, want under 16", small, large, ratio)
+	} else {
+		t.Logf("5,000 checks load in %v, 40,000 in %v: %.1f times as long", small, large, ratio)
+	}
+}
+
+// Load reads a file through whatever its path names, and never past
+// MaxFileSize: a device or a FIFO that never ends is an error, not a hang.
+func TestLoadReadsAtMostMaxFileSize(t *testing.T) {
+	dir := t.TempDir()
+	good := []byte(y("checks:", "  a: {heartbeat: {ttl: 1s}}"))
+	const tooLarge = ": larger than 4 MiB: is it the configuration? (it is read no further)"
+
+	// A ConfigMap's file: a symlink to a symlink to the data.
+	if err := os.MkdirAll(filepath.Join(dir, "..data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "..data", "vitals.yaml"), good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "vitals.yaml")
+	if err := os.Symlink(filepath.Join("..data", "vitals.yaml"), link); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := Load(link); err != nil || c.File != link || len(c.Checks) != 1 {
+		t.Errorf("Load(symlink): %v", err)
+	}
+
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, append(good, strings.Repeat("#", MaxFileSize)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(big); err == nil || err.Error() != big+tooLarge {
+		t.Errorf("Load(big): %v, want %s", err, big+tooLarge)
+	}
+	exact := filepath.Join(dir, "exact.yaml")
+	if err := os.WriteFile(exact, append(good, strings.Repeat("#", MaxFileSize-len(good))...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(exact); err != nil {
+		t.Errorf("Load(a file of MaxFileSize): %v", err)
+	}
+
+	if _, err := Load("/dev/zero"); err == nil || err.Error() != "/dev/zero"+tooLarge {
+		t.Errorf("Load(/dev/zero): %v, want /dev/zero%s", err, tooLarge)
+	}
+
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // a writer that never stops
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer w.Close()
+		line := []byte("# more\n")
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := w.Write(line); err != nil {
+				return
+			}
+		}
+	}()
+	var es Errors
+	if _, err := Load(fifo); err == nil || err.Error() != fifo+tooLarge || !errors.As(err, &es) {
+		t.Errorf("Load(a FIFO that never ends): %v, want %s", err, fifo+tooLarge)
 	}
 }
