@@ -81,6 +81,12 @@ const (
 	DefaultAPI    = api.DefaultAddress
 )
 
+// MinPeriod is the shortest period a check may have, and the shortest
+// backoff.max of a service: more often is a busy loop (period: 1ns keeps a
+// core busy), not a check. The kubelet's floor is 1s; vitals allows
+// sub-second periods, for cheap checks and quick tests.
+const MinPeriod = 10 * time.Millisecond
+
 // Check is one check of the file, built and ready to add to a Monitor.
 type Check struct {
 	health.Check
@@ -188,15 +194,16 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, 
 	if body == nil {
 		return nil, Errors{{File: name, Msg: "the file is empty: it needs at least checks:"}}
 	}
+	ast.Walk(tagChecker{d}, body)
 	var checks, api ast.Node
 	d.fields(body, "", map[string]field{
 		"listen":      str(&c.Listen),
 		"grpc-listen": str(&c.GRPCListen),
 		"api": func(d *decoder, n ast.Node, path string) {
 			api = n
-			str(&c.API)(d, n, path)
+			cstr(&c.API)(d, n, path)
 		},
-		"api-token-file": str(&c.APITokenFile),
+		"api-token-file": cstr(&c.APITokenFile),
 		"details":        boolean(&c.Details),
 		"checks": func(_ *decoder, n ast.Node, _ string) {
 			checks = n
@@ -284,6 +291,49 @@ func (d *decoder) address(c *Config, body, api ast.Node) {
 	}
 }
 
+// coreTags are the tags of YAML's core schema, each with whether it fits a
+// value: vitals accepts them where they say what the value is anyway.
+var coreTags = map[string]func(ast.Node) bool{
+	"!!str": func(n ast.Node) bool { _, ok := n.(ast.ScalarNode); return ok },
+	"!!int": func(n ast.Node) bool { _, ok := n.(*ast.IntegerNode); return ok },
+	"!!float": func(n ast.Node) bool {
+		switch n.(type) {
+		case *ast.FloatNode, *ast.InfinityNode, *ast.NanNode, *ast.IntegerNode:
+			return true
+		}
+		return false
+	},
+	"!!bool": func(n ast.Node) bool { _, ok := n.(*ast.BoolNode); return ok },
+	"!!null": func(n ast.Node) bool { _, ok := n.(*ast.NullNode); return ok },
+	"!!map":  func(n ast.Node) bool { _, ok := n.(*ast.MappingNode); return ok },
+	"!!seq":  func(n ast.Node) bool { _, ok := n.(*ast.SequenceNode); return ok },
+}
+
+// tagChecker finds the tags of a file that vitals would otherwise ignore
+// (the decoder reads a value as it is written): a tag of the file's own
+// (!foo), a YAML tag that changes the value (!!binary, !!timestamp), or a
+// core one on a value of another kind (!!int on a word).
+type tagChecker struct{ d *decoder }
+
+func (t tagChecker) Visit(n ast.Node) ast.Visitor {
+	tag, ok := n.(*ast.TagNode)
+	if !ok {
+		return t
+	}
+	name := tag.Start.Value
+	fits, core := coreTags[name]
+	switch {
+	case !core:
+		t.d.errorf(tag, "", "YAML tag %s is not one vitals reads: leave it out (%s are accepted, each on a value of its kind)", name, coreTagList)
+	case !fits(yamlnode.Unwrap(tag.Value)):
+		t.d.errorf(tag, "", "YAML tag %s does not fit its value, %s", name, yamlnode.Describe(tag.Value))
+	}
+	return t
+}
+
+// coreTagList names the coreTags, for errors.
+const coreTagList = "!!str, !!int, !!float, !!bool, !!null, !!map and !!seq"
+
 // syntaxError turns the parser's error into an Error with its position.
 func syntaxError(name string, err error) Error {
 	var de *yamlnode.DepthError
@@ -320,8 +370,9 @@ func (d *decoder) service(n ast.Node, path string) *Service {
 	var backoff ast.Node
 	d.fields(n, path, map[string]field{
 		"command": func(d *decoder, n ast.Node, path string) {
-			strs(&s.Command)(d, n, path)
-			if len(s.Command) == 0 || s.Command[0] == "" {
+			mark := len(d.errors)
+			cstrs(&s.Command)(d, n, path)
+			if len(d.errors) == mark && (len(s.Command) == 0 || s.Command[0] == "") {
 				d.errorf(n, path, "no command: give the command and its arguments as a list")
 			}
 		},
@@ -340,11 +391,15 @@ func (d *decoder) service(n ast.Node, path string) *Service {
 				}
 				if v, ok := d.scalar(kv.Value, join(path, key)); ok {
 					d.envSecret(key, v)
+					if strings.IndexByte(v, 0) >= 0 {
+						d.errorf(kv.Value, join(path, key), "has a NUL byte, which no environment can hold")
+						continue
+					}
 					s.Env[key] = v
 				}
 			}
 		},
-		"dir": str(&s.Dir),
+		"dir": cstr(&s.Dir),
 		"restart": func(d *decoder, n ast.Node, path string) {
 			if v, ok := d.scalar(n, path); ok {
 				switch v {
@@ -379,6 +434,8 @@ func (d *decoder) service(n ast.Node, path string) *Service {
 			d.errorf(backoff, join(path, "backoff.initial"), "0s: give a delay of more than 0")
 		case s.BackoffInitial > s.BackoffMax:
 			d.errorf(backoff, join(path, "backoff"), "initial %v is longer than max %v", s.BackoffInitial, s.BackoffMax)
+		case s.BackoffMax < MinPeriod:
+			d.errorf(backoff, join(path, "backoff.max"), "%v is shorter than %v: a workload that exits at once would be restarted in a busy loop", s.BackoffMax, MinPeriod)
 		}
 	}
 	return s

@@ -862,6 +862,86 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			`vitals.yaml:5:20: checks.web.tcp.address: no value: give one, or leave the field out`,
 		}},
 
+		// Names, NUL bytes, tags, floors.
+		{"exec: env names are variable names, as a service's", y(
+			"checks:",
+			"  ok:",
+			"    exec:",
+			"      command: [sh]",
+			"      env: {\"A=B\": x, 1A: y, OK: z}",
+		), []string{
+			`vitals.yaml:5:13: checks.ok.exec.env.A=B: "A=B" is not a variable name`,
+			`vitals.yaml:5:23: checks.ok.exec.env.1A: "1A" is not a variable name`,
+		}},
+		{"a NUL byte in a path, a command, an environment", y(
+			`api: "/run/v\0.sock"`,
+			`api-token-file: "/t\0"`,
+			"service:",
+			`  command: [app, "-x\0"]`,
+			`  dir: "/a\0"`,
+			`  env: {A: "\0"}`,
+			"checks:",
+			`  f: {file: {path: "/x\0y"}}`,
+			`  e: {exec: {command: ["sh\0"], dir: "/\0", env: {B: "\0"}}}`,
+			`  h: {http: {url: "https://x/", ca-file: "\0", cert: "\0", key: "\0"}}`,
+			`  t: {tls: {address: "x:443", ca-file: "\0"}}`,
+			`  g: {grpc: {url: "grpcs://x:1", key: "\0"}}`,
+			"hooks:",
+			`  - {on: [check-failed], exec: ["/bin/echo\0"]}`,
+		), []string{
+			`vitals.yaml:1:6: api: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:2:17: api-token-file: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:4:18: service.command[1]: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:5:8: service.dir: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:6:12: service.env.A: has a NUL byte, which no environment can hold`,
+			`vitals.yaml:8:20: checks.f.file.path: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:9:24: checks.e.exec.command[0]: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:9:38: checks.e.exec.dir: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:9:54: checks.e.exec.env.B: has a NUL byte, which no environment can hold`,
+			`vitals.yaml:10:42: checks.h.http.ca-file: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:10:54: checks.h.http.cert: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:10:65: checks.h.http.key: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:11:40: checks.t.tls.ca-file: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:12:39: checks.g.grpc.key: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:14:33: hooks[0].exec[0]: has a NUL byte, which no path or command can hold`,
+		}},
+		{"YAML tags: unknown, unsupported, not fitting their value", y(
+			"checks:",
+			"  a: {heartbeat: {ttl: !foo 1s}}",
+			"  b: {heartbeat: {ttl: !!binary MXM=}}",
+			"  c: {heartbeat: {ttl: !!int 1s}}",
+			"  d: {heartbeat: {ttl: 1s}, level: !!bool live}",
+		), []string{
+			`vitals.yaml:2:24: YAML tag !foo is not one vitals reads: leave it out (!!str, !!int, !!float, !!bool, !!null, !!map and !!seq are accepted, each on a value of its kind)`,
+			`vitals.yaml:3:24: YAML tag !!binary is not one vitals reads: leave it out (!!str, !!int, !!float, !!bool, !!null, !!map and !!seq are accepted, each on a value of its kind)`,
+			`vitals.yaml:3:24: checks.b.heartbeat.ttl: "MXM=" is not a duration such as 10s, 500ms or 1m30s`,
+			`vitals.yaml:4:24: YAML tag !!int does not fit its value, "1s"`,
+			`vitals.yaml:5:36: YAML tag !!bool does not fit its value, "live"`,
+		}},
+		{"YAML core tags that fit their values (good)", y(
+			"details: !!bool true",
+			"checks: !!map",
+			"  a: !!map {heartbeat: !!map {ttl: !!str 1s}}",
+			"  b: {tcp: {address: !!str \"x:1\"}, failure-threshold: !!int 3}",
+		), nil},
+		{"period shorter than the floor", y(
+			"checks:",
+			"  a: {tcp: {address: \"x:1\"}, period: 1ns}",
+			"  b: {tcp: {address: \"x:1\"}, period: 9ms, timeout: 1ms}",
+			"  c: {tcp: {address: \"x:1\"}, period: 10ms}",
+		), []string{
+			`vitals.yaml:2:38: checks.a.period: 1ns is shorter than 10ms, the shortest period: more often is a busy loop, not a check`,
+			`vitals.yaml:3:38: checks.b.period: 9ms is shorter than 10ms, the shortest period: more often is a busy loop, not a check`,
+		}},
+		{"service: backoff max shorter than the floor", y(
+			"service:",
+			"  backoff: {initial: 1ns, max: 1ns}",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1ns}}",
+		), []string{
+			`vitals.yaml:2:12: service.backoff.max: 1ns is shorter than 10ms: a workload that exits at once would be restarted in a busy loop`,
+		}},
+
 		// Several errors, every one, in the file's order.
 		{"several errors together, in line order", y(
 			`details: "maybe"`,
