@@ -21,7 +21,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
+	apiserver "github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
@@ -78,7 +78,7 @@ var urlPassword = regexp.MustCompile(`(://[^:/@\s"']+):[^@\s"'/]+@`)
 // Defaults of the file's top level.
 const (
 	DefaultListen = ":8558"
-	DefaultAPI    = api.DefaultAddress
+	DefaultAPI    = apiserver.DefaultAddress
 )
 
 // MinPeriod is the shortest period a check may have, and the shortest
@@ -246,7 +246,9 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, 
 }
 
 // address checks the listen and api addresses and reads the token file, so
-// that a file that validates is a file whose servers start.
+// that a file that validates is a file whose servers start: each address
+// HOST:PORT with a port that net.Listen takes, no two on one port, a socket
+// path that fits.
 func (d *decoder) address(c *Config, body, api ast.Node) {
 	listen, grpcListen := body, body
 	if m, ok := yamlnode.Unwrap(body).(*ast.MappingNode); ok {
@@ -259,24 +261,42 @@ func (d *decoder) address(c *Config, body, api ast.Node) {
 			}
 		}
 	}
-	if _, port, err := net.SplitHostPort(c.Listen); err != nil || port == "" {
-		d.errorf(listen, "listen", "%q is not HOST:PORT (or :PORT)", c.Listen)
-	}
-	if c.GRPCListen != "" {
-		if _, port, err := net.SplitHostPort(c.GRPCListen); err != nil || port == "" {
-			d.errorf(grpcListen, "grpc-listen", "%q is not HOST:PORT (or :PORT)", c.GRPCListen)
-		} else if c.GRPCListen == c.Listen {
-			d.errorf(grpcListen, "grpc-listen", "%q is listen's address too: give each its own port", c.GRPCListen)
-		}
-	}
 	if api == nil {
 		api = body
 	}
+	// The TCP addresses that are good, in the file's order of precedence,
+	// each checked against those before it.
+	type server struct {
+		name, addr string
+		at         ast.Node
+	}
+	var servers []server
+	tcp := func(at ast.Node, name, addr, shape string) {
+		hostport := strings.TrimPrefix(addr, "tcp://")
+		host, port, err := net.SplitHostPort(hostport)
+		switch {
+		case err != nil || port == "":
+			d.errorf(at, name, "%q is not %s", addr, shape)
+			return
+		case !validPort(port):
+			d.errorf(at, name, "%q: port %q is not a number from 0 to 65535 (0: any free port) or a service name", addr, port)
+			return
+		}
+		for _, s := range servers {
+			if h, p, _ := net.SplitHostPort(s.addr); samePort(host, port, h, p) {
+				d.errorf(at, name, "%q shares a port with %s (%q): give each its own port", addr, s.name, s.addr)
+				return
+			}
+		}
+		servers = append(servers, server{name, hostport, at})
+	}
+	tcp(listen, "listen", c.Listen, "HOST:PORT (or :PORT)")
+	if c.GRPCListen != "" {
+		tcp(grpcListen, "grpc-listen", c.GRPCListen, "HOST:PORT (or :PORT)")
+	}
 	switch {
 	case strings.HasPrefix(c.API, "tcp://"):
-		if _, port, err := net.SplitHostPort(strings.TrimPrefix(c.API, "tcp://")); err != nil || port == "" {
-			d.errorf(api, "api", "%q is not tcp://HOST:PORT", c.API)
-		}
+		tcp(api, "api", c.API, "tcp://HOST:PORT")
 		if c.APITokenFile == "" {
 			d.errorf(api, "api", "a TCP API (%s) needs api-token-file: anyone who reaches the port could stop checks", c.API)
 		} else if token, err := os.ReadFile(c.APITokenFile); err != nil {
@@ -288,7 +308,36 @@ func (d *decoder) address(c *Config, body, api ast.Node) {
 		d.errorf(api, "api", "%q: give a socket path, or tcp://HOST:PORT", c.API)
 	case c.API == "":
 		d.errorf(api, "api", "empty: give a socket path, or tcp://HOST:PORT")
+	default:
+		if err := apiserver.CheckSocketPath(c.API); err != nil {
+			d.errorf(api, "api", "%v", err)
+		}
 	}
+}
+
+// validPort reports whether net.Listen takes port: a number from 0 to
+// 65535, or a service name (such as http). Port 0 is accepted: the kernel
+// gives any free port, which suits tests, though no prober can know it.
+func validPort(port string) bool {
+	_, err := net.LookupPort("tcp", port)
+	return err == nil
+}
+
+// samePort reports whether two listening addresses would take one port: the
+// same port, and hosts that are the same, or one of them every address (an
+// empty host or ::, or 0.0.0.0 beside an IPv4 or a name). Port 0 is never
+// the same: each listener gets a port of its own.
+func samePort(host1, port1, host2, port2 string) bool {
+	p1, err1 := net.LookupPort("tcp", port1)
+	p2, err2 := net.LookupPort("tcp", port2)
+	if err1 != nil || err2 != nil || p1 != p2 || p1 == 0 {
+		return false
+	}
+	everywhere := func(h, other string) bool {
+		ip := net.ParseIP(other)
+		return h == "" || h == "::" || h == "0.0.0.0" && (ip == nil || ip.To4() != nil)
+	}
+	return host1 == host2 || everywhere(host1, host2) || everywhere(host2, host1)
 }
 
 // coreTags are the tags of YAML's core schema, each with whether it fits a

@@ -862,6 +862,69 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			`vitals.yaml:5:20: checks.web.tcp.address: no value: give one, or leave the field out`,
 		}},
 
+		// Addresses that validate are addresses that start.
+		{"ports out of range, negative, unknown", y(
+			"listen: 127.0.0.1:99999",
+			"grpc-listen: \":-1\"",
+			"api: tcp://127.0.0.1:no-such-service",
+			"api-token-file: /etc/hostname",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:1:9: listen: "127.0.0.1:99999": port "99999" is not a number from 0 to 65535 (0: any free port) or a service name`,
+			`vitals.yaml:2:14: grpc-listen: ":-1": port "-1" is not a number from 0 to 65535 (0: any free port) or a service name`,
+			`vitals.yaml:3:6: api: "tcp://127.0.0.1:no-such-service": port "no-such-service" is not a number from 0 to 65535 (0: any free port) or a service name`,
+		}},
+		{"ports 0, 65535 and a service name (good)", y(
+			"listen: 127.0.0.1:0",
+			"grpc-listen: \":65535\"",
+			"api: tcp://127.0.0.1:http",
+			"api-token-file: /etc/hostname",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), nil},
+		{"two servers on one port", y(
+			"listen: 127.0.0.1:8558",
+			"grpc-listen: 0.0.0.0:8558",
+			"api: tcp://:8558",
+			"api-token-file: /etc/hostname",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:2:14: grpc-listen: "0.0.0.0:8558" shares a port with listen ("127.0.0.1:8558"): give each its own port`,
+			`vitals.yaml:3:6: api: "tcp://:8558" shares a port with listen ("127.0.0.1:8558"): give each its own port`,
+		}},
+		{"the API on the port of the default listen", y(
+			"api: tcp://127.0.0.1:8558",
+			"api-token-file: /etc/hostname",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:1:6: api: "tcp://127.0.0.1:8558" shares a port with listen (":8558"): give each its own port`,
+		}},
+		{"one port on two hosts, and port 0 twice (good)", y(
+			"listen: 127.0.0.1:8558",
+			"grpc-listen: 127.0.0.2:8558",
+			"api: tcp://[::1]:0",
+			"api-token-file: /etc/hostname",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), nil},
+		{"an API socket path longer than sun_path", y(
+			"api: /run/"+strings.Repeat("d", 80)+"/"+strings.Repeat("s", 30)+".sock",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:1:6: api: "/run/` + strings.Repeat("d", 80) + "/" + strings.Repeat("s", 30) + `.sock" is 121 bytes, too long for a unix socket: at most 107`,
+		}},
+		{"an API socket in a directory too long to bind in", y(
+			"api: /run/"+strings.Repeat("d", 90)+"/v.sock",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:1:6: api: "/run/` + strings.Repeat("d", 90) + `/v.sock" is in a directory of 95 bytes, too long for the socket to be made there: at most 86`,
+		}},
+
 		// Names, NUL bytes, tags, floors.
 		{"exec: env names are variable names, as a service's", y(
 			"checks:",
