@@ -35,6 +35,13 @@ func (e *DepthError) Error() string {
 // copying the keys after it at every level: 40,000 checks took seconds, and
 // a stack as deep as the mapping is long.)
 func Parse(data []byte) (*ast.File, error) {
+	if end := bracketRun(data); end > 0 {
+		// Said from the start of the run alone: the lexer's tokens of a
+		// whole file of brackets would take 250 bytes a byte.
+		if err := depth(lexer.Tokenize(string(data[:end]))); err != nil {
+			return nil, err
+		}
+	}
 	tokens := lexer.Tokenize(string(data))
 	if err := depth(tokens); err != nil {
 		return nil, err
@@ -45,6 +52,39 @@ func Parse(data []byte) (*ast.File, error) {
 	// The file is not one plain block mapping, or it has an error: the
 	// parser reads it whole, and says what is wrong as it always has.
 	return parser.ParseBytes(data, 0)
+}
+
+// bracketRun returns how much of data it takes for brackets ([ and {,
+// outside comments and quotes) to open four times MaxDepth deep, or 0. It
+// reads bytes, not YAML: a bracket inside a plain scalar counts too, which
+// is why it looks so much deeper than MaxDepth, and why depth then decides.
+func bracketRun(data []byte) int {
+	open := 0
+	start := true // at the start of a token, where a quote opens a scalar
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case c == '#' && start:
+			for i < len(data) && data[i] != '\n' && data[i] != '\r' {
+				i++
+			}
+			continue // at the line break: a token starts after it
+		case (c == '"' || c == '\'') && start:
+			for i++; i < len(data) && data[i] != c; i++ {
+				if c == '"' && data[i] == '\\' {
+					i++
+				}
+			}
+		case c == '[' || c == '{':
+			if open++; open > 4*MaxDepth {
+				return i + 1
+			}
+		case c == ']' || c == '}':
+			open = max(open-1, 0)
+		}
+		start = strings.IndexByte(" \t\r\n[{,:-?", c) >= 0
+	}
+	return 0
 }
 
 // level is one open block collection: the column of its keys or dashes.

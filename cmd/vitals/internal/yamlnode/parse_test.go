@@ -60,6 +60,30 @@ func FuzzPiecesAreTheWhole(f *testing.F) {
 	})
 }
 
+// A file of brackets is said too deep from its start, without the lexer's
+// tokens of all of it; brackets in comments, quotes and balanced pairs are
+// not a run.
+func TestABracketRunIsFoundAtItsStart(t *testing.T) {
+	bomb := []byte("checks: " + strings.Repeat("[", 4<<20))
+	if end := bracketRun(bomb); end != len("checks: ")+4*MaxDepth+1 {
+		t.Errorf("bracketRun of a bomb: %d", end)
+	}
+	_, err := Parse(bomb)
+	if de, ok := err.(*DepthError); !ok || de.Line != 1 || de.Column != len("checks: ")+MaxDepth {
+		t.Errorf("Parse of a bomb: %#v", err)
+	}
+	for _, s := range []string{
+		"# " + strings.Repeat("[", 1000) + "\na: 1\n",
+		"a: \"" + strings.Repeat("[", 1000) + "\"\n",
+		"a: '" + strings.Repeat("{", 1000) + "'\n",
+		"a: " + strings.Repeat("[]", 1000) + "\n",
+	} {
+		if end := bracketRun([]byte(s)); end != 0 {
+			t.Errorf("bracketRun(%.20q): %d, want 0", s, end)
+		}
+	}
+}
+
 func TestDepth(t *testing.T) {
 	for _, tc := range []struct {
 		yaml         string
