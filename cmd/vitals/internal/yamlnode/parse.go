@@ -152,6 +152,8 @@ func parseFast(tokens token.Tokens) *ast.File {
 		switch tk.Type {
 		case token.DocumentHeaderType, token.DocumentEndType, token.DirectiveType:
 			return nil // documents, and their own rules, are the parser's
+		case token.TagType, token.AnchorType, token.MappingKeyType:
+			return nil // what a tag, an anchor or a ? takes in is the parser's to say
 		}
 	}
 	first := nextToken(tokens, 0)
@@ -186,7 +188,13 @@ func fastMap(tokens token.Tokens, col int, atEnd bool) *ast.MappingNode {
 		switch {
 		case tk.Position.Column < col:
 			return nil // it belongs to no entry of this mapping
-		case tk.Position.Column == col && isKey(tokens, i) && !awaitsValue(tokens, i):
+		case tk.Position.Column > col:
+		case !isKey(tokens, i) || awaitsValue(tokens, i):
+			// A dash of a sequence under the last key, a key the parser
+			// may give to what comes before: whose the entries are, the
+			// parser says.
+			return nil
+		default:
 			starts = append(starts, i)
 		}
 	}
@@ -265,6 +273,10 @@ func placeNull(n ast.Node, last *token.Token) {
 			n = v.Values[len(v.Values)-1].Value
 		case *ast.MappingValueNode:
 			n = v.Value
+		case *ast.TagNode:
+			n = v.Value
+		case *ast.AnchorNode:
+			n = v.Value
 		case *ast.SequenceNode:
 			if len(v.Values) == 0 {
 				return
@@ -285,8 +297,7 @@ func placeNull(n ast.Node, last *token.Token) {
 
 // awaitsValue reports whether the token before tokens[i] (a comment aside)
 // is a dash, a question mark, an anchor, a tag, or the | or > of a block
-// scalar, which the parser may give the next line as its value: then
-// tokens[i] is left to it.
+// scalar, which the parser may give the next line as its value.
 func awaitsValue(tokens token.Tokens, i int) bool {
 	for j := i - 1; j >= 0; j-- {
 		switch tokens[j].Type {
@@ -301,8 +312,8 @@ func awaitsValue(tokens token.Tokens, i int) bool {
 	return false
 }
 
-// isKey reports whether tokens[i] is a plain or quoted key followed by its
-// colon, on one line, outside a flow collection.
+// isKey reports whether tokens[i] is a scalar key followed by its colon, on
+// one line.
 func isKey(tokens token.Tokens, i int) bool {
 	if i+1 >= len(tokens) {
 		return false
@@ -312,7 +323,9 @@ func isKey(tokens token.Tokens, i int) bool {
 		return false
 	}
 	switch tk.Type {
-	case token.StringType, token.SingleQuoteType, token.DoubleQuoteType:
+	case token.StringType, token.SingleQuoteType, token.DoubleQuoteType, token.NullType,
+		token.BoolType, token.IntegerType, token.BinaryIntegerType, token.OctetIntegerType,
+		token.HexIntegerType, token.FloatType, token.InfinityType, token.NanType:
 		return true
 	}
 	return false
