@@ -277,6 +277,7 @@ func TestBadInputIsAUsageErrorThatSaysWhatAndWhere(t *testing.T) {
 		{[]string{"wait", "http://x/", "--send", "PING"}, "--send applies to tcp targets, and there is none"},
 		{[]string{"wait", "http://x/", "--answer", "10.0.0.5"}, "--answer applies to dns targets, and there is none"},
 		{[]string{"wait", "http://x/", "--interval", "0s"}, "--interval 0s: must be positive"},
+		{[]string{"wait", "http://x/", "--interval", "1ns"}, "--interval 1ns: must be at least 10ms, or the wait is a busy loop"},
 		{[]string{"nonsense"}, `unknown command "nonsense"`},
 	}
 	for _, tt := range tests {

@@ -113,3 +113,36 @@ func TestATokenFileIsReadTrimmedAndMustNotBeEmpty(t *testing.T) {
 		t.Fatal("a missing file reads")
 	}
 }
+
+// The longest socket path that CheckSocketPath accepts, in the longest
+// directory, is one that Listen serves and a client reaches; a byte more of
+// either is refused.
+func TestTheLongestSocketPathCheckSocketPathAcceptsListens(t *testing.T) {
+	// sun_path's 108 bytes, less the NUL; less "/.vitals-4294967295/s".
+	const maxSocketPath, maxSocketDir = 107, 86
+	base := t.TempDir()
+	dir := filepath.Join(base, strings.Repeat("d", maxSocketDir-len(base)-1))
+	path := filepath.Join(dir, strings.Repeat("s", maxSocketPath-len(dir)-1))
+	if len(dir) != maxSocketDir || len(path) != maxSocketPath {
+		t.Fatalf("dir of %d bytes, path of %d", len(dir), len(path))
+	}
+	if err := api.CheckSocketPath(path); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := api.Listen(path)
+	if err != nil {
+		t.Fatalf("Listen(%s): %v", path, err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatalf("dial %s: %v", path, err)
+	}
+	c.Close()
+	if err := api.CheckSocketPath(path + "s"); err == nil {
+		t.Errorf("a path of %d bytes accepted", len(path)+1)
+	}
+	if err := api.CheckSocketPath(filepath.Join(dir+"d", "s")); err == nil {
+		t.Errorf("a directory of %d bytes accepted", len(dir)+1)
+	}
+}

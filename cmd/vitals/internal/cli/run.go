@@ -97,7 +97,7 @@ workload's code.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&file, "config", "c", DefaultConfig, "the configuration file")
+	f.StringVarP(&file, "config", "c", DefaultConfig, "the configuration file, - for stdin")
 	f.StringVar(&logFormat, "log-format", "text", "text or json")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	cmd.MarkFlagFilename("config", "yaml", "yml")

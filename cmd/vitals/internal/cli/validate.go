@@ -59,7 +59,7 @@ with every default filled in.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&file, "config", "c", DefaultConfig, "the configuration file")
+	cmd.Flags().StringVarP(&file, "config", "c", DefaultConfig, "the configuration file, - for stdin")
 	cmd.Flags().BoolVar(&print, "print", false, "print the file with its defaults filled in")
 	cmd.MarkFlagFilename("config", "yaml", "yml")
 	return cmd

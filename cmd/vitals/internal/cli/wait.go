@@ -39,6 +39,11 @@ and its error shown.
 // minutes is not hammered.
 const firstDelay = 100 * time.Millisecond
 
+// MinInterval is the shortest --interval: a shorter pause between attempts
+// is a busy loop of connections or processes, not a wait. (vitals run's
+// shortest period is the same 10ms, for the same reason.)
+const MinInterval = 10 * time.Millisecond
+
 // redraw is how often the live line on a terminal is drawn again while
 // nothing changes, for the time it shows.
 const redraw = time.Second
@@ -73,6 +78,9 @@ A kind's flag applies to the targets of that kind.
 			}
 			if err := positive(map[string]time.Duration{"timeout": timeout, "interval": interval, "probe-timeout": probeTimeout}); err != nil {
 				return err
+			}
+			if interval < MinInterval {
+				return fmt.Errorf("--interval %v: must be at least %v, or the wait is a busy loop", interval, MinInterval)
 			}
 			o.Set = cmd.Flags().Changed
 			targets, argv, err := splitArgs(cmd, args)

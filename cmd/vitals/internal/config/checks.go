@@ -163,6 +163,9 @@ func (d *decoder) check(name string, n ast.Node, path string) (c Check, at map[s
 	if kindNode != nil {
 		c.Source = flow(kindNode)
 	}
+	if c.Period > 0 && c.Period < MinPeriod && kindName != heartbeatKind {
+		d.errorf(at["period"], path+".period", "%v is shorter than %v, the shortest period: more often is a busy loop, not a check", c.Period, MinPeriod)
+	}
 	switch {
 	case kindName == "":
 		d.errorf(n, path, "no kind: give one of %s", kindNames())
@@ -230,7 +233,7 @@ func httpKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker,
 			d.headers(n, path, header) // names, values, and the secrets they carry
 		},
 		"body": str(&s.Body), "not-body": str(&s.NotBody),
-		"ca-file": str(&s.TLS.CAFile), "cert": str(&s.TLS.CertFile), "key": str(&s.TLS.KeyFile),
+		"ca-file": cstr(&s.TLS.CAFile), "cert": cstr(&s.TLS.CertFile), "key": cstr(&s.TLS.KeyFile),
 		"server-name": str(&s.TLS.ServerName), "insecure": boolean(&s.TLS.InsecureSkipVerify),
 	}) {
 		return nil, nil
@@ -256,7 +259,7 @@ func tlsKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, 
 	var s probe.TLSSpec
 	if !d.fields(n, path, map[string]field{
 		"address": str(&s.Address), "min-validity": duration(&s.MinValidity),
-		"ca-file": str(&s.TLS.CAFile), "cert": str(&s.TLS.CertFile), "key": str(&s.TLS.KeyFile),
+		"ca-file": cstr(&s.TLS.CAFile), "cert": cstr(&s.TLS.CertFile), "key": cstr(&s.TLS.KeyFile),
 		"server-name": str(&s.TLS.ServerName), "insecure": boolean(&s.TLS.InsecureSkipVerify),
 	}) {
 		return nil, nil
@@ -267,7 +270,12 @@ func tlsKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, 
 func execKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
 	var s probe.ExecSpec
 	var env map[string][]string
-	if !d.fields(n, path, map[string]field{"command": argv(&s.Command), "env": stringMap(&env), "dir": str(&s.Dir)}) {
+	if !d.fields(n, path, map[string]field{"command": argv(&s.Command), "dir": cstr(&s.Dir),
+		"env": func(d *decoder, n ast.Node, path string) {
+			stringMap(&env)(d, n, path)
+			d.envVars(n, path, env)
+		},
+	}) {
 		return nil, nil
 	}
 	for _, k := range slices.Sorted(func(yield func(string) bool) {
@@ -296,14 +304,35 @@ func argv(dst *[]string) field {
 			}
 			return
 		}
-		strs(dst)(d, n, path)
+		cstrs(dst)(d, n, path)
+	}
+}
+
+// envVars checks an env mapping read into env: each name a variable's name
+// (no = in it), as a service's env wants, and no value with a NUL byte,
+// which no environment can hold. What is wrong is left out of env.
+func (d *decoder) envVars(n ast.Node, path string, env map[string][]string) {
+	m, ok := yamlnode.Unwrap(n).(*ast.MappingNode)
+	if !ok {
+		return // stringMap said so
+	}
+	for _, kv := range m.Values {
+		key := yamlnode.KeyName(kv.Key)
+		switch {
+		case !validVar(key):
+			d.errorf(kv.Key, join(path, key), "%q is not a variable name", key)
+			delete(env, key)
+		case slices.ContainsFunc(env[key], func(v string) bool { return strings.IndexByte(v, 0) >= 0 }):
+			d.errorf(kv.Value, join(path, key), "has a NUL byte, which no environment can hold")
+			delete(env, key)
+		}
 	}
 }
 
 func fileKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
 	var s probe.FileSpec
 	if !d.fields(n, path, map[string]field{
-		"path": str(&s.Path), "non-empty": boolean(&s.NonEmpty), "regular": boolean(&s.Regular),
+		"path": cstr(&s.Path), "non-empty": boolean(&s.NonEmpty), "regular": boolean(&s.Regular),
 		"max-age": duration(&s.MaxAge), "content": str(&s.Content),
 	}) {
 		return nil, nil

@@ -5,9 +5,11 @@
 package config
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"slices"
@@ -18,8 +20,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 
-	"github.com/goccy/go-yaml/parser"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
+	apiserver "github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
@@ -71,8 +72,14 @@ func (c *Config) Redact(s string) string { return c.redactor.Redact(s) }
 // Defaults of the file's top level.
 const (
 	DefaultListen = ":8558"
-	DefaultAPI    = api.DefaultAddress
+	DefaultAPI    = apiserver.DefaultAddress
 )
+
+// MinPeriod is the shortest period a check may have, and the shortest
+// backoff.max of a service: more often is a busy loop (period: 1ns keeps a
+// core busy), not a check. The kubelet's floor is 1s; vitals allows
+// sub-second periods, for cheap checks and quick tests.
+const MinPeriod = 10 * time.Millisecond
 
 // Check is one check of the file, built and ready to add to a Monitor.
 type Check struct {
@@ -131,20 +138,45 @@ func (es Errors) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// Load reads and checks the file at path; ${VAR} expands from the process's
-// environment. The error is an Errors when the file is readable but wrong.
+// MaxFileSize is the most Load reads of a file. A vitals.yaml of thousands
+// of checks is well under 1 MiB; the bound is for a path that never ends
+// (/dev/zero, a FIFO whose writer keeps writing) or a file given by mistake,
+// which would otherwise be read, and parsed, until memory runs out.
+const MaxFileSize = 4 << 20
+
+// Load reads and checks the file at path, - for stdin; ${VAR} expands from
+// the process's environment. The file is read through whatever path names,
+// a symlink (as a Kubernetes ConfigMap mounts one), a FIFO or a device, and
+// never past MaxFileSize. The error is an Errors when the file is readable
+// but wrong.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	name, r := "stdin", io.Reader(os.Stdin)
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("read configuration: %w", err)
+		}
+		defer f.Close()
+		name, r = path, f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("read configuration: %w", err)
 	}
-	return Parse(path, data, os.LookupEnv)
+	if len(data) > MaxFileSize {
+		return nil, Errors{{File: name, Msg: fmt.Sprintf("larger than %d MiB: is it the configuration? (it is read no further)", MaxFileSize>>20)}}
+	}
+	return Parse(name, data, os.LookupEnv)
 }
+
+// bom is the byte order mark that some editors write at the start of a
+// UTF-8 file; YAML allows it there, and it is no part of the first key.
+const bom = "\uFEFF"
 
 // Parse checks a file's contents; name is what errors call the file, and env
 // looks up the variables that ${VAR} names.
 func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, error) {
-	f, err := parser.ParseBytes(data, 0)
+	f, err := yamlnode.Parse(bytes.TrimPrefix(data, []byte(bom)))
 	if err != nil {
 		return nil, Errors{syntaxError(name, err)}
 	}
@@ -160,15 +192,16 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, 
 	if body == nil {
 		return nil, Errors{{File: name, Msg: "the file is empty: it needs at least checks:"}}
 	}
+	ast.Walk(tagChecker{d}, body)
 	var checks, api ast.Node
 	d.fields(body, "", map[string]field{
 		"listen":      str(&c.Listen),
 		"grpc-listen": str(&c.GRPCListen),
 		"api": func(d *decoder, n ast.Node, path string) {
 			api = n
-			str(&c.API)(d, n, path)
+			cstr(&c.API)(d, n, path)
 		},
-		"api-token-file": str(&c.APITokenFile),
+		"api-token-file": cstr(&c.APITokenFile),
 		"details":        boolean(&c.Details),
 		"checks": func(_ *decoder, n ast.Node, _ string) {
 			checks = n
@@ -208,7 +241,9 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, 
 }
 
 // address checks the listen and api addresses and reads the token file, so
-// that a file that validates is a file whose servers start.
+// that a file that validates is a file whose servers start: each address
+// HOST:PORT with a port that net.Listen takes, no two on one port, a socket
+// path that fits.
 func (d *decoder) address(c *Config, body, api ast.Node) {
 	listen, grpcListen := body, body
 	if m, ok := yamlnode.Unwrap(body).(*ast.MappingNode); ok {
@@ -221,24 +256,42 @@ func (d *decoder) address(c *Config, body, api ast.Node) {
 			}
 		}
 	}
-	if _, port, err := net.SplitHostPort(c.Listen); err != nil || port == "" {
-		d.errorf(listen, "listen", "%q is not HOST:PORT (or :PORT)", c.Listen)
-	}
-	if c.GRPCListen != "" {
-		if _, port, err := net.SplitHostPort(c.GRPCListen); err != nil || port == "" {
-			d.errorf(grpcListen, "grpc-listen", "%q is not HOST:PORT (or :PORT)", c.GRPCListen)
-		} else if c.GRPCListen == c.Listen {
-			d.errorf(grpcListen, "grpc-listen", "%q is listen's address too: give each its own port", c.GRPCListen)
-		}
-	}
 	if api == nil {
 		api = body
 	}
+	// The TCP addresses that are good, in the file's order of precedence,
+	// each checked against those before it.
+	type server struct {
+		name, addr string
+		at         ast.Node
+	}
+	var servers []server
+	tcp := func(at ast.Node, name, addr, shape string) {
+		hostport := strings.TrimPrefix(addr, "tcp://")
+		host, port, err := net.SplitHostPort(hostport)
+		switch {
+		case err != nil || port == "":
+			d.errorf(at, name, "%q is not %s", addr, shape)
+			return
+		case !validPort(port):
+			d.errorf(at, name, "%q: port %q is not a number from 0 to 65535 (0: any free port) or a service name", addr, port)
+			return
+		}
+		for _, s := range servers {
+			if h, p, _ := net.SplitHostPort(s.addr); samePort(host, port, h, p) {
+				d.errorf(at, name, "%q shares a port with %s (%q): give each its own port", addr, s.name, s.addr)
+				return
+			}
+		}
+		servers = append(servers, server{name, hostport, at})
+	}
+	tcp(listen, "listen", c.Listen, "HOST:PORT (or :PORT)")
+	if c.GRPCListen != "" {
+		tcp(grpcListen, "grpc-listen", c.GRPCListen, "HOST:PORT (or :PORT)")
+	}
 	switch {
 	case strings.HasPrefix(c.API, "tcp://"):
-		if _, port, err := net.SplitHostPort(strings.TrimPrefix(c.API, "tcp://")); err != nil || port == "" {
-			d.errorf(api, "api", "%q is not tcp://HOST:PORT", c.API)
-		}
+		tcp(api, "api", c.API, "tcp://HOST:PORT")
 		if c.APITokenFile == "" {
 			d.errorf(api, "api", "a TCP API (%s) needs api-token-file: anyone who reaches the port could stop checks", c.API)
 		} else if token, err := os.ReadFile(c.APITokenFile); err != nil {
@@ -250,11 +303,88 @@ func (d *decoder) address(c *Config, body, api ast.Node) {
 		d.errorf(api, "api", "%q: give a socket path, or tcp://HOST:PORT", c.API)
 	case c.API == "":
 		d.errorf(api, "api", "empty: give a socket path, or tcp://HOST:PORT")
+	default:
+		if err := apiserver.CheckSocketPath(c.API); err != nil {
+			d.errorf(api, "api", "%v", err)
+		}
 	}
 }
 
+// validPort reports whether net.Listen takes port: a number from 0 to
+// 65535, or a service name (such as http). Port 0 is accepted: the kernel
+// gives any free port, which suits tests, though no prober can know it.
+func validPort(port string) bool {
+	_, err := net.LookupPort("tcp", port)
+	return err == nil
+}
+
+// samePort reports whether two listening addresses would take one port: the
+// same port, and hosts that are the same, or one of them every address (an
+// empty host or ::, or 0.0.0.0 beside an IPv4 or a name). Port 0 is never
+// the same: each listener gets a port of its own.
+func samePort(host1, port1, host2, port2 string) bool {
+	p1, err1 := net.LookupPort("tcp", port1)
+	p2, err2 := net.LookupPort("tcp", port2)
+	if err1 != nil || err2 != nil || p1 != p2 || p1 == 0 {
+		return false
+	}
+	everywhere := func(h, other string) bool {
+		ip := net.ParseIP(other)
+		return h == "" || h == "::" || h == "0.0.0.0" && (ip == nil || ip.To4() != nil)
+	}
+	return host1 == host2 || everywhere(host1, host2) || everywhere(host2, host1)
+}
+
+// coreTags are the tags of YAML's core schema, each with whether it fits a
+// value: vitals accepts them where they say what the value is anyway.
+var coreTags = map[string]func(ast.Node) bool{
+	"!!str": func(n ast.Node) bool { _, ok := n.(ast.ScalarNode); return ok },
+	"!!int": func(n ast.Node) bool { _, ok := n.(*ast.IntegerNode); return ok },
+	"!!float": func(n ast.Node) bool {
+		switch n.(type) {
+		case *ast.FloatNode, *ast.InfinityNode, *ast.NanNode, *ast.IntegerNode:
+			return true
+		}
+		return false
+	},
+	"!!bool": func(n ast.Node) bool { _, ok := n.(*ast.BoolNode); return ok },
+	"!!null": func(n ast.Node) bool { _, ok := n.(*ast.NullNode); return ok },
+	"!!map":  func(n ast.Node) bool { _, ok := n.(*ast.MappingNode); return ok },
+	"!!seq":  func(n ast.Node) bool { _, ok := n.(*ast.SequenceNode); return ok },
+}
+
+// tagChecker finds the tags of a file that vitals would otherwise ignore
+// (the decoder reads a value as it is written): a tag of the file's own
+// (!foo), a YAML tag that changes the value (!!binary, !!timestamp), or a
+// core one on a value of another kind (!!int on a word).
+type tagChecker struct{ d *decoder }
+
+func (t tagChecker) Visit(n ast.Node) ast.Visitor {
+	tag, ok := n.(*ast.TagNode)
+	if !ok {
+		return t
+	}
+	name := tag.Start.Value
+	fits, core := coreTags[name]
+	switch {
+	case !core:
+		t.d.errorf(tag, "", "YAML tag %s is not one vitals reads: leave it out (%s are accepted, each on a value of its kind)", name, coreTagList)
+	case !fits(yamlnode.Unwrap(tag.Value)):
+		t.d.errorf(tag, "", "YAML tag %s does not fit its value, %s", name, yamlnode.Describe(tag.Value))
+	}
+	return t
+}
+
+// coreTagList names the coreTags, for errors.
+const coreTagList = "!!str, !!int, !!float, !!bool, !!null, !!map and !!seq"
+
 // syntaxError turns the parser's error into an Error with its position.
 func syntaxError(name string, err error) Error {
+	var de *yamlnode.DepthError
+	if errors.As(err, &de) {
+		return Error{File: name, Line: de.Line, Column: de.Column,
+			Msg: fmt.Sprintf("YAML: %v: a vitals.yaml needs a handful", err)}
+	}
 	var se *yaml.SyntaxError
 	if errors.As(err, &se) && se.Token != nil && se.Token.Position != nil {
 		p := se.Token.Position
@@ -284,8 +414,9 @@ func (d *decoder) service(n ast.Node, path string) *Service {
 	var backoff ast.Node
 	d.fields(n, path, map[string]field{
 		"command": func(d *decoder, n ast.Node, path string) {
-			strs(&s.Command)(d, n, path)
-			if len(s.Command) == 0 || s.Command[0] == "" {
+			mark := len(d.errors)
+			cstrs(&s.Command)(d, n, path)
+			if len(d.errors) == mark && (len(s.Command) == 0 || s.Command[0] == "") {
 				d.errorf(n, path, "no command: give the command and its arguments as a list")
 			}
 		},
@@ -304,11 +435,15 @@ func (d *decoder) service(n ast.Node, path string) *Service {
 				}
 				if v, ok := d.scalar(kv.Value, join(path, key)); ok {
 					d.secrets = append(d.secrets, redact.Env(key, v)...)
+					if strings.IndexByte(v, 0) >= 0 {
+						d.errorf(kv.Value, join(path, key), "has a NUL byte, which no environment can hold")
+						continue
+					}
 					s.Env[key] = v
 				}
 			}
 		},
-		"dir": str(&s.Dir),
+		"dir": cstr(&s.Dir),
 		"restart": func(d *decoder, n ast.Node, path string) {
 			if v, ok := d.scalar(n, path); ok {
 				switch v {
@@ -343,6 +478,8 @@ func (d *decoder) service(n ast.Node, path string) *Service {
 			d.errorf(backoff, join(path, "backoff.initial"), "0s: give a delay of more than 0")
 		case s.BackoffInitial > s.BackoffMax:
 			d.errorf(backoff, join(path, "backoff"), "initial %v is longer than max %v", s.BackoffInitial, s.BackoffMax)
+		case s.BackoffMax < MinPeriod:
+			d.errorf(backoff, join(path, "backoff.max"), "%v is shorter than %v: a workload that exits at once would be restarted in a busy loop", s.BackoffMax, MinPeriod)
 		}
 	}
 	return s

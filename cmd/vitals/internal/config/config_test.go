@@ -92,6 +92,31 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 		), []string{
 			`vitals.yaml:4:5: YAML: mapping key "http" already defined at [3:5]`,
 		}},
+		{"nesting deeper than 64 levels", y(
+			"checks:",
+			"  a: {heartbeat: {ttl: "+strings.Repeat("[", 100)+"}}",
+		), []string{
+			`vitals.yaml:2:84: YAML: nested deeper than 64 levels: a vitals.yaml needs a handful`,
+		}},
+		{"nesting 64 levels deep is YAML (and a wrong value)", y(
+			"checks:",
+			"  a: {heartbeat: {ttl: "+strings.Repeat("[", 60)+strings.Repeat("]", 60)+"}}",
+		), []string{
+			`vitals.yaml:2:24: checks.a.heartbeat.ttl: want a single value, got a list`,
+		}},
+		{"block nesting deeper than 64 levels", func() string {
+			var b strings.Builder
+			for i := range 70 {
+				b.WriteString(strings.Repeat(" ", i) + "a:\n")
+			}
+			return b.String()
+		}(), []string{
+			`vitals.yaml:65:65: YAML: nested deeper than 64 levels: a vitals.yaml needs a handful`,
+		}},
+		{"a UTF-8 byte order mark before the first key (good)", "\uFEFF" + y(
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), nil},
 		{"empty file", "", []string{
 			`vitals.yaml: the file is empty: it needs at least checks:`,
 		}},
@@ -837,6 +862,149 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			`vitals.yaml:5:20: checks.web.tcp.address: no value: give one, or leave the field out`,
 		}},
 
+		// Addresses that validate are addresses that start.
+		{"ports out of range, negative, unknown", y(
+			"listen: 127.0.0.1:99999",
+			"grpc-listen: \":-1\"",
+			"api: tcp://127.0.0.1:no-such-service",
+			"api-token-file: /etc/hostname",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:1:9: listen: "127.0.0.1:99999": port "99999" is not a number from 0 to 65535 (0: any free port) or a service name`,
+			`vitals.yaml:2:14: grpc-listen: ":-1": port "-1" is not a number from 0 to 65535 (0: any free port) or a service name`,
+			`vitals.yaml:3:6: api: "tcp://127.0.0.1:no-such-service": port "no-such-service" is not a number from 0 to 65535 (0: any free port) or a service name`,
+		}},
+		{"ports 0, 65535 and a service name (good)", y(
+			"listen: 127.0.0.1:0",
+			"grpc-listen: \":65535\"",
+			"api: tcp://127.0.0.1:http",
+			"api-token-file: /etc/hostname",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), nil},
+		{"two servers on one port", y(
+			"listen: 127.0.0.1:8558",
+			"grpc-listen: 0.0.0.0:8558",
+			"api: tcp://:8558",
+			"api-token-file: /etc/hostname",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:2:14: grpc-listen: "0.0.0.0:8558" shares a port with listen ("127.0.0.1:8558"): give each its own port`,
+			`vitals.yaml:3:6: api: "tcp://:8558" shares a port with listen ("127.0.0.1:8558"): give each its own port`,
+		}},
+		{"the API on the port of the default listen", y(
+			"api: tcp://127.0.0.1:8558",
+			"api-token-file: /etc/hostname",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:1:6: api: "tcp://127.0.0.1:8558" shares a port with listen (":8558"): give each its own port`,
+		}},
+		{"one port on two hosts, and port 0 twice (good)", y(
+			"listen: 127.0.0.1:8558",
+			"grpc-listen: 127.0.0.2:8558",
+			"api: tcp://[::1]:0",
+			"api-token-file: /etc/hostname",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), nil},
+		{"an API socket path longer than sun_path", y(
+			"api: /run/"+strings.Repeat("d", 80)+"/"+strings.Repeat("s", 30)+".sock",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:1:6: api: "/run/` + strings.Repeat("d", 80) + "/" + strings.Repeat("s", 30) + `.sock" is 121 bytes, too long for a unix socket: at most 107`,
+		}},
+		{"an API socket in a directory too long to bind in", y(
+			"api: /run/"+strings.Repeat("d", 90)+"/v.sock",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:1:6: api: "/run/` + strings.Repeat("d", 90) + `/v.sock" is in a directory of 95 bytes, too long for the socket to be made there: at most 86`,
+		}},
+
+		// Names, NUL bytes, tags, floors.
+		{"exec: env names are variable names, as a service's", y(
+			"checks:",
+			"  ok:",
+			"    exec:",
+			"      command: [sh]",
+			"      env: {\"A=B\": x, 1A: y, OK: z}",
+		), []string{
+			`vitals.yaml:5:13: checks.ok.exec.env.A=B: "A=B" is not a variable name`,
+			`vitals.yaml:5:23: checks.ok.exec.env.1A: "1A" is not a variable name`,
+		}},
+		{"a NUL byte in a path, a command, an environment", y(
+			`api: "/run/v\0.sock"`,
+			`api-token-file: "/t\0"`,
+			"service:",
+			`  command: [app, "-x\0"]`,
+			`  dir: "/a\0"`,
+			`  env: {A: "\0"}`,
+			"checks:",
+			`  f: {file: {path: "/x\0y"}}`,
+			`  e: {exec: {command: ["sh\0"], dir: "/\0", env: {B: "\0"}}}`,
+			`  h: {http: {url: "https://x/", ca-file: "\0", cert: "\0", key: "\0"}}`,
+			`  t: {tls: {address: "x:443", ca-file: "\0"}}`,
+			`  g: {grpc: {url: "grpcs://x:1", key: "\0"}}`,
+			"hooks:",
+			`  - {on: [check-failed], exec: ["/bin/echo\0"]}`,
+		), []string{
+			`vitals.yaml:1:6: api: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:2:17: api-token-file: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:4:18: service.command[1]: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:5:8: service.dir: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:6:12: service.env.A: has a NUL byte, which no environment can hold`,
+			`vitals.yaml:8:20: checks.f.file.path: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:9:24: checks.e.exec.command[0]: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:9:38: checks.e.exec.dir: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:9:54: checks.e.exec.env.B: has a NUL byte, which no environment can hold`,
+			`vitals.yaml:10:42: checks.h.http.ca-file: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:10:54: checks.h.http.cert: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:10:65: checks.h.http.key: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:11:40: checks.t.tls.ca-file: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:12:39: checks.g.grpc.key: has a NUL byte, which no path or command can hold`,
+			`vitals.yaml:14:33: hooks[0].exec[0]: has a NUL byte, which no path or command can hold`,
+		}},
+		{"YAML tags: unknown, unsupported, not fitting their value", y(
+			"checks:",
+			"  a: {heartbeat: {ttl: !foo 1s}}",
+			"  b: {heartbeat: {ttl: !!binary MXM=}}",
+			"  c: {heartbeat: {ttl: !!int 1s}}",
+			"  d: {heartbeat: {ttl: 1s}, level: !!bool live}",
+		), []string{
+			`vitals.yaml:2:24: YAML tag !foo is not one vitals reads: leave it out (!!str, !!int, !!float, !!bool, !!null, !!map and !!seq are accepted, each on a value of its kind)`,
+			`vitals.yaml:3:24: YAML tag !!binary is not one vitals reads: leave it out (!!str, !!int, !!float, !!bool, !!null, !!map and !!seq are accepted, each on a value of its kind)`,
+			`vitals.yaml:3:24: checks.b.heartbeat.ttl: "MXM=" is not a duration such as 10s, 500ms or 1m30s`,
+			`vitals.yaml:4:24: YAML tag !!int does not fit its value, "1s"`,
+			`vitals.yaml:5:36: YAML tag !!bool does not fit its value, "live"`,
+		}},
+		{"YAML core tags that fit their values (good)", y(
+			"details: !!bool true",
+			"checks: !!map",
+			"  a: !!map {heartbeat: !!map {ttl: !!str 1s}}",
+			"  b: {tcp: {address: !!str \"x:1\"}, failure-threshold: !!int 3}",
+		), nil},
+		{"period shorter than the floor", y(
+			"checks:",
+			"  a: {tcp: {address: \"x:1\"}, period: 1ns}",
+			"  b: {tcp: {address: \"x:1\"}, period: 9ms, timeout: 1ms}",
+			"  c: {tcp: {address: \"x:1\"}, period: 10ms}",
+		), []string{
+			`vitals.yaml:2:38: checks.a.period: 1ns is shorter than 10ms, the shortest period: more often is a busy loop, not a check`,
+			`vitals.yaml:3:38: checks.b.period: 9ms is shorter than 10ms, the shortest period: more often is a busy loop, not a check`,
+		}},
+		{"service: backoff max shorter than the floor", y(
+			"service:",
+			"  backoff: {initial: 1ns, max: 1ns}",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1ns}}",
+		), []string{
+			`vitals.yaml:2:12: service.backoff.max: 1ns is shorter than 10ms: a workload that exits at once would be restarted in a busy loop`,
+		}},
+
 		// Several errors, every one, in the file's order.
 		{"several errors together, in line order", y(
 			`details: "maybe"`,
@@ -1304,5 +1472,117 @@ func TestLoad(t *testing.T) {
 	var es Errors
 	if err == nil || errors.As(err, &es) || !errors.Is(err, os.ErrNotExist) || !strings.HasPrefix(err.Error(), "read configuration: ") {
 		t.Errorf("Load(missing): %v, want a read error that is not an Errors", err)
+	}
+}
+
+// checksFile is a file of n checks.
+func checksFile(n int) []byte {
+	var b strings.Builder
+	b.WriteString("checks:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  c%d:\n    tcp: {address: \"127.0.0.1:%d\"}\n    period: 10s\n", i, 1+i%60000)
+	}
+	return []byte(b.String())
+}
+
+// Loading takes time in proportion to the file: eight times the checks take
+// well under sixteen times as long (the parser alone once took 27 times).
+// A ratio of the best of three, so that a loaded machine does not decide.
+func TestLoadingIsLinearInTheChecks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads 45,000 checks")
+	}
+	best := func(n int) time.Duration {
+		data := checksFile(n)
+		var fastest time.Duration
+		for range 3 {
+			start := time.Now()
+			c, err := Parse(file, data, lookup)
+			took := time.Since(start)
+			if err != nil || len(c.Checks) != n {
+				t.Fatalf("%d checks: %v", n, err)
+			}
+			if fastest == 0 || took < fastest {
+				fastest = took
+			}
+		}
+		return fastest
+	}
+	small, large := best(5000), best(40000)
+	if ratio := float64(large) / float64(small); ratio >= 16 {
+		t.Errorf("5,000 checks load in %v, 40,000 in %v: %.1f times as long, want under 16", small, large, ratio)
+	} else {
+		t.Logf("5,000 checks load in %v, 40,000 in %v: %.1f times as long", small, large, ratio)
+	}
+}
+
+// Load reads a file through whatever its path names, and never past
+// MaxFileSize: a device or a FIFO that never ends is an error, not a hang.
+func TestLoadReadsAtMostMaxFileSize(t *testing.T) {
+	dir := t.TempDir()
+	good := []byte(y("checks:", "  a: {heartbeat: {ttl: 1s}}"))
+	const tooLarge = ": larger than 4 MiB: is it the configuration? (it is read no further)"
+
+	// A ConfigMap's file: a symlink to a symlink to the data.
+	if err := os.MkdirAll(filepath.Join(dir, "..data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "..data", "vitals.yaml"), good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "vitals.yaml")
+	if err := os.Symlink(filepath.Join("..data", "vitals.yaml"), link); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := Load(link); err != nil || c.File != link || len(c.Checks) != 1 {
+		t.Errorf("Load(symlink): %v", err)
+	}
+
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, append(good, strings.Repeat("#", MaxFileSize)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(big); err == nil || err.Error() != big+tooLarge {
+		t.Errorf("Load(big): %v, want %s", err, big+tooLarge)
+	}
+	exact := filepath.Join(dir, "exact.yaml")
+	if err := os.WriteFile(exact, append(good, strings.Repeat("#", MaxFileSize-len(good))...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(exact); err != nil {
+		t.Errorf("Load(a file of MaxFileSize): %v", err)
+	}
+
+	if _, err := Load("/dev/zero"); err == nil || err.Error() != "/dev/zero"+tooLarge {
+		t.Errorf("Load(/dev/zero): %v, want /dev/zero%s", err, tooLarge)
+	}
+
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // a writer that never stops
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer w.Close()
+		line := []byte("# more\n")
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := w.Write(line); err != nil {
+				return
+			}
+		}
+	}()
+	var es Errors
+	if _, err := Load(fifo); err == nil || err.Error() != fifo+tooLarge || !errors.As(err, &es) {
+		t.Errorf("Load(a FIFO that never ends): %v, want %s", err, fifo+tooLarge)
 	}
 }

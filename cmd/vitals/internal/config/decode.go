@@ -154,6 +154,22 @@ func str(dst *string) field {
 	}
 }
 
+// cstr is str for a value the system takes as a C string, a path or a word
+// of a command, in which a NUL byte would end it early or fail every run.
+func cstr(dst *string) field {
+	return func(d *decoder, n ast.Node, path string) {
+		s, ok := d.scalar(n, path)
+		switch {
+		case !ok:
+		case strings.IndexByte(s, 0) >= 0:
+			d.errorf(n, path, "has a NUL byte, which no path or command can hold")
+		default:
+			*dst = s
+			d.secrets = append(d.secrets, redact.URL(s)...)
+		}
+	}
+}
+
 func boolean(dst *bool) field {
 	return func(d *decoder, n ast.Node, path string) {
 		if b, ok := yamlnode.Unwrap(n).(*ast.BoolNode); ok {
@@ -225,17 +241,33 @@ func count(dst *int) field {
 
 // strs reads a list of strings; a single string is a list of one.
 func strs(dst *[]string) field {
+	return list(dst, func(d *decoder, n ast.Node, path string) (string, bool) { return d.scalar(n, path) })
+}
+
+// cstrs is strs for words of a command: each a cstr.
+func cstrs(dst *[]string) field {
+	return list(dst, func(d *decoder, n ast.Node, path string) (string, bool) {
+		mark := len(d.errors)
+		var s string
+		cstr(&s)(d, n, path)
+		return s, len(d.errors) == mark
+	})
+}
+
+// list reads a list of strings, each with item; a single string is a list
+// of one.
+func list(dst *[]string, item func(d *decoder, n ast.Node, path string) (string, bool)) field {
 	return func(d *decoder, n ast.Node, path string) {
 		seq, ok := yamlnode.Unwrap(n).(*ast.SequenceNode)
 		if !ok {
-			if s, ok := d.scalar(n, path); ok {
+			if s, ok := item(d, n, path); ok {
 				*dst = []string{s}
 			}
 			return
 		}
 		out := make([]string, 0, len(seq.Values))
 		for i, v := range seq.Values {
-			if s, ok := d.scalar(v, fmt.Sprintf("%s[%d]", path, i)); ok {
+			if s, ok := item(d, v, fmt.Sprintf("%s[%d]", path, i)); ok {
 				out = append(out, s)
 			}
 		}

@@ -15,7 +15,7 @@ func grpcKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker,
 	var s grpchealth.GRPCSpec
 	if !d.fields(n, path, map[string]field{
 		"url":     str(&s.URL),
-		"ca-file": str(&s.TLS.CAFile), "cert": str(&s.TLS.CertFile), "key": str(&s.TLS.KeyFile),
+		"ca-file": cstr(&s.TLS.CAFile), "cert": cstr(&s.TLS.CertFile), "key": cstr(&s.TLS.KeyFile),
 		"server-name": str(&s.TLS.ServerName), "insecure": boolean(&s.TLS.InsecureSkipVerify),
 	}) {
 		return nil, nil

@@ -38,7 +38,7 @@ func TestBadGRPCChecksAndGRPCListenSayWhatAndWhere(t *testing.T) {
 		t.Fatalf("grpc-listen %q, kind %q", c.GRPCListen, c.Checks[0].Kind)
 	}
 	if _, err := parse(t, y("listen: :8558", "grpc-listen: :8558", "checks:", "  a: {heartbeat: {ttl: 1s}}")); err == nil ||
-		!strings.Contains(err.Error(), `grpc-listen: ":8558" is listen's address too`) {
+		!strings.Contains(err.Error(), `grpc-listen: ":8558" shares a port with listen (":8558"): give each its own port`) {
 		t.Fatalf("the same address twice: %v", err)
 	}
 }

@@ -1,0 +1,128 @@
+package yamlnode
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// nodes lists a tree's nodes in order, each with its kind, position and text.
+func nodes(f *ast.File) []string {
+	var out []string
+	for _, d := range f.Docs {
+		ast.Walk(visitor(func(n ast.Node) {
+			line, col := Position(n)
+			tk := ""
+			if t := n.GetToken(); t != nil {
+				tk = t.Value
+			}
+			out = append(out, fmt.Sprintf("%T %d:%d %q", n, line, col, tk))
+		}), d.Body)
+	}
+	return out
+}
+
+type visitor func(ast.Node)
+
+func (v visitor) Visit(n ast.Node) ast.Visitor { v(n); return v }
+
+// A file read piece by piece is the tree the parser builds of it whole.
+func FuzzPiecesAreTheWhole(f *testing.F) {
+	for _, seed := range []string{
+		"checks:\n  a:\n    tcp: {address: \"x:1\"}\n    period: 10s\n  b:\n    period:\n    x: 1\n",
+		"a:\n  b:\n    c:\n  d: 1\ne:\n",
+		"a: 1 # c\n# x\nb: 2\n",
+		"a:\n- x\n- y\nb: |\n  text\n  c: 1\nd: 'x\n  y'\n",
+		"a:\n  b: 1\n   c: 2\n",
+		"a: 1\na: 2\n",
+		"a:\n  x: 1\nb:\n  x: 2\n",
+		"\"q\": 1\n'r':\n  s: [1, {t: 2}]\n",
+		"a: !!str 1\nb: &x {c: 1}\nd: *x\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		pieces := parseFast(lexer.Tokenize(string(data)))
+		if pieces == nil {
+			return
+		}
+		whole, err := parser.ParseBytes(data, 0)
+		if err != nil {
+			t.Fatalf("read in pieces, but the parser says: %v", err)
+		}
+		if got, want := strings.Join(nodes(pieces), "\n"), strings.Join(nodes(whole), "\n"); got != want {
+			t.Fatalf("pieces:\n%s\nwhole:\n%s", got, want)
+		}
+	})
+}
+
+// A file of brackets is said too deep from its start, without the lexer's
+// tokens of all of it; brackets in comments, quotes and balanced pairs are
+// not a run.
+func TestABracketRunIsFoundAtItsStart(t *testing.T) {
+	bomb := []byte("checks: " + strings.Repeat("[", 4<<20))
+	if end := bracketRun(bomb); end != len("checks: ")+4*MaxDepth+1 {
+		t.Errorf("bracketRun of a bomb: %d", end)
+	}
+	_, err := Parse(bomb)
+	if de, ok := err.(*DepthError); !ok || de.Line != 1 || de.Column != len("checks: ")+MaxDepth {
+		t.Errorf("Parse of a bomb: %#v", err)
+	}
+	for _, s := range []string{
+		"# " + strings.Repeat("[", 1000) + "\na: 1\n",
+		"a: \"" + strings.Repeat("[", 1000) + "\"\n",
+		"a: '" + strings.Repeat("{", 1000) + "'\n",
+		"a: " + strings.Repeat("[]", 1000) + "\n",
+	} {
+		if end := bracketRun([]byte(s)); end != 0 {
+			t.Errorf("bracketRun(%.20q): %d, want 0", s, end)
+		}
+	}
+}
+
+func TestDepth(t *testing.T) {
+	for _, tc := range []struct {
+		yaml         string
+		line, column int // 0: not too deep
+	}{
+		{strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth), 0, 0},
+		{strings.Repeat("[", MaxDepth+1), 1, MaxDepth + 1},
+		{strings.Repeat("[", 100000), 1, MaxDepth + 1},
+		{strings.Repeat("{a: ", 100000), 1, 4*MaxDepth + 1},
+		{strings.Repeat("- ", 100000), 1, 2*MaxDepth + 1},
+		{"a:\n" + strings.Repeat("- ", MaxDepth), 2, 2*MaxDepth - 1},
+		{"a:\n" + strings.Repeat("- ", MaxDepth-1) + "x", 0, 0},
+		{blockNest(MaxDepth), 0, 0},
+		{blockNest(MaxDepth + 1), MaxDepth + 1, 2*MaxDepth + 1},
+		{strings.Repeat("a: 1\n", 1000), 0, 0},
+		{"a: \"" + strings.Repeat("[", 1000) + "\"\n", 0, 0},
+		{"a: |\n  " + strings.Repeat("[", 1000) + "\n", 0, 0},
+		{"# " + strings.Repeat("[", 1000) + "\n", 0, 0},
+	} {
+		err := depth(lexer.Tokenize(tc.yaml))
+		name := tc.yaml[:min(len(tc.yaml), 20)]
+		if tc.line == 0 {
+			if err != nil {
+				t.Errorf("%q: %v, want no error", name, err)
+			}
+			continue
+		}
+		de, ok := err.(*DepthError)
+		if !ok || de.Line != tc.line || de.Column != tc.column {
+			t.Errorf("%q: %#v, want a DepthError at %d:%d", name, err, tc.line, tc.column)
+		}
+	}
+}
+
+// blockNest is a block mapping n levels deep.
+func blockNest(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "%sa:\n", strings.Repeat("  ", i))
+	}
+	return b.String()
+}
