@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/importer"
 )
 
@@ -97,18 +98,25 @@ to read the manifest from stdin.`,
 
 // readSource reads the file to import; - is stdin.
 func readSource(cmd *cobra.Command, path string) (string, []byte, error) {
-	if path == "-" {
-		data, err := io.ReadAll(cmd.InOrStdin())
+	name, r := "stdin", cmd.InOrStdin()
+	if path != "-" {
+		f, err := os.Open(path)
 		if err != nil {
-			return "", nil, configError{fmt.Errorf("vitals import: read stdin: %w", err)}
+			return "", nil, configError{fmt.Errorf("vitals import: %w", err)}
 		}
-		return "stdin", data, nil
+		defer f.Close()
+		name, r = path, f
 	}
-	data, err := os.ReadFile(path)
+	// Read as vitals.yaml is: a FIFO or a device that never ends is read no
+	// further than the bound.
+	data, err := io.ReadAll(io.LimitReader(r, config.MaxFileSize+1))
 	if err != nil {
-		return "", nil, configError{fmt.Errorf("vitals import: %w", err)}
+		return "", nil, configError{fmt.Errorf("vitals import: read %s: %w", name, err)}
 	}
-	return path, data, nil
+	if len(data) > config.MaxFileSize {
+		return "", nil, configError{fmt.Errorf("vitals import: %s: larger than %d MiB: is it a Pebble layer or a manifest? (it is read no further)", name, config.MaxFileSize>>20)}
+	}
+	return name, data, nil
 }
 
 // writeImport writes the warnings to stderr and the file to stdout; a file

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 )
 
 // runImport runs vitals import with args as the command line would, and
@@ -91,6 +93,9 @@ func TestImportBadInputExitsTwoSayingWhy(t *testing.T) {
 		{"kind: Pod\nspec:\n  containers:\n    - name: app\n      livenessProbe: {grpc: {port: 9000}}\n", []string{"k8s", "-"},
 			"vitals import: warning: app-live: left out: a grpc probe on port 9000, and vitals has no grpc kind yet\n" +
 				`vitals import: stdin: no probe of container "app" could be carried over` + "\n"},
+		{strings.Repeat("[", 100000), []string{"k8s", "-"}, "vitals import: stdin:1:65: not a manifest or a layer: YAML nested deeper than 64 levels\n"},
+		{strings.Repeat("#", config.MaxFileSize+1), []string{"pebble", "-"},
+			"vitals import: stdin: larger than 4 MiB: is it a Pebble layer or a manifest? (it is read no further)\n"},
 		{"", []string{"k8s"}, "vitals: accepts 1 arg(s), received 0\n"},
 		{"", []string{"pebble", "a.yaml", "b.yaml"}, "vitals: accepts 1 arg(s), received 2\n"},
 		{"", nil, "vitals: say what to import from: vitals import pebble FILE, or vitals import k8s FILE\n"},

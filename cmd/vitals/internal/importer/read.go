@@ -11,7 +11,6 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 
-	"github.com/goccy/go-yaml/parser"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
 )
 
@@ -29,8 +28,12 @@ type node struct {
 
 // parse reads every document of a YAML file.
 func parse(file string, data []byte) ([]node, error) {
-	f, err := parser.ParseBytes(data, 0)
+	f, err := yamlnode.Parse(data)
 	if err != nil {
+		var de *yamlnode.DepthError
+		if errors.As(err, &de) {
+			return nil, fmt.Errorf("%s:%d:%d: not a manifest or a layer: YAML %v", file, de.Line, de.Column, err)
+		}
 		var ye yaml.Error
 		if errors.As(err, &ye) && ye.GetToken() != nil && ye.GetToken().Position != nil {
 			p := ye.GetToken().Position
