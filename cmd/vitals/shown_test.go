@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -127,5 +128,46 @@ func TestValidateEscapesTheControlCharactersOfAKey(t *testing.T) {
 	r.expect(t, 2, "", path+`:3:10: checks.db\u202egnp\x00x.tcp: address "localhost\x1b]0;pwned\a": missing port in address`+"\n")
 	if strings.ContainsAny(r.stderr, "\x1b\x07\x00\u202e") || strings.Count(r.stderr, "\n") != 2 {
 		t.Fatalf("stderr %q: want two lines, with nothing raw", r.stderr)
+	}
+}
+
+// An exec check inherits vitals's environment: a secret-named variable of it
+// is hidden though the file never names it, as vitals probe hides it.
+func TestRunHidesTheSecretsOfItsEnvironment(t *testing.T) {
+	const secret = "s3cret-from-env"
+	addr := freeAddr(t)
+	path := writeConfig(t, fmt.Sprintf(`
+listen: %s
+api: %s
+checks:
+  leak:
+    exec: {command: [sh, -c, 'echo "password is $DB_PASSWORD"; exit 1']}
+    period: 100ms
+    failure-threshold: 1
+`, addr, filepath.Join(shortTempDir(t), "vitals.sock")))
+	cmd := exec.Command(vitals, "run", "-c", path)
+	cmd.Env = append(os.Environ(), "DB_PASSWORD="+secret)
+	logs := &syncBuffer{}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var body string
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(body, "password is"); time.Sleep(20 * time.Millisecond) {
+		if res, err := http.Get("http://" + addr + "/readyz?verbose"); err == nil {
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			body = string(b)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no failure within 20s: %q; logs:\n%s", body, logs.String())
+		}
+	}
+	if strings.Contains(body, secret) || !strings.Contains(body, "password is xxxxx") {
+		t.Errorf("/readyz?verbose: %q, want the secret as xxxxx", body)
+	}
+	if strings.Contains(logs.String(), secret) {
+		t.Errorf("the logs show the secret:\n%s", logs.String())
 	}
 }
