@@ -166,7 +166,7 @@ func Load(path string) (*Config, error) {
 	if len(data) > MaxFileSize {
 		return nil, Errors{{File: name, Msg: fmt.Sprintf("larger than %d MiB: is it the configuration? (it is read no further)", MaxFileSize>>20)}}
 	}
-	return parse(name, data, os.LookupEnv, os.Environ())
+	return parseIn(name, data, os.LookupEnv, os.Environ())
 }
 
 // bom is the byte order mark that some editors write at the start of a
@@ -176,14 +176,14 @@ const bom = "\uFEFF"
 // Parse checks a file's contents; name is what errors call the file, and env
 // looks up the variables that ${VAR} names.
 func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, error) {
-	return parse(name, data, env, nil)
+	return parseIn(name, data, env, nil)
 }
 
-// parse is Parse that also hides the secrets of environ, the environment
+// parseIn is Parse that also hides the secrets of environ, the environment
 // vitals runs in: its exec checks and its workload inherit it, and a
 // command may print $DB_PASSWORD though the file never names it (as vitals
 // probe hides them).
-func parse(name string, data []byte, env func(string) (string, bool), environ []string) (*Config, error) {
+func parseIn(name string, data []byte, env func(string) (string, bool), environ []string) (*Config, error) {
 	f, err := yamlnode.Parse(bytes.TrimPrefix(data, []byte(bom)))
 	if err != nil {
 		return nil, Errors{syntaxError(name, err)}
