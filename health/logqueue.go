@@ -96,6 +96,18 @@ func (l *LogQueue) WithGroup(name string) slog.Handler {
 	return &LogQueue{h: l.h.WithGroup(name), q: l.q}
 }
 
+// LogFlushGrace is how long a process that stops should give its last log
+// lines (FlushWithin): a sink that takes lines writes them in microseconds,
+// and one that does not must not hold up a shutdown.
+const LogFlushGrace = time.Second
+
+// FlushWithin is Flush bounded by d, for a process that is about to exit.
+func (l *LogQueue) FlushWithin(d time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return l.Flush(ctx)
+}
+
 // Dropped is how many records were dropped so far: they found the queue full,
 // or the wrapped handler failed to write them.
 func (l *LogQueue) Dropped() uint64 { return l.q.dropped.Load() }

@@ -412,6 +412,7 @@ func (m *Monitor) Reset(reason string) { m.startOver(reason, false) }
 func (m *Monitor) Pause(reason string) { m.startOver(reason, true) }
 
 func (m *Monitor) startOver(reason string, pause bool) {
+	reason = m.output(reason) // it names the workload, as the events of Emit do
 	m.mu.Lock()
 	defer m.unlockAndLog()
 	if m.levels.stopped {
@@ -531,10 +532,8 @@ func (m *Monitor) Start(ctx context.Context) {
 		if m.ownLog != nil {
 			// The last lines, such as the levels failing, are not lost
 			// with a process that exits on Done; a sink that blocks gets
-			// logFlushGrace, not a hold on Done.
-			ctx, cancel := context.WithTimeout(context.Background(), logFlushGrace)
-			m.ownLog.Flush(ctx)
-			cancel()
+			// LogFlushGrace, not a hold on Done.
+			m.ownLog.FlushWithin(LogFlushGrace)
 		}
 		close(m.done)
 	}()
@@ -542,17 +541,11 @@ func (m *Monitor) Start(ctx context.Context) {
 
 const stoppedReason = "the monitor has stopped"
 
-// logFlushGrace bounds how long Done waits for the log lines queued before
-// it: a sink that takes lines writes them in microseconds, and one that does
-// not must not hold up a shutdown.
-const logFlushGrace = time.Second
-
 // Done is closed when the context given to Start has ended, every check's
 // worker has returned, and the log lines of the Monitor's own LogQueue (see
-// WithLogger) are written, or a second has passed; never, if Start is not
-// called. A checker that ignores
-// its context may still be running: Go cannot stop it, and the Monitor does
-// not wait for it.
+// WithLogger) are written, or LogFlushGrace has passed; never, if Start is
+// not called. A checker that ignores its context may still be running: Go
+// cannot stop it, and the Monitor does not wait for it.
 func (m *Monitor) Done() <-chan struct{} { return m.done }
 
 // Drain makes readiness fail from now on, for a graceful shutdown: load

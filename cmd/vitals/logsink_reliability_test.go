@@ -42,8 +42,12 @@ func TestABlockedLogSinkStopsNoCheckAndNoShutdown(t *testing.T) {
 	// (the soak run, which RELIABILITY.md reports); beside the other test
 	// packages in CI the scheduler alone can take a few hundred ms.
 	failWithin := time.Second
+	// The share of their runs the checks must keep: a check that blocks on
+	// its log keeps none; beside the other test packages, a run is late now
+	// and then.
+	keep := 0.5
 	if soak {
-		window, failWithin = 60*time.Second, 100*time.Millisecond
+		window, failWithin, keep = 60*time.Second, 100*time.Millisecond, 0.8
 	}
 
 	var forcePass atomic.Bool
@@ -122,8 +126,8 @@ func TestABlockedLogSinkStopsNoCheckAndNoShutdown(t *testing.T) {
 		took.Round(time.Millisecond), ran, checks, want,
 		after.sum(`vitals_check_transitions_total{check="flap-`)-before.sum(`vitals_check_transitions_total{check="flap-`),
 		after.value("vitals_log_lines_dropped_total"), seen)
-	if ran < 0.8*want {
-		t.Errorf("the checks ran %.0f times in %v, want at least 80%% of the %.0f their period makes", ran, took, want)
+	if ran < keep*want {
+		t.Errorf("the checks ran %.0f times in %v, want at least %.0f%% of the %.0f their period makes", ran, took, 100*keep, want)
 	}
 	if seen[200] == 0 || seen[503] == 0 {
 		t.Errorf("/readyz answered %v while the check flapped, want both 200 and 503", seen)

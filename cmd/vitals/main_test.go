@@ -658,6 +658,37 @@ func TestASecondSignalEndsTheDrainAtOnce(t *testing.T) {
 	}
 }
 
+// A third signal waits for nothing more: a workload that ignores its stop
+// signal is killed at once, not at the end of stop-timeout.
+func TestAThirdSignalKillsTheWorkloadAtOnce(t *testing.T) {
+	cmd, logs, addr, ready := supervised(t, "drain: 1m\nservice: {stop-timeout: 1m}", "ignore-term")
+	pidIn(t, ready)
+	for deadline := time.Now().Add(20 * time.Second); readyz(addr) != 200; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("readyz did not pass within 20s; logs:\n%s", logs)
+		}
+	}
+	began := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	for _, want := range []string{"stopping: readiness fails from now on", "a second signal: the drain ends now"} {
+		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(logs.String(), want); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("logs lack %q within 20s:\n%s", want, logs)
+			}
+		}
+		cmd.Process.Signal(syscall.SIGINT)
+	}
+	if code := exited(t, cmd); code != 128+int(syscall.SIGKILL) {
+		t.Fatalf("exit %d, want 137 (the workload killed); logs:\n%s", code, logs)
+	}
+	if took := time.Since(began); took >= 30*time.Second {
+		t.Errorf("stopped %v after the first signal, with a drain and a stop-timeout of 1m", took)
+	}
+	if !strings.Contains(logs.String(), "a third signal: the workload's group is killed") {
+		t.Errorf("logs do not say the third signal killed the workload:\n%s", logs)
+	}
+}
+
 // A command or directory that does not exist is said with the file's
 // secrets hidden, as validate hides them.
 func TestRunsErrorsHideTheSecretsOfTheFile(t *testing.T) {

@@ -57,13 +57,13 @@ func TestProbeAndWaitHideTheSecretsOfTheirTargetsAndOfTheEnvironment(t *testing.
 	noSecret(t, r, "s3cretpw")
 
 	// vitals wait says the same, on every line and in its JSON.
-	r = vitalsRun(t, append([]string{"wait", "-v", "--timeout", "300ms", url}, script...)...)
+	r = vitalsRun(t, append([]string{"wait", "-v", "--timeout", "3s", url}, script...)...)
 	r.expect(t, 1, "", "  "+shownURL+": dial tcp ")
 	if !strings.Contains(r.stderr, "waiting: "+shownURL) || !strings.Contains(r.stderr, ": login as app with xxxxx") {
 		t.Fatalf("stderr %s", r.stderr)
 	}
 	noSecret(t, r, "hunter22", "abcd1234", "s3cretpw")
-	r = vitalsRun(t, append([]string{"wait", "-o", "json", "--timeout", "300ms", url}, script...)...)
+	r = vitalsRun(t, append([]string{"wait", "-o", "json", "--timeout", "3s", url}, script...)...)
 	var results []struct{ Target, Output string }
 	if err := json.Unmarshal([]byte(r.stdout), &results); err != nil || len(results) != 2 ||
 		results[0].Target != shownURL || results[1].Output != "login as app with xxxxx" {
@@ -83,7 +83,7 @@ checks:
     period: 100ms
     failure-threshold: 1
 `, addr, filepath.Join(shortTempDir(t), "vitals.sock")))
-	cmd := exec.Command(vitals, "run", "-c", path)
+	cmd := exec.Command(vitals, "run", "-c", path, "--log-format", "json") // slog's JSON writes U+202E as it is
 	logs := &syncBuffer{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {

@@ -320,6 +320,8 @@ func (s shown) hide(err error) error {
 	return hidden{err, s.rd.Redact(err.Error())}
 }
 
+// hidden is an error whose text has its secrets hidden, wrapping the error
+// as it was for errors.Is and errors.As.
 type hidden struct {
 	err  error
 	text string

@@ -67,7 +67,8 @@ A bad file starts nothing: every error is reported with its file, line and
 field, and vitals exits 2. On SIGTERM or SIGINT readiness fails at once; after
 drain, the workload gets its stop signal (SIGKILL after stop-timeout); then the
 servers stop, the socket is removed, and vitals exits 0, or with the
-workload's code.`,
+workload's code. A second SIGTERM or SIGINT ends the drain at once; a third
+kills the workload's group and waits for nothing more.`,
 		Example: `  vitals run -c /etc/vitals/vitals.yaml
   vitals run --log-format json --log-level debug
   vitals run -c vitals.yaml -- wg-entrypoint --peers 1`,
@@ -87,9 +88,9 @@ workload's code.`,
 				return err
 			}
 			spec := workload(c, args)
-			ctx, again, stop := stopSignals()
+			ctx, sig, stop := stopSignals()
 			defer stop()
-			code, err := serveWorkload(ctx, again, c, spec, logger)
+			code, err := serveWorkload(ctx, sig, c, spec, logger)
 			if err == nil && code != 0 {
 				return exitCode(code) // the workload's, passed on
 			}
@@ -142,43 +143,54 @@ func workload(c *config.Config, args []string) *supervise.Spec {
 
 // serve runs c with no workload: see serveWorkload.
 func serve(ctx context.Context, c *config.Config, logger *slog.Logger) error {
-	_, err := serveWorkload(ctx, nil, c, nil, logger)
+	_, err := serveWorkload(ctx, signalled{}, c, nil, logger)
 	return err
 }
 
+// signalled is what the signals after the first ask of a stopping vitals:
+// the second (again closed) ends the drain, as people at a terminal expect
+// of a second Ctrl-C; the third (now ended) ends every wait left: the
+// workload's group gets SIGKILL, and the hooks, Kubernetes and the servers
+// get no more time. The zero value asks for neither.
+type signalled struct {
+	again <-chan struct{}
+	now   context.Context
+}
+
+// last is the context that every grace of the stop derives from.
+func (s signalled) last() context.Context {
+	if s.now == nil {
+		return context.Background()
+	}
+	return s.now
+}
+
 // stopSignals returns a context that ends at the first SIGTERM or SIGINT,
-// and a channel that is closed at the second: the drain ends then, as people
-// at a terminal expect of a second Ctrl-C. stop stops catching them.
-func stopSignals() (ctx context.Context, again <-chan struct{}, stop func()) {
+// and what the second and third ask (see signalled). stop stops catching
+// them.
+func stopSignals() (ctx context.Context, sig signalled, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	signals := make(chan os.Signal, 2)
+	now, hurry := context.WithCancel(context.Background())
+	again := make(chan struct{})
+	signals, done := make(chan os.Signal, 3), make(chan struct{})
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-	hurry, done := make(chan struct{}), make(chan struct{})
 	go func() {
-		for n := 0; ; n++ {
+		for _, step := range []func(){cancel, func() { close(again) }, hurry} {
 			select {
 			case <-signals:
+				step()
 			case <-done:
 				return
 			}
-			if n == 0 {
-				cancel()
-				continue
-			}
-			close(hurry)
-			return
 		}
 	}()
-	return ctx, hurry, func() {
+	return ctx, signalled{again: again, now: now}, func() {
 		signal.Stop(signals)
 		close(done)
 		cancel()
+		hurry()
 	}
 }
-
-// logFlushGrace bounds how long vitals, as it exits, waits for its last log
-// lines to be written: a log that nobody reads must not hold up the exit.
-const logFlushGrace = time.Second
 
 // hookGrace bounds how long, when vitals stops, the hooks have to deliver
 // the events emitted before.
@@ -196,15 +208,15 @@ const exitFailed = 1
 // serveWorkload runs the Monitor of c, its probe endpoints and /metrics, the
 // management API, and the workload of spec if not nil, until ctx ends, the
 // workload exits for good, or a check with on-failure: exit fails; then it
-// fails readiness, stops the workload after c.Drain (or once again is
-// closed, if sooner), and stops. The code is the workload's exit code (0
+// fails readiness, stops the workload after c.Drain (sooner at a second
+// signal, see signalled), and stops. The code is the workload's exit code (0
 // without one), or exitFailed. Its errors are redacted as the checks' outputs
 // are: a command or a directory may hold an expanded ${DB_PASSWORD}.
 //
 // vitals never waits on its own log: every line goes through a LogQueue,
 // which drops what a sink that does not read cannot take, and counts it
 // (vitals_log_lines_dropped_total).
-func serveWorkload(ctx context.Context, again <-chan struct{}, c *config.Config, spec *supervise.Spec, logger *slog.Logger) (code int, err error) {
+func serveWorkload(ctx context.Context, sig signalled, c *config.Config, spec *supervise.Spec, logger *slog.Logger) (code int, err error) {
 	defer func() {
 		if err != nil {
 			err = redacted(err, c.Redact)
@@ -212,11 +224,7 @@ func serveWorkload(ctx context.Context, again <-chan struct{}, c *config.Config,
 	}()
 	logs := health.NewLogQueue(logger.Handler(), health.DefaultLogQueue)
 	logger = slog.New(logs)
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), logFlushGrace)
-		defer cancel()
-		logs.Flush(ctx)
-	}()
+	defer logs.FlushWithin(health.LogFlushGrace) // a log that nobody reads holds up no exit
 	if spec != nil && len(spec.Command) == 0 {
 		return 0, configError{fmt.Errorf("%s: service: no command: give service.command, or the command after --", c.File)}
 	}
@@ -344,7 +352,7 @@ func serveWorkload(ctx context.Context, again <-chan struct{}, c *config.Config,
 	// Every event emitted before the end reaches the hooks, the stop's too,
 	// within hookGrace.
 	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), hookGrace)
+		ctx, cancel := context.WithTimeout(sig.last(), hookGrace)
 		defer cancel()
 		if err := hookRunner.Stop(ctx); err != nil {
 			logger.Warn("hooks did not finish delivering", "err", err)
@@ -388,7 +396,7 @@ func serveWorkload(ctx context.Context, again <-chan struct{}, c *config.Config,
 		kubeOpts.Monitor, kubeOpts.Logger = m, logger
 		reporter = kubereport.New(*kubeOpts)
 		reporter.Start()
-		defer stopReporter(reporter, logger)
+		defer stopReporter(sig.last(), reporter, logger)
 	}
 
 	mux := http.NewServeMux()
@@ -457,10 +465,23 @@ func serveWorkload(ctx context.Context, again <-chan struct{}, c *config.Config,
 	select {
 	case <-drain.C:
 	case <-exited:
-	case <-again:
+	case <-sig.again:
 		logger.Info("a second signal: the drain ends now")
 	}
 	drain.Stop()
+	// A third signal waits for nothing more.
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() {
+		select {
+		case <-sig.last().Done():
+			logger.Warn("a third signal: the workload's group is killed, and vitals stops without waiting")
+			if sv != nil {
+				sv.Kill()
+			}
+		case <-stopped:
+		}
+	}()
 	if sv != nil {
 		if code == exitFailed {
 			sv.StopFor(why)
@@ -475,9 +496,9 @@ func serveWorkload(ctx context.Context, again <-chan struct{}, c *config.Config,
 	// The condition says Draining since the stop began; what is left to
 	// write (the workload's exit among the Events) gets kubeGrace.
 	if reporter != nil {
-		stopReporter(reporter, logger)
+		stopReporter(sig.last(), reporter, logger)
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	shutdown, cancel := context.WithTimeout(sig.last(), shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		logger.Warn("probe server did not stop cleanly", "err", err)
@@ -485,7 +506,7 @@ func serveWorkload(ctx context.Context, again <-chan struct{}, c *config.Config,
 	if grpcSrv != nil {
 		// Drain told every Watch NOT_SERVING already: a short grace for the
 		// calls in flight.
-		grace, cancel := context.WithTimeout(context.Background(), grpcGrace)
+		grace, cancel := context.WithTimeout(sig.last(), grpcGrace)
 		stopGRPC(grpcSrv, grace)
 		cancel()
 	}
@@ -501,7 +522,7 @@ func serveWorkload(ctx context.Context, again <-chan struct{}, c *config.Config,
 	// The API stays up until the checks have stopped and the hooks have
 	// delivered, so that those who follow the events see every one; then it
 	// removes its socket.
-	hooksCtx, hooksDone := context.WithTimeout(context.Background(), hookGrace)
+	hooksCtx, hooksDone := context.WithTimeout(sig.last(), hookGrace)
 	if err := hookRunner.Stop(hooksCtx); err != nil {
 		logger.Warn("hooks did not finish delivering", "err", err)
 	}
@@ -572,10 +593,10 @@ func kubernetesOptions(c *config.Config, logger *slog.Logger) (kubereport.Option
 		Events: c.Kubernetes.Events, Condition: c.Kubernetes.Condition, WithholdOutput: !c.Details}, nil
 }
 
-// stopReporter stops r within kubeGrace, saying what was left unwritten.
-// A second call does nothing more.
-func stopReporter(r *kubereport.Reporter, logger *slog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), kubeGrace)
+// stopReporter stops r within kubeGrace (sooner if parent ends), saying
+// what was left unwritten. A second call does nothing more.
+func stopReporter(parent context.Context, r *kubereport.Reporter, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(parent, kubeGrace)
 	defer cancel()
 	if err := r.Stop(ctx); err != nil {
 		logger.Warn("kubernetes: not everything was written", "err", err)

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -29,9 +30,16 @@ type Redactor struct {
 }
 
 // New returns a Redactor of secrets, the values the functions of this
-// package found; those shorter than MinSecret are left out.
+// package found; those shorter than MinSecret are left out. Each is hidden
+// as it is and as an error quotes it (%q: a quote or a backslash in it
+// escaped).
 func New(secrets ...string) *Redactor {
 	kept := slices.DeleteFunc(slices.Clone(secrets), func(s string) bool { return len(s) < MinSecret })
+	for _, s := range kept {
+		if q := strconv.Quote(s); q[1:len(q)-1] != s {
+			kept = append(kept, q[1:len(q)-1])
+		}
+	}
 	slices.SortFunc(kept, func(a, b string) int { return cmp.Or(cmp.Compare(len(b), len(a)), cmp.Compare(a, b)) })
 	return &Redactor{secrets: slices.Compact(kept)}
 }
@@ -82,6 +90,14 @@ func URL(s string) []string {
 	for _, secret := range found {
 		if len(secret) >= MinSecret {
 			out = append(out, secret, url.QueryEscape(secret))
+		}
+	}
+	// As written, too: %2f or + in a token stays so in what quotes the URL.
+	for pair := range strings.SplitSeq(u.RawQuery, "&") {
+		if key, v, ok := strings.Cut(pair, "="); ok && len(v) >= MinSecret {
+			if name, err := url.QueryUnescape(key); err == nil && SecretName(name) {
+				out = append(out, v)
+			}
 		}
 	}
 	return out

@@ -19,7 +19,8 @@ func TestAURLsSecretsAreItsPasswordTokenAndSecretNamedQueryValues(t *testing.T) 
 		{"http://web/?page=12345&q=hello", nil}, // names that say nothing
 		{"db.internal:5432", nil},               // no URL
 		{"grpc://h:1/svc?api_secret=xyz-987", []string{"xyz-987"}},
-		{"http://[::1:80/?password=hunter22", []string{"hunter22"}}, // no URL, but its error quotes it
+		{"http://[::1:80/?password=hunter22", []string{"hunter22"}},                      // no URL, but its error quotes it
+		{"http://h/?token=abc%2fdefg", []string{"abc%2Fdefg", "abc%2fdefg", "abc/defg"}}, // as written too: a %2f kept so
 	} {
 		got := URL(tc.url)
 		slices.Sort(got)
@@ -63,6 +64,16 @@ func TestRedactHidesEachSecretWholeAndEveryURLPassword(t *testing.T) {
 		"ab and cab stay":                                          "ab and cab stay",
 	} {
 		if got := r.Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+	// An error that quotes a secret (%q) escapes its quotes and backslashes.
+	q := New(`Pa"ss\w0rd`)
+	for in, want := range map[string]string{
+		`chdir "/srv/Pa\"ss\\w0rd": no such file`: `chdir "/srv/xxxxx": no such file`,
+		`password Pa"ss\w0rd refused`:             `password xxxxx refused`,
+	} {
+		if got := q.Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -82,6 +82,12 @@ type Output struct {
 // pipes open.
 const outputGrace = 2 * time.Second
 
+// closedGrace is how long, once the pipes' read ends are closed, a Copy has
+// to return: one that was reading returns at once; one still inside a write
+// to vitals's own output (a log that nobody reads) will not, and is not
+// waited for longer.
+const closedGrace = 250 * time.Millisecond
+
 // Supervisor runs one workload until it exits for good or is stopped.
 type Supervisor struct {
 	spec   Spec
@@ -226,7 +232,7 @@ func (o *output) finish(logger *slog.Logger) {
 		}
 		select {
 		case <-copied:
-		case <-time.After(outputGrace):
+		case <-time.After(closedGrace):
 			// A Copy stuck writing to vitals's own output cannot be
 			// ended; it is left behind rather than hold up the exit.
 		}
@@ -301,6 +307,16 @@ func (s *Supervisor) Restart(reason string, run int, now bool) bool {
 	s.req = &request{reason: reason, now: now}
 	notify(s.wake)
 	return true
+}
+
+// Kill sends SIGKILL to the running workload's process group now, as the
+// end of the stop timeout would: for whoever will not wait for it.
+func (s *Supervisor) Kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pid > 0 {
+		syscall.Kill(-s.pid, syscall.SIGKILL)
+	}
 }
 
 // Signal sends sig to the running workload, if one runs.
