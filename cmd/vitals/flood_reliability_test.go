@@ -1,0 +1,300 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+// R8, a connection flood: under a low open-file limit, clients open more
+// connections to the probe endpoints than the limit allows, each sending one
+// request and then holding its keep-alive connection, and open a new one a
+// second after the server closes theirs. Meanwhile a tcp and an http check
+// keep passing, a fresh /livez is answered 200 at once, the API answers, and
+// once the clients stop opening, the connections they hold are closed within
+// IdleTimeout (30s). Beside them, a gRPC connection whose one call has ended
+// is closed at IdleTimeout too, while a Watch keeps its own open.
+
+const (
+	// floodLimit is the open-file limit vitals runs under (soft and hard):
+	// with its two checks, 80 kept from clients, 44 for the API, 44 for
+	// gRPC and 88 for the probe endpoints (servers.CapsFor).
+	floodLimit = 256
+	floodCap   = 88
+	// floodIdle is the servers' IdleTimeout.
+	floodIdle = 30 * time.Second
+)
+
+func TestAConnectionFloodStarvesNeitherTheChecksNorAFreshLivez(t *testing.T) {
+	clients, hold := 400, 5*time.Second
+	if soak {
+		clients, hold = 1000, 60*time.Second
+	}
+	if _, err := exec.LookPath("prlimit"); err != nil {
+		t.Skip("the flood needs prlimit (util-linux)")
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("the flood needs curl")
+	}
+	// The test process holds the clients' ends.
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < uint64(clients+256) {
+		t.Skipf("the test's own open-file limit (%d) is below %d", lim.Cur, clients+256)
+	}
+	target := tcpServer(t, func(net.Conn) {})
+	web := server(t, http.StatusOK)
+	addr, grpcAddr, dir := freeAddr(t), freeAddr(t), shortTempDir(t)
+	sock := filepath.Join(dir, "vitals.sock")
+	path := writeConfig(t, fmt.Sprintf(`listen: %s
+grpc-listen: %s
+api: %s
+checks:
+  db:
+    tcp: {address: %q}
+    period: 100ms
+    failure-threshold: 1
+  web:
+    http: {url: %q}
+    period: 100ms
+    failure-threshold: 1
+`, addr, grpcAddr, sock, target, web))
+	n := strconv.Itoa(floodLimit)
+	_, logs := runInBackground(t, os.Environ(), "prlimit", "--nofile="+n+":"+n, vitals, "run", "-c", path)
+	plain := &http.Transport{DisableKeepAlives: true}
+	scrape := func() metricsScrape {
+		m, err := scrapeMetrics(plain, addr)
+		if err != nil {
+			t.Fatalf("/metrics: %v; logs:\n%s", err, logs)
+		}
+		return m
+	}
+	waitFor(t, "both checks pass", logs, func() bool {
+		m, err := scrapeMetrics(plain, addr)
+		return err == nil && m.value(`vitals_check_up{check="db",level="ready"}`) == 1 && m.value(`vitals_check_up{check="web",level="ready"}`) == 1
+	})
+	before := scrape()
+	if got := before.value("process_max_fds"); got != floodLimit {
+		t.Fatalf("process_max_fds %v, want %d", got, floodLimit)
+	}
+	if got := before.value(`vitals_connections_max{listener="probe"}`); got != floodCap {
+		t.Fatalf(`vitals_connections_max{listener="probe"} %v, want %d`, got, floodCap)
+	}
+
+	// One gRPC connection makes one call and goes idle; another watches.
+	idleConn, watchConn := grpcConn(t, grpcAddr), grpcConn(t, grpcAddr)
+	if _, err := healthpb.NewHealthClient(idleConn).Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
+		t.Fatalf("gRPC Check: %v", err)
+	}
+	watch, err := healthpb.NewHealthClient(watchConn).Watch(context.Background(), &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatalf("gRPC Watch: %v", err)
+	}
+	if _, err := watch.Recv(); err != nil {
+		t.Fatalf("gRPC Watch: %v", err)
+	}
+	watchEnded := make(chan error, 1)
+	go func() {
+		for {
+			if _, err := watch.Recv(); err != nil {
+				watchEnded <- err
+				return
+			}
+		}
+	}()
+	grpcIdle := time.Now()
+	grpcClosedAt := make(chan time.Duration, 1)
+	go func() {
+		idleConn.WaitForStateChange(context.Background(), connectivity.Ready)
+		grpcClosedAt <- time.Since(grpcIdle)
+	}()
+
+	f := &flood{addr: addr}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	for range clients {
+		f.wg.Add(1)
+		go f.client(ctx)
+	}
+	// Through the hold: a fresh /livez every 250ms, /metrics every second,
+	// and the API once.
+	var livez []time.Duration
+	var maxOpen, maxFds float64
+	began := time.Now()
+	apiDone := false
+	for tick := 0; time.Since(began) < hold; tick++ {
+		time.Sleep(250 * time.Millisecond)
+		out, err := exec.Command("curl", "-sS", "-o", "/dev/null", "-w", "%{http_code} %{time_total}", "--max-time", "10",
+			"http://"+addr+"/livez").Output()
+		var code int
+		var secs float64
+		if _, scanErr := fmt.Sscan(string(out), &code, &secs); err != nil || scanErr != nil || code != 200 {
+			t.Fatalf("a fresh curl /livez with %d connections answered: %q, %v; logs:\n%s", f.held.Load(), out, err, logs)
+		}
+		livez = append(livez, time.Duration(secs*float64(time.Second)))
+		if tick%4 == 0 {
+			m := scrape()
+			maxOpen = max(maxOpen, m.value(`vitals_connections{listener="probe"}`))
+			maxFds = max(maxFds, m.value("process_open_fds"))
+		}
+		if !apiDone && time.Since(began) > hold/2 {
+			if code, _, body := call(socketClient(sock), "GET", "http://vitals/v1/health"); code != 200 {
+				t.Fatalf("the API during the flood: %d %s", code, body)
+			}
+			apiDone = true
+		}
+	}
+	after := scrape()
+	stop()
+	stopped := time.Now()
+
+	for _, series := range []string{`vitals_check_runs_total{check="db",result="fail"}`, `vitals_check_runs_total{check="web",result="fail"}`} {
+		if v := after.value(series); v > 0 {
+			t.Errorf("%s %v during the flood; logs:\n%s", series, v, logs)
+		}
+	}
+	runs := func(m metricsScrape) float64 {
+		return m.value(`vitals_check_runs_total{check="db",result="pass"}`) + m.value(`vitals_check_runs_total{check="web",result="pass"}`)
+	}
+	passed := runs(after) - runs(before)
+	if passed < hold.Seconds() { // 20 a second at the period; a loaded machine gets far fewer, but some
+		t.Errorf("%v passing runs of the two checks in %v of flood", passed, hold)
+	}
+	if maxOpen > floodCap || maxFds >= floodLimit {
+		t.Errorf("up to %v probe connections open (cap %d), %v descriptors (limit %d)", maxOpen, floodCap, maxFds, floodLimit)
+	}
+	evicted := after.value(`vitals_connections_evicted_total{listener="probe"}`)
+	if answered := f.answered.Load(); answered <= floodCap || evicted <= 0 {
+		t.Errorf("%d requests of the flood answered, %v idle connections evicted: the flood did not pass the cap", answered, evicted)
+	}
+
+	// The clients open no more; those who hold a connection are closed
+	// within IdleTimeout of their request.
+	for f.held.Load() > 0 {
+		if time.Since(stopped) > floodIdle+15*time.Second { // a guard for a loaded machine
+			t.Fatalf("%d connections still open %v after the flood stopped (IdleTimeout %v)", f.held.Load(), time.Since(stopped), floodIdle)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	idleClosed := time.Since(stopped)
+	f.wg.Wait()
+	var grpcClosed time.Duration
+	select {
+	case grpcClosed = <-grpcClosedAt:
+	case <-time.After(floodIdle + 15*time.Second - time.Since(grpcIdle)): // a guard for a loaded machine
+		t.Fatalf("the idle gRPC connection still open %v after its call", time.Since(grpcIdle))
+	}
+	if grpcClosed < floodIdle-time.Second {
+		t.Errorf("the idle gRPC connection closed %v after its call, before IdleTimeout (%v)", grpcClosed, floodIdle)
+	}
+	select {
+	case err := <-watchEnded:
+		t.Fatalf("the gRPC Watch ended %v after it began: %v", time.Since(grpcIdle), err)
+	default:
+	}
+	if state := watchConn.GetState(); state != connectivity.Ready {
+		t.Fatalf("the watching gRPC connection is %v %v after it began, want READY", state, time.Since(grpcIdle))
+	}
+	slices.Sort(livez)
+	t.Logf("limit %d, probe cap %d: %d clients, %d requests answered, %v idle connections evicted, up to %v open, up to %v descriptors",
+		floodLimit, floodCap, clients, f.answered.Load(), evicted, maxOpen, maxFds)
+	t.Logf("%v of flood: %v passing runs, no failure; %d fresh /livez all 200, median %v, max %v; the last held connection closed %v after the flood stopped; the idle gRPC connection %v after its call, the Watch open after %v",
+		hold, passed, len(livez), livez[len(livez)/2].Round(time.Microsecond), livez[len(livez)-1].Round(time.Microsecond), idleClosed.Round(100*time.Millisecond),
+		grpcClosed.Round(100*time.Millisecond), time.Since(grpcIdle).Round(100*time.Millisecond))
+}
+
+// grpcConn is a plaintext gRPC client of addr, closed when the test ends.
+func grpcConn(t *testing.T, addr string) *grpc.ClientConn {
+	t.Helper()
+	c, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// flood is clients that send one request each and hold the connection.
+type flood struct {
+	addr     string
+	wg       sync.WaitGroup
+	held     atomic.Int64 // connections open, answered or waiting for it
+	answered atomic.Int64
+}
+
+// client opens a connection, sends a request, reads its answer and holds the
+// connection until the server closes it; then, a second later, again, until
+// ctx ends.
+func (f *flood) client(ctx context.Context) {
+	defer f.wg.Done()
+	for ctx.Err() == nil {
+		c, err := net.DialTimeout("tcp", f.addr, 10*time.Second)
+		if err == nil {
+			f.held.Add(1)
+			fmt.Fprint(c, "GET /readyz HTTP/1.1\r\nHost: vitals\r\n\r\n")
+			r := bufio.NewReader(c)
+			if res, err := http.ReadResponse(r, nil); err == nil {
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				f.answered.Add(1)
+				r.ReadByte() // blocks until the server closes the connection
+			}
+			c.Close()
+			f.held.Add(-1)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// The workload keeps the soft open-file limit vitals was started with, while
+// vitals sizes its caps from the limit in force: Go raised its own soft limit
+// to just under the hard one (4095) at start, and restores the original for
+// the processes it starts.
+func TestTheWorkloadKeepsItsOpenFileLimitWhileVitalsSizesItsCapsFromTheHardOne(t *testing.T) {
+	if _, err := exec.LookPath("prlimit"); err != nil {
+		t.Skip("needs prlimit (util-linux)")
+	}
+	addr, dir := freeAddr(t), shortTempDir(t)
+	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\nchecks:\n  ok:\n    file: {path: %s}\n",
+		addr, filepath.Join(dir, "vitals.sock"), vitals))
+	_, logs := runInBackground(t, os.Environ(), "prlimit", "--nofile=1024:4096", vitals, "run", "-c", path, "--",
+		"sh", "-c", `echo "workload nofile $(ulimit -Sn):$(ulimit -Hn)"; exec sleep 60`)
+	var m metricsScrape
+	waitFor(t, "the workload's limits and /metrics", logs, func() bool {
+		var err error
+		m, err = scrapeMetrics(&http.Transport{DisableKeepAlives: true}, addr)
+		return err == nil && strings.Contains(logs.String(), "workload nofile ")
+	})
+	if !strings.Contains(logs.String(), "workload nofile 1024:4096\n") {
+		t.Fatalf("the workload's open-file limits: want 1024:4096; output:\n%s", logs)
+	}
+	// 4095 less a quarter kept (1023), a quarter of the rest for the API,
+	// the rest for the probe endpoints.
+	for series, want := range map[string]float64{"process_max_fds": 4095,
+		`vitals_connections_max{listener="probe"}`: 2304, `vitals_connections_max{listener="api"}`: 768} {
+		if got := m.value(series); got != want {
+			t.Errorf("%s %v, want %v", series, got, want)
+		}
+	}
+}
