@@ -53,7 +53,10 @@ func CapsFor(limit uint64, checks int, grpc bool) Caps {
 	return c
 }
 
-// CapsInForce sizes the caps from the process's RLIMIT_NOFILE.
+// CapsInForce sizes the caps from the process's RLIMIT_NOFILE in force. It
+// only reads the limit: vitals never sets it, so that os/exec keeps giving
+// the workload and exec checks the soft limit vitals was started with
+// (syscall.Setrlimit of RLIMIT_NOFILE would stop that).
 func CapsInForce(checks int, grpc bool) (Caps, error) {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {

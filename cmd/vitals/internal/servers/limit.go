@@ -12,17 +12,20 @@ import (
 // one with Limit.
 //
 // Accept takes the next connection the kernel holds, then waits for a place:
-// at the cap it closes the connection that has been idle longest (an HTTP
-// server reports idle ones through ConnState) and takes its place, and when
-// none is idle it waits for one to close or go idle. Meanwhile the next
-// connections wait in the kernel's backlog, which holds or refuses them, and
-// use no descriptor of the process: the listener holds at most its cap plus
-// the one in hand.
+// at the cap it closes the connection that has been idle longest and takes
+// its place, and when none is idle it waits for one to close or go idle.
+// Idle is what an HTTP server reports through ConnState: between requests on
+// a keep-alive connection, or connected with no request yet. Meanwhile the
+// next connections wait in the kernel's backlog, which holds or refuses them,
+// and use no descriptor of the process: the listener holds at most its cap
+// plus the one in hand.
 //
 // A new client is worth more than an idle one: evicting the longest-idle
 // connection is what lets a fresh probe through while clients hold the others
-// open. The idle one's client sees its keep-alive connection closed, as it
-// does at IdleTimeout, and retries on a new one.
+// open, whether they hold them between requests or send nothing. The idle
+// one's client sees its keep-alive connection closed, as it does at
+// IdleTimeout, and retries on a new one; a fresh client's request is read as
+// soon as it is accepted, so it is the last to be evicted.
 type Listener struct {
 	net.Listener
 	name string
@@ -80,9 +83,10 @@ func (l *Listener) Close() error {
 	return l.Listener.Close()
 }
 
-// ConnState tells the listener which connections are idle: give it to
-// http.Server.ConnState. Without it (gRPC) no connection is known idle, and
-// Accept at the cap waits for one to close.
+// ConnState tells the listener which connections are idle (StateIdle, or
+// StateNew until a request arrives): give it to http.Server.ConnState.
+// Without it (gRPC) no connection is known idle, and Accept at the cap waits
+// for one to close.
 func (l *Listener) ConnState(nc net.Conn, state http.ConnState) {
 	c, ok := nc.(*conn)
 	if !ok || c.l != l {
@@ -94,7 +98,7 @@ func (l *Listener) ConnState(nc net.Conn, state http.ConnState) {
 		l.idle.Remove(c.elem)
 		c.elem = nil
 	}
-	if state == http.StateIdle && !c.closed {
+	if (state == http.StateIdle || state == http.StateNew) && !c.closed {
 		c.elem = l.idle.PushBack(c)
 		select {
 		case l.wake <- struct{}{}:

@@ -32,7 +32,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, l := range c.listeners {
 		ch <- prometheus.MustNewConstMetric(c.open, prometheus.GaugeValue, float64(l.Open()), l.name)
-		ch <- prometheus.MustNewConstMetric(c.max, prometheus.GaugeValue, float64(l.max), l.name)
+		ch <- prometheus.MustNewConstMetric(c.max, prometheus.GaugeValue, float64(l.Max()), l.name)
 		ch <- prometheus.MustNewConstMetric(c.evicted, prometheus.CounterValue, float64(l.Evicted()), l.name)
 	}
 }

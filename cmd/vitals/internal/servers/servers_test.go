@@ -319,3 +319,29 @@ func TestAnAPIAnswerMayTakeLongerThanWriteTimeoutButNoWriteMay(t *testing.T) {
 		t.Fatalf("writing to a reader that never reads: %v, want the deadline exceeded", err)
 	}
 }
+
+func TestAtTheCapAConnectionThatSendsNothingMakesRoomToo(t *testing.T) {
+	l := listen(t, 2)
+	srv := Probe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") }), l, nil)
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	silent := dial(t, l)
+	idle(t, l, 1)
+	kept := dial(t, l)
+	get(t, kept, bufio.NewReader(kept))
+	idle(t, l, 2)
+	// The silent one connected first: it is the one closed, long before
+	// ReadHeaderTimeout.
+	res, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Get("http://" + l.Addr().String() + "/livez")
+	if err != nil {
+		t.Fatalf("a fresh request at the cap: %v", err)
+	}
+	res.Body.Close()
+	if _, err := silent.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("the connection that sent nothing reads %v, want EOF", err)
+	}
+	kept.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if _, err := kept.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the connection idle for less long reads %v, want it still open", err)
+	}
+}
