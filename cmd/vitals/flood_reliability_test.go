@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -125,6 +126,40 @@ checks:
 		}
 	}()
 	grpcIdle := time.Now()
+	// On the API, a long wait for events and an event stream, both longer
+	// than the servers' WriteTimeout (10s), which must cut neither.
+	streaming := &http.Client{Transport: socketClient(sock).Transport}
+	_, _, body := call(streaming, "GET", "http://vitals/v1/events")
+	var evs []struct{ ID uint64 }
+	if err := json.Unmarshal([]byte(body), &evs); err != nil || len(evs) == 0 {
+		t.Fatalf("GET /v1/events: %v: %s", err, body)
+	}
+	last := strconv.FormatUint(evs[len(evs)-1].ID, 10)
+	longWait := make(chan string, 1)
+	go func() {
+		began := time.Now()
+		code, _, body := call(streaming, "GET", "http://vitals/v1/events?wait=20s&after="+last)
+		longWait <- fmt.Sprintf("%d %s after %v", code, strings.TrimSpace(body), time.Since(began).Round(time.Second))
+	}()
+	streamCtx, endStream := context.WithCancel(context.Background())
+	defer endStream()
+	req, _ := http.NewRequestWithContext(streamCtx, "GET", "http://vitals/v1/events?after="+last, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	stream, err := streaming.Do(req)
+	if err != nil {
+		t.Fatalf("the event stream: %v", err)
+	}
+	defer stream.Body.Close()
+	keepalives := make(chan time.Duration, 8)
+	go func() {
+		sc := bufio.NewScanner(stream.Body)
+		for sc.Scan() {
+			if sc.Text() == ": keepalive" {
+				keepalives <- time.Since(grpcIdle)
+			}
+		}
+		close(keepalives)
+	}()
 	grpcClosedAt := make(chan time.Duration, 1)
 	go func() {
 		idleConn.WaitForStateChange(context.Background(), connectivity.Ready)
@@ -215,6 +250,17 @@ checks:
 	if grpcClosed < floodIdle-time.Second {
 		t.Errorf("the idle gRPC connection closed %v after its call, before IdleTimeout (%v)", grpcClosed, floodIdle)
 	}
+	if got := <-longWait; !strings.HasPrefix(got, "200 [] after 20s") {
+		t.Errorf("a wait of 20s for events answered %s, want 200 [] after 20s", got)
+	}
+	var streamed []time.Duration
+	for len(streamed) < 2 {
+		d, ok := <-keepalives
+		if !ok {
+			t.Fatalf("the event stream ended after %v, with keepalives at %v", time.Since(grpcIdle), streamed)
+		}
+		streamed = append(streamed, d)
+	}
 	select {
 	case err := <-watchEnded:
 		t.Fatalf("the gRPC Watch ended %v after it began: %v", time.Since(grpcIdle), err)
@@ -226,9 +272,9 @@ checks:
 	slices.Sort(livez)
 	t.Logf("limit %d, probe cap %d: %d clients, %d requests answered, %v idle connections evicted, up to %v open, up to %v descriptors",
 		floodLimit, floodCap, clients, f.answered.Load(), evicted, maxOpen, maxFds)
-	t.Logf("%v of flood: %v passing runs, no failure; %d fresh /livez all 200, median %v, max %v; the last held connection closed %v after the flood stopped; the idle gRPC connection %v after its call, the Watch open after %v",
+	t.Logf("%v of flood: %v passing runs, no failure; %d fresh /livez all 200, median %v, max %v; the last held connection closed %v after the flood stopped; the idle gRPC connection %v after its call, the Watch open after %v; a 20s wait for events answered, the event stream's keepalives at %v",
 		hold, passed, len(livez), livez[len(livez)/2].Round(time.Microsecond), livez[len(livez)-1].Round(time.Microsecond), idleClosed.Round(100*time.Millisecond),
-		grpcClosed.Round(100*time.Millisecond), time.Since(grpcIdle).Round(100*time.Millisecond))
+		grpcClosed.Round(100*time.Millisecond), time.Since(grpcIdle).Round(100*time.Millisecond), streamed)
 }
 
 // grpcConn is a plaintext gRPC client of addr, closed when the test ends.
