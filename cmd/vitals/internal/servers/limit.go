@@ -6,7 +6,16 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 )
+
+// silentGrace is how long a connection accepted with no request yet is safe
+// from eviction: a client's request is read within milliseconds of its
+// accept (it was often sent before), so one that has sent nothing in a second
+// is holding a place, not about to use it. Without the grace, a flood that
+// churns faster than a loaded machine schedules the fresh connection's
+// reader would evict the fresh probe itself.
+const silentGrace = time.Second
 
 // Listener caps the connections open at once on the listener it wraps. Make
 // one with Limit.
@@ -15,17 +24,16 @@ import (
 // at the cap it closes the connection that has been idle longest and takes
 // its place, and when none is idle it waits for one to close or go idle.
 // Idle is what an HTTP server reports through ConnState: between requests on
-// a keep-alive connection, or connected with no request yet. Meanwhile the
-// next connections wait in the kernel's backlog, which holds or refuses them,
-// and use no descriptor of the process: the listener holds at most its cap
-// plus the one in hand.
+// a keep-alive connection, or accepted with no byte of a request for
+// silentGrace. Meanwhile the next connections wait in the kernel's backlog,
+// which holds or refuses them, and use no descriptor of the process: the
+// listener holds at most its cap plus the one in hand.
 //
 // A new client is worth more than an idle one: evicting the longest-idle
 // connection is what lets a fresh probe through while clients hold the others
 // open, whether they hold them between requests or send nothing. The idle
 // one's client sees its keep-alive connection closed, as it does at
-// IdleTimeout, and retries on a new one; a fresh client's request is read as
-// soon as it is accepted, so it is the last to be evicted.
+// IdleTimeout, and retries on a new one.
 type Listener struct {
 	net.Listener
 	name string
@@ -38,8 +46,9 @@ type Listener struct {
 	closing sync.Once
 	evicted atomic.Uint64
 
-	mu   sync.Mutex
-	idle list.List // of *conn, longest-idle first
+	mu     sync.Mutex
+	idle   list.List // of *conn between requests, longest-idle first
+	silent list.List // of *conn accepted with no request yet, oldest first
 }
 
 // Limit returns ln with at most n connections open at once (at least 1);
@@ -62,13 +71,19 @@ func (l *Listener) Accept() (net.Conn, error) {
 			return &conn{Conn: c, l: l}, nil
 		default:
 		}
-		if l.evictIdle() {
+		evicted, retry := l.evict(time.Now())
+		if evicted {
 			continue
+		}
+		var eligible <-chan time.Time // when a silent connection may be evicted
+		if retry > 0 {
+			eligible = time.After(retry)
 		}
 		select {
 		case l.open <- struct{}{}:
 			return &conn{Conn: c, l: l}, nil
 		case <-l.wake:
+		case <-eligible:
 		case <-l.done:
 			c.Close()
 			return nil, net.ErrClosed
@@ -83,10 +98,9 @@ func (l *Listener) Close() error {
 	return l.Listener.Close()
 }
 
-// ConnState tells the listener which connections are idle (StateIdle, or
-// StateNew until a request arrives): give it to http.Server.ConnState.
-// Without it (gRPC) no connection is known idle, and Accept at the cap waits
-// for one to close.
+// ConnState tells the listener which connections are idle: give it to
+// http.Server.ConnState. Without it (gRPC) no connection is known idle, and
+// Accept at the cap waits for one to close.
 func (l *Listener) ConnState(nc net.Conn, state http.ConnState) {
 	c, ok := nc.(*conn)
 	if !ok || c.l != l {
@@ -94,12 +108,15 @@ func (l *Listener) ConnState(nc net.Conn, state http.ConnState) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if c.elem != nil {
-		l.idle.Remove(c.elem)
-		c.elem = nil
+	c.unlist()
+	if c.closed {
+		return
 	}
-	if (state == http.StateIdle || state == http.StateNew) && !c.closed {
-		c.elem = l.idle.PushBack(c)
+	switch state {
+	case http.StateNew:
+		c.list(&l.silent)
+	case http.StateIdle:
+		c.list(&l.idle)
 		select {
 		case l.wake <- struct{}{}:
 		default:
@@ -107,20 +124,34 @@ func (l *Listener) ConnState(nc net.Conn, state http.ConnState) {
 	}
 }
 
-// evictIdle closes the longest-idle connection, if there is one.
-func (l *Listener) evictIdle() bool {
+// evict closes the connection idle longest: between requests, or silent for
+// silentGrace. When there is none, retry is how long until the oldest silent
+// one may be evicted (0 when there is no silent one).
+func (l *Listener) evict(now time.Time) (evicted bool, retry time.Duration) {
 	l.mu.Lock()
-	front := l.idle.Front()
-	if front == nil {
-		l.mu.Unlock()
-		return false
+	var pick *conn
+	if front := l.silent.Front(); front != nil {
+		c := front.Value.(*conn)
+		if age := now.Sub(c.since); age >= silentGrace {
+			pick = c
+		} else {
+			retry = silentGrace - age
+		}
 	}
-	c := l.idle.Remove(front).(*conn)
-	c.elem = nil
+	if front := l.idle.Front(); front != nil {
+		if c := front.Value.(*conn); pick == nil || c.since.Before(pick.since) {
+			pick = c
+		}
+	}
+	if pick == nil {
+		l.mu.Unlock()
+		return false, retry
+	}
+	pick.unlist()
 	l.mu.Unlock()
 	l.evicted.Add(1)
-	c.Close()
-	return true
+	pick.Close()
+	return true, 0
 }
 
 // Open is how many connections are open now.
@@ -137,10 +168,25 @@ type conn struct {
 	net.Conn
 	l    *Listener
 	once sync.Once
-	// elem is its place in l.idle while idle; closed keeps a late StateIdle
-	// from listing it again. Both under l.mu.
+	// Under l.mu: the list it is on (idle or silent), its place there, and
+	// since when; closed keeps a late ConnState from listing it again.
+	on     *list.List
 	elem   *list.Element
+	since  time.Time
 	closed bool
+}
+
+// list puts c at the back of on, from now. The caller holds l.mu.
+func (c *conn) list(on *list.List) {
+	c.on, c.elem, c.since = on, on.PushBack(c), time.Now()
+}
+
+// unlist takes c off its list, if it is on one. The caller holds l.mu.
+func (c *conn) unlist() {
+	if c.elem != nil {
+		c.on.Remove(c.elem)
+		c.on, c.elem = nil, nil
+	}
 }
 
 func (c *conn) Close() error {
@@ -148,10 +194,7 @@ func (c *conn) Close() error {
 	c.once.Do(func() {
 		c.l.mu.Lock()
 		c.closed = true
-		if c.elem != nil {
-			c.l.idle.Remove(c.elem)
-			c.elem = nil
-		}
+		c.unlist()
 		c.l.mu.Unlock()
 		<-c.l.open
 	})

@@ -2,6 +2,7 @@ package servers
 
 import (
 	"bufio"
+	"container/list"
 	"errors"
 	"fmt"
 	"io"
@@ -165,9 +166,7 @@ func get(t *testing.T, c net.Conn, r *bufio.Reader) {
 
 func TestAtTheCapTheLongestIdleConnectionMakesRoomForANewOne(t *testing.T) {
 	l := listen(t, 3)
-	srv := Probe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") }), l, nil)
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
+	serveOK(t, l)
 	var held []net.Conn
 	for i := range 3 {
 		c := dial(t, l)
@@ -176,11 +175,9 @@ func TestAtTheCapTheLongestIdleConnectionMakesRoomForANewOne(t *testing.T) {
 		idle(t, l, i+1)
 	}
 	// A fresh client is answered while three others hold the cap.
-	res, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Get("http://" + l.Addr().String() + "/livez")
-	if err != nil {
+	if err := fresh(l); err != nil {
 		t.Fatalf("a fresh request at the cap: %v", err)
 	}
-	res.Body.Close()
 	if l.Evicted() != 1 {
 		t.Fatalf("%d evicted, want 1", l.Evicted())
 	}
@@ -320,28 +317,76 @@ func TestAnAPIAnswerMayTakeLongerThanWriteTimeoutButNoWriteMay(t *testing.T) {
 	}
 }
 
-func TestAtTheCapAConnectionThatSendsNothingMakesRoomToo(t *testing.T) {
-	l := listen(t, 2)
+// listed waits until n of l's connections are on the list on.
+func listed(t *testing.T, l *Listener, on *list.List, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		l.mu.Lock()
+		got := on.Len()
+		l.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) { // a guard: the server listed it long ago
+			t.Fatalf("%d connections listed, want %d", got, n)
+		}
+	}
+}
+
+// fresh makes one request on a new connection.
+func fresh(l net.Listener) error {
+	res, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Get("http://" + l.Addr().String() + "/livez")
+	if err == nil {
+		res.Body.Close()
+	}
+	return err
+}
+
+// serveOK serves "ok" on l until the test ends.
+func serveOK(t *testing.T, l *Listener) {
+	t.Helper()
 	srv := Probe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") }), l, nil)
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
+}
+
+func TestAtTheCapAnIdleConnectionGoesBeforeOneJustAcceptedThatSentNothing(t *testing.T) {
+	l := listen(t, 2)
+	serveOK(t, l)
 	silent := dial(t, l)
-	idle(t, l, 1)
+	listed(t, l, &l.silent, 1)
 	kept := dial(t, l)
 	get(t, kept, bufio.NewReader(kept))
-	idle(t, l, 2)
-	// The silent one connected first: it is the one closed, long before
-	// ReadHeaderTimeout.
-	res, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Get("http://" + l.Addr().String() + "/livez")
-	if err != nil {
+	idle(t, l, 1)
+	// The silent one is older, but within its grace.
+	if err := fresh(l); err != nil {
 		t.Fatalf("a fresh request at the cap: %v", err)
 	}
-	res.Body.Close()
+	if _, err := kept.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("the idle connection reads %v, want EOF", err)
+	}
+	silent.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if _, err := silent.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the connection just accepted reads %v, want it still open", err)
+	}
+}
+
+func TestAtTheCapAConnectionThatSendsNothingMakesRoomOnceSilentForASecond(t *testing.T) {
+	l := listen(t, 1)
+	serveOK(t, l)
+	silent := dial(t, l)
+	listed(t, l, &l.silent, 1)
+	accepted := time.Now()
+	if err := fresh(l); err != nil {
+		t.Fatalf("a fresh request at the cap: %v", err)
+	}
+	if waited := time.Since(accepted); waited < silentGrace {
+		t.Fatalf("the silent connection was evicted %v after its accept, within its grace (%v)", waited, silentGrace)
+	}
 	if _, err := silent.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
 		t.Fatalf("the connection that sent nothing reads %v, want EOF", err)
 	}
-	kept.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-	if _, err := kept.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("the connection idle for less long reads %v, want it still open", err)
+	if l.Evicted() != 1 {
+		t.Fatalf("%d evicted, want 1", l.Evicted())
 	}
 }
