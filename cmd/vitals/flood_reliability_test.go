@@ -205,17 +205,29 @@ checks:
 	stop()
 	stopped := time.Now()
 
-	for _, series := range []string{`vitals_check_runs_total{check="db",result="fail"}`, `vitals_check_runs_total{check="web",result="fail"}`} {
-		if v := after.value(series); v > 0 {
-			t.Errorf("%s %v during the flood; logs:\n%s", series, v, logs)
-		}
+	runs := func(m metricsScrape, result string) float64 {
+		return max(m.value(`vitals_check_runs_total{check="db",result="`+result+`"}`), 0) +
+			max(m.value(`vitals_check_runs_total{check="web",result="`+result+`"}`), 0)
 	}
-	runs := func(m metricsScrape) float64 {
-		return m.value(`vitals_check_runs_total{check="db",result="pass"}`) + m.value(`vitals_check_runs_total{check="web",result="pass"}`)
-	}
-	passed := runs(after) - runs(before)
+	passed, failed := runs(after, "pass")-runs(before, "pass"), runs(after, "fail")-runs(before, "fail")
 	if passed < hold.Seconds() { // 2 a second at the period; a loaded machine gets fewer, but some
 		t.Errorf("%v passing runs of the two checks in %v of flood", passed, hold)
+	}
+	// No run fails for lack of descriptors. The test's own servers, in this
+	// busy process, may miss the 1s timeout now and then on a loaded machine:
+	// at most one run in 20 may fail so.
+	if failed*20 > passed+failed {
+		t.Errorf("%v of %v runs failed during the flood; logs:\n%s", failed, passed+failed, logs)
+	}
+	_, _, body = call(streaming, "GET", "http://vitals/v1/events")
+	var seen []struct{ Type, Check, Output string }
+	if err := json.Unmarshal([]byte(body), &seen); err != nil {
+		t.Fatalf("GET /v1/events: %v: %s", err, body)
+	}
+	for _, e := range seen {
+		if e.Type == "check-failed" && !strings.HasPrefix(e.Output, "timed out after") {
+			t.Errorf("check %s failed during the flood, not for a timeout on a loaded machine: %s", e.Check, e.Output)
+		}
 	}
 	if maxOpen > floodCap || maxFds >= floodLimit {
 		t.Errorf("up to %v probe connections open (cap %d), %v descriptors (limit %d)", maxOpen, floodCap, maxFds, floodLimit)
@@ -272,8 +284,8 @@ checks:
 	slices.Sort(livez)
 	t.Logf("limit %d, probe cap %d: %d clients, %d requests answered, %v idle connections evicted, up to %v open, up to %v descriptors",
 		floodLimit, floodCap, clients, f.answered.Load(), evicted, maxOpen, maxFds)
-	t.Logf("%v of flood: %v passing runs, no failure; %d fresh /livez all 200, median %v, max %v; the last held connection closed %v after the flood stopped; the idle gRPC connection %v after its call, the Watch open after %v; a 20s wait for events answered, the event stream's keepalives at %v",
-		hold, passed, len(livez), livez[len(livez)/2].Round(time.Microsecond), livez[len(livez)-1].Round(time.Microsecond), idleClosed.Round(100*time.Millisecond),
+	t.Logf("%v of flood: %v passing runs, %v failing; %d fresh /livez all 200, median %v, max %v; the last held connection closed %v after the flood stopped; the idle gRPC connection %v after its call, the Watch open after %v; a 20s wait for events answered, the event stream's keepalives at %v",
+		hold, passed, failed, len(livez), livez[len(livez)/2].Round(time.Microsecond), livez[len(livez)-1].Round(time.Microsecond), idleClosed.Round(100*time.Millisecond),
 		grpcClosed.Round(100*time.Millisecond), time.Since(grpcIdle).Round(100*time.Millisecond), streamed)
 }
 

@@ -10,12 +10,14 @@ import (
 )
 
 // silentGrace is how long a connection accepted with no request yet is safe
-// from eviction: a client's request is read within milliseconds of its
-// accept (it was often sent before), so one that has sent nothing in a second
-// is holding a place, not about to use it. Without the grace, a flood that
-// churns faster than a loaded machine schedules the fresh connection's
-// reader would evict the fresh probe itself.
-const silentGrace = time.Second
+// from eviction: a client's request is read within milliseconds of its accept
+// (it was often sent before), so one that has sent nothing in half a second is
+// holding a place, not about to use it. Without the grace, a flood that churns
+// faster than a loaded machine schedules the fresh connection's reader would
+// evict the fresh probe itself; with it, a cap held by silent ones still
+// gives its oldest place to a new connection within half a second, well
+// within the kubelet's 1s probe timeout.
+const silentGrace = 500 * time.Millisecond
 
 // Listener caps the connections open at once on the listener it wraps. Make
 // one with Limit.

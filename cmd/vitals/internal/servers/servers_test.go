@@ -371,7 +371,7 @@ func TestAtTheCapAnIdleConnectionGoesBeforeOneJustAcceptedThatSentNothing(t *tes
 	}
 }
 
-func TestAtTheCapAConnectionThatSendsNothingMakesRoomOnceSilentForASecond(t *testing.T) {
+func TestAtTheCapAConnectionThatSendsNothingMakesRoomOnceSilentForHalfASecond(t *testing.T) {
 	l := listen(t, 1)
 	serveOK(t, l)
 	silent := dial(t, l)
