@@ -104,67 +104,7 @@ checks:
 		}
 	}
 
-	// One gRPC connection makes one call and goes idle; another watches.
-	idleConn, watchConn := grpcConn(t, grpcAddr), grpcConn(t, grpcAddr)
-	if _, err := healthpb.NewHealthClient(idleConn).Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
-		t.Fatalf("gRPC Check: %v", err)
-	}
-	watch, err := healthpb.NewHealthClient(watchConn).Watch(context.Background(), &healthpb.HealthCheckRequest{})
-	if err != nil {
-		t.Fatalf("gRPC Watch: %v", err)
-	}
-	if _, err := watch.Recv(); err != nil {
-		t.Fatalf("gRPC Watch: %v", err)
-	}
-	watchEnded := make(chan error, 1)
-	go func() {
-		for {
-			if _, err := watch.Recv(); err != nil {
-				watchEnded <- err
-				return
-			}
-		}
-	}()
-	grpcIdle := time.Now()
-	// On the API, a long wait for events and an event stream, both longer
-	// than the servers' WriteTimeout (10s), which must cut neither.
-	streaming := &http.Client{Transport: socketClient(sock).Transport}
-	_, _, body := call(streaming, "GET", "http://vitals/v1/events")
-	var evs []struct{ ID uint64 }
-	if err := json.Unmarshal([]byte(body), &evs); err != nil || len(evs) == 0 {
-		t.Fatalf("GET /v1/events: %v: %s", err, body)
-	}
-	last := strconv.FormatUint(evs[len(evs)-1].ID, 10)
-	longWait := make(chan string, 1)
-	go func() {
-		began := time.Now()
-		code, _, body := call(streaming, "GET", "http://vitals/v1/events?wait=20s&after="+last)
-		longWait <- fmt.Sprintf("%d %s after %v", code, strings.TrimSpace(body), time.Since(began).Round(time.Second))
-	}()
-	streamCtx, endStream := context.WithCancel(context.Background())
-	defer endStream()
-	req, _ := http.NewRequestWithContext(streamCtx, "GET", "http://vitals/v1/events?after="+last, nil)
-	req.Header.Set("Accept", "text/event-stream")
-	stream, err := streaming.Do(req)
-	if err != nil {
-		t.Fatalf("the event stream: %v", err)
-	}
-	defer stream.Body.Close()
-	keepalives := make(chan time.Duration, 8)
-	go func() {
-		sc := bufio.NewScanner(stream.Body)
-		for sc.Scan() {
-			if sc.Text() == ": keepalive" {
-				keepalives <- time.Since(grpcIdle)
-			}
-		}
-		close(keepalives)
-	}()
-	grpcClosedAt := make(chan time.Duration, 1)
-	go func() {
-		idleConn.WaitForStateChange(context.Background(), connectivity.Ready)
-		grpcClosedAt <- time.Since(grpcIdle)
-	}()
+	long := startLongLived(t, grpcAddr, sock)
 
 	f := &flood{addr: addr}
 	ctx, stop := context.WithCancel(context.Background())
@@ -219,7 +159,7 @@ checks:
 	if failed*20 > passed+failed {
 		t.Errorf("%v of %v runs failed during the flood; logs:\n%s", failed, passed+failed, logs)
 	}
-	_, _, body = call(streaming, "GET", "http://vitals/v1/events")
+	_, _, body := call(socketClient(sock), "GET", "http://vitals/v1/events")
 	var seen []struct{ Type, Check, Output string }
 	if err := json.Unmarshal([]byte(body), &seen); err != nil {
 		t.Fatalf("GET /v1/events: %v: %s", err, body)
@@ -247,46 +187,131 @@ checks:
 	}
 	idleClosed := time.Since(stopped)
 	f.wg.Wait()
-	var grpcClosed time.Duration
-	guard := time.NewTimer(max(time.Until(grpcIdle.Add(floodIdle+15*time.Second)), 0)) // for a loaded machine
+	longSaw := long.verify(t)
+	slices.Sort(livez)
+	t.Logf("limit %d, probe cap %d: %d clients, %d requests answered, %v idle connections evicted, up to %v open, up to %v descriptors",
+		floodLimit, floodCap, clients, f.answered.Load(), evicted, maxOpen, maxFds)
+	t.Logf("%v of flood: %v passing runs, %v failing; %d fresh /livez all 200, median %v, max %v; the last held connection closed %v after the flood stopped; %s",
+		hold, passed, failed, len(livez), livez[len(livez)/2].Round(time.Microsecond), livez[len(livez)-1].Round(time.Microsecond),
+		idleClosed.Round(100*time.Millisecond), longSaw)
+}
+
+// longLived are the clients that hold a connection by design, beside the
+// flood: on gRPC a connection whose one call has ended and a Watch, on the API
+// a 20s wait for events and an event stream.
+type longLived struct {
+	began               time.Time
+	idleConn, watchConn *grpc.ClientConn
+	idleClosed          chan time.Duration // when the idle one left READY
+	watchEnded          chan error
+	longWait            chan string // how the wait for events ended
+	keepalives          chan time.Duration
+}
+
+func startLongLived(t *testing.T, grpcAddr, sock string) *longLived {
+	t.Helper()
+	l := &longLived{idleConn: grpcConn(t, grpcAddr), watchConn: grpcConn(t, grpcAddr),
+		idleClosed: make(chan time.Duration, 1), watchEnded: make(chan error, 1),
+		longWait: make(chan string, 1), keepalives: make(chan time.Duration, 8)}
+	if _, err := healthpb.NewHealthClient(l.idleConn).Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
+		t.Fatalf("gRPC Check: %v", err)
+	}
+	watch, err := healthpb.NewHealthClient(l.watchConn).Watch(context.Background(), &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatalf("gRPC Watch: %v", err)
+	}
+	if _, err := watch.Recv(); err != nil {
+		t.Fatalf("gRPC Watch: %v", err)
+	}
+	l.began = time.Now()
+	go func() {
+		for {
+			if _, err := watch.Recv(); err != nil {
+				l.watchEnded <- err
+				return
+			}
+		}
+	}()
+	go func() {
+		l.idleConn.WaitForStateChange(context.Background(), connectivity.Ready)
+		l.idleClosed <- time.Since(l.began)
+	}()
+
+	// The API's answers wait for the events after the last one.
+	api := &http.Client{Transport: socketClient(sock).Transport} // no timeout
+	_, _, body := call(api, "GET", "http://vitals/v1/events")
+	var evs []struct{ ID uint64 }
+	if err := json.Unmarshal([]byte(body), &evs); err != nil || len(evs) == 0 {
+		t.Fatalf("GET /v1/events: %v: %s", err, body)
+	}
+	last := strconv.FormatUint(evs[len(evs)-1].ID, 10)
+	go func() {
+		began := time.Now()
+		code, _, body := call(api, "GET", "http://vitals/v1/events?wait=20s&after="+last)
+		l.longWait <- fmt.Sprintf("%d %s after %v", code, strings.TrimSpace(body), time.Since(began).Round(time.Second))
+	}()
+	ctx, endStream := context.WithCancel(context.Background())
+	t.Cleanup(endStream)
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://vitals/v1/events?after="+last, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	stream, err := api.Do(req)
+	if err != nil {
+		t.Fatalf("the event stream: %v", err)
+	}
+	go func() {
+		defer stream.Body.Close()
+		sc := bufio.NewScanner(stream.Body)
+		for sc.Scan() {
+			if sc.Text() == ": keepalive" {
+				l.keepalives <- time.Since(l.began)
+			}
+		}
+		close(l.keepalives)
+	}()
+	return l
+}
+
+// verify waits (guards only) for the idle gRPC connection to be closed at
+// IdleTimeout, the wait for events to answer and the stream to send two
+// keepalives, checks that the Watch is still open, and says how it went.
+func (l *longLived) verify(t *testing.T) string {
+	t.Helper()
+	var idleClosed time.Duration
+	guard := time.NewTimer(max(time.Until(l.began.Add(floodIdle+15*time.Second)), 0)) // for a loaded machine
 	defer guard.Stop()
 	select {
-	case grpcClosed = <-grpcClosedAt: // closed long before, in the soak variant
+	case idleClosed = <-l.idleClosed: // long before, in the soak variant
 	default:
 		select {
-		case grpcClosed = <-grpcClosedAt:
+		case idleClosed = <-l.idleClosed:
 		case <-guard.C:
-			t.Fatalf("the idle gRPC connection still open %v after its call", time.Since(grpcIdle))
+			t.Fatalf("the idle gRPC connection still open %v after its call", time.Since(l.began))
 		}
 	}
-	if grpcClosed < floodIdle-time.Second {
-		t.Errorf("the idle gRPC connection closed %v after its call, before IdleTimeout (%v)", grpcClosed, floodIdle)
+	if idleClosed < floodIdle-time.Second {
+		t.Errorf("the idle gRPC connection closed %v after its call, before IdleTimeout (%v)", idleClosed, floodIdle)
 	}
-	if got := <-longWait; !strings.HasPrefix(got, "200 [] after 20s") {
+	if got := <-l.longWait; !strings.HasPrefix(got, "200 [] after 20s") {
 		t.Errorf("a wait of 20s for events answered %s, want 200 [] after 20s", got)
 	}
 	var streamed []time.Duration
 	for len(streamed) < 2 {
-		d, ok := <-keepalives
+		d, ok := <-l.keepalives
 		if !ok {
-			t.Fatalf("the event stream ended after %v, with keepalives at %v", time.Since(grpcIdle), streamed)
+			t.Fatalf("the event stream ended after %v, with keepalives at %v", time.Since(l.began), streamed)
 		}
-		streamed = append(streamed, d)
+		streamed = append(streamed, d.Round(100*time.Millisecond))
 	}
 	select {
-	case err := <-watchEnded:
-		t.Fatalf("the gRPC Watch ended %v after it began: %v", time.Since(grpcIdle), err)
+	case err := <-l.watchEnded:
+		t.Fatalf("the gRPC Watch ended %v after it began: %v", time.Since(l.began), err)
 	default:
 	}
-	if state := watchConn.GetState(); state != connectivity.Ready {
-		t.Fatalf("the watching gRPC connection is %v %v after it began, want READY", state, time.Since(grpcIdle))
+	if state := l.watchConn.GetState(); state != connectivity.Ready {
+		t.Fatalf("the watching gRPC connection is %v %v after it began, want READY", state, time.Since(l.began))
 	}
-	slices.Sort(livez)
-	t.Logf("limit %d, probe cap %d: %d clients, %d requests answered, %v idle connections evicted, up to %v open, up to %v descriptors",
-		floodLimit, floodCap, clients, f.answered.Load(), evicted, maxOpen, maxFds)
-	t.Logf("%v of flood: %v passing runs, %v failing; %d fresh /livez all 200, median %v, max %v; the last held connection closed %v after the flood stopped; the idle gRPC connection %v after its call, the Watch open after %v; a 20s wait for events answered, the event stream's keepalives at %v",
-		hold, passed, failed, len(livez), livez[len(livez)/2].Round(time.Microsecond), livez[len(livez)-1].Round(time.Microsecond), idleClosed.Round(100*time.Millisecond),
-		grpcClosed.Round(100*time.Millisecond), time.Since(grpcIdle).Round(100*time.Millisecond), streamed)
+	return fmt.Sprintf("the idle gRPC connection closed %v after its call, the Watch open after %v; a 20s wait for events answered, the event stream's keepalives at %v",
+		idleClosed.Round(100*time.Millisecond), time.Since(l.began).Round(100*time.Millisecond), streamed)
 }
 
 // grpcConn is a plaintext gRPC client of addr, closed when the test ends.
