@@ -34,6 +34,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kubereport"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/metrics"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/servers"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 	"github.com/vitals-dev/vitals/grpchealth"
 	"github.com/vitals-dev/vitals/health"
@@ -310,6 +311,12 @@ func serveWorkload(ctx context.Context, sig signalled, c *config.Config, spec *s
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	errorLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
 
+	// Each listener's connections are capped, so that clients never take
+	// the descriptors the checks and the workload need.
+	caps, err := servers.CapsInForce(len(c.Checks), c.GRPCListen != "")
+	if err != nil {
+		return 0, failed{fmt.Sprintf("vitals run: %v", err)}
+	}
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return 0, failed{fmt.Sprintf("vitals run: serve the probe endpoints: %v", err)}
@@ -327,6 +334,13 @@ func serveWorkload(ctx context.Context, sig signalled, c *config.Config, spec *s
 			return 0, failed{fmt.Sprintf("vitals run: serve gRPC health on %s (grpc-listen: in %s): %v", c.GRPCListen, c.File, err)}
 		}
 	}
+	probeLn, apiLimited := servers.Limit(ln, "probe", caps.Probe), servers.Limit(apiLn, "api", caps.API)
+	limited := []*servers.Listener{probeLn, apiLimited}
+	if grpcLn != nil {
+		grpcLimited := servers.Limit(grpcLn, "grpc", caps.GRPC)
+		grpcLn, limited = grpcLimited, append(limited, grpcLimited)
+	}
+	registry.MustRegister(servers.NewCollector(limited...))
 
 	monitorCtx, stopMonitor := context.WithCancel(context.Background())
 	var sv *running
@@ -402,23 +416,23 @@ func serveWorkload(ctx context.Context, sig signalled, c *config.Config, spec *s
 	mux := http.NewServeMux()
 	mux.Handle("/", m.Handler())
 	mux.Handle("/metrics", getOrHead(promhttp.HandlerFor(registry, promhttp.HandlerOpts{ErrorLog: errorLog})))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: errorLog}
+	srv := servers.Probe(mux, probeLn, errorLog)
 	// Long waits for events and event streams end with apiCtx, so that they
 	// do not hold up the API's shutdown.
 	apiCtx, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
-	apiSrv := &http.Server{Handler: api.New(m, heartbeats, token, apiOpts...), ReadHeaderTimeout: 5 * time.Second,
-		ErrorLog: errorLog, BaseContext: func(net.Listener) context.Context { return apiCtx }}
+	apiSrv := servers.API(api.New(m, heartbeats, token, apiOpts...), apiLimited, errorLog)
+	apiSrv.BaseContext = func(net.Listener) context.Context { return apiCtx }
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(probeLn) }()
 	apiServed := make(chan error, 1)
-	go func() { apiServed <- apiSrv.Serve(apiLn) }()
+	go func() { apiServed <- apiSrv.Serve(apiLimited) }()
 	// gRPC health over the same Monitor: Drain turns every service
 	// NOT_SERVING, as the probe endpoints fail readiness.
 	grpcServed := make(chan error, 1)
 	var grpcSrv *grpc.Server
 	if grpcLn != nil {
-		grpcSrv = grpc.NewServer()
+		grpcSrv = grpc.NewServer(servers.GRPC()...)
 		healthpb.RegisterHealthServer(grpcSrv, grpchealth.NewServer(m))
 		go func() { grpcServed <- grpcSrv.Serve(grpcLn) }()
 	}
