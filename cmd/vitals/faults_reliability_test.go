@@ -677,9 +677,5 @@ func waitSocket(t *testing.T, a *agent) {
 // waitReadyz waits (a guard only) for the agent's readiness to pass.
 func waitReadyz(t *testing.T, a *agent) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); readyz(a.addr) != 200; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("readyz did not pass within 20s; logs:\n%s", a.logs)
-		}
-	}
+	waitReadyzIs(t, a.addr, 200, a.logs)
 }

@@ -569,6 +569,12 @@ func pidIn(t *testing.T, ready string) int {
 	return 0
 }
 
+// waitReadyzIs waits (a guard only) until /readyz on addr answers code.
+func waitReadyzIs(t *testing.T, addr string, code int, logs *syncBuffer) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("/readyz to answer %d", code), logs, func() bool { return readyz(addr) == code })
+}
+
 func readyz(addr string) int {
 	res, err := http.Get("http://" + addr + "/readyz")
 	if err != nil {
@@ -593,11 +599,7 @@ func TestRunDrainsThenStopsTheWorkloadOnSIGTERM(t *testing.T) {
 	const drain = 1500 * time.Millisecond
 	cmd, logs, addr, ready := supervised(t, "drain: 1500ms\nservice: {stop-timeout: 10s}", "sleep")
 	pid := pidIn(t, ready)
-	for deadline := time.Now().Add(20 * time.Second); readyz(addr) != 200; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("readyz did not pass within 20s; logs:\n%s", logs)
-		}
-	}
+	waitReadyzIs(t, addr, 200, logs)
 	began := time.Now()
 	cmd.Process.Signal(syscall.SIGTERM)
 	// During the drain readiness fails while the workload still runs.
@@ -629,17 +631,9 @@ func TestASecondSignalEndsTheDrainAtOnce(t *testing.T) {
 			const drain = time.Minute
 			cmd, logs, addr, ready := supervised(t, "drain: 1m\nservice: {stop-timeout: 10s}", "sleep")
 			pid := pidIn(t, ready)
-			for deadline := time.Now().Add(20 * time.Second); readyz(addr) != 200; time.Sleep(20 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("readyz did not pass within 20s; logs:\n%s", logs)
-				}
-			}
+			waitReadyzIs(t, addr, 200, logs)
 			cmd.Process.Signal(sig)
-			for deadline := time.Now().Add(20 * time.Second); readyz(addr) != 503; time.Sleep(10 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("readyz did not fail within 20s of the first signal; logs:\n%s", logs)
-				}
-			}
+			waitReadyzIs(t, addr, 503, logs)
 			if err := syscall.Kill(pid, 0); err != nil {
 				t.Fatalf("the workload is gone during the drain: %v", err)
 			}
@@ -663,11 +657,7 @@ func TestASecondSignalEndsTheDrainAtOnce(t *testing.T) {
 func TestAThirdSignalKillsTheWorkloadAtOnce(t *testing.T) {
 	cmd, logs, addr, ready := supervised(t, "drain: 1m\nservice: {stop-timeout: 1m}", "ignore-term")
 	pidIn(t, ready)
-	for deadline := time.Now().Add(20 * time.Second); readyz(addr) != 200; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("readyz did not pass within 20s; logs:\n%s", logs)
-		}
-	}
+	waitReadyzIs(t, addr, 200, logs)
 	began := time.Now()
 	cmd.Process.Signal(syscall.SIGINT)
 	for _, want := range []string{"stopping: readiness fails from now on", "a second signal: the drain ends now"} {
@@ -803,11 +793,7 @@ checks:
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); killWorkload(ready) })
 	pidIn(t, ready)
-	for deadline := time.Now().Add(20 * time.Second); readyz(addr) != 200; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("readyz did not pass within 20s; logs:\n%s", logs)
-		}
-	}
+	waitReadyzIs(t, addr, 200, logs)
 	for range 40 {
 		time.Sleep(50 * time.Millisecond)
 		if code := readyz(addr); code != 200 {

@@ -145,25 +145,16 @@ checks:
     period: 100ms
     failure-threshold: 1
 `, addr, filepath.Join(shortTempDir(t), "vitals.sock")))
-	cmd := exec.Command(vitals, "run", "-c", path)
-	cmd.Env = append(os.Environ(), "DB_PASSWORD="+secret)
-	logs := &syncBuffer{}
-	cmd.Stderr = logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	_, logs := runInBackground(t, append(os.Environ(), "DB_PASSWORD="+secret), vitals, "run", "-c", path)
 	var body string
-	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(body, "password is"); time.Sleep(20 * time.Millisecond) {
+	waitFor(t, "the exec check to fail", logs, func() bool {
 		if res, err := http.Get("http://" + addr + "/readyz?verbose"); err == nil {
 			b, _ := io.ReadAll(res.Body)
 			res.Body.Close()
 			body = string(b)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no failure within 20s: %q; logs:\n%s", body, logs.String())
-		}
-	}
+		return strings.Contains(body, "password is")
+	})
 	if strings.Contains(body, secret) || !strings.Contains(body, "password is xxxxx") {
 		t.Errorf("/readyz?verbose: %q, want the secret as xxxxx", body)
 	}
