@@ -284,6 +284,9 @@ func (d *decoder) address(c *Config, body, api ast.Node) {
 		case !validPort(port):
 			d.errorf(at, name, "%q: port %q is not a number from 0 to 65535 (0: any free port) or a service name", addr, port)
 			return
+		case !validHost(host):
+			d.errorf(at, name, "%q: host %q is not an IP address or a host name", addr, host)
+			return
 		}
 		for _, s := range servers {
 			if h, p, _ := net.SplitHostPort(s.addr); samePort(host, port, h, p) {
@@ -326,10 +329,47 @@ func validPort(port string) bool {
 	return err == nil
 }
 
+// validHost reports whether net.Listen could take host: empty (every
+// address), an IP address (an IPv6 one with a zone too), or a host name of
+// letters, digits, dots, hyphens and underscores; not a NUL, a space or a
+// control character, which no resolver takes.
+func validHost(host string) bool {
+	if host == "" || net.ParseIP(host) != nil {
+		return true
+	}
+	if ip, zone, ok := strings.Cut(host, "%"); ok && net.ParseIP(ip) != nil && zone != "" {
+		return true
+	}
+	return strings.Trim(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") == ""
+}
+
+// sameHost reports whether two hosts name one address: equal IP addresses
+// however written (::1 and 0:0:0:0:0:0:0:1), localhost and its loopback
+// addresses, or the same name.
+func sameHost(h1, h2 string) bool {
+	ips := func(h string) []net.IP {
+		if strings.EqualFold(h, "localhost") {
+			return []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+		}
+		if ip := net.ParseIP(h); ip != nil {
+			return []net.IP{ip}
+		}
+		return nil
+	}
+	for _, a := range ips(h1) {
+		for _, b := range ips(h2) {
+			if a.Equal(b) {
+				return true
+			}
+		}
+	}
+	return strings.EqualFold(h1, h2)
+}
+
 // samePort reports whether two listening addresses would take one port: the
-// same port, and hosts that are the same, or one of them every address (an
-// empty host or ::, or 0.0.0.0 beside an IPv4 or a name). Port 0 is never
-// the same: each listener gets a port of its own.
+// same port, and hosts that are the same (sameHost), or one of them every
+// address (an empty host or ::, or 0.0.0.0 beside an IPv4 or a name). Port
+// 0 is never the same: each listener gets a port of its own.
 func samePort(host1, port1, host2, port2 string) bool {
 	p1, err1 := net.LookupPort("tcp", port1)
 	p2, err2 := net.LookupPort("tcp", port2)
@@ -340,7 +380,7 @@ func samePort(host1, port1, host2, port2 string) bool {
 		ip := net.ParseIP(other)
 		return h == "" || h == "::" || h == "0.0.0.0" && (ip == nil || ip.To4() != nil)
 	}
-	return host1 == host2 || everywhere(host1, host2) || everywhere(host2, host1)
+	return sameHost(host1, host2) || everywhere(host1, host2) || everywhere(host2, host1)
 }
 
 // coreTags are the tags of YAML's core schema, each with whether it fits a

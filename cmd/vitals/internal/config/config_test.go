@@ -902,6 +902,26 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 		), []string{
 			`vitals.yaml:1:6: api: "tcp://127.0.0.1:8558" shares a port with listen (":8558"): give each its own port`,
 		}},
+		{"one address written two ways, and localhost", y(
+			"listen: localhost:8558",
+			"grpc-listen: 127.0.0.1:8558",
+			"api: tcp://[0:0:0:0:0:0:0:1]:8558",
+			"api-token-file: /etc/hostname",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:2:14: grpc-listen: "127.0.0.1:8558" shares a port with listen ("localhost:8558"): give each its own port`,
+			`vitals.yaml:3:6: api: "tcp://[0:0:0:0:0:0:0:1]:8558" shares a port with listen ("localhost:8558"): give each its own port`,
+		}},
+		{"a host no resolver takes", y(
+			"listen: \"127.0.0.1\\0:8558\"",
+			"grpc-listen: \"my host:8559\"",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:1:9: listen: "127.0.0.1\x00:8558": host "127.0.0.1\x00" is not an IP address or a host name`,
+			`vitals.yaml:2:14: grpc-listen: "my host:8559": host "my host" is not an IP address or a host name`,
+		}},
 		{"one port on two hosts, and port 0 twice (good)", y(
 			"listen: 127.0.0.1:8558",
 			"grpc-listen: 127.0.0.2:8558",

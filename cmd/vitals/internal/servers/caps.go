@@ -19,6 +19,16 @@ const (
 	// 128 descriptors the reserve cannot be kept, and vitals is not meant to
 	// run there.
 	minCap = 8
+	// Each listener's cap is at most its ceiling, whatever the limit: with
+	// the limits containers get (a hard limit of 524,288 or 1,048,576, which
+	// Go raises the soft one to), a cap from descriptors alone would be
+	// hundreds of thousands of connections, and memory (some 20 KB each,
+	// idle) would run out long before descriptors. 1,024 is far more than
+	// the kubelet, a scraper and a few load balancers hold; the API and gRPC
+	// serve a handful of readers.
+	probeCeiling = 1024
+	apiCeiling   = 256
+	grpcCeiling  = 256
 	// maxLimit bounds the limit the caps are sized from: Linux allows at
 	// most 2^30 (fs.nr_open), and the sizes stay ints.
 	maxLimit = 1 << 30
@@ -34,8 +44,9 @@ type Caps struct {
 	// itself: max(64 + 8 × checks, Limit/4).
 	Reserve int
 	// Probe, API and GRPC share what is left: the API a quarter, gRPC a
-	// quarter when it is served (0 when not), the probe endpoints the rest.
-	// Each listener has its own so that no client of one starves another.
+	// quarter when it is served (0 when not), the probe endpoints the rest,
+	// each at most its ceiling (1,024, 256 and 256). Each listener has its
+	// own so that no client of one starves another.
 	Probe, API, GRPC int
 }
 
@@ -49,7 +60,9 @@ func CapsFor(limit uint64, checks int, grpc bool) Caps {
 	if grpc {
 		c.GRPC = max(clients/4, minCap)
 	}
-	c.Probe = max(clients-c.API-c.GRPC, minCap)
+	c.Probe = min(max(clients-c.API-c.GRPC, minCap), probeCeiling)
+	c.API = min(c.API, apiCeiling)
+	c.GRPC = min(c.GRPC, grpcCeiling)
 	return c
 }
 

@@ -23,6 +23,14 @@ const (
 	// and sends nothing, or sends them byte by byte (slowloris), is dropped
 	// after 5s, where a real client sends them in milliseconds.
 	ReadHeaderTimeout = 5 * time.Second
+	// ReadTimeout bounds a whole request, its body included: a client that
+	// sends headers with a Content-Length and then not the body would
+	// otherwise hold an active connection, one that no IdleTimeout ends and
+	// no cap evicts, for as long as it likes (net/http reads the unread body
+	// of an answered request before the next). Requests here carry a list
+	// of names at most. Once the body is read the deadline is lifted: a
+	// long wait or an event stream is not cut.
+	ReadTimeout = 10 * time.Second
 	// IdleTimeout closes a keep-alive connection with no request for 30s:
 	// a scraper at the common 15s interval keeps its connection, and a
 	// client that holds one gives its descriptor back within half a minute.
@@ -47,12 +55,17 @@ const (
 	// client that keeps its Watch alive through a proxy every 10s or more);
 	// a client that pings faster is dropped (GOAWAY too_many_pings).
 	grpcMinPing = 10 * time.Second
+	// grpcMaxStreams bounds the calls open at once on one gRPC connection,
+	// so that one client cannot hold any number of Watches: 100 is what the
+	// HTTP/2 RFC asks a server to allow at least, and what most servers
+	// advertise.
+	grpcMaxStreams = 100
 )
 
 // Probe returns the server of the probe endpoints and /metrics on l: every
 // answer is short, so WriteTimeout applies to the whole of it.
 func Probe(h http.Handler, l *Listener, errorLog *log.Logger) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: ReadHeaderTimeout, IdleTimeout: IdleTimeout,
+	return &http.Server{Handler: h, ReadHeaderTimeout: ReadHeaderTimeout, ReadTimeout: ReadTimeout, IdleTimeout: IdleTimeout,
 		WriteTimeout: WriteTimeout, ConnState: l.ConnState, ErrorLog: errorLog}
 }
 
@@ -62,8 +75,8 @@ func Probe(h http.Handler, l *Listener, errorLog *log.Logger) *http.Server {
 // write of the answer, so that WriteTimeout bounds each write rather than the
 // whole answer.
 func API(h http.Handler, l *Listener, errorLog *log.Logger) *http.Server {
-	return &http.Server{Handler: rearm(h, WriteTimeout), ReadHeaderTimeout: ReadHeaderTimeout, IdleTimeout: IdleTimeout,
-		WriteTimeout: WriteTimeout, ConnState: l.ConnState, ErrorLog: errorLog}
+	return &http.Server{Handler: rearm(h, WriteTimeout), ReadHeaderTimeout: ReadHeaderTimeout, ReadTimeout: ReadTimeout,
+		IdleTimeout: IdleTimeout, WriteTimeout: WriteTimeout, ConnState: l.ConnState, ErrorLog: errorLog}
 }
 
 // GRPC returns the options of the gRPC health server. Its listener is capped
@@ -79,6 +92,7 @@ func GRPC() []grpc.ServerOption {
 			Timeout:           grpcPingTimeout,
 		}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: grpcMinPing, PermitWithoutStream: true}),
+		grpc.MaxConcurrentStreams(grpcMaxStreams),
 	}
 }
 

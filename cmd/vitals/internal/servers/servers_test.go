@@ -25,7 +25,10 @@ func TestTheCapsKeepAReserveAndGiveEachListenerItsOwnShare(t *testing.T) {
 		// quarter when served, the probe endpoints what is left.
 		{1024, 3, false, Caps{Limit: 1024, Reserve: 256, Probe: 576, API: 192}},
 		{1024, 3, true, Caps{Limit: 1024, Reserve: 256, Probe: 384, API: 192, GRPC: 192}},
-		{4095, 1, false, Caps{Limit: 4095, Reserve: 1023, Probe: 2304, API: 768}},
+		// Past the ceilings (1,024 and 256), descriptors are no longer what
+		// runs out first.
+		{4095, 1, false, Caps{Limit: 4095, Reserve: 1023, Probe: 1024, API: 256}},
+		{2000, 1, true, Caps{Limit: 2000, Reserve: 500, Probe: 750, API: 256, GRPC: 256}},
 		// At a low limit the reserve is 64, plus 8 for each check.
 		{256, 1, false, Caps{Limit: 256, Reserve: 72, Probe: 138, API: 46}},
 		{256, 0, false, Caps{Limit: 256, Reserve: 64, Probe: 144, API: 48}},
@@ -33,7 +36,7 @@ func TestTheCapsKeepAReserveAndGiveEachListenerItsOwnShare(t *testing.T) {
 		// Below what the reserve needs, each listener still gets 8.
 		{64, 1, true, Caps{Limit: 64, Reserve: 72, Probe: 8, API: 8, GRPC: 8}},
 		// An unlimited limit is bounded where Linux bounds it.
-		{^uint64(0), 1, false, Caps{Limit: 1 << 30, Reserve: 1 << 28, Probe: 603979776, API: 201326592}},
+		{^uint64(0), 1, false, Caps{Limit: 1 << 30, Reserve: 1 << 28, Probe: 1024, API: 256}},
 	} {
 		if got := CapsFor(c.limit, c.checks, c.grpc); got != c.want {
 			t.Errorf("CapsFor(%d, %d, %v) = %+v, want %+v", c.limit, c.checks, c.grpc, got, c.want)
@@ -136,17 +139,7 @@ func TestClosingTheListenerEndsAnAcceptThatWaits(t *testing.T) {
 // idle waits until n of l's connections are known idle.
 func idle(t *testing.T, l *Listener, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		l.mu.Lock()
-		got := l.idle.Len()
-		l.mu.Unlock()
-		if got == n {
-			return
-		}
-		if time.Now().After(deadline) { // a guard: the server went idle long ago
-			t.Fatalf("%d idle connections, want %d", got, n)
-		}
-	}
+	listed(t, l, &l.idle, n)
 }
 
 // get sends one request on c and reads the answer, keeping c open.
@@ -353,12 +346,13 @@ func serveOK(t *testing.T, l *Listener) {
 func TestAtTheCapAnIdleConnectionGoesBeforeOneJustAcceptedThatSentNothing(t *testing.T) {
 	l := listen(t, 2)
 	serveOK(t, l)
-	silent := dial(t, l)
-	listed(t, l, &l.silent, 1)
 	kept := dial(t, l)
 	get(t, kept, bufio.NewReader(kept))
 	idle(t, l, 1)
-	// The silent one is older, but within its grace.
+	silent := dial(t, l)
+	listed(t, l, &l.silent, 1)
+	// The silent one is within its grace; were the machine slow enough for
+	// it to pass, the idle one would still be the longer idle.
 	if err := fresh(l); err != nil {
 		t.Fatalf("a fresh request at the cap: %v", err)
 	}
@@ -388,5 +382,42 @@ func TestAtTheCapAConnectionThatSendsNothingMakesRoomOnceSilentForHalfASecond(t 
 	}
 	if l.Evicted() != 1 {
 		t.Fatalf("%d evicted, want 1", l.Evicted())
+	}
+}
+
+// A client that sends headers with a Content-Length and then no body holds
+// an active connection, which no idle timeout ends and no cap evicts, until
+// ReadTimeout: every HTTP server vitals runs sets it.
+func TestABodyThatNeverComesHoldsAPlaceNoLongerThanReadTimeout(t *testing.T) {
+	l := listen(t, 2)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") })
+	for name, srv := range map[string]*http.Server{"probe": Probe(h, l, nil), "api": API(h, l, nil)} {
+		if srv.ReadTimeout != ReadTimeout {
+			t.Errorf("the %s server's ReadTimeout is %v, want %v", name, srv.ReadTimeout, ReadTimeout)
+		}
+	}
+	srv := Probe(h, l, nil)
+	srv.ReadTimeout = 300 * time.Millisecond // ReadTimeout's 10s, shortened for the test
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	for range 2 {
+		c := dial(t, l)
+		fmt.Fprint(c, "GET /livez HTTP/1.1\r\nHost: vitals\r\nContent-Length: 10\r\n\r\n")
+	}
+	for deadline := time.Now().Add(10 * time.Second); l.Open() != 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) { // a guard: both were accepted long ago
+			t.Fatalf("%d open, want the 2 that wait for their bodies", l.Open())
+		}
+	}
+	listed(t, l, &l.silent, 0) // both have sent their headers: active, not idle
+	done := make(chan error, 1)
+	go func() { done <- fresh(l) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("a fresh request while two wait for their bodies: %v", err)
+		}
+	case <-time.After(10 * time.Second): // a guard, far past the shortened ReadTimeout
+		t.Fatal("a fresh request was not answered while two connections waited for their bodies")
 	}
 }
