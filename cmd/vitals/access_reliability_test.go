@@ -598,3 +598,23 @@ func eventStream(t *testing.T, c *http.Client) string {
 	}
 	return string(b)
 }
+
+// A stop that names one check 80,000 times (a body under the API's 1 MiB) is
+// answered once for the check, not 80,000 times: an answer of a few hundred
+// bytes, not of 33 MB.
+func TestAStopThatRepeatsANameIsAnsweredOnceForIt(t *testing.T) {
+	sock := filepath.Join(shortTempDir(t), "vitals.sock")
+	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\nchecks:\n  loop: {heartbeat: {ttl: 1h}}\n", freeAddr(t), sock))
+	_, logs := runInBackground(t, os.Environ(), vitals, "run", "-c", path)
+	waitFor(t, "the API socket", logs, func() bool { _, err := os.Stat(sock); return err == nil })
+	names := strings.TrimSuffix(strings.Repeat(`"loop",`, 80000), ",")
+	res, err := socketClient(sock).Post("http://vitals/v1/checks/stop", "application/json", strings.NewReader(`{"checks": [`+names+`]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	if res.StatusCode != 200 || len(body) > 4096 || strings.Count(string(body), `"loop"`) != 1 {
+		t.Fatalf("POST /v1/checks/stop with \"loop\" 80,000 times: %d, %d bytes: %.300s", res.StatusCode, len(body), body)
+	}
+}
