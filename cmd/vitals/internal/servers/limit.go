@@ -1,7 +1,6 @@
 package servers
 
 import (
-	"container/list"
 	"net"
 	"net/http"
 	"sync"
@@ -49,8 +48,8 @@ type Listener struct {
 	evicted atomic.Uint64
 
 	mu     sync.Mutex
-	idle   list.List // of *conn between requests, longest-idle first
-	silent list.List // of *conn accepted with no request yet, oldest first
+	idle   connList // between requests, longest-idle first
+	silent connList // accepted with no request yet, oldest first
 }
 
 // Limit returns ln with at most n connections open at once (at least 1);
@@ -132,16 +131,15 @@ func (l *Listener) ConnState(nc net.Conn, state http.ConnState) {
 func (l *Listener) evict(now time.Time) (evicted bool, retry time.Duration) {
 	l.mu.Lock()
 	var pick *conn
-	if front := l.silent.Front(); front != nil {
-		c := front.Value.(*conn)
+	if c := l.silent.front(); c != nil {
 		if age := now.Sub(c.since); age >= silentGrace {
 			pick = c
 		} else {
 			retry = silentGrace - age
 		}
 	}
-	if front := l.idle.Front(); front != nil {
-		if c := front.Value.(*conn); pick == nil || c.since.Before(pick.since) {
+	if c := l.idle.front(); c != nil {
+		if pick == nil || c.since.Before(pick.since) {
 			pick = c
 		}
 	}
@@ -170,26 +168,59 @@ type conn struct {
 	net.Conn
 	l    *Listener
 	once sync.Once
-	// Under l.mu: the list it is on (idle or silent), its place there, and
-	// since when; closed keeps a late ConnState from listing it again.
-	on     *list.List
-	elem   *list.Element
-	since  time.Time
-	closed bool
+	// Under l.mu: the list it is on (idle or silent), its neighbours there,
+	// and since when; closed keeps a late ConnState from listing it again.
+	on         *connList
+	prev, next *conn
+	since      time.Time
+	closed     bool
 }
 
 // list puts c at the back of on, from now. The caller holds l.mu.
-func (c *conn) list(on *list.List) {
-	c.on, c.elem, c.since = on, on.PushBack(c), time.Now()
+func (c *conn) list(on *connList) {
+	c.on, c.since = on, time.Now()
+	c.prev, c.next = on.tail, nil
+	if on.tail != nil {
+		on.tail.next = c
+	} else {
+		on.head = c
+	}
+	on.tail = c
+	on.n++
 }
 
 // unlist takes c off its list, if it is on one. The caller holds l.mu.
 func (c *conn) unlist() {
-	if c.elem != nil {
-		c.on.Remove(c.elem)
-		c.on, c.elem = nil, nil
+	on := c.on
+	if on == nil {
+		return
 	}
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		on.head = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		on.tail = c.prev
+	}
+	on.n--
+	c.on, c.prev, c.next = nil, nil, nil
 }
+
+// connList is a list of connections, oldest first, linked through the
+// connections themselves: a connection going idle and active again at every
+// request of a keep-alive client costs no allocation.
+type connList struct {
+	head, tail *conn
+	n          int
+}
+
+func (l *connList) front() *conn { return l.head }
+
+// Len is how many connections are on the list.
+func (l *connList) Len() int { return l.n }
 
 func (c *conn) Close() error {
 	err := c.Conn.Close()

@@ -2,7 +2,6 @@ package servers
 
 import (
 	"bufio"
-	"container/list"
 	"errors"
 	"fmt"
 	"io"
@@ -311,7 +310,7 @@ func TestAnAPIAnswerMayTakeLongerThanWriteTimeoutButNoWriteMay(t *testing.T) {
 }
 
 // listed waits until n of l's connections are on the list on.
-func listed(t *testing.T, l *Listener, on *list.List, n int) {
+func listed(t *testing.T, l *Listener, on *connList, n int) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		l.mu.Lock()
@@ -419,5 +418,22 @@ func TestABodyThatNeverComesHoldsAPlaceNoLongerThanReadTimeout(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second): // a guard, far past the shortened ReadTimeout
 		t.Fatal("a fresh request was not answered while two connections waited for their bodies")
+	}
+}
+
+// The probe endpoints are asked thousands of times a second on keep-alive
+// connections: the listener's part in each request costs no allocation.
+func TestAKeepAliveRequestCostsTheListenerNoAllocation(t *testing.T) {
+	l := listen(t, 2)
+	c := &conn{l: l}
+	l.ConnState(c, http.StateNew)
+	if allocs := testing.AllocsPerRun(1000, func() {
+		l.ConnState(c, http.StateActive)
+		l.ConnState(c, http.StateIdle)
+	}); allocs != 0 {
+		t.Errorf("%v allocations per request, want 0", allocs)
+	}
+	if l.idle.Len() != 1 || l.silent.Len() != 0 {
+		t.Errorf("idle %d, silent %d; want the connection idle, once", l.idle.Len(), l.silent.Len())
 	}
 }
