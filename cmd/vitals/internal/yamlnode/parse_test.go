@@ -42,6 +42,11 @@ func FuzzPiecesAreTheWhole(f *testing.F) {
 		"a:\n  x: 1\nb:\n  x: 2\n",
 		"\"q\": 1\n'r':\n  s: [1, {t: 2}]\n",
 		"a: !!str 1\nb: &x {c: 1}\nd: *x\n",
+		"a:\n- x: 1\n  y: 2\n- z: 3\nb: 1\n",
+		"- a: 1\n  b: !!str 2\n- &x c\n- *x\n",
+		"a:\n  - 1\n  - [2, 3]\n  -\n  - b:\n      c: 1\n",
+		"a: !!str x\nb: &y 1\nc: *y\nd:\n  ? e\n  : f\n",
+		"a:\n- - x\n  - y\n- z\n# c\n",
 	} {
 		f.Add([]byte(seed))
 	}
