@@ -220,8 +220,9 @@ func depth(tokens token.Tokens) error {
 // as the parser would, entry by entry, and the value of an entry that is
 // itself a block mapping or sequence the same way, so that no call of the
 // parser sees a long collection. Tags, anchors and ? keys stay in the piece
-// that has them; an alias whose anchor is in another piece is an error in
-// its piece. It returns nil when the file is anything else, or when the
+// that has them (a ? key at a collection's column takes the whole file); an
+// alias is its anchor's name only, to the parser, wherever the anchor is.
+// It returns nil when the file is anything else, or when the
 // parser finds an error in a piece: the caller then parses the file whole.
 func parseFast(tokens token.Tokens) *ast.File {
 	for _, tk := range tokens {
@@ -327,8 +328,7 @@ func fastMap(tokens token.Tokens, col int, atEnd bool) *ast.MappingNode {
 // with a block mapping or sequence under it is read by fastMap or fastSeq,
 // any other through the parser.
 func fastEntry(entry token.Tokens, atEnd bool) *ast.MappingValueNode {
-	under := nextToken(entry, 2)
-	if entry[1].Type == token.MappingValueType && under > 0 && beginsLine(entry, under) {
+	if under := nextToken(entry, 2); entry[1].Type == token.MappingValueType && under > 0 && beginsLine(entry, under) {
 		var value ast.Node
 		switch col := entry[under].Position.Column; {
 		case col > entry[0].Position.Column && isKey(entry, under):
@@ -342,12 +342,13 @@ func fastEntry(entry token.Tokens, atEnd bool) *ast.MappingValueNode {
 		}
 		if value != nil {
 			// The key, with no value yet.
-			if head, ok := parsePiece(entry[:2], false).(*ast.MappingNode); ok && len(head.Values) == 1 {
-				head.Values[0].Value = value
-				return head.Values[0]
+			head, ok := parsePiece(entry[:2], false).(*ast.MappingNode)
+			if !ok || len(head.Values) != 1 {
+				return nil
 			}
+			head.Values[0].Value = value
+			return head.Values[0]
 		}
-		return nil
 	}
 	if m, ok := parsePiece(entry, atEnd).(*ast.MappingNode); ok && len(m.Values) == 1 {
 		return m.Values[0]

@@ -2,6 +2,7 @@ package yamlnode
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -130,4 +131,90 @@ func blockNest(n int) string {
 		fmt.Fprintf(&b, "%sa:\n", strings.Repeat("  ", i))
 	}
 	return b.String()
+}
+
+// The large shapes a file takes are read in pieces: a long mapping, a long
+// list, either in the other, with tags, anchors, aliases and ? keys here and
+// there.
+func TestLargeShapesAreReadInPieces(t *testing.T) {
+	for _, tc := range []struct {
+		yaml   string
+		pieces bool
+	}{
+		{"listen: !!str ':8558'\nchecks:\n  a: {tcp: {address: \"x:1\"}}\n  b:\n    period: !!str 10s\n", true},
+		{"checks:\n  a: {x: &p 1, y: *p}\n  b: &q\n    c: 1\n  d:\n    ? e\n    : f\n  g: *q\n", true},
+		{"a:\n  !!map\n  b: 1\nc:\n  text\n", true},
+		{"hooks:\n- on: [x]\n  exec: [y]\n- on: !!seq [z]\n", true},
+		{"hooks:\n  - a: 1\n    b:\n      - c\n      - d: !!int 2\n  - e\n", true},
+		{"- a\n- b: 1\n  c: 2\n- [x]\n- - y\n  - z\n", true},
+		{"a: &p 1\nb: *p\n", true},
+		{"a: 1\n? b\n: 2\n", false},
+	} {
+		pieces := parseFast(lexer.Tokenize(tc.yaml))
+		if (pieces != nil) != tc.pieces {
+			t.Errorf("%q: read in pieces: %v, want %v", tc.yaml, pieces != nil, tc.pieces)
+		}
+		whole, err := parser.ParseBytes([]byte(tc.yaml), 0)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.yaml, err)
+		}
+		f, err := Parse([]byte(tc.yaml))
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tc.yaml, err)
+		}
+		if got, want := strings.Join(nodes(f), "\n"), strings.Join(nodes(whole), "\n"); got != want {
+			t.Errorf("%q:\nParse:\n%s\nthe parser:\n%s", tc.yaml, got, want)
+		}
+	}
+}
+
+// A file of more than MaxTokens tokens is an error at the first token past
+// the bound, said from its bytes: a comment is no token, a quoted scalar
+// one, whatever they hold.
+func TestTokensAreCountedFromTheBytes(t *testing.T) {
+	row := strings.Repeat("[],", (MaxTokens-2)/3) // after "a:\n", 999,998 tokens in all
+	for _, tc := range []struct {
+		yaml         string
+		line, column int // 0: not too many
+	}{
+		{strings.Repeat("a ", MaxTokens), 0, 0},
+		{strings.Repeat("a ", MaxTokens+1), 1, 2*MaxTokens + 1},
+		{"# " + strings.Repeat("[ ", MaxTokens) + "\na: 1\n", 0, 0},
+		{"a: '" + strings.Repeat("[ ", MaxTokens) + "'\n", 0, 0},
+		{"a: \"" + strings.Repeat(`\" `, MaxTokens) + "\"\n", 0, 0},
+		{"a:\n" + row + "é:", 0, 0},
+		{"a:\n" + row + "é: [x]", 2, len(row) + 4},
+	} {
+		end, line, col := countTokens([]byte(tc.yaml))
+		name := tc.yaml[:min(len(tc.yaml), 20)]
+		if end > 0 != (tc.line > 0) || line != tc.line || col != tc.column {
+			t.Errorf("%q: the bound passed at %d:%d, want %d:%d", name, line, col, tc.line, tc.column)
+		}
+	}
+}
+
+// 4 MiB of brackets, of a list's commas or of dashes is rejected in bounded
+// memory: what the lexer's tokens of MaxTokens take, not the 2 GB the lexer
+// and the parser took of all of it.
+func TestLargeFilesAreRejectedInBoundedMemory(t *testing.T) {
+	const size = 4 << 20
+	for _, tc := range []struct {
+		yaml string
+		want error
+	}{
+		{"checks: " + strings.Repeat("[]", size/2), &SizeError{Line: 1, Column: len("checks: ") + MaxTokens - 1}},
+		{"checks: [" + strings.Repeat("1,", size/2), &SizeError{Line: 1, Column: len("checks: ") + MaxTokens - 1}},
+		{strings.Repeat("- ", size/2), &DepthError{Line: 1, Column: 2*MaxDepth + 1}},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := Parse([]byte(tc.yaml))
+		runtime.ReadMemStats(&after)
+		if fmt.Sprintf("%#v", err) != fmt.Sprintf("%#v", tc.want) {
+			t.Errorf("%.20q: %#v, want %#v", tc.yaml, err, tc.want)
+		}
+		if took := after.TotalAlloc - before.TotalAlloc; took > 400<<20 {
+			t.Errorf("%.20q: %d MiB allocated, want at most 400", tc.yaml, took>>20)
+		}
+	}
 }
