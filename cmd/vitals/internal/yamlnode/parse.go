@@ -29,14 +29,13 @@ func (e *DepthError) Error() string {
 	return fmt.Sprintf("nested deeper than %d levels", MaxDepth)
 }
 
-// MaxTokens is how many tokens a file may have: each scalar, each word of
-// a plain one, each quoted one, each indicator (- ? : [ ] { } ,), anchor,
-// alias and tag. Each token costs the lexer and the parser about 600 bytes
-// (and the garbage collector as much again), so the bound is of memory,
-// about 600 MB: 4 MiB of brackets, or of [1,1,1...], would otherwise take
-// 2 GB. A check of six fields is about 25 tokens, so that 40,000 of them
-// still load (at 5 bytes a token, a vitals.yaml of MaxTokens is larger
-// than the 4 MiB the configuration loader reads).
+// MaxTokens is how many tokens a file may have: each scalar (each word of
+// a plain one, a quoted one whole), each indicator (- ? : [ ] { } ,),
+// anchor, alias and tag. It bounds the parser's memory: a file of MaxTokens
+// tokens takes vitals 400 to 700 MB in all, where 4 MiB of brackets, or of
+// [1,1,1...], took 2 GB. A check of six fields is 25 to 30 tokens, so that
+// a vitals.yaml as large as the configuration loader reads (4 MiB: 27,000
+// such checks in block style, 32,000 in flow style) still loads.
 const MaxTokens = 1_000_000
 
 // SizeError is a file of more than MaxTokens tokens, at the first token

@@ -48,6 +48,7 @@ func FuzzPiecesAreTheWhole(f *testing.F) {
 		"a:\n  - 1\n  - [2, 3]\n  -\n  - b:\n      c: 1\n",
 		"a: !!str x\nb: &y 1\nc: *y\nd:\n  ? e\n  : f\n",
 		"a:\n- - x\n  - y\n- z\n# c\n",
+		"a: &d {x: 1}\nb:\n  <<: *d\n  y: 2\n",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -148,6 +149,7 @@ func TestLargeShapesAreReadInPieces(t *testing.T) {
 		{"hooks:\n  - a: 1\n    b:\n      - c\n      - d: !!int 2\n  - e\n", true},
 		{"- a\n- b: 1\n  c: 2\n- [x]\n- - y\n  - z\n", true},
 		{"a: &p 1\nb: *p\n", true},
+		{"a: &d {x: 1}\nb:\n  <<: *d\n  y: 2\n", true},
 		{"a: 1\n? b\n: 2\n", false},
 	} {
 		pieces := parseFast(lexer.Tokenize(tc.yaml))
