@@ -216,7 +216,7 @@ func depth(tokens token.Tokens) error {
 }
 
 // parseFast reads a file that is one block mapping or one block sequence
-// as the parser would, entry by entry, and the value of an entry that is
+// (after a --- or not) as the parser would, entry by entry, and the value of an entry that is
 // itself a block mapping or sequence the same way, so that no call of the
 // parser sees a long collection. Tags, anchors and ? keys stay in the piece
 // that has them (a ? key at a collection's column takes the whole file); an
@@ -224,18 +224,24 @@ func depth(tokens token.Tokens) error {
 // It returns nil when the file is anything else, or when the
 // parser finds an error in a piece: the caller then parses the file whole.
 func parseFast(tokens token.Tokens) *ast.File {
-	for _, tk := range tokens {
+	var header *token.Token // the --- that may start the file's one document
+	first := nextToken(tokens, 0)
+	if first >= 0 && tokens[first].Type == token.DocumentHeaderType {
+		header, first = tokens[first], nextToken(tokens, first+1)
+	}
+	if first < 0 {
+		return nil
+	}
+	for _, tk := range tokens[first:] {
 		switch tk.Type {
 		case token.DocumentHeaderType, token.DocumentEndType, token.DirectiveType:
 			return nil // documents, and their own rules, are the parser's
 		}
 	}
-	first := nextToken(tokens, 0)
-	if first < 0 {
-		return nil
-	}
 	var body ast.Node
 	switch col := tokens[first].Position.Column; {
+	case header != nil && tokens[first].Position.Line == header.Position.Line:
+		// --- a: 1, or a tag or an anchor of the document: the parser's.
 	case isKey(tokens, first):
 		if m := fastMap(tokens[first:], col, true); m != nil {
 			body = m
@@ -248,7 +254,7 @@ func parseFast(tokens token.Tokens) *ast.File {
 	if body == nil {
 		return nil
 	}
-	return &ast.File{Docs: []*ast.DocumentNode{ast.Document(nil, body)}}
+	return &ast.File{Docs: []*ast.DocumentNode{ast.Document(header, body)}}
 }
 
 // split returns where each piece of tokens starts: tokens[0], and each

@@ -49,6 +49,8 @@ func FuzzPiecesAreTheWhole(f *testing.F) {
 		"a: !!str x\nb: &y 1\nc: *y\nd:\n  ? e\n  : f\n",
 		"a:\n- - x\n  - y\n- z\n# c\n",
 		"a: &d {x: 1}\nb:\n  <<: *d\n  y: 2\n",
+		"---\n- a: 1\n  b: 2\n",
+		"--- # c\na: 1\n...\n",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -150,6 +152,9 @@ func TestLargeShapesAreReadInPieces(t *testing.T) {
 		{"- a\n- b: 1\n  c: 2\n- [x]\n- - y\n  - z\n", true},
 		{"a: &p 1\nb: *p\n", true},
 		{"a: &d {x: 1}\nb:\n  <<: *d\n  y: 2\n", true},
+		{"# c\n---\na: 1\nb:\n  c: 2\n", true},
+		{"--- !!map\na: 1\n", false},
+		{"---\na: 1\n---\nb: 2\n", false},
 		{"a: 1\n? b\n: 2\n", false},
 	} {
 		pieces := parseFast(lexer.Tokenize(tc.yaml))
