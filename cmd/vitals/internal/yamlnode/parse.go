@@ -282,6 +282,16 @@ func split(tokens token.Tokens, col int, seq bool) []int {
 		case tk.Position.Column < col:
 			return nil // it belongs to no entry of this collection
 		case tk.Position.Column > col:
+		case !seq && tk.Type == token.SequenceEntryType:
+			// The first dash of the sequence that is the value of the
+			// piece's key, or a later one.
+			last := starts[len(starts)-1]
+			first := !dashes && tokens[last+1].Type == token.MappingValueType &&
+				nextToken(tokens, afterProps(tokens, last)) == i
+			if !first && (!dashes || awaitsValue(tokens, i)) {
+				return nil
+			}
+			dashes = true
 		case awaitsValue(tokens, i):
 			// A key or a dash the parser may give to what comes
 			// before: whose the entries are, the parser says.
@@ -290,12 +300,6 @@ func split(tokens token.Tokens, col int, seq bool) []int {
 			starts = append(starts, i)
 		case seq:
 			return nil
-		case tk.Type == token.SequenceEntryType:
-			last := starts[len(starts)-1]
-			if !dashes && !(nextToken(tokens, last+2) == i && tokens[last+1].Type == token.MappingValueType) {
-				return nil
-			}
-			dashes = true
 		case isKey(tokens, i):
 			starts, dashes = append(starts, i), false
 		default:
@@ -333,12 +337,13 @@ func fastMap(tokens token.Tokens, col int, atEnd bool) *ast.MappingNode {
 // with a block mapping or sequence under it is read by fastMap or fastSeq,
 // any other through the parser.
 func fastEntry(entry token.Tokens, atEnd bool) *ast.MappingValueNode {
-	if under := nextToken(entry, 2); entry[1].Type == token.MappingValueType && under > 0 && beginsLine(entry, under) {
+	if under := nextToken(entry, afterProps(entry, 0)); entry[1].Type == token.MappingValueType && under > 0 && beginsLine(entry, under) {
 		var value ast.Node
+		head := under + 1 // the key, its tags and anchors, and the value's first dash
 		switch col := entry[under].Position.Column; {
 		case col > entry[0].Position.Column && isKey(entry, under):
 			if m := fastMap(entry[under:], col, atEnd); m != nil {
-				value = m
+				value, head = m, under+2 // and its first key and colon
 			}
 		case col >= entry[0].Position.Column && entry[under].Type == token.SequenceEntryType:
 			if s := fastSeq(entry[under:], col, atEnd); s != nil {
@@ -346,19 +351,57 @@ func fastEntry(entry token.Tokens, atEnd bool) *ast.MappingValueNode {
 			}
 		}
 		if value != nil {
-			// The key, with no value yet.
-			head, ok := parsePiece(entry[:2], false).(*ast.MappingNode)
-			if !ok || len(head.Values) != 1 {
+			m, ok := parsePiece(entry[:head], false).(*ast.MappingNode)
+			if !ok || len(m.Values) != 1 || !setValue(m.Values[0], value) {
 				return nil
 			}
-			head.Values[0].Value = value
-			return head.Values[0]
+			return m.Values[0]
 		}
 	}
 	if m, ok := parsePiece(entry, atEnd).(*ast.MappingNode); ok && len(m.Values) == 1 {
 		return m.Values[0]
 	}
 	return nil
+}
+
+// afterProps returns where the value of the key at tokens[i] starts: after
+// its colon, and the tags and anchors (& and a name) on the key's line.
+func afterProps(tokens token.Tokens, i int) int {
+	j := i + 2
+	for j < len(tokens) && tokens[j].Position.Line == tokens[i].Position.Line {
+		switch tokens[j].Type {
+		case token.TagType:
+			j++
+		case token.AnchorType:
+			j += 2
+		default:
+			return j
+		}
+	}
+	return min(j, len(tokens))
+}
+
+// setValue puts value, a block collection, in place of the one the parser
+// made of its start alone, under a key's tags and anchors; or reports that
+// there is no such collection.
+func setValue(kv *ast.MappingValueNode, value ast.Node) bool {
+	slot := &kv.Value
+	for {
+		switch v := (*slot).(type) {
+		case *ast.TagNode:
+			slot = &v.Value
+		case *ast.AnchorNode:
+			slot = &v.Value
+		case *ast.SequenceNode, *ast.MappingNode:
+			if v.Type() != value.Type() {
+				return false
+			}
+			*slot = value
+			return true
+		default:
+			return false
+		}
+	}
 }
 
 // fastSeq reads tokens, a block sequence whose dashes are at column col,
