@@ -49,9 +49,11 @@ func (e *SizeError) Error() string {
 }
 
 // Parse parses one YAML file as goccy/go-yaml's parser does (its errors are
-// the parser's, or a *DepthError), with two differences: the nesting is
-// bounded (MaxDepth), checked on the lexer's tokens before any tree is built;
-// and a long block mapping costs time in proportion to its length. (The
+// the parser's, a *SizeError or a *DepthError), with three differences: the
+// size is bounded (MaxTokens), counted on the bytes before the lexer reads
+// them; the nesting is bounded (MaxDepth), checked on the lexer's tokens
+// before any tree is built; and a long block mapping or list costs time in
+// proportion to its length, nested in one another, tagged or not. (The
 // parser reads each key of a block mapping one call deeper than the last,
 // copying the keys after it at every level: 40,000 checks took seconds, and
 // a stack as deep as the mapping is long.)
@@ -216,13 +218,14 @@ func depth(tokens token.Tokens) error {
 }
 
 // parseFast reads a file that is one block mapping or one block sequence
-// (after a --- or not) as the parser would, entry by entry, and the value of an entry that is
-// itself a block mapping or sequence the same way, so that no call of the
-// parser sees a long collection. Tags, anchors and ? keys stay in the piece
-// that has them (a ? key at a collection's column takes the whole file); an
-// alias is its anchor's name only, to the parser, wherever the anchor is.
-// It returns nil when the file is anything else, or when the
-// parser finds an error in a piece: the caller then parses the file whole.
+// (after a --- or not) as the parser would, entry by entry, and the value of
+// an entry that is itself a block mapping or sequence the same way, so that
+// no call of the parser sees a long collection. Tags, anchors and ? keys
+// stay in the piece that has them (a ? key at a collection's column takes
+// the whole file); an alias is its anchor's name only, to the parser,
+// wherever the anchor is. It returns nil when the file is anything else, or
+// when the parser finds an error in a piece: the caller then parses the
+// file whole.
 func parseFast(tokens token.Tokens) *ast.File {
 	var header *token.Token // the --- that may start the file's one document
 	first := nextToken(tokens, 0)
