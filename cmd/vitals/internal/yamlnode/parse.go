@@ -235,10 +235,18 @@ func parseFast(tokens token.Tokens) *ast.File {
 	if first < 0 {
 		return nil
 	}
-	for _, tk := range tokens[first:] {
+	for i, tk := range tokens[first:] {
 		switch tk.Type {
 		case token.DocumentHeaderType, token.DocumentEndType, token.DirectiveType:
 			return nil // documents, and their own rules, are the parser's
+		case token.TagType:
+			if j := first + i + 1; j < len(tokens) && tokens[j].Type == token.AnchorType ||
+				first+i > 1 && tokens[first+i-2].Type == token.AnchorType { // & and its name
+				// A tag beside an anchor: the parser loses what follows
+				// (0: !!str &a {b}, then 1: is no key of its), or errs
+				// on what follows it, in whichever piece that is.
+				return nil
+			}
 		}
 	}
 	var body ast.Node

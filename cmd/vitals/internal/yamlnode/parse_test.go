@@ -50,7 +50,7 @@ func FuzzPiecesAreTheWhole(f *testing.F) {
 		"a:\n- - x\n  - y\n- z\n# c\n",
 		"a: &d {x: 1}\nb:\n  <<: *d\n  y: 2\n",
 		"---\n- a: 1\n  b: 2\n",
-		"a: !!map\n  b: 1\nc: &x !!seq\n- d\ne: &y\n  f: 1\n",
+		"a: !!map\n  b: 1\nc: &x\n- d\ne: &y !!map\n  f: 1\n",
 		"--- # c\na: 1\n...\n",
 	} {
 		f.Add([]byte(seed))
@@ -154,7 +154,9 @@ func TestLargeShapesAreReadInPieces(t *testing.T) {
 		{"a: &p 1\nb: *p\n", true},
 		{"a: &d {x: 1}\nb:\n  <<: *d\n  y: 2\n", true},
 		{"# c\n---\na: 1\nb:\n  c: 2\n", true},
-		{"checks: !!map\n  a: 1\n  b: 2\nhooks: &h !!seq\n- x\nc: *h\n", true},
+		{"checks: !!map\n  a: 1\n  b: 2\nhooks: &h\n- x\nc: *h\n", true},
+		{"a: !!str &p 1\nb: {c}\n", false},
+		{"a: &p !!seq\n- 1\n", false},
 		{"--- !!map\na: 1\n", false},
 		{"---\na: 1\n---\nb: 2\n", false},
 		{"a: 1\n? b\n: 2\n", false},
