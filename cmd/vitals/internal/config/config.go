@@ -433,6 +433,11 @@ func syntaxError(name string, err error) Error {
 		return Error{File: name, Line: de.Line, Column: de.Column,
 			Msg: fmt.Sprintf("YAML: %v: a vitals.yaml needs a handful", err)}
 	}
+	var ze *yamlnode.SizeError
+	if errors.As(err, &ze) {
+		return Error{File: name, Line: ze.Line, Column: ze.Column,
+			Msg: fmt.Sprintf("YAML: %v: is it the configuration? (it is read no further)", err)}
+	}
 	var se *yaml.SyntaxError
 	if errors.As(err, &se) && se.Token != nil && se.Token.Position != nil {
 		p := se.Token.Position

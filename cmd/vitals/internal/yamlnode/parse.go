@@ -1,8 +1,10 @@
 package yamlnode
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/lexer"
@@ -27,14 +29,43 @@ func (e *DepthError) Error() string {
 	return fmt.Sprintf("nested deeper than %d levels", MaxDepth)
 }
 
+// MaxTokens is how many tokens a file may have: each scalar (each word of
+// a plain one, a quoted one whole), each indicator (- ? : [ ] { } ,),
+// anchor, alias and tag. It bounds the parser's memory: a file of MaxTokens
+// tokens takes vitals 400 to 700 MB in all, where 4 MiB of brackets, or of
+// [1,1,1...], took 2 GB. A check of six fields is 25 to 30 tokens, so that
+// a vitals.yaml as large as the configuration loader reads (4 MiB: 27,000
+// such checks in block style, 32,000 in flow style) still loads.
+const MaxTokens = 1_000_000
+
+// SizeError is a file of more than MaxTokens tokens, at the first token
+// past the bound.
+type SizeError struct {
+	Line, Column int
+}
+
+func (e *SizeError) Error() string {
+	return fmt.Sprintf("more than %d tokens", MaxTokens)
+}
+
 // Parse parses one YAML file as goccy/go-yaml's parser does (its errors are
-// the parser's, or a *DepthError), with two differences: the nesting is
-// bounded (MaxDepth), checked on the lexer's tokens before any tree is built;
-// and a long block mapping costs time in proportion to its length. (The
+// the parser's, a *SizeError or a *DepthError), with three differences: the
+// size is bounded (MaxTokens), counted on the bytes before the lexer reads
+// them; the nesting is bounded (MaxDepth), checked on the lexer's tokens
+// before any tree is built; and a long block mapping or list costs time in
+// proportion to its length, nested in one another, tagged or not. (The
 // parser reads each key of a block mapping one call deeper than the last,
 // copying the keys after it at every level: 40,000 checks took seconds, and
 // a stack as deep as the mapping is long.)
 func Parse(data []byte) (*ast.File, error) {
+	if end, line, col := countTokens(data); end > 0 {
+		// The tokens up to the bound are lexed, no more, to say whether
+		// the file nests too deeply first, as a file of dashes does.
+		if err := depth(lexer.Tokenize(string(data[:end]))); err != nil {
+			return nil, err
+		}
+		return nil, &SizeError{Line: line, Column: col}
+	}
 	if end := bracketRun(data); end > 0 {
 		// Said from the start of the run alone: the lexer's tokens of a
 		// whole file of brackets would take 250 bytes a byte.
@@ -85,6 +116,50 @@ func bracketRun(data []byte) int {
 		start = strings.IndexByte(" \t\r\n[{,:-?", c) >= 0
 	}
 	return 0
+}
+
+// countTokens counts the tokens of data from its bytes, as the lexer would
+// make them (or a few more: it reads bytes, not YAML), and returns where
+// the first one past MaxTokens starts (its offset, line and column, from
+// 1), or 0, 0, 0.
+func countTokens(data []byte) (end, line, col int) {
+	n := 0
+	start := true // at the start of a token
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			start = true
+			continue
+		case c == '#' && start:
+			for i+1 < len(data) && data[i+1] != '\n' {
+				i++
+			}
+			continue
+		case strings.IndexByte("[]{},", c) >= 0:
+			start = true
+		case (c == '-' || c == '?' || c == ':') &&
+			(i+1 == len(data) || strings.IndexByte(" \t\r\n", data[i+1]) >= 0):
+			start = true
+		case !start:
+			continue // the rest of a word
+		case c == '"' || c == '\'':
+			for i++; i < len(data) && data[i] != c; i++ {
+				if c == '"' && data[i] == '\\' {
+					i++
+				}
+			}
+			start = false
+		default:
+			start = false
+		}
+		if n++; n > MaxTokens {
+			before := data[:i]
+			nl := bytes.LastIndexByte(before, '\n')
+			return i, bytes.Count(before, []byte("\n")) + 1, utf8.RuneCount(before[nl+1:]) + 1
+		}
+	}
+	return 0, 0, 0
 }
 
 // level is one open block collection: the column of its keys or dashes.
@@ -142,38 +217,67 @@ func depth(tokens token.Tokens) error {
 	return nil
 }
 
-// parseFast reads a file that is one block mapping as the parser would,
-// entry by entry, and the value of an entry that is itself a block mapping
-// the same way, so that no call of the parser sees a long mapping. It
-// returns nil when the file is anything else, or when the parser finds an
-// error in a piece: the caller then parses the file whole.
+// parseFast reads a file that is one block mapping or one block sequence
+// (after a --- or not) as the parser would, entry by entry, and the value of
+// an entry that is itself a block mapping or sequence the same way, so that
+// no call of the parser sees a long collection. Tags, anchors and ? keys
+// stay in the piece that has them (a ? key at a collection's column takes
+// the whole file); an alias is its anchor's name only, to the parser,
+// wherever the anchor is. It returns nil when the file is anything else, or
+// when the parser finds an error in a piece: the caller then parses the
+// file whole.
 func parseFast(tokens token.Tokens) *ast.File {
-	for _, tk := range tokens {
+	var header *token.Token // the --- that may start the file's one document
+	first := nextToken(tokens, 0)
+	if first >= 0 && tokens[first].Type == token.DocumentHeaderType {
+		header, first = tokens[first], nextToken(tokens, first+1)
+	}
+	if first < 0 {
+		return nil
+	}
+	for i, tk := range tokens[first:] {
 		switch tk.Type {
 		case token.DocumentHeaderType, token.DocumentEndType, token.DirectiveType:
 			return nil // documents, and their own rules, are the parser's
-		case token.TagType, token.AnchorType, token.MappingKeyType:
-			return nil // what a tag, an anchor or a ? takes in is the parser's to say
+		case token.TagType:
+			if j := first + i + 1; j < len(tokens) && tokens[j].Type == token.AnchorType ||
+				first+i > 1 && tokens[first+i-2].Type == token.AnchorType { // & and its name
+				// A tag beside an anchor: the parser loses what follows
+				// (0: !!str &a {b}, then 1: is no key of its), or errs
+				// on what follows it, in whichever piece that is.
+				return nil
+			}
 		}
 	}
-	first := nextToken(tokens, 0)
-	if first < 0 || !isKey(tokens, first) {
+	var body ast.Node
+	switch col := tokens[first].Position.Column; {
+	case header != nil && tokens[first].Position.Line == header.Position.Line:
+		// --- a: 1, or a tag or an anchor of the document: the parser's.
+	case isKey(tokens, first):
+		if m := fastMap(tokens[first:], col, true); m != nil {
+			body = m
+		}
+	case tokens[first].Type == token.SequenceEntryType:
+		if s := fastSeq(tokens[first:], col, true); s != nil {
+			body = s
+		}
+	}
+	if body == nil {
 		return nil
 	}
-	m := fastMap(tokens[first:], tokens[first].Position.Column, true)
-	if m == nil {
-		return nil
-	}
-	return &ast.File{Docs: []*ast.DocumentNode{ast.Document(nil, m)}}
+	return &ast.File{Docs: []*ast.DocumentNode{ast.Document(header, body)}}
 }
 
-// fastMap reads tokens, a block mapping whose keys are at column col, or
-// returns nil; atEnd says whether the file ends with them.
-func fastMap(tokens token.Tokens, col int, atEnd bool) *ast.MappingNode {
-	// Where each entry starts: a key at col that begins its line, outside
-	// any flow collection.
+// split returns where each piece of tokens starts: tokens[0], and each
+// token at column col that begins its line outside any flow collection and
+// that is a key (or, for a sequence, a dash). A sequence under a key may
+// have its dashes at the key's column: those are no piece's start. It
+// returns nil when a line is at a column less than col, or is at col and is
+// not what starts a piece, or may be the value of what comes before it.
+func split(tokens token.Tokens, col int, seq bool) []int {
 	starts := []int{0}
 	flow := 0
+	dashes := false // the piece is a key whose value is a sequence at col
 	for i := 1; i < len(tokens); i++ {
 		tk := tokens[i]
 		switch tk.Type {
@@ -187,76 +291,191 @@ func fastMap(tokens token.Tokens, col int, atEnd bool) *ast.MappingNode {
 		}
 		switch {
 		case tk.Position.Column < col:
-			return nil // it belongs to no entry of this mapping
+			return nil // it belongs to no entry of this collection
 		case tk.Position.Column > col:
-		case !isKey(tokens, i) || awaitsValue(tokens, i):
-			// A dash of a sequence under the last key, a key the parser
-			// may give to what comes before: whose the entries are, the
-			// parser says.
+		case !seq && tk.Type == token.SequenceEntryType:
+			// The first dash of the sequence that is the value of the
+			// piece's key, or a later one.
+			last := starts[len(starts)-1]
+			first := !dashes && tokens[last+1].Type == token.MappingValueType &&
+				nextToken(tokens, afterProps(tokens, last)) == i
+			if !first && (!dashes || awaitsValue(tokens, i)) {
+				return nil
+			}
+			dashes = true
+		case awaitsValue(tokens, i):
+			// A key or a dash the parser may give to what comes
+			// before: whose the entries are, the parser says.
 			return nil
-		default:
+		case seq && tk.Type == token.SequenceEntryType:
 			starts = append(starts, i)
+		case seq:
+			return nil
+		case isKey(tokens, i):
+			starts, dashes = append(starts, i), false
+		default:
+			return nil
 		}
 	}
-	starts = append(starts, len(tokens))
+	return append(starts, len(tokens))
+}
+
+// fastMap reads tokens, a block mapping whose keys are at column col, or
+// returns nil; atEnd says whether the file ends with them.
+func fastMap(tokens token.Tokens, col int, atEnd bool) *ast.MappingNode {
+	starts := split(tokens, col, false)
+	if starts == nil {
+		return nil
+	}
 	var values []*ast.MappingValueNode
 	keys := make(map[string]bool, len(starts))
 	for k := 0; k+1 < len(starts); k++ {
-		entry := tokens[starts[k]:starts[k+1]]
-		vs := fastEntry(entry, atEnd && k+2 == len(starts))
-		if vs == nil {
+		v := fastEntry(tokens[starts[k]:starts[k+1]], atEnd && k+2 == len(starts))
+		if v == nil {
 			return nil
 		}
-		for _, v := range vs {
-			name := KeyName(v.Key)
-			if keys[name] {
-				return nil // the parser says where the first one is
-			}
-			keys[name] = true
+		name := KeyName(v.Key)
+		if keys[name] {
+			return nil // the parser says where the first one is
 		}
-		values = append(values, vs...)
+		keys[name] = true
+		values = append(values, v)
 	}
 	return ast.Mapping(values[0].GetToken(), false, values...)
 }
 
 // fastEntry reads one entry of a block mapping: a key alone on its line
-// with a block mapping under it is read by fastMap, any other through the
-// parser.
-func fastEntry(entry token.Tokens, atEnd bool) []*ast.MappingValueNode {
-	under := nextToken(entry, 2)
-	if entry[1].Type == token.MappingValueType && under > 0 && beginsLine(entry, under) &&
-		entry[under].Position.Column > entry[0].Position.Column && isKey(entry, under) {
-		head := parsePiece(entry[:2], false) // the key, with no value yet
-		value := fastMap(entry[under:], entry[under].Position.Column, atEnd)
-		if len(head) != 1 || value == nil {
-			return nil
+// with a block mapping or sequence under it is read by fastMap or fastSeq,
+// any other through the parser.
+func fastEntry(entry token.Tokens, atEnd bool) *ast.MappingValueNode {
+	if under := nextToken(entry, afterProps(entry, 0)); entry[1].Type == token.MappingValueType && under > 0 && beginsLine(entry, under) {
+		var value ast.Node
+		head := under + 1 // the key, its tags and anchors, and the value's first dash
+		switch col := entry[under].Position.Column; {
+		case col > entry[0].Position.Column && isKey(entry, under):
+			if m := fastMap(entry[under:], col, atEnd); m != nil {
+				value, head = m, under+2 // and its first key and colon
+			}
+		case col >= entry[0].Position.Column && entry[under].Type == token.SequenceEntryType:
+			if s := fastSeq(entry[under:], col, atEnd); s != nil {
+				value = s
+			}
 		}
-		head[0].Value = value
-		return head
+		if value != nil {
+			m, ok := parsePiece(entry[:head], false).(*ast.MappingNode)
+			if !ok || len(m.Values) != 1 || !setValue(m.Values[0], value) {
+				return nil
+			}
+			return m.Values[0]
+		}
 	}
-	return parsePiece(entry, atEnd)
+	if m, ok := parsePiece(entry, atEnd).(*ast.MappingNode); ok && len(m.Values) == 1 {
+		return m.Values[0]
+	}
+	return nil
 }
 
-// parsePiece parses tokens that are a block mapping, or returns nil; atEnd
-// says whether the file ends with them.
-func parsePiece(tokens token.Tokens, atEnd bool) []*ast.MappingValueNode {
+// afterProps returns where the value of the key at tokens[i] starts: after
+// its colon, and the tags and anchors (& and a name) on the key's line.
+func afterProps(tokens token.Tokens, i int) int {
+	j := i + 2
+	for j < len(tokens) && tokens[j].Position.Line == tokens[i].Position.Line {
+		switch tokens[j].Type {
+		case token.TagType:
+			j++
+		case token.AnchorType:
+			j += 2
+		default:
+			return j
+		}
+	}
+	return min(j, len(tokens))
+}
+
+// setValue puts value, a block collection, in place of the one the parser
+// made of its start alone, under a key's tags and anchors; or reports that
+// there is no such collection.
+func setValue(kv *ast.MappingValueNode, value ast.Node) bool {
+	slot := &kv.Value
+	for {
+		switch v := (*slot).(type) {
+		case *ast.TagNode:
+			slot = &v.Value
+		case *ast.AnchorNode:
+			slot = &v.Value
+		case *ast.SequenceNode, *ast.MappingNode:
+			if v.Type() != value.Type() {
+				return false
+			}
+			*slot = value
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// fastSeq reads tokens, a block sequence whose dashes are at column col,
+// or returns nil; atEnd says whether the file ends with them.
+func fastSeq(tokens token.Tokens, col int, atEnd bool) *ast.SequenceNode {
+	starts := split(tokens, col, true)
+	if starts == nil {
+		return nil
+	}
+	seq := ast.Sequence(tokens[0], false)
+	for k := 0; k+1 < len(starts); k++ {
+		item, last := tokens[starts[k]:starts[k+1]], atEnd && k+2 == len(starts)
+		if len(item) > 1 && isKey(item, 1) && item[1].Position.Line == item[0].Position.Line {
+			// - key: value, and the keys under it: a mapping read by fastMap.
+			m := fastMap(item[1:], item[1].Position.Column, last)
+			if m == nil {
+				return nil
+			}
+			seq.Values = append(seq.Values, m)
+			seq.Entries = append(seq.Entries, ast.SequenceEntry(item[0], m, nil))
+			seq.ValueHeadComments = append(seq.ValueHeadComments, nil)
+			continue
+		}
+		s, ok := parsePiece(item, last).(*ast.SequenceNode)
+		if !ok || len(s.Values) != 1 {
+			return nil
+		}
+		seq.Values = append(seq.Values, s.Values...)
+		seq.Entries = append(seq.Entries, s.Entries...)
+		seq.ValueHeadComments = append(seq.ValueHeadComments, s.ValueHeadComments...)
+	}
+	return seq
+}
+
+// parsePiece parses tokens that are one block collection, or returns nil;
+// atEnd says whether the file ends with them.
+func parsePiece(tokens token.Tokens, atEnd bool) ast.Node {
 	// Capped, so that nothing the parser appends lands on the next piece.
 	f, err := parser.Parse(tokens[:len(tokens):len(tokens)], 0)
 	if err != nil || len(f.Docs) != 1 {
 		return nil
 	}
-	m, ok := f.Docs[0].Body.(*ast.MappingNode)
-	if !ok || m.IsFlowStyle || len(m.Values) == 0 {
+	switch b := f.Docs[0].Body.(type) {
+	case *ast.MappingNode:
+		if b.IsFlowStyle || len(b.Values) == 0 {
+			return nil
+		}
+	case *ast.SequenceNode:
+		if b.IsFlowStyle || len(b.Values) == 0 {
+			return nil
+		}
+	default:
 		return nil
 	}
+	body := f.Docs[0].Body
 	if !atEnd {
 		last := len(tokens) - 1
 		for last > 0 && tokens[last].Type == token.CommentType {
 			last--
 		}
-		placeNull(m, tokens[last])
+		placeNull(body, tokens[last])
 	}
-	return m.Values
+	return body
 }
 
 // placeNull puts the implicit null that ends a piece (key: and nothing
@@ -345,9 +564,10 @@ func beginsLine(tokens token.Tokens, i int) bool {
 
 // multiline reports whether a token's text runs onto later lines, so that
 // a token after it on a later line may still share a line with it. (A
-// token's Origin ends with the blanks and line breaks after it.)
+// token's Origin may begin and end with the blanks and line breaks
+// around it.)
 func multiline(tk *token.Token) bool {
-	return strings.ContainsAny(strings.TrimRight(tk.Origin, " \t\r\n"), "\r\n")
+	return strings.ContainsAny(strings.Trim(tk.Origin, " \t\r\n"), "\r\n")
 }
 
 // nextToken is the index of the first token at or after i that is not a

@@ -2,6 +2,7 @@ package yamlnode
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -42,6 +43,15 @@ func FuzzPiecesAreTheWhole(f *testing.F) {
 		"a:\n  x: 1\nb:\n  x: 2\n",
 		"\"q\": 1\n'r':\n  s: [1, {t: 2}]\n",
 		"a: !!str 1\nb: &x {c: 1}\nd: *x\n",
+		"a:\n- x: 1\n  y: 2\n- z: 3\nb: 1\n",
+		"- a: 1\n  b: !!str 2\n- &x c\n- *x\n",
+		"a:\n  - 1\n  - [2, 3]\n  -\n  - b:\n      c: 1\n",
+		"a: !!str x\nb: &y 1\nc: *y\nd:\n  ? e\n  : f\n",
+		"a:\n- - x\n  - y\n- z\n# c\n",
+		"a: &d {x: 1}\nb:\n  <<: *d\n  y: 2\n",
+		"---\n- a: 1\n  b: 2\n",
+		"a: !!map\n  b: 1\nc: &x\n- d\ne: &y !!map\n  f: 1\n",
+		"--- # c\na: 1\n...\n",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -125,4 +135,97 @@ func blockNest(n int) string {
 		fmt.Fprintf(&b, "%sa:\n", strings.Repeat("  ", i))
 	}
 	return b.String()
+}
+
+// The large shapes a file takes are read in pieces: a long mapping, a long
+// list, either in the other, with tags, anchors, aliases and ? keys here and
+// there.
+func TestLargeShapesAreReadInPieces(t *testing.T) {
+	for _, tc := range []struct {
+		yaml   string
+		pieces bool
+	}{
+		{"listen: !!str ':8558'\nchecks:\n  a: {tcp: {address: \"x:1\"}}\n  b:\n    period: !!str 10s\n", true},
+		{"checks:\n  a: {x: &p 1, y: *p}\n  b: &q\n    c: 1\n  d:\n    ? e\n    : f\n  g: *q\n", true},
+		{"a:\n  !!map\n  b: 1\nc:\n  text\n", true},
+		{"hooks:\n- on: [x]\n  exec: [y]\n- on: !!seq [z]\n", true},
+		{"hooks:\n  - a: 1\n    b:\n      - c\n      - d: !!int 2\n  - e\n", true},
+		{"- a\n- b: 1\n  c: 2\n- [x]\n- - y\n  - z\n", true},
+		{"a: &p 1\nb: *p\n", true},
+		{"a: &d {x: 1}\nb:\n  <<: *d\n  y: 2\n", true},
+		{"# c\n---\na: 1\nb:\n  c: 2\n", true},
+		{"checks: !!map\n  a: 1\n  b: 2\nhooks: &h\n- x\nc: *h\n", true},
+		{"a: !!str &p 1\nb: {c}\n", false},
+		{"a: &p !!seq\n- 1\n", false},
+		{"--- !!map\na: 1\n", false},
+		{"---\na: 1\n---\nb: 2\n", false},
+		{"a: 1\n? b\n: 2\n", false},
+	} {
+		pieces := parseFast(lexer.Tokenize(tc.yaml))
+		if (pieces != nil) != tc.pieces {
+			t.Errorf("%q: read in pieces: %v, want %v", tc.yaml, pieces != nil, tc.pieces)
+		}
+		whole, err := parser.ParseBytes([]byte(tc.yaml), 0)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.yaml, err)
+		}
+		f, err := Parse([]byte(tc.yaml))
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tc.yaml, err)
+		}
+		if got, want := strings.Join(nodes(f), "\n"), strings.Join(nodes(whole), "\n"); got != want {
+			t.Errorf("%q:\nParse:\n%s\nthe parser:\n%s", tc.yaml, got, want)
+		}
+	}
+}
+
+// A file of more than MaxTokens tokens is an error at the first token past
+// the bound, said from its bytes: a comment is no token, a quoted scalar
+// one, whatever they hold.
+func TestTokensAreCountedFromTheBytes(t *testing.T) {
+	row := strings.Repeat("[],", (MaxTokens-2)/3) // after "a:\n", 999,998 tokens in all
+	for _, tc := range []struct {
+		yaml         string
+		line, column int // 0: not too many
+	}{
+		{strings.Repeat("a ", MaxTokens), 0, 0},
+		{strings.Repeat("a ", MaxTokens+1), 1, 2*MaxTokens + 1},
+		{"# " + strings.Repeat("[ ", MaxTokens) + "\na: 1\n", 0, 0},
+		{"a: '" + strings.Repeat("[ ", MaxTokens) + "'\n", 0, 0},
+		{"a: \"" + strings.Repeat(`\" `, MaxTokens) + "\"\n", 0, 0},
+		{"a:\n" + row + "é:", 0, 0},
+		{"a:\n" + row + "é: [x]", 2, len(row) + 4},
+	} {
+		end, line, col := countTokens([]byte(tc.yaml))
+		name := tc.yaml[:min(len(tc.yaml), 20)]
+		if end > 0 != (tc.line > 0) || line != tc.line || col != tc.column {
+			t.Errorf("%q: the bound passed at %d:%d, want %d:%d", name, line, col, tc.line, tc.column)
+		}
+	}
+}
+
+// 4 MiB of brackets, of a list's commas or of dashes is rejected in bounded
+// memory: what the lexer's tokens of MaxTokens take, not the 2 GB the lexer
+// and the parser took of all of it.
+func TestLargeFilesAreRejectedInBoundedMemory(t *testing.T) {
+	const size = 4 << 20
+	for _, tc := range []struct {
+		yaml string
+		want error
+	}{
+		{"checks: " + strings.Repeat("[]", size/2), &SizeError{Line: 1, Column: len("checks: ") + MaxTokens - 1}},
+		{"checks: [" + strings.Repeat("1,", size/2), &SizeError{Line: 1, Column: len("checks: ") + MaxTokens - 1}},
+		{strings.Repeat("- ", size/2), &DepthError{Line: 1, Column: 2*MaxDepth + 1}},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := Parse([]byte(tc.yaml))
+		runtime.ReadMemStats(&after)
+		if fmt.Sprintf("%#v", err) != fmt.Sprintf("%#v", tc.want) {
+			t.Errorf("%.20q: %#v, want %#v", tc.yaml, err, tc.want)
+		}
+		if took := after.TotalAlloc - before.TotalAlloc; took > 400<<20 {
+			t.Errorf("%.20q: %d MiB allocated, want at most 400", tc.yaml, took>>20)
+		}
+	}
 }
