@@ -184,7 +184,10 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, 
 // command may print $DB_PASSWORD though the file never names it (as vitals
 // probe hides them).
 func parseIn(name string, data []byte, env func(string) (string, bool), environ []string) (*Config, error) {
-	f, err := yamlnode.Parse(bytes.TrimPrefix(data, []byte(bom)))
+	// CRLF line ends read as LF, as YAML reads them: the lexer counts a
+	// comment's CRLF as two lines, which would put errors below the file's
+	// end (a file edited on Windows).
+	f, err := yamlnode.Parse(bytes.ReplaceAll(bytes.TrimPrefix(data, []byte(bom)), []byte("\r\n"), []byte("\n")))
 	if err != nil {
 		return nil, Errors{syntaxError(name, err)}
 	}

@@ -75,6 +75,7 @@ func FuzzParse(f *testing.F) {
 		"kubernetes: {events: true, condition: vitals.dev/ready}\nchecks:\n  a: {heartbeat: {ttl: 1s}}\n",
 		"kubernetes: {events: 1, condition: Ready, x: y}\nchecks:\n  a: {heartbeat: {ttl: 1s}}\n",
 		"kubernetes:\n  condition: \"${HOST}/${EMPTY}\"\nchecks: {}\n",
+		"#\r\n0", // a comment's CRLF, once counted as two lines
 	} {
 		f.Add([]byte(seed))
 	}

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -28,11 +29,15 @@ type node struct {
 
 // parse reads every document of a YAML file.
 func parse(file string, data []byte) ([]node, error) {
-	f, err := yamlnode.Parse(data)
+	f, err := yamlnode.Parse(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))) // CRLF as LF, as vitals.yaml is read
 	if err != nil {
 		var de *yamlnode.DepthError
-		if errors.As(err, &de) {
+		var se *yamlnode.SizeError
+		switch {
+		case errors.As(err, &de):
 			return nil, fmt.Errorf("%s:%d:%d: not a manifest or a layer: YAML %v", file, de.Line, de.Column, err)
+		case errors.As(err, &se):
+			return nil, fmt.Errorf("%s:%d:%d: not a manifest or a layer: YAML %v", file, se.Line, se.Column, err)
 		}
 		var ye yaml.Error
 		if errors.As(err, &ye) && ye.GetToken() != nil && ye.GetToken().Position != nil {
