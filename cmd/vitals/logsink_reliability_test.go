@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -287,4 +288,38 @@ func field(line, key string) string {
 		}
 	}
 	return ""
+}
+
+// An error that ends vitals run is said on standard error too: with the log
+// full, vitals still exits with its code, having given the line a second.
+func TestABlockedLogSinkHoldsUpNoExitOnAnError(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { busy.Close() })
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	fill(t, w)
+	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\nchecks:\n  a: {heartbeat: {ttl: 1h}}\n",
+		busy.Addr(), filepath.Join(t.TempDir(), "vitals.sock")))
+	cmd := exec.Command(vitals, "run", "-c", path)
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second): // a guard: it waits a second for its last line
+		cmd.Process.Kill()
+		t.Fatal("vitals run, unable to listen, did not exit within 20s with its standard error full")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("exit %d, want 1 (it could not listen)", code)
+	}
 }

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/internal/escape"
 	"github.com/vitals-dev/vitals/version"
 )
@@ -56,16 +58,31 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &code):
 		return int(code)
 	case errors.As(err, &bad):
-		fmt.Fprintln(stderr, escape.Text(bad.Error()))
+		say(stderr, escape.Text(bad.Error())+"\n")
 		return exitUsage
 	case errors.As(err, &f):
 		if f.msg != "" {
-			fmt.Fprintln(stderr, escape.Text(f.msg))
+			say(stderr, escape.Text(f.msg)+"\n")
 		}
 		return exitFail
 	default:
-		fmt.Fprintf(stderr, "vitals: %s\nRun '%s --help' for usage.\n", escape.Text(err.Error()), cmd.CommandPath())
+		say(stderr, fmt.Sprintf("vitals: %s\nRun '%s --help' for usage.\n", escape.Text(err.Error()), cmd.CommandPath()))
 		return exitUsage
+	}
+}
+
+// say writes vitals's last words, giving up after health.LogFlushGrace:
+// standard error may be a pipe that nobody reads (a log driver that blocks),
+// and the exit, with its code, must not wait on it.
+func say(w io.Writer, msg string) {
+	written := make(chan struct{})
+	go func() {
+		io.WriteString(w, msg)
+		close(written)
+	}()
+	select {
+	case <-written:
+	case <-time.After(health.LogFlushGrace):
 	}
 }
 

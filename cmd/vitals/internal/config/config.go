@@ -63,7 +63,7 @@ type Config struct {
 }
 
 // Redact hides the file's secrets in s: the values of variables named like
-// *PASSWORD*, *PASSWD*, *TOKEN* or *SECRET* (at least 4 characters long),
+// *PASSWORD*, *PASSWD*, *TOKEN*, *SECRET*, *KEY*, *CREDENTIAL* or *SIGNATURE* (at least 4 characters long),
 // the credentials of headers, and passwords and tokens written in URLs (see
 // package redact). The agent passes every check output, event and log line
 // through it.

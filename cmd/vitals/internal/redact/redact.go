@@ -142,11 +142,13 @@ func Header(name, v string) []string {
 }
 
 // SecretName reports whether a variable's (or a query parameter's) name says
-// its value is a secret: *PASSWORD*, *PASSWD*, *TOKEN* or *SECRET*, in any
-// case.
+// its value is a secret: *PASSWORD*, *PASSWD*, *TOKEN*, *SECRET*, *KEY*
+// (API_KEY, ?api_key=, AWS_SECRET_ACCESS_KEY), *CREDENTIAL* or *SIGNATURE*
+// (X-Amz-Signature), in any case. A name that only looks so (KEYCLOAK_URL)
+// has its value hidden too: hiding a harmless value costs a reader little.
 func SecretName(name string) bool {
 	n := strings.ToUpper(name)
-	for _, word := range []string{"PASSWORD", "PASSWD", "TOKEN", "SECRET"} {
+	for _, word := range []string{"PASSWORD", "PASSWD", "TOKEN", "SECRET", "KEY", "CREDENTIAL", "SIGNATURE"} {
 		if strings.Contains(n, word) {
 			return true
 		}

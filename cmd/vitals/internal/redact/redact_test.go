@@ -20,6 +20,7 @@ func TestAURLsSecretsAreItsPasswordTokenAndSecretNamedQueryValues(t *testing.T) 
 		{"db.internal:5432", nil},               // no URL
 		{"grpc://h:1/svc?api_secret=xyz-987", []string{"xyz-987"}},
 		{"http://[::1:80/?password=hunter22", []string{"hunter22"}},                      // no URL, but its error quotes it
+		{"http://h/x?api_key=kkkk1234&X-Amz-Signature=5a1b2c3d", []string{"5a1b2c3d", "kkkk1234"}},
 		{"http://h/?token=abc%2fdefg", []string{"abc%2Fdefg", "abc%2fdefg", "abc/defg"}}, // as written too: a %2f kept so
 	} {
 		got := URL(tc.url)
@@ -32,8 +33,9 @@ func TestAURLsSecretsAreItsPasswordTokenAndSecretNamedQueryValues(t *testing.T) 
 }
 
 func TestSecretNamedVariablesAndCredentialHeaders(t *testing.T) {
-	got := Environ([]string{"DB_PASSWORD=s3cretpw", "HOME=/root", "GITHUB_TOKEN=ghp_x1y2", "app_secret=shh!", "PIN_SECRET=ab", "EMPTY_TOKEN=", "NOVALUE"})
-	if want := []string{"s3cretpw", "ghp_x1y2", "shh!"}; !slices.Equal(got, want) {
+	got := Environ([]string{"DB_PASSWORD=s3cretpw", "HOME=/root", "GITHUB_TOKEN=ghp_x1y2", "app_secret=shh!", "PIN_SECRET=ab", "EMPTY_TOKEN=", "NOVALUE",
+		"API_KEY=apikey123", "GOOGLE_APPLICATION_CREDENTIALS=/etc/gcp.json", "LANG=C.UTF-8"})
+	if want := []string{"s3cretpw", "ghp_x1y2", "shh!", "apikey123", "/etc/gcp.json"}; !slices.Equal(got, want) {
 		t.Errorf("Environ = %q, want %q", got, want)
 	}
 	for _, tc := range []struct {
