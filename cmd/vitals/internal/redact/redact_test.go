@@ -19,7 +19,7 @@ func TestAURLsSecretsAreItsPasswordTokenAndSecretNamedQueryValues(t *testing.T) 
 		{"http://web/?page=12345&q=hello", nil}, // names that say nothing
 		{"db.internal:5432", nil},               // no URL
 		{"grpc://h:1/svc?api_secret=xyz-987", []string{"xyz-987"}},
-		{"http://[::1:80/?password=hunter22", []string{"hunter22"}},                      // no URL, but its error quotes it
+		{"http://[::1:80/?password=hunter22", []string{"hunter22"}}, // no URL, but its error quotes it
 		{"http://h/x?api_key=kkkk1234&X-Amz-Signature=5a1b2c3d", []string{"5a1b2c3d", "kkkk1234"}},
 		{"http://h/?token=abc%2fdefg", []string{"abc%2Fdefg", "abc%2fdefg", "abc/defg"}}, // as written too: a %2f kept so
 	} {
