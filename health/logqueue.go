@@ -77,12 +77,37 @@ func (l *LogQueue) Handle(ctx context.Context, r slog.Record) error {
 		return nil
 	}
 	q.held++
-	q.pending = append(q.pending, queued{ctx: context.WithoutCancel(ctx), h: l.h, r: r.Clone()})
+	q.pending = append(q.pending, queued{ctx: context.WithoutCancel(ctx), h: l.h, r: resolved(r)})
 	if q.drained == nil {
 		q.drained = make(chan struct{})
 		go q.write()
 	}
 	return nil
+}
+
+// resolved is a copy of r with its attributes' LogValuers resolved now, in
+// the caller's goroutine: a value that changes after the call is logged as
+// it was at the call, as a handler that writes at once would.
+func resolved(r slog.Record) slog.Record {
+	out := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(resolveAttr(a))
+		return true
+	})
+	return out
+}
+
+func resolveAttr(a slog.Attr) slog.Attr {
+	a.Value = a.Value.Resolve()
+	if a.Value.Kind() == slog.KindGroup {
+		group := a.Value.Group()
+		attrs := make([]slog.Attr, len(group))
+		for i, g := range group {
+			attrs[i] = resolveAttr(g)
+		}
+		a.Value = slog.GroupValue(attrs...)
+	}
+	return a
 }
 
 // WithAttrs returns a handler whose records carry attrs, on the same queue.

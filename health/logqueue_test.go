@@ -167,3 +167,21 @@ func TestABlockedLogSinkStopsNoCheckAndTheMonitorStillStops(t *testing.T) {
 		t.Fatalf("Done not closed within %v of the context ending, with the log sink blocked", settle)
 	}
 }
+
+// counter is a LogValuer whose value changes after it is logged.
+type counter struct{ n *int }
+
+func (c counter) LogValue() slog.Value { return slog.IntValue(*c.n) }
+
+func TestALogValuerIsLoggedAsItWasWhenLogged(t *testing.T) {
+	sink := newGatedWriter(t)
+	q := health.NewLogQueue(slog.NewTextHandler(sink, nil), 0)
+	n := 1
+	slog.New(q).Info("seen", "n", counter{&n}, slog.Group("g", "m", counter{&n}))
+	n = 2 // before the queue has written the line: the sink is blocked
+	sink.release()
+	flush(t, q)
+	if got := sink.String(); !strings.Contains(got, "n=1 g.m=1") {
+		t.Errorf("got %q, want the values as they were when logged (n=1 g.m=1)", got)
+	}
+}

@@ -368,7 +368,7 @@ func serveWorkload(ctx context.Context, sig signalled, c *config.Config, spec *s
 	defer func() {
 		ctx, cancel := context.WithTimeout(sig.last(), hookGrace)
 		defer cancel()
-		if err := hookRunner.Stop(ctx); err != nil {
+		if err := hookRunner.Stop(ctx); err != nil && len(c.Hooks) > 0 {
 			logger.Warn("hooks did not finish delivering", "err", err)
 		}
 	}()
@@ -465,7 +465,9 @@ func serveWorkload(ctx context.Context, sig signalled, c *config.Config, spec *s
 		return 0, failed{fmt.Sprintf("vitals run: the gRPC health server stopped: %v", err)}
 	}
 	// Stopping: readiness fails first, before anything else is done or
-	// said; then no more actions on failing checks, and no more restarts.
+	// logged (the stopping event, which says why, then Drain, which would
+	// emit one of its own without it; neither waits on anything); then no
+	// more actions on failing checks, and no more restarts.
 	m.Emit(health.Event{Type: health.EventStopping, Output: why})
 	m.Drain()
 	stopActions()
@@ -537,7 +539,7 @@ func serveWorkload(ctx context.Context, sig signalled, c *config.Config, spec *s
 	// delivered, so that those who follow the events see every one; then it
 	// removes its socket.
 	hooksCtx, hooksDone := context.WithTimeout(sig.last(), hookGrace)
-	if err := hookRunner.Stop(hooksCtx); err != nil {
+	if err := hookRunner.Stop(hooksCtx); err != nil && len(c.Hooks) > 0 {
 		logger.Warn("hooks did not finish delivering", "err", err)
 	}
 	hooksDone()

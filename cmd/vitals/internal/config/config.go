@@ -164,7 +164,11 @@ func Load(path string) (*Config, error) {
 		return nil, fmt.Errorf("read configuration: %w", err)
 	}
 	if len(data) > MaxFileSize {
-		return nil, Errors{{File: name, Msg: fmt.Sprintf("larger than %d MiB: is it the configuration? (it is read no further)", MaxFileSize>>20)}}
+		// Said where the bound falls: the first byte not read.
+		line := 1 + bytes.Count(data[:MaxFileSize], []byte("\n"))
+		col := MaxFileSize - bytes.LastIndexByte(data[:MaxFileSize], '\n')
+		return nil, Errors{{File: name, Line: line, Column: col,
+			Msg: fmt.Sprintf("larger than %d MiB: is it the configuration? (it is read no further)", MaxFileSize>>20)}}
 	}
 	return parseIn(name, data, os.LookupEnv, os.Environ())
 }

@@ -1597,8 +1597,9 @@ func TestLoadReadsAtMostMaxFileSize(t *testing.T) {
 	if err := os.WriteFile(big, append(good, strings.Repeat("#", MaxFileSize)...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(big); err == nil || err.Error() != big+tooLarge {
-		t.Errorf("Load(big): %v, want %s", err, big+tooLarge)
+	// The first byte past the bound: on the third line, after the '#'s read.
+	if _, err := Load(big); err == nil || err.Error() != fmt.Sprintf("%s:3:%d%s", big, MaxFileSize-len(good)+1, tooLarge) {
+		t.Errorf("Load(big): %v, want it at 3:%d", err, MaxFileSize-len(good)+1)
 	}
 	exact := filepath.Join(dir, "exact.yaml")
 	if err := os.WriteFile(exact, append(good, strings.Repeat("#", MaxFileSize-len(good))...), 0o644); err != nil {
@@ -1608,8 +1609,8 @@ func TestLoadReadsAtMostMaxFileSize(t *testing.T) {
 		t.Errorf("Load(a file of MaxFileSize): %v", err)
 	}
 
-	if _, err := Load("/dev/zero"); err == nil || err.Error() != "/dev/zero"+tooLarge {
-		t.Errorf("Load(/dev/zero): %v, want /dev/zero%s", err, tooLarge)
+	if _, err := Load("/dev/zero"); err == nil || err.Error() != fmt.Sprintf("/dev/zero:1:%d%s", MaxFileSize+1, tooLarge) {
+		t.Errorf("Load(/dev/zero): %v, want /dev/zero:1:%d%s", err, MaxFileSize+1, tooLarge)
 	}
 
 	fifo := filepath.Join(dir, "fifo.yaml")
@@ -1637,7 +1638,8 @@ func TestLoadReadsAtMostMaxFileSize(t *testing.T) {
 		}
 	}()
 	var es Errors
-	if _, err := Load(fifo); err == nil || err.Error() != fifo+tooLarge || !errors.As(err, &es) {
-		t.Errorf("Load(a FIFO that never ends): %v, want %s", err, fifo+tooLarge)
+	want := fmt.Sprintf("%s:%d:%d%s", fifo, MaxFileSize/7+1, MaxFileSize%7+1, tooLarge) // lines of 7 bytes
+	if _, err := Load(fifo); err == nil || err.Error() != want || !errors.As(err, &es) {
+		t.Errorf("Load(a FIFO that never ends): %v, want %s", err, want)
 	}
 }

@@ -25,7 +25,8 @@ const silentGrace = 500 * time.Millisecond
 // at the cap it closes the connection that has been idle longest and takes
 // its place, and when none is idle it waits for one to close or go idle.
 // Idle is what an HTTP server reports through ConnState: between requests on
-// a keep-alive connection, or accepted with no byte of a request for
+// a keep-alive connection, or accepted with no whole request header (net/http
+// reports a connection active once it has read one) for
 // silentGrace. Meanwhile the next connections wait in the kernel's backlog,
 // which holds or refuses them, and use no descriptor of the process: the
 // listener holds at most its cap plus the one in hand.

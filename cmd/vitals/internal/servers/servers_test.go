@@ -437,3 +437,23 @@ func TestAKeepAliveRequestCostsTheListenerNoAllocation(t *testing.T) {
 		t.Errorf("idle %d, silent %d; want the connection idle, once", l.idle.Len(), l.silent.Len())
 	}
 }
+
+// A client that sends its headers a byte at a time (slowloris) holds no
+// place: net/http counts it active only once its header is whole, so until
+// then it is silent, and evicted as a silent one is.
+func TestAtTheCapAClientThatSendsItsHeadersByteByByteMakesRoom(t *testing.T) {
+	l := listen(t, 1)
+	serveOK(t, l)
+	slow := dial(t, l)
+	listed(t, l, &l.silent, 1)
+	fmt.Fprint(slow, "GET /livez HTTP/1.1\r\nHo")
+	if err := fresh(l); err != nil {
+		t.Fatalf("a fresh request at the cap held by a slow client: %v", err)
+	}
+	if _, err := slow.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("the slow client's connection reads %v, want EOF", err)
+	}
+	if l.Evicted() != 1 {
+		t.Fatalf("%d evicted, want 1", l.Evicted())
+	}
+}
