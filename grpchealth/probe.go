@@ -38,17 +38,13 @@ type GRPCSpec struct {
 	TLS probe.TLSOptions
 }
 
-// Prober is one gRPC check, ready to run as often as needed. Its Measure
-// runs it once; Check does too, keeping only the error. Safe for concurrent
-// use.
-type Prober struct {
-	target  string // the URL
+// grpcProbe is one gRPC check, ready to run as often as needed; GRPC gives
+// it the one probe shape, a *probe.Prober.
+type grpcProbe struct {
 	address string // host:port, as dialled
 	service string
 	creds   credentials.TransportCredentials
 }
-
-var _ health.Measurer = (*Prober)(nil)
 
 // GRPC builds a gRPC probe. Each run connects anew, directly (never through
 // a proxy from the environment), with User-Agent vitals/<version>, calls
@@ -68,7 +64,7 @@ var _ health.Measurer = (*Prober)(nil)
 // "error: health rpc probe failed: …" (an unknown service's NOT_FOUND among
 // them). The observed value is the latency of the connection and the call,
 // in milliseconds, whenever the server answered.
-func GRPC(s GRPCSpec) (*Prober, error) {
+func GRPC(s GRPCSpec) (*probe.Prober, error) {
 	u, err := url.Parse(s.URL)
 	switch {
 	case err != nil:
@@ -87,7 +83,7 @@ func GRPC(s GRPCSpec) (*Prober, error) {
 	if n, err := strconv.Atoi(u.Port()); err != nil || n < 1 || n > 65535 {
 		return nil, invalid("URL %q: port %q is not a number from 1 to 65535", s.URL, u.Port())
 	}
-	p := &Prober{target: s.URL, address: u.Host, service: strings.TrimPrefix(u.Path, "/"),
+	p := &grpcProbe{address: u.Host, service: strings.TrimPrefix(u.Path, "/"),
 		creds: insecure.NewCredentials()}
 	if u.Scheme == "grpcs" {
 		config, err := s.TLS.Config()
@@ -102,7 +98,7 @@ func GRPC(s GRPCSpec) (*Prober, error) {
 		}
 		p.creds = credentials.NewTLS(config)
 	}
-	return p, nil
+	return probe.New("grpc", "grpc "+s.URL, p.measure, nil), nil
 }
 
 // invalid is the error of a spec that cannot be built, worded as package
@@ -111,20 +107,8 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("grpc probe: %w", fmt.Errorf(format, args...))
 }
 
-// Check runs the probe once and reports nil or what is wrong.
-func (p *Prober) Check(ctx context.Context) error {
-	_, err := p.Measure(ctx)
-	return err
-}
-
-// Kind is "grpc".
-func (p *Prober) Kind() string { return "grpc" }
-
-// String says what the probe checks, as in `grpc grpc://localhost:50051/readiness`.
-func (p *Prober) String() string { return "grpc " + p.target }
-
-// Measure runs the probe once and reports the latency and what is wrong.
-func (p *Prober) Measure(ctx context.Context) (health.Observation, error) {
+// measure runs the probe once and reports the latency and what is wrong.
+func (p *grpcProbe) measure(ctx context.Context) (health.Observation, error) {
 	start := time.Now()
 	// within is the run's timeout, for the outputs that say it ran out.
 	within := func() time.Duration {

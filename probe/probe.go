@@ -36,6 +36,17 @@ type Prober struct {
 	kind    string
 	target  string
 	measure func(ctx context.Context) (health.Observation, error)
+	close   func() error // nil: nothing kept between runs
+}
+
+// New makes a Prober of a kind that lives outside this package: the
+// dependency kinds (postgres, redis, amqp, nats), grpc, and Kubernetes
+// objects, so that every kind has the one shape whoever runs it (a Monitor,
+// vitals probe, vitals wait). kind is its Kind, target its String, and
+// measure one run. close, when not nil, releases what the kind keeps
+// between runs, such as a dependency's connection; Close calls it.
+func New(kind, target string, measure func(ctx context.Context) (health.Observation, error), close func() error) *Prober {
+	return &Prober{kind: kind, target: target, measure: measure, close: close}
 }
 
 var _ health.Measurer = (*Prober)(nil)
@@ -51,8 +62,19 @@ func (p *Prober) Measure(ctx context.Context) (health.Observation, error) {
 	return p.measure(ctx)
 }
 
-// Kind is the probe's kind: "http", "tcp", "exec", "file", "dns" or "tls".
+// Kind is the probe's kind: "http", "tcp", "exec", "file", "dns" or "tls"
+// for this package's, or the kind New was given.
 func (p *Prober) Kind() string { return p.kind }
+
+// Close releases what the probe keeps between runs (a dependency's
+// connection); a run after Close starts afresh. Nil for a kind that keeps
+// nothing, as this package's kinds, each of which connects anew every run.
+func (p *Prober) Close() error {
+	if p.close == nil {
+		return nil
+	}
+	return p.close()
+}
 
 // String says what the probe checks, as in `GET http://localhost:8080/`.
 func (p *Prober) String() string { return p.target }

@@ -353,7 +353,7 @@ func dnsKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, 
 
 // urlKind is a dependency kind whose block is one url: its spec is built
 // from the url by spec, and its checker by build.
-func urlKind[S any](spec func(url string) S, build func(S) (*deps.Prober, error)) kind {
+func urlKind[S any](spec func(url string) S, build func(S) (*probe.Prober, error)) kind {
 	return func(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
 		var url string
 		if !d.fields(n, path, map[string]field{"url": str(&url)}) {

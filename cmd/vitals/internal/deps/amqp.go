@@ -11,6 +11,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
 )
 
 // AMQPSpec is an AMQP 0-9-1 check (RabbitMQ): a connection on which a
@@ -33,7 +34,7 @@ type AMQPSpec struct {
 // a shorter timeout the output says that the broker answered, then went
 // silent, and why that may be. The observed value is the time to open the
 // channel in milliseconds, not counting the connection's setup.
-func AMQP(s AMQPSpec) (*Prober, error) {
+func AMQP(s AMQPSpec) (*probe.Prober, error) {
 	_, shown, secret, err := parseURL("amqp", s.URL, "amqp", "amqps")
 	if err != nil {
 		return nil, err
@@ -44,7 +45,7 @@ func AMQP(s AMQPSpec) (*Prober, error) {
 	dial := func(ctx context.Context) (conn, error) {
 		return dialAMQP(ctx, s.URL)
 	}
-	return &Prober{kind: "amqp", target: shown, keep: newKeeper(secret, dial)}, nil
+	return prober("amqp", shown, newKeeper(secret, dial)), nil
 }
 
 // dialAMQP connects and logs in under ctx. amqp091-go's handshake takes no

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/deps"
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
 )
 
 // amqpPassword is the test broker's password for its default user, vitals.
@@ -28,7 +29,7 @@ var amqpFixture = fixture{
 		return "amqp://vitals:" + password + "@" + addr + "/"
 	},
 	password: amqpPassword,
-	build:    func(url string) (*deps.Prober, error) { return deps.AMQP(deps.AMQPSpec{URL: url}) },
+	build:    func(url string) (*probe.Prober, error) { return deps.AMQP(deps.AMQPSpec{URL: url}) },
 	passes:   regexp.MustCompile(`^channel open in [0-9.]+(µs|ms)$`),
 }
 

@@ -1,11 +1,12 @@
 // Package deps has the check kinds that speak a dependency's own protocol
 // through its client library: postgres (pgx), redis (go-redis), amqp
 // (amqp091-go) and nats (nats.go). Each kind is a Spec struct and a
-// constructor that validates it, as in package probe, and returns a *Prober:
-// a health.Checker and health.Measurer whose observed value is the latency
-// of one round trip in milliseconds.
+// constructor that validates it, as in package probe, and returns a
+// *probe.Prober, the one shape of every kind: a health.Checker and
+// health.Measurer whose observed value is the latency of one round trip in
+// milliseconds, and whose Close closes the connection it keeps.
 //
-// Unlike probe's kinds, which open a fresh connection every run, a Prober
+// Unlike probe's kinds, which open a fresh connection every run, a prober
 // keeps its connection between runs: it dials on its first run, reuses the
 // connection after that, and dials again when a run finds it broken, so a
 // check every few seconds does not cost a handshake (TLS, SCRAM, AMQP) each
@@ -32,40 +33,17 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
 )
 
-// Prober is one check of a dependency, with the connection it keeps between
-// runs. Its Measure runs it once; Check does too, keeping only the error.
-// Safe for concurrent use: runs take turns on the one connection.
-type Prober struct {
-	kind   string
-	target string // the URL, without its password
-	keep   *keeper
+// prober is a dependency's check as the one probe shape: kind names it
+// (postgres, redis, amqp, nats), shown is the URL without its password (its
+// String is "KIND URL"), and Close closes the connection kept, after which a
+// run dials again. Runs take turns on the one connection, so the prober is
+// safe for concurrent use.
+func prober(kind, shown string, keep *keeper) *probe.Prober {
+	return probe.New(kind, kind+" "+shown, keep.run, keep.close)
 }
-
-var _ health.Measurer = (*Prober)(nil)
-
-// Check runs the probe once and reports nil or what is wrong.
-func (p *Prober) Check(ctx context.Context) error {
-	_, err := p.keep.run(ctx)
-	return err
-}
-
-// Measure runs the probe once and reports the round trip's latency and what
-// is wrong.
-func (p *Prober) Measure(ctx context.Context) (health.Observation, error) {
-	return p.keep.run(ctx)
-}
-
-// Kind is the probe's kind: "postgres", "redis", "amqp" or "nats".
-func (p *Prober) Kind() string { return p.kind }
-
-// String says what the probe checks, as in
-// `postgres postgres://vitals:xxxxx@127.0.0.1:5432/app`.
-func (p *Prober) String() string { return p.kind + " " + p.target }
-
-// Close closes the kept connection, if any. A run after Close dials again.
-func (p *Prober) Close() error { return p.keep.close() }
 
 // conn is a connection to a dependency, kept between runs.
 type conn interface {

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/deps"
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
 	"github.com/vitals-dev/vitals/probe/probetest"
 )
 
@@ -23,7 +23,7 @@ type fixture struct {
 	start    func(program string) (*server, error) // runs a server with a password
 	url      func(addr, password string) string    // the URL of the server at addr, logging in with password
 	password string                                // the password of the server that start runs
-	build    func(url string) (*deps.Prober, error)
+	build    func(url string) (*probe.Prober, error)
 	passes   *regexp.Regexp // the output of a run that passed
 }
 
@@ -53,7 +53,7 @@ func (f fixture) private(t *testing.T) *server {
 	return private(t, func() (*server, error) { return f.start(program) })
 }
 
-func (f fixture) prober(t *testing.T, url string) *deps.Prober {
+func (f fixture) prober(t *testing.T, url string) *probe.Prober {
 	t.Helper()
 	p, err := f.build(url)
 	if err != nil {
@@ -66,12 +66,12 @@ func (f fixture) prober(t *testing.T, url string) *deps.Prober {
 // runTimeout is a generous timeout for runs that must not time out.
 const runTimeout = 10 * time.Second
 
-func run(p *deps.Prober) health.Result {
+func run(p *probe.Prober) health.Result {
 	return health.Run(context.Background(), p, runTimeout)
 }
 
 // mustPass runs p and fails the test unless it passes with the kind's output.
-func (f fixture) mustPass(t *testing.T, p *deps.Prober, when string) health.Result {
+func (f fixture) mustPass(t *testing.T, p *probe.Prober, when string) health.Result {
 	t.Helper()
 	r := run(p)
 	if !r.OK || !f.passes.MatchString(r.Output) {
@@ -85,7 +85,7 @@ func (f fixture) mustPass(t *testing.T, p *deps.Prober, when string) health.Resu
 
 // mustFail runs p and fails the test unless it fails saying want (a
 // regular expression), without any of secrets in its output.
-func mustFail(t *testing.T, p *deps.Prober, when, want string, secrets ...string) health.Result {
+func mustFail(t *testing.T, p *probe.Prober, when, want string, secrets ...string) health.Result {
 	t.Helper()
 	r := run(p)
 	if r.OK || !regexp.MustCompile(want).MatchString(r.Output) {

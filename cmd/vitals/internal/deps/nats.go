@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
 )
 
 // NATSSpec is a NATS check: a connection that answers a flush (PING, PONG).
@@ -28,7 +29,7 @@ type NATSSpec struct {
 // again. A refused login fails with "authentication failed: " before
 // nats.go's words. The observed value is the round trip of the flush in
 // milliseconds, not counting the connection's setup.
-func NATS(s NATSSpec) (*Prober, error) {
+func NATS(s NATSSpec) (*probe.Prober, error) {
 	u, shown, secret, err := parseURL("nats", s.URL, "nats", "tls")
 	if err != nil {
 		return nil, err
@@ -48,7 +49,7 @@ func NATS(s NATSSpec) (*Prober, error) {
 	dial := func(ctx context.Context) (conn, error) {
 		return dialNATS(ctx, s.URL)
 	}
-	return &Prober{kind: "nats", target: shown, keep: newKeeper(secret, dial)}, nil
+	return prober("nats", shown, newKeeper(secret, dial)), nil
 }
 
 // natsDialer dials for nats.go under the run's context, which nats.go's

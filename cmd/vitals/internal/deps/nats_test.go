@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/deps"
+	"github.com/vitals-dev/vitals/probe"
 )
 
 // natsPassword is the test server's password for user vitals.
@@ -25,7 +26,7 @@ var natsFixture = fixture{
 		return "nats://vitals:" + password + "@" + addr
 	},
 	password: natsPassword,
-	build:    func(url string) (*deps.Prober, error) { return deps.NATS(deps.NATSSpec{URL: url}) },
+	build:    func(url string) (*probe.Prober, error) { return deps.NATS(deps.NATSSpec{URL: url}) },
 	passes:   regexp.MustCompile(`^flush in [0-9.]+(µs|ms)$`),
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
 )
 
 // PostgresSpec is a PostgreSQL check: a connection that answers SELECT 1.
@@ -32,7 +33,7 @@ type PostgresSpec struct {
 //
 // with the password never in it. The observed value is the round trip of
 // SELECT 1 in milliseconds, not counting the connection's setup.
-func Postgres(s PostgresSpec) (*Prober, error) {
+func Postgres(s PostgresSpec) (*probe.Prober, error) {
 	_, shown, secret, err := parseURL("postgres", s.URL, "postgres", "postgresql")
 	if err != nil {
 		return nil, err
@@ -50,7 +51,7 @@ func Postgres(s PostgresSpec) (*Prober, error) {
 		}
 		return pgConn{c}, nil
 	}
-	return &Prober{kind: "postgres", target: shown, keep: newKeeper(secret, dial)}, nil
+	return prober("postgres", shown, newKeeper(secret, dial)), nil
 }
 
 type pgConn struct{ *pgconn.PgConn }

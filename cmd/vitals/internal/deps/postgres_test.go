@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/deps"
+	"github.com/vitals-dev/vitals/probe"
 )
 
 // pgPassword is the test server's password for its superuser, vitals.
@@ -26,7 +27,7 @@ var postgresFixture = fixture{
 	start:    startPostgres,
 	url:      pgURL,
 	password: pgPassword,
-	build:    func(url string) (*deps.Prober, error) { return deps.Postgres(deps.PostgresSpec{URL: url}) },
+	build:    func(url string) (*probe.Prober, error) { return deps.Postgres(deps.PostgresSpec{URL: url}) },
 	passes:   regexp.MustCompile(`^SELECT 1 in [0-9.]+(µs|ms)$`),
 }
 

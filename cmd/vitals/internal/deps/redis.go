@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
 )
 
 // RedisSpec is a Redis check: a connection that answers PING.
@@ -38,7 +39,7 @@ func init() {
 // `authentication failed: WRONGPASS invalid username-password pair or user
 // is disabled.`. The observed value is the round trip of PING in
 // milliseconds, not counting the connection's setup.
-func Redis(s RedisSpec) (*Prober, error) {
+func Redis(s RedisSpec) (*probe.Prober, error) {
 	_, shown, secret, err := parseURL("redis", s.URL, "redis", "rediss", "unix")
 	if err != nil {
 		return nil, err
@@ -68,7 +69,7 @@ func Redis(s RedisSpec) (*Prober, error) {
 	dial := func(context.Context) (conn, error) {
 		return newRedisConn(*opts), nil // it dials on the first PING
 	}
-	return &Prober{kind: "redis", target: shown, keep: newKeeper(secret, dial)}, nil
+	return prober("redis", shown, newKeeper(secret, dial)), nil
 }
 
 type redisConn struct {

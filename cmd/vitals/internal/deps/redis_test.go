@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/deps"
+	"github.com/vitals-dev/vitals/probe"
 )
 
 // redisPassword is the test server's requirepass.
@@ -25,7 +26,7 @@ var redisFixture = fixture{
 		return "redis://:" + password + "@" + addr + "/0"
 	},
 	password: redisPassword,
-	build:    func(url string) (*deps.Prober, error) { return deps.Redis(deps.RedisSpec{URL: url}) },
+	build:    func(url string) (*probe.Prober, error) { return deps.Redis(deps.RedisSpec{URL: url}) },
 	passes:   regexp.MustCompile(`^PONG in [0-9.]+(µs|ms)$`),
 }
 

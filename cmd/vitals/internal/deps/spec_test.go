@@ -5,9 +5,10 @@ import (
 	"testing"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/deps"
+	"github.com/vitals-dev/vitals/probe"
 )
 
-func build(kind, url string) (*deps.Prober, error) {
+func build(kind, url string) (*probe.Prober, error) {
 	switch kind {
 	case "postgres":
 		return deps.Postgres(deps.PostgresSpec{URL: url})
