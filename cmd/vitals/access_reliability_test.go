@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
 )
 
 // R6 of the reliability suite: access to a running vitals, end to end. The
@@ -43,11 +45,11 @@ func shortTempDir(t *testing.T) string {
 
 // runInBackground runs a command (vitals, most often) with env, its output
 // kept, and stops it (hard) when the test ends.
-func runInBackground(t *testing.T, env []string, name string, args ...string) (*exec.Cmd, *syncBuffer) {
+func runInBackground(t *testing.T, env []string, name string, args ...string) (*exec.Cmd, *syncbuf.Buffer) {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Env = env
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -58,7 +60,7 @@ func runInBackground(t *testing.T, env []string, name string, args ...string) (*
 }
 
 // waitFor waits (a guard only) until cond holds.
-func waitFor(t *testing.T, what string, logs *syncBuffer, cond func() bool) {
+func waitFor(t *testing.T, what string, logs *syncbuf.Buffer, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -106,7 +108,7 @@ func TestTheAPISocketIsOnlyItsOwnersAndGoesAwayWithVitals(t *testing.T) {
 	}
 	// With umask 000: were its mode left to the umask, the socket would be
 	// 0777.
-	start := func() (*exec.Cmd, *syncBuffer) {
+	start := func() (*exec.Cmd, *syncbuf.Buffer) {
 		t.Helper()
 		cmd, logs := runInBackground(t, os.Environ(), "sh", "-c", `umask 000 && exec "$0" "$@"`, vitals, "run", "-c", config(freeAddr(t)))
 		waitFor(t, "the API socket", logs, func() bool { _, err := os.Stat(sock); return err == nil })

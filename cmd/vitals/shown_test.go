@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
 )
 
 // What vitals prints of a secret: never the secret, whatever the output.
@@ -84,7 +86,7 @@ checks:
     failure-threshold: 1
 `, addr, filepath.Join(shortTempDir(t), "vitals.sock")))
 	cmd := exec.Command(vitals, "run", "-c", path, "--log-format", "json") // slog's JSON writes U+202E as it is
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -25,27 +25,9 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
 	"github.com/vitals-dev/vitals/health"
 )
-
-// syncBuffer is a bytes.Buffer that a command or a logger writes while the
-// test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // vitalsAPI runs one of the API commands as Main would: the same error to
 // exit code mapping, on a root of its own until root.go adds the commands.
@@ -105,7 +87,7 @@ func eventually(t *testing.T, code int, stdout, stderr string, args ...string) o
 type testAgent struct {
 	listen string // the probe endpoints' address
 	stop   func() error
-	logs   *syncBuffer
+	logs   *syncbuf.Buffer
 }
 
 // shortDir is a new directory with a path short enough for a socket's 108
@@ -126,7 +108,7 @@ func startAgent(t *testing.T, yaml string) *testAgent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &testAgent{logs: &syncBuffer{}}
+	a := &testAgent{logs: &syncbuf.Buffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- serve(ctx, c, slog.New(slog.NewTextHandler(a.logs, nil))) }()
@@ -274,7 +256,7 @@ checks:
 	}
 
 	// events --follow prints new events until interrupted, then exits 0.
-	var out syncBuffer
+	var out syncbuf.Buffer
 	followed := make(chan int, 1)
 	go func() { followed <- vitalsAPI(&out, io.Discard, "events", "--follow", "--after", fmt.Sprint(lastID)) }()
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), "check-failed  peer-config"); time.Sleep(10 * time.Millisecond) {
@@ -293,7 +275,7 @@ checks:
 	}
 
 	// Following when the agent stops: it says stopping, and the command ends, 0.
-	out = syncBuffer{}
+	out = syncbuf.Buffer{}
 	go func() {
 		followed <- vitalsAPI(&out, io.Discard, "events", "-f", "-o", "json", "--after", fmt.Sprint(lastID+1))
 	}()

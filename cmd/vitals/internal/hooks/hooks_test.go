@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -31,34 +32,14 @@ import (
 // test that passes never waits that long.
 const patience = 20 * time.Second
 
-// logs is a logger whose lines a test reads.
-type logs struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logs) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
-
 func newMonitor(opts ...health.Option) *health.Monitor {
 	return health.New(append([]health.Option{health.WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)
 }
 
 // start starts a Runner of specs over m, stopped when the test ends.
-func start(t *testing.T, m *health.Monitor, l *logs, redact func(string) string, specs ...hooks.Spec) *hooks.Runner {
+func start(t *testing.T, m *health.Monitor, l *syncbuf.Buffer, redact func(string) string, specs ...hooks.Spec) *hooks.Runner {
 	t.Helper()
-	r := hooks.New(specs, m, l.logger(), redact)
+	r := hooks.New(specs, m, l.Logger(), redact)
 	r.Start()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), patience)
@@ -159,7 +140,7 @@ func TestAWebhookGetsEventsInOrderAndRetriesAfterA500(t *testing.T) {
 		return http.StatusOK
 	})
 	m := newMonitor()
-	var l logs
+	var l syncbuf.Buffer
 	spec := webhook(rc.URL+"/hook", health.EventCheckFailed)
 	spec.Name = "operator"
 	spec.Webhook.Header = map[string][]string{"Authorization": {"Bearer hdr-secret-1"}, "X-Tag": {"a", "b"}}
@@ -192,7 +173,7 @@ func TestAWebhookGetsEventsInOrderAndRetriesAfterA500(t *testing.T) {
 	}
 	if out := l.String(); !strings.Contains(out, `msg="hook: attempt failed, trying again" hook=operator event=2 type=check-failed attempt=1`) ||
 		strings.Contains(out, "hdr-secret-1") {
-		t.Fatalf("logs:\n%s\nwant the failed attempt, without a header's value", out)
+		t.Fatalf("syncbuf.Buffer:\n%s\nwant the failed attempt, without a header's value", out)
 	}
 }
 
@@ -206,7 +187,7 @@ func TestAWebhookThatAlwaysFailsIsFailingAfterItsRetries(t *testing.T) {
 		return http.StatusNoContent
 	})
 	m := newMonitor()
-	var l logs
+	var l syncbuf.Buffer
 	spec := webhook(rc.URL+"/hook?token=tok-secret-2", health.EventCheckFailed)
 	spec.Webhook.Attempts = 3
 	redact := func(s string) string { return strings.ReplaceAll(s, "tok-secret-2", "xxxxx") }
@@ -242,7 +223,7 @@ vitals_hook_missed_events_total{hook="hook-1"} 0
 	out := l.String()
 	if strings.Count(out, "hook: attempt failed, trying again") != 2 || !strings.Contains(out, `msg="hook: event not delivered" hook=hook-1 event=1 type=check-failed attempts=3`) ||
 		strings.Contains(out, "tok-secret-2") {
-		t.Fatalf("logs:\n%s\nwant two retries and the failure, the token hidden", out)
+		t.Fatalf("syncbuf.Buffer:\n%s\nwant two retries and the failure, the token hidden", out)
 	}
 
 	// The next event delivered clears it.
@@ -257,7 +238,7 @@ vitals_hook_missed_events_total{hook="hook-1"} 0
 func TestAWebhookAnswered4xxIsNotRetried(t *testing.T) {
 	rc := newReceiver(t, func(int, health.Event) int { return http.StatusNotFound })
 	m := newMonitor()
-	var l logs
+	var l syncbuf.Buffer
 	r := start(t, m, &l, nil, webhook(rc.URL, health.EventCheckFailed))
 	m.Emit(failed("a"))
 	m.Emit(failed("b"))
@@ -276,14 +257,14 @@ func TestAWebhookThatGetsNoAnswerIsRetried(t *testing.T) {
 	url := ln.URL
 	ln.Close()
 	m := newMonitor()
-	var l logs
+	var l syncbuf.Buffer
 	spec := webhook(url, health.EventStopping)
 	spec.Webhook.Attempts = 2
 	r := start(t, m, &l, nil, spec)
 	m.Emit(health.Event{Type: health.EventStopping})
 	st := waitStatus(t, r, "given up", func(st hooks.Status) bool { return st.Failed == 1 })
 	if !strings.Contains(st.LastError, "connection refused") || !strings.Contains(l.String(), "attempts=2") {
-		t.Fatalf("status %+v, logs:\n%s", st, l.String())
+		t.Fatalf("status %+v, syncbuf.Buffer:\n%s", st, l.String())
 	}
 }
 
@@ -305,7 +286,7 @@ func TestASlowWebhookNeverHoldsUpTheMonitor(t *testing.T) {
 		}
 	})
 	m := newMonitor()
-	var l logs
+	var l syncbuf.Buffer
 	r := start(t, m, &l, nil, webhook(rc.URL, health.EventCheckFailed, health.EventCheckPassed))
 	m.Emit(failed("first"))
 	<-arrived // the hook is stuck in its first request from now on
@@ -356,7 +337,7 @@ func TestASlowWebhookNeverHoldsUpTheMonitor(t *testing.T) {
 func TestAHookTakesOnlyTheEventsItIsOn(t *testing.T) {
 	rc := newReceiver(t, nil)
 	m := newMonitor()
-	var l logs
+	var l syncbuf.Buffer
 	r := start(t, m, &l, nil, webhook(rc.URL, health.EventCheckFailed, health.EventServiceExited))
 	m.Emit(health.Event{Type: health.EventCheckPassed, Check: "a"})
 	m.Emit(failed("a"))
@@ -381,7 +362,7 @@ func TestAHookThatFallsBehindTheLogCountsWhatItMissed(t *testing.T) {
 		return http.StatusOK
 	})
 	m := newMonitor(health.WithEventLog(5))
-	var l logs
+	var l syncbuf.Buffer
 	r := start(t, m, &l, nil, webhook(rc.URL, health.EventCheckFailed))
 	m.Emit(failed("c1"))
 	<-arrived // the hook holds event 1 alone: 2 is not emitted yet
@@ -397,7 +378,7 @@ func TestAHookThatFallsBehindTheLogCountsWhatItMissed(t *testing.T) {
 		t.Fatalf("status %+v, want 14 missed, 6 delivered", st)
 	}
 	if out := l.String(); !strings.Contains(out, `msg="hook: fell behind the event log, events missed" hook=hook-1 missed=14 first=2 last=15`) {
-		t.Fatalf("logs:\n%s", out)
+		t.Fatalf("syncbuf.Buffer:\n%s", out)
 	}
 	const metric = `
 # HELP vitals_hook_missed_events_total Events the hook never saw: the event log dropped them while the hook was busy with older ones.
@@ -415,8 +396,8 @@ func TestStopDeliversWhatWasEmittedBeforeIt(t *testing.T) {
 		return http.StatusOK
 	})
 	m := newMonitor()
-	var l logs
-	r := hooks.New([]hooks.Spec{webhook(rc.URL, health.EventServiceExited, health.EventStopping)}, m, l.logger(), nil)
+	var l syncbuf.Buffer
+	r := hooks.New([]hooks.Spec{webhook(rc.URL, health.EventServiceExited, health.EventStopping)}, m, l.Logger(), nil)
 	r.Start()
 	for i := range 10 {
 		m.Emit(health.Event{Type: health.EventServiceExited, Service: "wg", PID: 100 + i, ExitCode: new(0)})
@@ -448,8 +429,8 @@ func TestStopGivesUpAtItsDeadline(t *testing.T) {
 	})
 	defer close(release) // before the receiver closes
 	m := newMonitor()
-	var l logs
-	r := hooks.New([]hooks.Spec{webhook(rc.URL, health.EventStopping)}, m, l.logger(), nil)
+	var l syncbuf.Buffer
+	r := hooks.New([]hooks.Spec{webhook(rc.URL, health.EventStopping)}, m, l.Logger(), nil)
 	r.Start()
 	m.Emit(health.Event{Type: health.EventStopping})
 	m.Emit(health.Event{Type: health.EventStopping})
@@ -464,7 +445,7 @@ func TestStopGivesUpAtItsDeadline(t *testing.T) {
 		t.Fatalf("status %+v, want the request under way failed", st)
 	}
 	if out := l.String(); !strings.Contains(out, `msg="hook: vitals stopped before these events were delivered" hook=hook-1 events=1`) {
-		t.Fatalf("logs:\n%s", out)
+		t.Fatalf("syncbuf.Buffer:\n%s", out)
 	}
 }
 
@@ -474,7 +455,7 @@ func TestAnExecHookGetsTheEventOnStdinAndInItsEnvironment(t *testing.T) {
 	dir := t.TempDir()
 	stdin, env := filepath.Join(dir, "stdin"), filepath.Join(dir, "env")
 	m := newMonitor()
-	var l logs
+	var l syncbuf.Buffer
 	r := start(t, m, &l, nil, hooks.Spec{Name: "charm", On: []health.EventType{health.EventServiceExited},
 		Exec: &hooks.ExecSpec{Command: []string{"sh", "-c", `cat > "$1"; env > "$2"`, "sh", stdin, env}}})
 	ev := m.Emit(health.Event{Type: health.EventServiceExited, Service: "wg-entrypoint", PID: 42, ExitCode: new(0),
@@ -515,7 +496,7 @@ func TestAnExecHookThatFailsIsLoggedWithItsOutputAndNotRunAgain(t *testing.T) {
 	dir := t.TempDir()
 	count := filepath.Join(dir, "count")
 	m := newMonitor()
-	var l logs
+	var l syncbuf.Buffer
 	r := start(t, m, &l, nil, hooks.Spec{On: []health.EventType{health.EventCheckFailed},
 		Exec: &hooks.ExecSpec{Command: []string{"sh", "-c", `echo run >> "$1"; echo "no route to charm" >&2; exit 3`, "sh", count}}})
 	m.Emit(failed("db"))
@@ -527,13 +508,13 @@ func TestAnExecHookThatFailsIsLoggedWithItsOutputAndNotRunAgain(t *testing.T) {
 		t.Fatalf("ran %q, want once", got)
 	}
 	if out := l.String(); !strings.Contains(out, `msg="hook: event not delivered" hook=hook-1 event=1 type=check-failed attempts=1 err="sh exited with status 3: no route to charm"`) {
-		t.Fatalf("logs:\n%s", out)
+		t.Fatalf("syncbuf.Buffer:\n%s", out)
 	}
 }
 
 func TestAFailedHooksOutputIsShownEscaped(t *testing.T) {
 	m := newMonitor()
-	r := start(t, m, &logs{}, nil, hooks.Spec{On: []health.EventType{health.EventCheckFailed},
+	r := start(t, m, &syncbuf.Buffer{}, nil, hooks.Spec{On: []health.EventType{health.EventCheckFailed},
 		Exec: &hooks.ExecSpec{Command: []string{"sh", "-c", `printf '\033]0;pwned\007 \342\200\256 \000'; exit 3`}}})
 	m.Emit(failed("db"))
 	st := waitStatus(t, r, "given up", func(st hooks.Status) bool { return st.Failed == 1 })
@@ -546,7 +527,7 @@ func TestAnExecHookPastItsTimeoutIsKilledWithItsGroup(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
 	m := newMonitor()
-	var l logs
+	var l syncbuf.Buffer
 	r := start(t, m, &l, nil, hooks.Spec{On: []health.EventType{health.EventCheckFailed},
 		Exec: &hooks.ExecSpec{Timeout: time.Second, Command: []string{"sh", "-c",
 			// A child in the background that outlives the shell but for the group kill.

@@ -1,7 +1,6 @@
 package kubereport_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +23,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube/kubetest"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kubereport"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/internal/kubeenv"
 )
@@ -219,26 +218,6 @@ func monitor(t *testing.T, sw *switchCheck) *health.Monitor {
 	return m
 }
 
-// logBuffer is a log that a test reads while the Reporter writes it.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
-
 // start starts a Reporter of o for the cluster's pod, stopped (within 10s)
 // at the end of the test.
 func (c *cluster) start(t *testing.T, o kubereport.Options) *kubereport.Reporter {
@@ -283,9 +262,9 @@ func TestEventsAndTheConditionFollowACheck(t *testing.T) {
 	sw := &switchCheck{}
 	m := monitor(t, sw)
 	waitFor(t, "the ready level passes", func() bool { return m.Passing(health.Ready) })
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	r := c.start(t, kubereport.Options{Monitor: m, Client: dynamicClient(t, c.env.Kubeconfig, nil),
-		Events: true, Condition: condition, Logger: logs.logger()})
+		Events: true, Condition: condition, Logger: logs.Logger()})
 
 	waitFor(t, "the condition is written", func() bool {
 		pc, err := c.podCondition(t)
@@ -356,9 +335,9 @@ func TestWhatTheAPIServerRefusesIsSaidOnceAndHoldsNothingUp(t *testing.T) {
 	m := monitor(t, sw)
 	probes := httptest.NewServer(m.Handler())
 	defer probes.Close()
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	c.start(t, kubereport.Options{Monitor: m, Client: dynamicClient(t, c.env.RestrictedKubeconfig, countStatusPatches),
-		Events: true, Condition: condition, Logger: logs.logger(),
+		Events: true, Condition: condition, Logger: logs.Logger(),
 		BackoffInitial: 20 * time.Millisecond, BackoffMax: 100 * time.Millisecond})
 
 	c.waitEvent(t, kubereport.ReasonCheckFailed, `Readiness check "db" failed`)
@@ -413,9 +392,9 @@ func TestTheConditionCatchesUpOnceTheAPIServerIsBack(t *testing.T) {
 	c := newCluster(t, env)
 	sw := &switchCheck{}
 	m := monitor(t, sw)
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	c.start(t, kubereport.Options{Monitor: m, Client: dynamicClient(t, env.Kubeconfig, nil),
-		Condition: condition, Logger: logs.logger(), BackoffMax: 2 * time.Second})
+		Condition: condition, Logger: logs.Logger(), BackoffMax: 2 * time.Second})
 	c.waitCondition(t, corev1.ConditionTrue, kubereport.ReasonChecksPassed)
 
 	if err := env.StopAPIServer(); err != nil {
@@ -502,9 +481,9 @@ func TestStopSaysWhatItLeftUnwritten(t *testing.T) {
 	c := newCluster(t, kubeenv.SharedFor(t))
 	// No rights at all: not even the pod can be read.
 	m := monitor(t, &switchCheck{})
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	r := kubereport.New(kubereport.Options{Monitor: m, Client: dynamicClient(t, c.env.RestrictedKubeconfig, nil),
-		Pod: c.pod.Name, Namespace: c.ns, Events: true, Condition: condition, Logger: logs.logger(),
+		Pod: c.pod.Name, Namespace: c.ns, Events: true, Condition: condition, Logger: logs.Logger(),
 		BackoffInitial: 20 * time.Millisecond})
 	r.Start()
 	waitFor(t, "the refusal is said", func() bool { return strings.Contains(logs.String(), "kubernetes: cannot read the pod") })

@@ -1,7 +1,6 @@
 package supervise
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
 	"github.com/vitals-dev/vitals/health"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
@@ -122,26 +122,8 @@ func TestStopForSaysWhyAndAStopDuringTheBackoffEndsIt(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer for two copying goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestTheOutputOfEveryRunGoesThroughCopyAndIsPassedOnBeforeItsExitIsTold(t *testing.T) {
-	var out, errs lockedBuffer
+	var out, errs syncbuf.Buffer
 	var mu sync.Mutex
 	streams := map[string]int{}
 	spec := Spec{Restart: OnFailure, BackoffInitial: time.Millisecond, Output: Output{Stdout: &out, Stderr: &errs,
@@ -200,7 +182,7 @@ func TestOnceFinishingTheWorkloadIsNotRestarted(t *testing.T) {
 
 func TestARunsOutputIsPassedOnBeforeItsExitIsTold(t *testing.T) {
 	t.Setenv(workloadtest.Env, "1")
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	var atExit []string
 	emit := func(e health.Event) {
 		if e.Type == health.EventServiceExited {
