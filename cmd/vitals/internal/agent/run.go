@@ -39,7 +39,7 @@ type run struct {
 // has: start, and stop. A part's stop does nothing more than what its start
 // did, so that every stop may run after a start failed or a server stopped.
 type part struct {
-	start func() error // nil: it started with a part before it
+	start func() error // nil: nothing of its own to start (the checks and the reaper start with the workload)
 	stop  func(*stopping)
 }
 
@@ -51,7 +51,10 @@ type stopping struct {
 }
 
 // parts are the agent's parts in the order in which they stop, each once
-// the one before it has stopped; they start in the same order.
+// the one before it has stopped. They start in the same order, which puts
+// the workload and its checks first and the servers after them, so that
+// the endpoints answer from checks that run; the API comes last, with the
+// workload it restarts.
 func (r *run) parts() []part {
 	return []part{
 		// Readiness fails first, before anything else is done or logged
