@@ -23,6 +23,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/agent"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
@@ -83,7 +84,17 @@ func eventually(t *testing.T, code int, stdout, stderr string, args ...string) o
 	return o
 }
 
-// testAgent is serve running a configuration, as vitals run does.
+// runAgent runs c as vitals run does, with no workload, until ctx ends.
+func runAgent(ctx context.Context, c *config.Config, logger *slog.Logger) error {
+	a, err := agent.New(c, agent.Options{Logger: logger})
+	if err != nil {
+		return err
+	}
+	_, err = a.Run(ctx)
+	return err
+}
+
+// testAgent is an agent running a configuration, as vitals run does.
 type testAgent struct {
 	listen string // the probe endpoints' address
 	stop   func() error
@@ -111,7 +122,7 @@ func startAgent(t *testing.T, yaml string) *testAgent {
 	a := &testAgent{logs: &syncbuf.Buffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- serve(ctx, c, slog.New(slog.NewTextHandler(a.logs, nil))) }()
+	go func() { served <- runAgent(ctx, c, slog.New(slog.NewTextHandler(a.logs, nil))) }()
 	var once sync.Once
 	var err2 error
 	a.stop = func() error {
@@ -120,7 +131,7 @@ func startAgent(t *testing.T, yaml string) *testAgent {
 			select {
 			case err2 = <-served:
 			case <-time.After(20 * time.Second):
-				err2 = errors.New("serve did not return within 20s")
+				err2 = errors.New("the agent did not return within 20s")
 			}
 		})
 		return err2
@@ -134,11 +145,11 @@ func startAgent(t *testing.T, yaml string) *testAgent {
 		}
 		select {
 		case err := <-served:
-			t.Fatalf("serve returned %v; logs:\n%s", err, a.logs.String())
+			t.Fatalf("the agent returned %v; logs:\n%s", err, a.logs.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("serve is not running after 10s; logs:\n%s", a.logs.String())
+			t.Fatalf("the agent is not running after 10s; logs:\n%s", a.logs.String())
 		}
 	}
 }
@@ -350,8 +361,8 @@ func TestRunNeedsItsTokenFileAndAFreeSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = serve(context.Background(), c, slog.New(slog.DiscardHandler))
-	if !errors.As(err, new(failed)) || err.Error() != "vitals run: serve the management API on "+sock+" (api: in vitals.yaml): something answers on "+sock+" already: is another vitals running?" {
+	err = runAgent(context.Background(), c, slog.New(slog.DiscardHandler))
+	if !errors.As(err, new(*agent.RunError)) || err.Error() != "vitals run: serve the management API on "+sock+" (api: in vitals.yaml): something answers on "+sock+" already: is another vitals running?" {
 		t.Fatalf("%v", err)
 	}
 }

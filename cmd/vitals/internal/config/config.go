@@ -544,3 +544,12 @@ func (d *decoder) service(n ast.Node, path string) *Service {
 	}
 	return s
 }
+
+// Default is the configuration of a vitals run given no file: no checks,
+// no service (the command line gives the workload), and every top-level
+// default (DefaultListen, DefaultAPI, details shown, no drain). The
+// environment's secrets are hidden as Load hides them. File is empty: no
+// file was read.
+func Default() *Config {
+	return &Config{Listen: DefaultListen, API: DefaultAPI, Details: true, redactor: redact.New(redact.Environ(os.Environ())...)}
+}

@@ -1,0 +1,222 @@
+// Package agent is vitals run: it builds the Monitor of a configuration,
+// its checks and every part around them (metrics, on-failure actions, hooks,
+// the workload's log streams, the probe, API and gRPC health servers, the
+// Kubernetes reporter), connects them, and runs them until vitals stops.
+//
+// New does everything that depends on the file alone and starts nothing: no
+// listener, no goroutine, no process. vitals validate calls it and stops
+// there, so a file that validates is a file that starts. Run first does what
+// depends on the command line and on where vitals runs (the workload's
+// command on PATH, its directory, the pod and its API server, the token
+// file, the listeners), before anything starts; then it starts the parts,
+// serves, and stops them in the one order written in parts.
+//
+// It sits above the parts it connects (api, hooks, kubereport, logwatch,
+// metrics, servers, supervise) and below the command line, which only loads
+// the file, calls New and Run, and turns the outcome into an exit code.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/metrics"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
+	"github.com/vitals-dev/vitals/health"
+)
+
+// Options are what an agent takes besides its file. The zero Options run the
+// file as it is, on the system clock, logging to slog.Default(), with no
+// second or third signal.
+type Options struct {
+	// Command is the workload's command given on the command line (after
+	// --); it wins over the file's service.command. Empty: the file's.
+	Command []string
+	// Logger receives vitals's own lines, through a LogQueue (see Run).
+	// Default slog.Default().
+	Logger *slog.Logger
+	// Clock is the Monitor's clock, and the drain's. Default the system
+	// clock; tests pass healthtest.NewClock. The graces of the stop (hooks,
+	// Kubernetes, the servers) bound waits on the world outside, and are
+	// measured on the system clock whatever Clock is.
+	Clock health.Clock
+	// Again is closed at a second stop signal: the drain ends at once, as
+	// people at a terminal expect of a second Ctrl-C. Nil: never.
+	Again <-chan struct{}
+	// Now ends at a third stop signal: the workload's group gets SIGKILL,
+	// and the hooks, Kubernetes and the servers get no more time. Every
+	// grace of the stop derives from it. Nil: never.
+	Now context.Context
+}
+
+// ConfigError is what is wrong with the file, or with what it names where
+// vitals runs (a command that is not on PATH, a directory that is not
+// there, a pod that cannot be named): nothing was started, and vitals run
+// exits 2.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// RunError is what kept vitals from serving: a listener that could not be
+// bound, a workload that could not be started, a server that stopped.
+// vitals run exits 1.
+type RunError struct{ Err error }
+
+func (e *RunError) Error() string { return e.Err.Error() }
+func (e *RunError) Unwrap() error { return e.Err }
+
+// ExitFailed is Run's code when a check with on-failure: exit failed: the
+// kubelet restarts the container.
+const ExitFailed = 1
+
+// Agent is one configuration's parts, built and connected, not running. Make
+// one with New; Run it once.
+type Agent struct {
+	cfg    *config.Config
+	opts   Options
+	logs   *health.LogQueue // in front of opts.Logger: vitals never waits on its own log
+	logger *slog.Logger
+	// spec is the workload, nil when there is none.
+	spec *supervise.Spec
+
+	monitor    *health.Monitor
+	heartbeats map[string]*health.Heartbeat
+	actions    *supervise.Actions
+	exitFor    chan string // the reason of the first on-failure: exit
+	hooks      *hooks.Runner
+	registry   *prometheus.Registry
+	probes     http.Handler // the probe endpoints and /metrics
+	// logChecks read the workload's output, through streams, which wake
+	// them at once when a line may change their answer.
+	logChecks []*logwatch.Check
+	streams   *logwatch.Streams
+	wake      wakeUps
+	// closers are the checks that keep a connection between runs.
+	closers []io.Closer
+}
+
+// New builds the agent of cfg: the Monitor with its checks, the metrics,
+// the on-failure actions, the hooks, the log streams and the probe
+// endpoints. It starts nothing, and depends on nothing but cfg and opts, so
+// that vitals validate can call it alone. The error is a *ConfigError.
+func New(cfg *config.Config, opts Options) (*Agent, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = context.Background()
+	}
+	logs := health.NewLogQueue(opts.Logger.Handler(), health.DefaultLogQueue)
+	a := &Agent{cfg: cfg, opts: opts, logs: logs, logger: slog.New(logs), spec: workload(cfg, opts.Command),
+		exitFor: make(chan string, 1)}
+	actionOf := map[string]string{}
+	for _, ch := range cfg.Checks {
+		if ch.OnFailure != config.OnFailureIgnore {
+			actionOf[ch.Name] = ch.OnFailure
+		}
+	}
+	a.actions = supervise.NewActions(actionOf, func(reason string) {
+		select {
+		case a.exitFor <- reason:
+		default:
+		}
+	}, a.logger)
+	collector := metrics.New()
+	a.monitor = health.New(health.WithLogger(a.logger), health.WithDetails(cfg.Details), health.WithRedaction(cfg.Redact),
+		health.WithClock(opts.Clock), health.WithRecorder(func(r health.Recorded) {
+			collector.Record(r)
+			a.actions.Record(r)
+		}))
+	collector.Attach(a.monitor)
+	if err := a.buildChecks(); err != nil {
+		return nil, redacted(&ConfigError{err}, cfg.Redact)
+	}
+	// The workload's output passes through, line by line, past the log
+	// checks; a line that may change a log check's answer runs it at once.
+	a.wake = newWakeUps(a.logChecks)
+	a.streams = logwatch.New(a.logChecks, a.wake.wake)
+	// Hooks follow the events from the first; they run off the engine's path.
+	a.hooks = hooks.New(cfg.Hooks, a.monitor, a.logger, cfg.Redact)
+	a.registry = prometheus.NewRegistry()
+	a.registry.MustRegister(collector, a.hooks, metrics.LogLinesDropped(logs.Dropped),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux := http.NewServeMux()
+	mux.Handle("/", a.monitor.Handler())
+	mux.Handle("/metrics", getOrHead(promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{ErrorLog: a.errorLog()})))
+	a.probes = mux
+	return a, nil
+}
+
+// buildChecks adds the file's checks to the Monitor: a heartbeat by its
+// ttl, the others as the loader built them. It keeps the log checks, which
+// the workload's output feeds, and the checks that hold a connection, which
+// are closed once the Monitor has stopped.
+func (a *Agent) buildChecks() error {
+	a.heartbeats = map[string]*health.Heartbeat{}
+	for _, ch := range a.cfg.Checks {
+		var err error
+		if ch.Heartbeat > 0 {
+			a.heartbeats[ch.Name], err = a.monitor.Heartbeat(ch.Name, ch.Heartbeat, ch.Level)
+		} else {
+			err = a.monitor.Add(ch.Check)
+		}
+		if err != nil { // the loader checked every check as this Monitor does
+			return fmt.Errorf("%s: check %s: %w", a.cfg.File, ch.Name, err)
+		}
+		if lc, ok := ch.Checker.(*logwatch.Check); ok {
+			a.logChecks = append(a.logChecks, lc)
+		}
+		if closer, ok := ch.Checker.(io.Closer); ok {
+			a.closers = append(a.closers, closer)
+		}
+	}
+	return nil
+}
+
+// errorLog is where the servers say what goes wrong with a connection.
+func (a *Agent) errorLog() *log.Logger { return slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn) }
+
+// redacted is err with the secrets in its text hidden by redact, of the
+// same kind (a *ConfigError or a *RunError); err itself when its text has
+// none. A command or a directory may hold an expanded ${DB_PASSWORD}.
+func redacted(err error, redact func(string) string) error {
+	msg := redact(err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	var bad *ConfigError
+	var failed *RunError
+	switch {
+	case errors.As(err, &bad):
+		return &ConfigError{errors.New(msg)}
+	case errors.As(err, &failed):
+		return &RunError{errors.New(msg)}
+	}
+	return errors.New(msg)
+}
+
+// getOrHead answers 405 to a method other than GET and HEAD, as the probe
+// endpoints do: a scrape reads, and nothing else is served there.
+func getOrHead(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, fmt.Sprintf("method %s not allowed: use GET or HEAD", r.Method), http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

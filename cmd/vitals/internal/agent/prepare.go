@@ -1,0 +1,205 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kubereport"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/servers"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
+)
+
+// prepare does, before anything starts, what depends on the command line
+// and on where vitals runs rather than on the file alone: whether there is
+// a workload for the checks that need one, the workload's command and
+// directory, the token file, the pod and its API server, the listeners.
+// vitals validate does none of it: the command may exist only in the image
+// the workload runs in.
+func (a *Agent) prepare() (*run, error) {
+	if err := a.checkCommandLine(); err != nil {
+		return nil, err
+	}
+	r := &run{Agent: a, failed: make(chan error, 3), endStreams: func() {}, stopActions: func() {},
+		unwatch: func() bool { return false }}
+	r.monitorCtx, r.stopMonitor = context.WithCancel(context.Background())
+	if err := r.checkWhereItRuns(); err != nil {
+		return nil, err
+	}
+	if a.cfg.Kubernetes != nil {
+		o, err := kubernetesOptions(a.cfg, a.logger)
+		if err != nil {
+			return nil, &ConfigError{err}
+		}
+		o.Monitor, o.Logger = a.monitor, a.logger
+		r.reporter, r.pod = kubereport.New(o), o.Namespace+"/"+o.Pod
+	}
+	if err := r.listen(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// checkCommandLine checks what the file needs of the command line: the
+// workload's command when the file has a service: without one, and a
+// workload for the checks that read its output or restart it.
+func (a *Agent) checkCommandLine() error {
+	c := a.cfg
+	if a.spec != nil && len(a.spec.Command) == 0 {
+		return &ConfigError{fmt.Errorf("%s: service: no command: give service.command, or the command after --", c.File)}
+	}
+	if a.spec != nil {
+		return nil
+	}
+	readsOutput := make(map[string]bool, len(a.logChecks))
+	for _, lc := range a.logChecks {
+		readsOutput[lc.Name()] = true
+	}
+	for _, ch := range c.Checks {
+		if readsOutput[ch.Name] {
+			return &ConfigError{fmt.Errorf("%s: checks.%s.log: a log check reads the workload's output: give service: in the file, or the command after --", c.File, ch.Name)}
+		}
+		if ch.OnFailure == config.OnFailureRestart {
+			return &ConfigError{fmt.Errorf("%s: checks.%s.on-failure: restart needs a workload to restart: give service: in the file, or the command after --", c.File, ch.Name)}
+		}
+	}
+	return nil
+}
+
+// checkWhereItRuns reads the TCP API's token, and looks for the workload's
+// command and directory.
+func (r *run) checkWhereItRuns() error {
+	c := r.cfg
+	if strings.HasPrefix(c.API, "tcp://") {
+		var err error
+		if r.token, err = api.ReadToken(c.APITokenFile); err != nil {
+			return &ConfigError{fmt.Errorf("%s: api-token-file: %w", c.File, err)}
+		}
+	}
+	if r.spec == nil {
+		return nil
+	}
+	where := "the command after --"
+	if c.Service != nil && slices.Equal(c.Service.Command, r.spec.Command) {
+		where = "service.command"
+	}
+	if _, err := exec.LookPath(r.spec.Command[0]); err != nil {
+		return &ConfigError{fmt.Errorf("%s: %s: %w", r.source(), where, err)}
+	}
+	if r.spec.Dir != "" {
+		if fi, err := os.Stat(r.spec.Dir); err != nil || !fi.IsDir() {
+			return &ConfigError{fmt.Errorf("%s: service.dir: %q is not a directory here", c.File, r.spec.Dir)}
+		}
+	}
+	return nil
+}
+
+// source is what errors name as the source of the configuration: the
+// file, or vitals run itself when it runs with no file.
+func (a *Agent) source() string {
+	if a.cfg.File == "" {
+		return "vitals run"
+	}
+	return a.cfg.File
+}
+
+// listen binds the probe endpoints', the API's and gRPC health's
+// listeners. Each listener's connections are capped, so that clients never
+// take the descriptors the checks and the workload need.
+func (r *run) listen() error {
+	c := r.cfg
+	caps, err := servers.CapsInForce(len(c.Checks), c.GRPCListen != "")
+	if err != nil {
+		return &RunError{fmt.Errorf("vitals run: %w", err)}
+	}
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return &RunError{fmt.Errorf("vitals run: serve the probe endpoints: %w", err)}
+	}
+	apiLn, err := api.Listen(c.API)
+	if err != nil {
+		ln.Close()
+		return &RunError{fmt.Errorf("vitals run: serve the management API on %s (%s): %w", c.API, r.in("api"), err)}
+	}
+	r.probeLn, r.apiLn = servers.Limit(ln, "probe", caps.Probe), servers.Limit(apiLn, "api", caps.API)
+	limited := []*servers.Listener{r.probeLn, r.apiLn}
+	if c.GRPCListen != "" {
+		grpcLn, err := net.Listen("tcp", c.GRPCListen)
+		if err != nil {
+			ln.Close()
+			apiLn.Close()
+			return &RunError{fmt.Errorf("vitals run: serve gRPC health on %s (%s): %w", c.GRPCListen, r.in("grpc-listen"), err)}
+		}
+		r.grpcLn = servers.Limit(grpcLn, "grpc", caps.GRPC)
+		limited = append(limited, r.grpcLn)
+	}
+	r.registry.MustRegister(servers.NewCollector(limited...))
+	return nil
+}
+
+// in says where key comes from, for errors: "api: in vitals.yaml", or "the
+// default api:" with no file.
+func (a *Agent) in(key string) string {
+	if a.cfg.File == "" {
+		return "the default " + key + ":"
+	}
+	return key + ": in " + a.cfg.File
+}
+
+// superviseWorkload starts the workload, its output going through the log
+// streams, which the wake-ups watch.
+func (r *run) superviseWorkload() error {
+	r.wake.start(r.monitorCtx, r.monitor)
+	spec := *r.spec
+	spec.Output = supervise.Output{Copy: r.streams.Copy}
+	// vitals writes the workload's output now: a closed standard output
+	// must be an error to drain past, not a SIGPIPE that kills vitals.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	// The checks start over whenever the workload does.
+	spec.Checks = startOver{r.monitor, r.streams}
+	sv, err := startWorkload(spec, r.monitor, r.logger)
+	if err != nil {
+		return &RunError{fmt.Errorf("vitals run: %w", err)}
+	}
+	r.sv, r.exited = sv, sv.Done()
+	return nil
+}
+
+// kubernetesOptions names the pod and connects to the API server for the
+// file's kubernetes: block, or says which of the two cannot be done: in a
+// pod, with its service account; elsewhere with KUBECONFIG or
+// ~/.kube/config. Nothing is asked of the API server yet.
+func kubernetesOptions(c *config.Config, logger *slog.Logger) (kubereport.Options, error) {
+	pod, namespace, err := kube.Pod()
+	if err != nil {
+		return kubereport.Options{}, fmt.Errorf("%s: %w", c.File, err)
+	}
+	cfg, _, err := kube.Connect(kube.Options{})
+	if err != nil {
+		return kubereport.Options{}, fmt.Errorf("%s: %w", c.File, err)
+	}
+	// The API server's warnings would go to klog once per request.
+	cfg.WarningHandler = rest.NoWarnings{}
+	// What client-go still says through klog (client-side throttling, say)
+	// goes to the agent's log, in its format, not to stderr in klog's.
+	klog.SetSlogLogger(logger)
+	client, err := kube.Dynamic(cfg)
+	if err != nil {
+		return kubereport.Options{}, fmt.Errorf("%s: %w", c.File, err)
+	}
+	return kubereport.Options{Client: client, Pod: pod, Namespace: namespace,
+		Events: c.Kubernetes.Events, Condition: c.Kubernetes.Condition, WithholdOutput: !c.Details}, nil
+}

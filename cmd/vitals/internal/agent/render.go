@@ -1,0 +1,114 @@
+package agent
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
+)
+
+// Render writes the agent's file back as YAML with every default filled
+// in (vitals validate --print). A kind's block is written as the file has
+// it, ${VAR} unexpanded, so that a secret from the environment is never
+// printed; a password written into a URL is masked.
+func (a *Agent) Render() string {
+	c := a.cfg
+	var b strings.Builder
+	fmt.Fprintf(&b, "listen: %q\n", c.Listen)
+	if c.GRPCListen != "" {
+		fmt.Fprintf(&b, "grpc-listen: %q\n", c.GRPCListen)
+	}
+	fmt.Fprintf(&b, "api: %q\n", c.API)
+	if c.APITokenFile != "" {
+		fmt.Fprintf(&b, "api-token-file: %q\n", c.APITokenFile)
+	}
+	fmt.Fprintf(&b, "details: %v\ndrain: %v\n", c.Details, c.Drain)
+	if s := c.Service; s != nil {
+		b.WriteString("service:\n")
+		if len(s.Command) > 0 {
+			fmt.Fprintf(&b, "  command: [%s]\n", quotedList(s.Command))
+		}
+		if len(s.Env) > 0 {
+			b.WriteString("  env:\n")
+			for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+				fmt.Fprintf(&b, "    %s: %q\n", k, c.Redact(s.Env[k]))
+			}
+		}
+		if s.Dir != "" {
+			fmt.Fprintf(&b, "  dir: %q\n", s.Dir)
+		}
+		fmt.Fprintf(&b, "  restart: %s\n  backoff: {initial: %v, max: %v}\n  stop-signal: %s\n  stop-timeout: %v\n",
+			s.Restart, s.BackoffInitial, s.BackoffMax, supervise.SignalName(s.StopSignal), s.StopTimeout)
+	}
+	renderHooks(&b, c)
+	if k := c.Kubernetes; k != nil {
+		fmt.Fprintf(&b, "kubernetes:\n  events: %v\n", k.Events)
+		if k.Condition != "" {
+			fmt.Fprintf(&b, "  condition: %q\n", k.Condition)
+		}
+	}
+	b.WriteString("checks:\n")
+	for _, ch := range c.Checks {
+		fmt.Fprintf(&b, "  %s:\n    level: %s\n", ch.Name, ch.Level)
+		fmt.Fprintf(&b, "    %s: %s\n", ch.Kind, c.Redact(ch.Source))
+		fmt.Fprintf(&b, "    on-failure: %s\n", ch.OnFailure)
+		if ch.Heartbeat != 0 {
+			continue // its ttl is all its timing
+		}
+		fmt.Fprintf(&b, "    period: %v\n    timeout: %v\n    initial-delay: %v\n", ch.Period, ch.Timeout, ch.InitialDelay)
+		fmt.Fprintf(&b, "    success-threshold: %d\n    failure-threshold: %d\n", ch.SuccessThreshold, ch.FailureThreshold)
+	}
+	return b.String()
+}
+
+// quotedList writes words as the items of a YAML flow list.
+func quotedList(words []string) string {
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		quoted[i] = strconv.Quote(w)
+	}
+	return strings.Join(quoted, ", ")
+}
+
+// renderHooks writes the file's hooks, if any, with every default filled in
+// and their secrets masked: a token in a header, and a webhook's URL shown as
+// the logs show it (no query, nothing past its first path segment).
+func renderHooks(b *strings.Builder, c *config.Config) {
+	if len(c.Hooks) == 0 {
+		return
+	}
+	redacted := func(words []string) string {
+		out := make([]string, len(words))
+		for i, w := range words {
+			out[i] = c.Redact(w)
+		}
+		return quotedList(out)
+	}
+	b.WriteString("hooks:\n")
+	for _, h := range c.Hooks {
+		on := make([]string, len(h.On))
+		for i, t := range h.On {
+			on[i] = string(t)
+		}
+		fmt.Fprintf(b, "  - name: %s\n    on: [%s]\n", h.Name, strings.Join(on, ", "))
+		if e := h.Exec; e != nil {
+			fmt.Fprintf(b, "    exec: {command: [%s], timeout: %v}\n", redacted(e.Command), e.Timeout)
+		}
+		if w := h.Webhook; w != nil {
+			fmt.Fprintf(b, "    webhook:\n      url: %q\n      method: %s\n", c.Redact(hooks.RedactedURL(w.URL)), w.Method)
+			if len(w.Header) > 0 {
+				b.WriteString("      headers:\n")
+				for _, name := range slices.Sorted(maps.Keys(w.Header)) {
+					fmt.Fprintf(b, "        %q: [%s]\n", name, redacted(w.Header[name]))
+				}
+			}
+			fmt.Fprintf(b, "      timeout: %v\n      retries: %d\n      backoff: {initial: %v, max: %v}\n",
+				w.Timeout, w.Attempts-1, w.BackoffInitial, w.BackoffMax)
+		}
+	}
+}

@@ -1,0 +1,316 @@
+package agent
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kubereport"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/servers"
+	"github.com/vitals-dev/vitals/health"
+)
+
+// run is an agent at work: what Run prepared where vitals runs, and the
+// parts as they start.
+type run struct {
+	*Agent
+	token    string               // the TCP API's bearer token; "" for the socket
+	reporter *kubereport.Reporter // nil without kubernetes:
+	pod      string               // NAMESPACE/NAME, with kubernetes:
+
+	probeLn, apiLn, grpcLn *servers.Listener // grpcLn nil without grpc-listen:
+	probeSrv, apiSrv       *http.Server      // nil until served
+	grpcSrv                *grpc.Server      // nil until served
+	endStreams             context.CancelFunc
+	failed                 chan error // a server that stopped serving
+
+	sv          *running        // nil without a workload, or until it started
+	exited      <-chan struct{} // closed once the workload has exited for good; nil without one
+	monitorCtx  context.Context
+	stopMonitor context.CancelFunc
+	started     bool // the Monitor started
+	stopActions context.CancelFunc
+	unwatch     func() bool // stops waiting for a third signal
+}
+
+// part is one piece of the running agent, with the lifecycle every piece
+// has: start, and stop. A part's stop does nothing more than what its start
+// did, so that every stop may run after a start failed or a server stopped.
+type part struct {
+	start func() error // nil: nothing of its own to start (the checks and the reaper start with the workload)
+	stop  func(*stopping)
+}
+
+// stopping is what the stop knows as it goes.
+type stopping struct {
+	why    string // what the stopping event says
+	code   int    // the exit code: ExitFailed, or the workload's
+	failed bool   // a part did not start, or a server stopped: no drain
+}
+
+// parts are the agent's parts in the order in which they stop, each once
+// the one before it has stopped. They start in the same order, which puts
+// the workload and its checks first and the servers after them, so that
+// the endpoints answer from checks that run; the API comes last, with the
+// workload it restarts.
+func (r *run) parts() []part {
+	return []part{
+		// Readiness fails first, before anything else is done or logged
+		// (the stopping event, which says why, then Drain, which would emit
+		// one of its own without it; neither waits on anything); then no
+		// more actions on failing checks, and no more restarts.
+		{stop: r.failReadiness},
+		// The probe server answers 503 through the drain, and until the
+		// workload has stopped. A second signal ends the drain; from its
+		// end on, a third waits for nothing more.
+		{stop: r.drain},
+		// The workload, and with it the checks, as the kubelet's start with
+		// the container, and the on-failure actions over both.
+		{start: r.startWorkload, stop: r.stopWorkload},
+		// Kubernetes learns of the checks off the engine's path: an API
+		// server that is slow or refuses delays no check and no probe
+		// answer. The condition says Draining since the stop began; what
+		// is left to write (the workload's exit among the Events) gets
+		// kubeGrace.
+		{start: r.startReporter, stop: r.stopReporter},
+		// The probe endpoints and /metrics: their answers in flight get
+		// shutdownTimeout.
+		{start: r.serveProbes, stop: r.stopProbes},
+		// gRPC health over the same Monitor: Drain told every Watch
+		// NOT_SERVING already, so a short grace for the calls in flight.
+		{start: r.serveGRPC, stop: r.stopGRPC},
+		// The checks (started with the workload) stop once nothing answers
+		// from them.
+		{stop: r.stopChecks},
+		// Dependency checks keep a connection between runs: say goodbye to
+		// the servers rather than let them log a dropped client.
+		{stop: r.closeCheckers},
+		// Every event emitted before the end reaches the hooks, the stop's
+		// too, within hookGrace.
+		{start: r.startHooks, stop: r.stopHooks},
+		// The API stays up until the checks have stopped and the hooks have
+		// delivered, so that those who follow the events see every one;
+		// then it removes its socket.
+		{start: r.serveAPI, stop: r.stopAPI},
+		// Last of all: once the checks, the workload and the hooks have
+		// stopped, no command of vitals's own runs, so every child left is
+		// an orphan of the workload.
+		{stop: r.killOrphans},
+	}
+}
+
+// Run runs the agent until ctx ends (the first stop signal), the workload
+// exits for good, or a check with on-failure: exit fails; then it fails
+// readiness, drains, and stops every part in the order of parts. The code
+// is the workload's exit code (0 without one), or ExitFailed. The error is a
+// *ConfigError when the file names what is not there where vitals runs,
+// and a *RunError when a part could not start or a server stopped; its
+// text is redacted as the checks' outputs are. Run it once.
+//
+// vitals never waits on its own log: every line goes through a LogQueue,
+// which drops what a sink that does not read cannot take, and counts it
+// (vitals_log_lines_dropped_total); Run gives its last lines
+// health.LogFlushGrace.
+func (a *Agent) Run(ctx context.Context) (code int, err error) {
+	defer a.logs.FlushWithin(health.LogFlushGrace) // a log that nobody reads holds up no exit
+	r, err := a.prepare()
+	if err != nil {
+		return 0, redacted(err, a.cfg.Redact)
+	}
+	parts := r.parts()
+	s := &stopping{}
+	for _, p := range parts {
+		if p.start == nil {
+			continue
+		}
+		if err = p.start(); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		r.logRunning()
+		err = r.serve(ctx, s)
+	}
+	s.failed = err != nil
+	for _, p := range parts {
+		p.stop(s)
+	}
+	r.unwatch()
+	if err != nil {
+		return 0, redacted(err, a.cfg.Redact)
+	}
+	r.logger.Info("stopped", "code", s.code)
+	return s.code, nil
+}
+
+// serve waits for the reason to stop.
+func (r *run) serve(ctx context.Context, s *stopping) error {
+	select {
+	case <-r.exited:
+		s.why = "the workload exited"
+	case <-ctx.Done():
+		s.why = "signal"
+	case reason := <-r.exitFor:
+		s.code, s.why = ExitFailed, reason
+	case err := <-r.failed:
+		return err
+	}
+	return nil
+}
+
+func (r *run) logRunning() {
+	var attrs []any
+	if r.cfg.File != "" {
+		attrs = append(attrs, "config", r.cfg.File)
+	}
+	attrs = append(attrs, "listen", r.probeLn.Addr().String())
+	if r.grpcLn != nil {
+		attrs = append(attrs, "grpc-listen", r.grpcLn.Addr().String())
+	}
+	if r.reporter != nil {
+		attrs = append(attrs, "pod", r.pod)
+	}
+	r.logger.Info("vitals running", append(attrs, "api", r.cfg.API, "checks", len(r.cfg.Checks))...)
+}
+
+func (r *run) failReadiness(s *stopping) {
+	if s.failed {
+		return
+	}
+	r.monitor.Emit(health.Event{Type: health.EventStopping, Output: s.why})
+	r.monitor.Drain()
+	r.stopActions()
+	if r.sv != nil {
+		r.sv.Finishing()
+	}
+	r.logger.Info("stopping: readiness fails from now on", "why", s.why, "drain", r.cfg.Drain)
+}
+
+func (r *run) drain(s *stopping) {
+	if s.failed {
+		return
+	}
+	fired, stop := r.after(r.cfg.Drain)
+	select {
+	case <-fired:
+	case <-r.exited:
+	case <-r.opts.Again:
+		r.logger.Info("a second signal: the drain ends now")
+	}
+	stop()
+	r.unwatch = context.AfterFunc(r.opts.Now, func() {
+		r.logger.Warn("a third signal: the workload's group is killed, and vitals stops without waiting")
+		if r.sv != nil {
+			r.sv.Kill()
+		}
+	})
+}
+
+// after is a timer of d on the agent's clock: its channel, and its Stop.
+func (a *Agent) after(d time.Duration) (<-chan time.Time, func() bool) {
+	if a.opts.Clock == nil {
+		t := time.NewTimer(d)
+		return t.C, t.Stop
+	}
+	t := a.opts.Clock.NewTimer(d)
+	return t.C(), t.Stop
+}
+
+func (r *run) startWorkload() error {
+	if r.spec != nil {
+		if err := r.superviseWorkload(); err != nil {
+			return err
+		}
+	}
+	r.monitor.Start(r.monitorCtx)
+	r.started = true
+	actionsCtx, stopActions := context.WithCancel(r.monitorCtx)
+	r.stopActions = stopActions
+	if r.sv == nil {
+		go r.actions.Run(actionsCtx, r.monitor, nil)
+	} else {
+		go r.actions.Run(actionsCtx, r.monitor, r.sv.Supervisor)
+	}
+	return nil
+}
+
+func (r *run) stopWorkload(s *stopping) {
+	r.stopActions()
+	if r.sv == nil {
+		return
+	}
+	if s.code == ExitFailed {
+		r.sv.StopFor(s.why)
+	} else {
+		r.sv.Stop()
+	}
+	<-r.sv.Done()
+	if s.code == 0 {
+		s.code = r.sv.ExitCode()
+	}
+}
+
+func (r *run) startReporter() error {
+	if r.reporter != nil {
+		r.reporter.Start()
+	}
+	return nil
+}
+
+func (r *run) stopReporter(*stopping) {
+	if r.reporter == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.opts.Now, kubeGrace)
+	defer cancel()
+	if err := r.reporter.Stop(ctx); err != nil {
+		r.logger.Warn("kubernetes: not everything was written", "err", err)
+	}
+}
+
+func (r *run) stopChecks(*stopping) {
+	r.stopMonitor()
+	if r.started {
+		<-r.monitor.Done()
+	}
+}
+
+func (r *run) closeCheckers(*stopping) {
+	for _, c := range r.closers {
+		c.Close()
+	}
+}
+
+func (r *run) startHooks() error {
+	r.hooks.Start()
+	return nil
+}
+
+func (r *run) stopHooks(*stopping) {
+	ctx, cancel := context.WithTimeout(r.opts.Now, hookGrace)
+	defer cancel()
+	if err := r.hooks.Stop(ctx); err != nil && len(r.cfg.Hooks) > 0 {
+		r.logger.Warn("hooks did not finish delivering", "err", err)
+	}
+}
+
+func (r *run) killOrphans(*stopping) {
+	if r.sv == nil {
+		return
+	}
+	r.sv.release()
+	if left := r.sv.KillOrphans(); len(left) > 0 {
+		r.logger.Warn("processes the workload left did not die of SIGKILL", "pids", left)
+	}
+}
+
+// hookGrace bounds how long, when vitals stops, the hooks have to deliver
+// the events emitted before.
+const hookGrace = 10 * time.Second
+
+// kubeGrace bounds how long, when vitals stops, the last state of the pod
+// condition and the last Events have to be written: the kubelet kills the
+// container at the end of its grace period, whatever is left to write.
+const kubeGrace = 2 * time.Second

@@ -1,0 +1,123 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/servers"
+	"github.com/vitals-dev/vitals/grpchealth"
+)
+
+// shutdownTimeout bounds how long the probe server, and then the API,
+// wait for answers in flight when vitals stops: they are short, and the
+// kubelet will not wait.
+const shutdownTimeout = 5 * time.Second
+
+// grpcGrace bounds the graceful stop of the gRPC health server.
+const grpcGrace = time.Second
+
+func (r *run) serveProbes() error {
+	r.probeSrv = servers.Probe(r.probes, r.probeLn, r.errorLog())
+	go func() {
+		err := r.probeSrv.Serve(r.probeLn)
+		r.failed <- &RunError{fmt.Errorf("vitals run: the probe server stopped: %w", err)}
+	}()
+	return nil
+}
+
+func (r *run) stopProbes(*stopping) {
+	if r.probeSrv == nil {
+		r.probeLn.Close()
+		return
+	}
+	r.shutdown(r.probeSrv, "probe server")
+}
+
+// shutdown stops srv within shutdownTimeout, saying so if it did not stop
+// cleanly.
+func (r *run) shutdown(srv *http.Server, what string) {
+	ctx, cancel := context.WithTimeout(r.opts.Now, shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		r.logger.Warn(what+" did not stop cleanly", "err", err)
+	}
+}
+
+func (r *run) serveGRPC() error {
+	if r.grpcLn == nil {
+		return nil
+	}
+	// Drain turns every service NOT_SERVING, as the probe endpoints fail
+	// readiness.
+	r.grpcSrv = grpc.NewServer(servers.GRPC()...)
+	healthpb.RegisterHealthServer(r.grpcSrv, grpchealth.NewServer(r.monitor))
+	go func() {
+		err := r.grpcSrv.Serve(r.grpcLn)
+		r.failed <- &RunError{fmt.Errorf("vitals run: the gRPC health server stopped: %w", err)}
+	}()
+	return nil
+}
+
+// stopGRPC stops the gRPC server gracefully within grpcGrace, then at once:
+// Watch streams end only when their clients go, which a graceful stop would
+// wait for.
+func (r *run) stopGRPC(*stopping) {
+	switch {
+	case r.grpcSrv != nil:
+	case r.grpcLn != nil:
+		r.grpcLn.Close()
+		return
+	default:
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.opts.Now, grpcGrace)
+	defer cancel()
+	stopped := make(chan struct{})
+	go func() {
+		r.grpcSrv.GracefulStop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+		r.grpcSrv.Stop()
+		<-stopped
+	}
+}
+
+// serveAPI serves the management API, with the workload to restart when
+// there is one.
+func (r *run) serveAPI() error {
+	opts := []api.Option{api.WithHooks(func() any { return r.hooks.Status() })}
+	if r.sv != nil {
+		opts = append(opts, api.WithService(r.sv.Supervisor))
+	}
+	r.apiSrv = servers.API(api.New(r.monitor, r.heartbeats, r.token, opts...), r.apiLn, r.errorLog())
+	// Long waits for events and event streams end with streams, so that
+	// they do not hold up the API's shutdown.
+	streams, endStreams := context.WithCancel(context.Background())
+	r.apiSrv.BaseContext = func(net.Listener) context.Context { return streams }
+	r.endStreams = endStreams
+	go func() {
+		err := r.apiSrv.Serve(r.apiLn)
+		r.failed <- &RunError{fmt.Errorf("vitals run: the management API stopped: %w", err)}
+	}()
+	return nil
+}
+
+func (r *run) stopAPI(*stopping) {
+	if r.apiSrv == nil {
+		r.apiLn.Close()
+		return
+	}
+	r.endStreams()
+	r.shutdown(r.apiSrv, "management API")
+}

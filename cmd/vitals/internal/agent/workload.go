@@ -1,0 +1,111 @@
+package agent
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
+	"github.com/vitals-dev/vitals/health"
+)
+
+// workload is the service to supervise: the file's, with the command after
+// -- instead of the file's; nil when there is none.
+func workload(c *config.Config, args []string) *supervise.Spec {
+	if c.Service == nil && len(args) == 0 {
+		return nil
+	}
+	spec := supervise.Spec{}
+	if s := c.Service; s != nil {
+		spec = supervise.Spec{Command: s.Command, Env: s.Env, Dir: s.Dir, Restart: s.Restart, BackoffInitial: s.BackoffInitial,
+			BackoffMax: s.BackoffMax, StopSignal: s.StopSignal, StopTimeout: s.StopTimeout}
+	} else {
+		spec.StopTimeout = supervise.DefaultStopTimeout
+	}
+	if len(args) > 0 {
+		spec.Command = args
+	}
+	return &spec
+}
+
+// running is a supervised workload with its reaper and forwarded signals.
+type running struct {
+	*supervise.Supervisor
+	// release stops the forwarding of signals and closes the reaper.
+	release func()
+	// KillOrphans kills and reaps what the workload left outside its
+	// process group and handed to vitals (see supervise.Reaper.KillOrphans).
+	KillOrphans func() (left []int)
+}
+
+// startWorkload makes vitals a subreaper (unless it is PID 1), starts the
+// workload with its events going to m, and forwards signals to it.
+func startWorkload(spec supervise.Spec, m *health.Monitor, logger *slog.Logger) (*running, error) {
+	if err := supervise.BecomeSubreaper(); err != nil {
+		logger.Warn("cannot become a subreaper: orphans of the workload go to PID 1", "err", err)
+	}
+	reaper := supervise.NewReaper(true)
+	sv, err := supervise.Start(spec, func(e health.Event) { m.Emit(e) }, logger, reaper)
+	if err != nil {
+		reaper.Close()
+		return nil, err
+	}
+	stopForwarding := sv.Forward()
+	return &running{sv, func() { stopForwarding(); reaper.Close() }, reaper.KillOrphans}, nil
+}
+
+// startOver is what starts over with the workload: the checks, and what
+// the log checks saw.
+type startOver struct {
+	m       *health.Monitor
+	streams *logwatch.Streams
+}
+
+func (s startOver) Pause(reason string) {
+	s.streams.Reset()
+	s.m.Pause(reason)
+}
+
+func (s startOver) Reset(reason string) {
+	s.streams.Reset()
+	s.m.Reset(reason)
+}
+
+// wakeUps run a log check at once when the workload's Streams say that a
+// line may change its answer: off the copying goroutine, one run at a time
+// per check (a wake while one runs is kept).
+type wakeUps map[*logwatch.Check]chan struct{}
+
+func newWakeUps(checks []*logwatch.Check) wakeUps {
+	w := make(wakeUps, len(checks))
+	for _, c := range checks {
+		w[c] = make(chan struct{}, 1)
+	}
+	return w
+}
+
+// wake is what the Streams call; it never blocks.
+func (w wakeUps) wake(c *logwatch.Check) {
+	select {
+	case w[c] <- struct{}{}:
+	default:
+	}
+}
+
+// start runs each check's wake-ups on m, on a goroutine of its own, until
+// ctx ends.
+func (w wakeUps) start(ctx context.Context, m *health.Monitor) {
+	for c, ch := range w {
+		go func() {
+			for {
+				select {
+				case <-ch:
+					m.RunNow(ctx, c.Name())
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+}
