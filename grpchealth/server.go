@@ -237,11 +237,11 @@ func (s *Server) join() (*feed, func()) {
 // each batch, until ctx ends: when the last stream does.
 func (s *Server) follow(ctx context.Context, follower *health.Follower, f *feed) {
 	for {
-		events, missed, err := follower.Next(ctx)
+		events, gap, err := follower.Next(ctx)
 		if err != nil {
 			return
 		}
-		f.add(events, missed > 0, s.now())
+		f.add(events, gap.Len() > 0, s.now())
 	}
 }
 

@@ -165,7 +165,7 @@ func (m *Monitor) Events(after uint64) []Event {
 // above after, or ctx ends (then it returns ctx's error). A reader that is slow
 // or gone never holds up the Monitor: events are kept in a bounded log, not
 // sent down channels. A reader that waits again and again is simpler as a
-// Follower, which also counts what it missed.
+// Follower, which also says what it missed.
 func (m *Monitor) WaitEvents(ctx context.Context, after uint64) ([]Event, error) {
 	evs, _, err := m.Follow(after).Next(ctx)
 	return evs, err

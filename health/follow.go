@@ -12,14 +12,14 @@ import (
 //
 // It holds no goroutine and nothing of the Monitor's but a place in its
 // bounded log: a reader that is slow or gone never holds up the Monitor, it
-// misses what the log dropped meanwhile, and Next counts it. A Follower that
-// is dropped without Close leaves nothing behind.
+// misses what the log dropped meanwhile, and Next says which (a Gap). A
+// Follower that is dropped without Close leaves nothing behind.
 //
 // Next is for one goroutine at a time; Close may be called from any
 // goroutine, as often as wanted.
 type Follower struct {
 	m      *Monitor
-	cursor uint64 // the ID of the last event Next returned; Next's alone
+	cursor uint64 // the ID of the last event Next returned or passed in a gap; Next's alone
 
 	// guarded by Monitor.mu
 	closed bool
@@ -41,21 +41,35 @@ func (m *Monitor) Follow(after uint64) *Follower {
 	return &Follower{m: m, cursor: after, done: make(chan struct{})}
 }
 
+// Gap is a run of events that a Follower missed: the log dropped them (it
+// keeps the last WithEventLog) before the Follower read them. First and Last
+// are their IDs; the zero Gap is none.
+type Gap struct{ First, Last uint64 }
+
+// Len is how many events the gap is: 0 for none.
+func (g Gap) Len() uint64 {
+	if g.First == 0 {
+		return 0
+	}
+	return g.Last - g.First + 1
+}
+
 // Next returns the events past the cursor, oldest first, and moves the
 // cursor to the last of them. It waits while there are none, until one is
 // emitted, ctx ends (then it returns ctx's error), or Close. It returns
 // the events there are even when ctx has ended: only a wait ends with it, so
 // an event emitted just before a reader's context ends is still read.
 //
-// missed counts the events the log dropped before the Follower read them
-// (it keeps the last WithEventLog): they came right before the first event
-// returned, which is the first one kept.
+// gap is the events the log dropped before the Follower read them, right
+// before the first event returned: every event is either returned once or in
+// one gap.
 //
 // After Close, Next returns the events emitted before Close that it has not
 // returned yet, without waiting, and then io.EOF: a reader that stops
 // finishes the events of the stop (a service-exited, a stopping) and no
-// later ones.
-func (f *Follower) Next(ctx context.Context) (events []Event, missed uint64, err error) {
+// later ones. When the log dropped the last of those unread, io.EOF comes
+// with their gap.
+func (f *Follower) Next(ctx context.Context) (events []Event, gap Gap, err error) {
 	for {
 		f.m.mu.Lock()
 		evs := f.m.events.after(f.cursor)
@@ -70,15 +84,15 @@ func (f *Follower) Next(ctx context.Context) (events []Event, missed uint64, err
 			evs = evs[:max(int64(until)-int64(evs[0].ID)+1, 0)]
 		}
 		if len(evs) > 0 {
-			missed = evs[0].ID - f.cursor - 1
+			gap = f.skip(evs[0].ID - 1)
 			f.cursor = evs[len(evs)-1].ID
-			return evs, missed, nil
+			return evs, gap, nil
 		}
 		if closed {
-			return nil, 0, io.EOF
+			return nil, f.skip(until), io.EOF
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, 0, err
+			return nil, Gap{}, err
 		}
 		select {
 		case <-changed:
@@ -86,6 +100,17 @@ func (f *Follower) Next(ctx context.Context) (events []Event, missed uint64, err
 		case <-ctx.Done(): // read once more: events may have come with the end
 		}
 	}
+}
+
+// skip moves the cursor to id, past events it never returned, and returns
+// their gap.
+func (f *Follower) skip(id uint64) Gap {
+	if id <= f.cursor {
+		return Gap{}
+	}
+	g := Gap{First: f.cursor + 1, Last: id}
+	f.cursor = id
+	return g
 }
 
 // Close makes Next return the events emitted before it and then io.EOF, and

@@ -343,12 +343,12 @@ func (r *Runner) Stop(ctx context.Context) error {
 // Stop, from the log by cursor.
 func (r *Runner) follow(h *hook) {
 	for {
-		evs, missed, err := h.follower.Next(r.delivering)
+		evs, gap, err := h.follower.Next(r.delivering)
+		if gap.Len() > 0 {
+			r.missed(h, gap)
+		}
 		if err != nil {
 			return // io.EOF: every event emitted before Stop is handled
-		}
-		if missed > 0 {
-			r.missed(h, evs[0].ID, missed)
 		}
 		for i, ev := range evs {
 			if r.delivering.Err() != nil {
@@ -372,8 +372,12 @@ func (r *Runner) leftBehind(h *hook, rest []health.Event) {
 				n++
 			}
 		}
+		var gap health.Gap
 		var err error
-		if rest, _, err = h.follower.Next(r.delivering); err != nil {
+		if rest, gap, err = h.follower.Next(r.delivering); gap.Len() > 0 {
+			r.missed(h, gap)
+		}
+		if err != nil {
 			break // io.EOF: Stop closed it, so Next never waits here
 		}
 	}
@@ -382,13 +386,13 @@ func (r *Runner) leftBehind(h *hook, rest []health.Event) {
 	}
 }
 
-// missed records that the log dropped the n events before next before h
-// read them.
-func (r *Runner) missed(h *hook, next, n uint64) {
+// missed records that the log dropped the events of gap before h read
+// them.
+func (r *Runner) missed(h *hook, gap health.Gap) {
 	r.logger.Error("hook: fell behind the event log, events missed", "hook", h.spec.Name,
-		"missed", n, "first", next-n, "last", next-1)
+		"missed", gap.Len(), "first", gap.First, "last", gap.Last)
 	h.mu.Lock()
-	h.st.Missed += n
+	h.st.Missed += gap.Len()
 	h.mu.Unlock()
 }
 
