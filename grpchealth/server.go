@@ -3,7 +3,6 @@ package grpchealth
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -46,10 +45,6 @@ import (
 type Server struct {
 	healthpb.UnimplementedHealthServer
 	m *health.Monitor
-
-	// seen is the highest event id the Server has read: it reads the log
-	// from there, not from its start, to find the last one.
-	seen atomic.Uint64
 
 	mu       sync.Mutex
 	streams  int                // Watch streams open
@@ -200,31 +195,14 @@ const startTries = 3
 // settles for the id before its last read: a change may then be sent twice,
 // none is missed.
 func (s *Server) start(name string) (service, uint64) {
-	cursor := s.lastEvent()
+	cursor := s.m.LastEventID()
 	for tries := 1; ; tries++ {
 		sv := s.now().service(name)
-		later := s.m.Events(cursor)
-		if len(later) == 0 || tries == startTries {
+		last := s.m.LastEventID()
+		if last == cursor || tries == startTries {
 			return sv, cursor
 		}
-		cursor = later[len(later)-1].ID
-	}
-}
-
-// lastEvent returns the id of the Monitor's last event, reading the log
-// only from the last id the Server has seen.
-func (s *Server) lastEvent() uint64 {
-	id := s.seen.Load()
-	if events := s.m.Events(id); len(events) > 0 {
-		id = events[len(events)-1].ID
-		s.saw(id)
-	}
-	return id
-}
-
-// saw notes that event id exists, for lastEvent.
-func (s *Server) saw(id uint64) {
-	for old := s.seen.Load(); id > old && !s.seen.CompareAndSwap(old, id); old = s.seen.Load() {
+		cursor = last
 	}
 }
 
@@ -239,8 +217,9 @@ func (s *Server) join() (*feed, func()) {
 	defer s.mu.Unlock()
 	if s.streams == 0 {
 		ctx, cancel := context.WithCancel(context.Background())
-		s.feed, s.stopFeed = newFeed(s.lastEvent()), cancel
-		go s.follow(ctx, s.feed)
+		last := s.m.LastEventID()
+		s.feed, s.stopFeed = newFeed(last), cancel
+		go s.follow(ctx, s.m.Follow(last), s.feed)
 	}
 	s.streams++
 	f := s.feed
@@ -254,18 +233,15 @@ func (s *Server) join() (*feed, func()) {
 	}
 }
 
-// follow copies the Monitor's events into f, with a view read after each
-// batch, until ctx ends.
-func (s *Server) follow(ctx context.Context, f *feed) {
-	cursor := f.last
+// follow copies the events that follower reads into f, with a view read after
+// each batch, until ctx ends: when the last stream does.
+func (s *Server) follow(ctx context.Context, follower *health.Follower, f *feed) {
 	for {
-		events, err := s.m.WaitEvents(ctx, cursor)
+		events, gap, err := follower.Next(ctx)
 		if err != nil {
 			return
 		}
-		cursor = events[len(events)-1].ID
-		s.saw(cursor)
-		f.add(events, s.now())
+		f.add(events, gap.Len() > 0, s.now())
 	}
 }
 
@@ -290,11 +266,12 @@ func newFeed(last uint64) *feed {
 	return &feed{last: last, changed: make(chan struct{})}
 }
 
-// add adds events that follow the last ones, and the view read after them.
-func (f *feed) add(events []health.Event, v *view) {
+// add adds events that follow the last ones, and the view read after them;
+// gap says that the Monitor's log dropped events between.
+func (f *feed) add(events []health.Event, gap bool, v *view) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if events[0].ID != f.last+1 {
+	if gap {
 		// The Monitor's log dropped events before they were read: so does
 		// the feed, so that a stream sees the gap where it reads.
 		f.n = 0

@@ -204,6 +204,7 @@ func TestWatchTurnsEveryServiceNotServingOnDrain(t *testing.T) {
 // then reads nothing until released: every later send blocks, as it does
 // when a client has stopped reading.
 type blockedStream struct {
+	srv     *grpchealth.Server // the stream's own
 	mu      sync.Mutex
 	sent    []healthpb.HealthCheckResponse_ServingStatus
 	release chan struct{}
@@ -213,8 +214,8 @@ type blockedStream struct {
 // over m, until the test ends, and returns once it has its first status.
 func watchBlocked(t *testing.T, m *health.Monitor, service string) *blockedStream {
 	t.Helper()
-	b := &blockedStream{release: make(chan struct{})}
 	srv := grpchealth.NewServer(m)
+	b := &blockedStream{srv: srv, release: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	ended := make(chan error, 1)
 	go func() {
@@ -290,14 +291,21 @@ func TestAWatchStreamThatFallsBehindTheLogGoesOnFromThePresent(t *testing.T) {
 	db := add(t, m, "db", health.Ready)
 	start(t, m)
 	slow := watchBlocked(t, m, "db")
-	// Each flip is two events (the check's and readiness's): 600 flips are
-	// more than the 1000 events kept.
+	// Each flip is two events (the check's and readiness's): the 599 after
+	// the first are more than the 1000 events kept. The stream is stuck in
+	// sending the first flip before the others come, so that it has read
+	// none of them (read in one batch with the first, they would all be
+	// sent), and it is released once the feed has them all (a feed that
+	// lags holds what the stream reads next).
 	const flips = 600
-	pass := true
-	for range flips {
+	pass := false
+	set(t, m, "db", db, pass)
+	waitFor(t, "the blocked stream's second status", func() bool { return len(slow.statuses()) == 2 })
+	for range flips - 1 {
 		pass = !pass
 		set(t, m, "db", db, pass)
 	}
+	waitFor(t, "the feed to hold every flip", func() bool { return slow.srv.FedUpTo() == m.LastEventID() })
 	slow.unblock()
 	waitFor(t, "the slow stream catching up", func() bool {
 		s := slow.statuses()

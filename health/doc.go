@@ -30,7 +30,9 @@
 // deadline passes.
 //
 // Every change of status is an Event in a bounded log, read by cursor with
-// Events or WaitEvents; a slow reader never holds up a check.
+// Events, or followed with a Follower (Follow), which waits for the next
+// events, counts those a slow reader missed, and ends after the events
+// emitted before its Close; a slow reader never holds up a check.
 //
 // The probe endpoints speak the kube-apiserver's text format (?verbose,
 // ?exclude=) and the IETF application/health+json format, and Checker gives

@@ -164,23 +164,19 @@ func (m *Monitor) Events(after uint64) []Event {
 // WaitEvents is Events that blocks until there is at least one event with an ID
 // above after, or ctx ends (then it returns ctx's error). A reader that is slow
 // or gone never holds up the Monitor: events are kept in a bounded log, not
-// sent down channels.
+// sent down channels. A reader that waits again and again is simpler as a
+// Follower, which also says what it missed.
 func (m *Monitor) WaitEvents(ctx context.Context, after uint64) ([]Event, error) {
-	for {
-		m.mu.Lock()
-		evs := m.events.after(after)
-		changed := m.events.changed
-		m.events.waited = true
-		m.mu.Unlock()
-		if len(evs) > 0 {
-			return evs, nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
+	evs, _, err := m.Follow(after).Next(ctx)
+	return evs, err
+}
+
+// LastEventID returns the ID of the last event emitted, 0 before the first:
+// Follow(LastEventID()) follows what comes from now on.
+func (m *Monitor) LastEventID() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.events.lastID
 }
 
 // Emit adds an event of the caller's to the log, such as the agent's

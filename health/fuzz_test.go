@@ -1,6 +1,9 @@
 package health_test
 
 import (
+	"context"
+	"errors"
+	"io"
 	"testing"
 
 	"github.com/vitals-dev/vitals/health"
@@ -47,6 +50,69 @@ func FuzzEventsCursor(f *testing.F) {
 					t.Fatalf("op %d: Events(%d)[%d] has id %d, want %d", i, after, j, e.ID, wantID)
 				}
 			}
+		}
+	})
+}
+
+// FuzzFollower drives the event log with any size, emits, reads and a Close,
+// and follows it: every event up to the Close is either returned once or in
+// one gap, in the order of the ids, and nothing after the Close is returned.
+//
+//	go test -fuzz FuzzFollower -fuzztime 10m ./health/
+func FuzzFollower(f *testing.F) {
+	f.Add(uint8(4), []byte{10, 1, 30, 1, 3, 200, 1, 1})
+	f.Add(uint8(1), []byte{4, 3, 4, 1, 1})
+	f.Add(uint8(3), []byte{6, 1, 6, 3, 20, 1, 1, 1})
+	f.Fuzz(func(t *testing.T, size uint8, ops []byte) {
+		m := health.New(health.WithEventLog(int(size%16) + 1))
+		fl := m.Follow(0)
+		ended, cancel := context.WithCancel(context.Background())
+		cancel()
+		var (
+			emitted, seen uint64 // the last id emitted; the last returned or in a gap
+			until         uint64 // the last id before Close
+			closed, eof   bool
+		)
+		for i, op := range append(ops, 1, 1) { // two reads at the end
+			switch {
+			case op%4 == 0: // emit op/4 % 9 events
+				for range op / 4 % 9 {
+					emitted = m.Emit(health.Event{Type: health.EventStopping}).ID
+				}
+			case op%4 == 3 && !closed:
+				fl.Close()
+				closed, until = true, emitted
+			default:
+				evs, gap, err := fl.Next(ended)
+				if gap.Len() > 0 {
+					if gap.First != seen+1 || (len(evs) > 0 && evs[0].ID != gap.Last+1) {
+						t.Fatalf("op %d: gap %+v after id %d, before %v", i, gap, seen, evs)
+					}
+					seen = gap.Last
+				}
+				for _, e := range evs {
+					if e.ID != seen+1 {
+						t.Fatalf("op %d: id %d after %d", i, e.ID, seen)
+					}
+					seen = e.ID
+				}
+				switch {
+				case closed && seen > until:
+					t.Fatalf("op %d: id %d read, emitted after the Close at %d", i, seen, until)
+				case errors.Is(err, io.EOF):
+					if !closed || seen != until {
+						t.Fatalf("op %d: io.EOF at id %d, closed %v at %d", i, seen, closed, until)
+					}
+					eof = true
+				case err != nil && (closed || seen != emitted):
+					t.Fatalf("op %d: %v at id %d of %d, closed %v", i, err, seen, emitted, closed)
+				case err == nil && (len(evs) == 0 || !closed && seen != emitted):
+					t.Fatalf("op %d: read to id %d of %d", i, seen, emitted)
+				}
+			}
+		}
+		if closed && !eof {
+			t.Fatalf("closed at %d, and read to %d without io.EOF", until, seen)
 		}
 	})
 }

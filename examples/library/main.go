@@ -94,9 +94,9 @@ func run(listen string, runFor time.Duration) error {
 	m.Start(ctx)
 	events := make(chan health.Event)
 	go func() {
-		var cursor uint64
+		follower := m.Follow(0)
 		for {
-			evs, err := m.WaitEvents(ctx, cursor)
+			evs, _, err := follower.Next(ctx)
 			if err != nil {
 				return
 			}
@@ -106,7 +106,6 @@ func run(listen string, runFor time.Duration) error {
 				case <-ctx.Done():
 					return
 				}
-				cursor = e.ID
 			}
 		}
 	}()

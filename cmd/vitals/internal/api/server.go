@@ -287,13 +287,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if wait > 0 {
-		ctx, cancel := context.WithTimeout(r.Context(), min(wait, MaxWait))
-		s.m.WaitEvents(ctx, after) // an error is the wait ending: answer what there is, [] most likely
-		cancel()
-	}
-	evs := s.m.Events(after)
-	if evs == nil {
+	// Without a wait, the context has ended already: Next answers what there
+	// is at once. An error is the wait ending with nothing: [].
+	ctx, cancel := context.WithTimeout(r.Context(), min(wait, MaxWait))
+	evs, _, err := s.m.Follow(after).Next(ctx)
+	cancel()
+	if err != nil {
 		evs = []health.Event{}
 	}
 	writeJSON(w, http.StatusOK, evs)
@@ -315,16 +314,17 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, after uint64) {
 	w.WriteHeader(http.StatusOK)
 	rc.Flush()
 	ctx := r.Context()
+	follower := s.m.Follow(after)
 	for {
 		wait, cancel := context.WithTimeout(ctx, keepalive)
-		_, err := s.m.WaitEvents(wait, after)
+		// Next reads what is there even once ctx has ended, so that events
+		// emitted just before the end (the agent's "stopping") are written
+		// before the stream ends.
+		evs, _, err := follower.Next(wait)
 		cancel()
-		// Events emitted just before the end (the agent's "stopping") are
-		// written before the stream ends.
-		for _, e := range s.m.Events(after) {
+		for _, e := range evs {
 			data, _ := json.Marshal(e) // an Event always encodes
 			fmt.Fprintf(w, "id: %d\ndata: %s\n\n", e.ID, data)
-			after = e.ID
 		}
 		if err != nil && ctx.Err() == nil {
 			fmt.Fprint(w, ": keepalive\n\n")

@@ -45,7 +45,7 @@ func (s *Server) restartService(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, "%s is not running: it is between an exit and its restart, or has stopped", s.service.Name())
 		return
 	}
-	after := lastEventID(s.m)
+	follower := s.m.Follow(s.m.LastEventID())
 	if !s.service.Restart(restartReason, run, true) {
 		writeError(w, http.StatusConflict, "%s is being stopped or restarted already", s.service.Name())
 		return
@@ -54,13 +54,12 @@ func (s *Server) restartService(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), MaxWait)
 	defer cancel()
 	for {
-		evs, err := s.m.WaitEvents(ctx, after)
+		evs, _, err := follower.Next(ctx)
 		if err != nil {
 			writeError(w, http.StatusGatewayTimeout, "%s was stopped, and has not started again yet: see the events", s.service.Name())
 			return
 		}
 		for _, e := range evs {
-			after = e.ID
 			switch {
 			case e.Type == health.EventServiceStarted && e.Restarts > run:
 				writeJSON(w, http.StatusOK, e)
@@ -79,12 +78,4 @@ func (s *Server) listHooks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, s.hooks())
-}
-
-func lastEventID(m *health.Monitor) uint64 {
-	evs := m.Events(0)
-	if len(evs) == 0 {
-		return 0
-	}
-	return evs[len(evs)-1].ID
 }

@@ -3,13 +3,13 @@
 // of the types it is on, so that a charm, an operator or a pager is woken when
 // a check fails or the workload exits, instead of polling.
 //
-// Hooks follow the Monitor's event log by cursor, as the management API's
-// readers do: the engine appends an event and moves on, and a slow or broken
-// hook never delays a check, a probe answer or another hook. Each hook has one
-// goroutine, which delivers its events one at a time in the order of their
-// IDs. The log is bounded (health.DefaultEventLog): a hook that falls behind
-// by more than the log holds misses the events that were dropped, and says
-// so in its log line, its Status and its metrics.
+// Hooks follow the Monitor's event log, each with a health.Follower, as the
+// management API's readers do: the engine appends an event and moves on, and
+// a slow or broken hook never delays a check, a probe answer or another hook.
+// Each hook has one goroutine, which delivers its events one at a time in the
+// order of their IDs. The log is bounded (health.DefaultEventLog): a hook
+// that falls behind by more than the log holds misses the events that were
+// dropped, and says so in its log line, its Status and its metrics.
 //
 // The agent builds a Runner from the file (config.Config.Hooks), starts it
 // with the Monitor, serves its Status on the management API and registers it
@@ -192,22 +192,15 @@ type Status struct {
 // and Stop it. It is a prometheus.Collector of the hooks' metrics
 // (metrics.go).
 type Runner struct {
-	m      *health.Monitor
 	logger *slog.Logger
 	redact func(string) string
 	hooks  []*hook
 
-	// following ends the waits for new events (Stop); delivering ends the
-	// deliveries under way (Stop's context).
-	following     context.Context
-	endFollowing  context.CancelFunc
+	// delivering ends the deliveries under way (Stop's context).
 	delivering    context.Context
 	endDelivering context.CancelFunc
 
-	stopOnce sync.Once
-	stopping chan struct{} // closed by Stop, after until is set
-	until    uint64        // the last event to deliver once stopping
-	wg       sync.WaitGroup
+	wg sync.WaitGroup
 }
 
 // hook is one Spec at work: its goroutine's delivery and its counters.
@@ -216,6 +209,9 @@ type hook struct {
 	kind   string
 	target string
 	on     map[health.EventType]bool
+	// follower is the hook's place in the log: each hook reads at its own
+	// pace. Stop closes it.
+	follower *health.Follower
 	// deliver delivers one event, and says how many attempts it made.
 	deliver func(ctx context.Context, ev health.Event, body []byte) (attempts int, err error)
 	// done is called when the hook stops: a webhook closes its idle
@@ -239,12 +235,11 @@ func New(specs []Spec, m *health.Monitor, logger *slog.Logger, redact func(strin
 	if redact == nil {
 		redact = func(s string) string { return s }
 	}
-	r := &Runner{m: m, logger: logger, redact: func(s string) string { return escape.Text(redact(s)) }, stopping: make(chan struct{})}
-	r.following, r.endFollowing = context.WithCancel(context.Background())
+	r := &Runner{logger: logger, redact: func(s string) string { return escape.Text(redact(s)) }}
 	r.delivering, r.endDelivering = context.WithCancel(context.Background())
 	for i, s := range specs {
 		s = s.WithDefaults(i + 1)
-		h := &hook{spec: s, on: map[health.EventType]bool{}}
+		h := &hook{spec: s, on: map[health.EventType]bool{}, follower: m.Follow(0)}
 		for _, t := range s.On {
 			h.on[t] = true
 		}
@@ -319,13 +314,9 @@ const abandonAfter = 2 * time.Second
 // once every hook has stopped. Call it after the workload has stopped, with a
 // deadline, so that its last events reach the hooks.
 func (r *Runner) Stop(ctx context.Context) error {
-	r.stopOnce.Do(func() {
-		if evs := r.m.Events(0); len(evs) > 0 {
-			r.until = evs[len(evs)-1].ID
-		}
-		close(r.stopping)
-		r.endFollowing()
-	})
+	for _, h := range r.hooks {
+		h.follower.Close()
+	}
 	done := make(chan struct{})
 	go func() {
 		r.wg.Wait()
@@ -351,32 +342,19 @@ func (r *Runner) Stop(ctx context.Context) error {
 // follow delivers the events of h's types in the order of their IDs until
 // Stop, from the log by cursor.
 func (r *Runner) follow(h *hook) {
-	var cursor uint64
 	for {
-		var evs []health.Event
-		select {
-		case <-r.stopping:
-			if cursor >= r.until {
-				return
-			}
-			if evs = r.m.Events(cursor); len(evs) == 0 { // already emitted: no need to wait
-				return
-			}
-		default:
-			var err error
-			if evs, err = r.m.WaitEvents(r.following, cursor); err != nil {
-				continue // Stop ended the wait: take what is left above
-			}
+		evs, gap, err := h.follower.Next(r.delivering)
+		if gap.Len() > 0 {
+			r.missed(h, gap)
 		}
-		for _, ev := range evs {
-			if r.stopped(ev.ID) || r.delivering.Err() != nil {
-				r.leftBehind(h, cursor)
+		if err != nil {
+			return // io.EOF: every event emitted before Stop is handled
+		}
+		for i, ev := range evs {
+			if r.delivering.Err() != nil {
+				r.leftBehind(h, evs[i:])
 				return
 			}
-			if ev.ID > cursor+1 {
-				r.missed(h, cursor, ev.ID)
-			}
-			cursor = ev.ID
 			if h.on[ev.Type] {
 				r.deliverOne(h, ev)
 			}
@@ -384,26 +362,23 @@ func (r *Runner) follow(h *hook) {
 	}
 }
 
-// stopped reports whether Stop was called before the event id was emitted.
-func (r *Runner) stopped(id uint64) bool {
-	select {
-	case <-r.stopping:
-		return id > r.until
-	default:
-		return false
-	}
-}
-
 // leftBehind logs the events of h's types that Stop's deadline kept from
-// being delivered.
-func (r *Runner) leftBehind(h *hook, cursor uint64) {
-	if r.delivering.Err() == nil {
-		return // every event up to Stop was delivered
-	}
+// being delivered: rest, and those h has not read yet.
+func (r *Runner) leftBehind(h *hook, rest []health.Event) {
 	n := 0
-	for _, ev := range r.m.Events(cursor) {
-		if ev.ID <= r.until && h.on[ev.Type] {
-			n++
+	for {
+		for _, ev := range rest {
+			if h.on[ev.Type] {
+				n++
+			}
+		}
+		var gap health.Gap
+		var err error
+		if rest, gap, err = h.follower.Next(r.delivering); gap.Len() > 0 {
+			r.missed(h, gap)
+		}
+		if err != nil {
+			break // io.EOF: Stop closed it, so Next never waits here
 		}
 	}
 	if n > 0 {
@@ -411,14 +386,13 @@ func (r *Runner) leftBehind(h *hook, cursor uint64) {
 	}
 }
 
-// missed records that the log dropped the events between cursor and next
-// before h read them.
-func (r *Runner) missed(h *hook, cursor, next uint64) {
-	n := next - cursor - 1
+// missed records that the log dropped the events of gap before h read
+// them.
+func (r *Runner) missed(h *hook, gap health.Gap) {
 	r.logger.Error("hook: fell behind the event log, events missed", "hook", h.spec.Name,
-		"missed", n, "first", cursor+1, "last", next-1)
+		"missed", gap.Len(), "first", gap.First, "last", gap.Last)
 	h.mu.Lock()
-	h.st.Missed += n
+	h.st.Missed += gap.Len()
 	h.mu.Unlock()
 }
 

@@ -5,12 +5,12 @@
 // controller, a person with kubectl describe, or the endpoints controller
 // then learns of a failing check without polling vitals.
 //
-// A Reporter follows the Monitor's event log by cursor, as hooks do, on
-// goroutines of its own: the engine appends an event and moves on, and an API
-// server that is slow, down or refusing (RBAC) never delays a check or a
-// probe answer. It only falls behind: the condition keeps just the latest
-// state wanted, written once the API takes it; events wait in a bounded
-// queue. Failed writes are retried with backoff, and said once when they
+// A Reporter follows the Monitor's event log with a health.Follower, as
+// hooks do, on goroutines of its own: the engine appends an event and moves
+// on, and an API server that is slow, down or refusing (RBAC) never delays a
+// check or a probe answer. It only falls behind: the condition keeps just the
+// latest state wanted, written once the API takes it; events wait in a
+// bounded queue. Failed writes are retried with backoff, and said once when they
 // start failing and once when they work again, never per retry.
 //
 // The agent builds a Reporter when the file has a kubernetes: block, with a
@@ -104,16 +104,16 @@ type Reporter struct {
 	events *eventWriter     // nil without Options.Events
 
 	// ctx ends the requests and the waits between them: when Stop's context
-	// ends. following ends the follower's wait for new events (Stop).
-	ctx          context.Context
-	abort        context.CancelFunc
-	following    context.Context
-	endFollowing context.CancelFunc
+	// ends.
+	ctx   context.Context
+	abort context.CancelFunc
+	// follower is the Reporter's place in the Monitor's event log, from the
+	// oldest event it holds; Stop closes it.
+	follower *health.Follower
 
 	started  atomic.Bool
 	stopOnce sync.Once
-	stopping chan struct{} // closed by Stop, after until is set
-	until    uint64        // the last event to report once stopping
+	stopping chan struct{} // closed by Stop, once follower is closed
 	followed chan struct{} // closed when the follower has returned
 	podRead  bool          // by the follower, before followed is closed
 	wg       sync.WaitGroup
@@ -136,7 +136,7 @@ func New(o Options) *Reporter {
 	r := &Reporter{o: o, logger: o.Logger.With("pod", o.Namespace+"/"+o.Pod),
 		stopping: make(chan struct{}), followed: make(chan struct{})}
 	r.ctx, r.abort = context.WithCancel(context.Background())
-	r.following, r.endFollowing = context.WithCancel(context.Background())
+	r.follower = o.Monitor.Follow(0)
 	if o.Condition != "" {
 		r.cond = newConditionWriter(r)
 	}
@@ -181,11 +181,8 @@ func (r *Reporter) Stop(ctx context.Context) error {
 		return nil
 	}
 	r.stopOnce.Do(func() {
-		if evs := r.o.Monitor.Events(0); len(evs) > 0 {
-			r.until = evs[len(evs)-1].ID
-		}
+		r.follower.Close()
 		close(r.stopping)
-		r.endFollowing()
 	})
 	done := make(chan struct{})
 	go func() {
@@ -248,29 +245,12 @@ func (r *Reporter) follow() {
 	if r.cond != nil {
 		r.cond.start(pod)
 	}
-	var cursor uint64
 	for {
-		var evs []health.Event
-		select {
-		case <-r.stopping:
-			if cursor >= r.until {
-				return
-			}
-			if evs = r.o.Monitor.Events(cursor); len(evs) == 0 {
-				return
-			}
-		default:
-			var err error
-			if evs, err = r.o.Monitor.WaitEvents(r.following, cursor); err != nil {
-				continue // Stop ended the wait: take what is left above
-			}
+		evs, _, err := r.follower.Next(r.ctx)
+		if err != nil {
+			return // io.EOF: every event emitted before Stop is handed over
 		}
-		last := false
 		for _, ev := range evs {
-			if last = r.stoppedBefore(ev.ID); last {
-				break
-			}
-			cursor = ev.ID
 			if r.events != nil {
 				r.events.record(ev)
 			}
@@ -283,20 +263,6 @@ func (r *Reporter) follow() {
 			// replaces any the writer has not written yet.
 			r.cond.want()
 		}
-		if last {
-			return
-		}
-	}
-}
-
-// stoppedBefore reports whether Stop was called before the event id was
-// emitted.
-func (r *Reporter) stoppedBefore(id uint64) bool {
-	select {
-	case <-r.stopping:
-		return id > r.until
-	default:
-		return false
 	}
 }
 
