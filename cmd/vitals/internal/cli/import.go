@@ -17,9 +17,9 @@ import (
 func newImport(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import pebble|k8s FILE",
-		Short: "Write a vitals.yaml from a Pebble layer's checks or a Kubernetes container's probes",
+		Short: "Write a vitals.yaml from a Pebble layer's checks or a Kubernetes workload's probes",
 		Long: `Write a vitals.yaml on stdout with the checks another tool already has, with
-the same timing: a Pebble layer's checks, or a Kubernetes container's probes.
+the same timing: a Pebble layer's checks, or a Kubernetes workload's probes.
 What cannot be carried over as it is, is said on stderr, one line each, and
 as a comment in the file where it belongs; nothing is dropped silently. The
 file is loaded as vitals validate would before it is written; what would
@@ -70,17 +70,29 @@ func newImportK8s(stdout, stderr io.Writer) *cobra.Command {
 	var container string
 	cmd := &cobra.Command{
 		Use:   "k8s MANIFEST.yaml [--container NAME]",
-		Short: "Write a vitals.yaml from a Kubernetes container's probes",
-		Long: `Write a vitals.yaml from one container's startupProbe, livenessProbe and
-readinessProbe, as checks NAME-startup, NAME-live and NAME-ready with the
-timing the probes have once the API server fills in its defaults. The
-manifest may hold Pods, Deployments, StatefulSets, DaemonSets, Jobs, CronJobs
-and anything else with a pod template, in one or more YAML documents; with
-more than one container, --container names it (as NAME, or WORKLOAD/NAME).
+		Short: "Write a vitals.yaml from a Kubernetes workload's probes",
+		Long: `Write a vitals.yaml from the startupProbe, livenessProbe and readinessProbe
+of a workload's containers, as checks CONTAINER-startup, CONTAINER-live and
+CONTAINER-ready with the timing the probes have once the API server fills in
+its defaults: httpGet as http, tcpSocket as tcp, exec as exec, grpc as grpc
+(grpc://localhost:PORT/SERVICE, plaintext as the kubelet's). The manifest may
+hold Pods, Deployments, StatefulSets, DaemonSets, Jobs, CronJobs and anything
+else with a pod template, in one or more YAML documents.
+
+Without --container, every container of the file's workload is imported
+(and its native sidecars); a file with several workloads needs --container,
+as vitals runs in one pod. --container NAME, or WORKLOAD/NAME, imports that
+container alone. vitals supervises one workload, so the file has no service:
+block: run vitals in one container with that container's command after --.
+With several containers, their checks all run where vitals runs, and the
+warnings say what differs: an exec probe ran in its own container, and a
+failing liveness probe restarted only its container.
+
 A probe with no host probes localhost, the pod seen from inside it. Give -
 to read the manifest from stdin.`,
 		Example: `  vitals import k8s deploy.yaml > vitals.yaml
-  vitals import k8s pod.yaml --container web > vitals.yaml`,
+  vitals import k8s pod.yaml --container web > vitals.yaml
+  vitals import k8s manifests.yaml --container web/app > vitals.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, data, err := readSource(cmd, args[0])
@@ -91,7 +103,7 @@ to read the manifest from stdin.`,
 			return writeImport(stdout, stderr, r, err)
 		},
 	}
-	cmd.Flags().StringVar(&container, "container", "", "the container whose probes to import: NAME, or WORKLOAD/NAME")
+	cmd.Flags().StringVar(&container, "container", "", "the one container whose probes to import: NAME, or WORKLOAD/NAME (default every container of the file's one workload)")
 	cmd.RegisterFlagCompletionFunc("container", cobra.NoFileCompletions)
 	return cmd
 }

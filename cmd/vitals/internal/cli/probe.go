@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -28,8 +29,17 @@ const targetHelp = `Targets name their kind by scheme:
   tls://HOST:PORT                        a TLS handshake and the certificate's remaining validity
   file:///PATH                           a file that exists (--non-empty, --regular, --max-age, --content)
   dns://NAME, dns://SERVER/NAME          a name that resolves (--type, --expect)
-  grpc://HOST:PORT[/SERVICE], grpcs://…  a grpc.health.v1 Check that answers SERVING` + target.KubeHelp + `
+  grpc://HOST:PORT[/SERVICE], grpcs://…  a grpc.health.v1 Check that answers SERVING` + target.DepsHelp + target.KubeHelp + `
   -- COMMAND [ARGS...]                   a command that exits 0 (no shell)`
+
+// The probe's example of a dependency target, in the full build only.
+var depsProbeExample = func() string {
+	if !target.DepsBuilt {
+		return ""
+	}
+	return `
+  vitals probe "postgres://app:$PGPASSWORD@db:5432/app?sslmode=require"`
+}()
 
 func newProbe(stdout, stderr io.Writer) *cobra.Command {
 	var (
@@ -52,7 +62,7 @@ A static binary with no dependencies: the exec probe for images without curl.
   vitals probe tcp://localhost:6379 --send 'PING\r\n' --expect '+PONG'
   vitals probe file:///config/peer1/peer1.conf --non-empty --max-age 10m
   vitals probe tls://example.com:443 --min-validity 168h -o json
-  vitals probe grpc://localhost:50051/readiness
+  vitals probe grpc://localhost:50051/readiness` + depsProbeExample + `
   vitals probe --timeout 5s -- pg_isready -h localhost`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := oneOf("output", output, "text", "json"); err != nil {
@@ -73,6 +83,7 @@ A static binary with no dependencies: the exec probe for images without curl.
 			if err != nil {
 				return err
 			}
+			defer closeAll(probes)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			p := probes[0]
@@ -187,9 +198,22 @@ func buildAll(flags *pflag.FlagSet, targets, argv []string, o target.Options, si
 		}
 	}
 	if len(errs) > 0 {
+		closeAll(probes)
 		return nil, fmt.Errorf("%s", rd.Redact(strings.Join(errs, "\nvitals: ")))
 	}
 	return probes, nil
+}
+
+// closeAll closes every probe, all at once, and waits: a dependency's probe
+// says goodbye to its server on the connection it kept (a Terminate, a
+// connection.close), within a second. That changes nothing of a result the
+// command has, so a close that fails is not the command's failure.
+func closeAll(probes []target.Probe) {
+	var wg sync.WaitGroup
+	for _, p := range probes {
+		wg.Go(func() { p.Close() })
+	}
+	wg.Wait()
 }
 
 // article puts "a" or "an" before a kind's name.

@@ -34,6 +34,15 @@ and its error shown.
   vitals wait k8s://deployment/stowaway -n gefyra --timeout 2m`
 }()
 
+// The wait's example of a dependency target, in the full build only.
+var depsWaitExample = func() string {
+	if !target.DepsBuilt {
+		return ""
+	}
+	return `
+  vitals wait "postgres://app:$PGPASSWORD@postgres:5432/app" "redis://:$REDIS_PASSWORD@redis:6379/0"`
+}()
+
 // firstDelay is the first pause between attempts; it doubles up to --interval,
 // so a target that comes up quickly is seen quickly and one that takes
 // minutes is not hammered.
@@ -68,7 +77,7 @@ progress; otherwise a line is printed whenever a target's state changes.
 A kind's flag applies to the targets of that kind.
 
 ` + targetHelp,
-		Example: `  vitals wait tcp://postgres:5432 http://api:8080/readyz --timeout 2m` + kubeWaitExample + `
+		Example: `  vitals wait tcp://postgres:5432 http://api:8080/readyz --timeout 2m` + kubeWaitExample + depsWaitExample + `
   vitals wait file:///config/peer1/peer1.conf --non-empty
   vitals wait dns://minio.storage.svc.cluster.local tcp://minio.storage:9000
   vitals wait --interval 5s -- pg_isready -h postgres`,
@@ -94,6 +103,9 @@ A kind's flag applies to the targets of that kind.
 			if err != nil {
 				return err
 			}
+			// After the last attempt: a dependency's connection is kept from
+			// one attempt to the next.
+			defer closeAll(probes)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			w := &waiter{probes: probes, timeout: timeout, interval: interval, probeTimeout: probeTimeout,

@@ -22,6 +22,7 @@ func (q silentWatch) Measure(context.Context) (health.Observation, error) {
 func (q silentWatch) Check(ctx context.Context) error { _, err := q.Measure(ctx); return err }
 func (silentWatch) Kind() string                      { return "k8s" }
 func (silentWatch) String() string                    { return "k8s deployment/api -n shop" }
+func (silentWatch) Close() error                      { return nil }
 
 func (q silentWatch) Watch(ctx context.Context, report func(health.Result)) error {
 	report(health.Result{Time: time.Now(), Output: q.says})

@@ -11,20 +11,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/deps/depstest"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
 	"github.com/vitals-dev/vitals/probe/probetest"
 )
 
-// fixture is what the tests need to know of one kind.
+// fixture is what the tests need to know of one kind: its server, and its
+// prober.
 type fixture struct {
-	kind     string
-	program  func(t *testing.T) string             // the server's program; skips or fails the test when it is missing
-	start    func(program string) (*server, error) // runs a server with a password
-	url      func(addr, password string) string    // the URL of the server at addr, logging in with password
-	password string                                // the password of the server that start runs
-	build    func(url string) (*probe.Prober, error)
-	passes   *regexp.Regexp // the output of a run that passed
+	depstest.Kind
+	build  func(url string) (*probe.Prober, error)
+	passes *regexp.Regexp // the output of a run that passed
 }
 
 var fixtures = []fixture{postgresFixture, redisFixture, amqpFixture, natsFixture}
@@ -32,32 +30,18 @@ var fixtures = []fixture{postgresFixture, redisFixture, amqpFixture, natsFixture
 // each runs test for every kind, side by side: their servers start at once.
 func each(t *testing.T, test func(t *testing.T, f fixture)) {
 	for _, f := range fixtures {
-		t.Run(f.kind, func(t *testing.T) {
+		t.Run(f.Name, func(t *testing.T) {
 			t.Parallel()
 			test(t, f)
 		})
 	}
 }
 
-// sharedServer is the kind's server that tests share.
-func (f fixture) shared(t *testing.T) *server {
-	t.Helper()
-	program := f.program(t)
-	return share(t, f.kind, func() (*server, error) { return f.start(program) })
-}
-
-// private is a server of the kind for this test alone.
-func (f fixture) private(t *testing.T) *server {
-	t.Helper()
-	program := f.program(t)
-	return private(t, func() (*server, error) { return f.start(program) })
-}
-
 func (f fixture) prober(t *testing.T, url string) *probe.Prober {
 	t.Helper()
 	p, err := f.build(url)
 	if err != nil {
-		t.Fatalf("%s: %v", f.kind, err)
+		t.Fatalf("%s: %v", f.Name, err)
 	}
 	t.Cleanup(func() { p.Close() })
 	return p
@@ -102,10 +86,10 @@ func mustFail(t *testing.T, p *probe.Prober, when, want string, secrets ...strin
 
 func TestAServerThatAnswersPassesOnOneKeptConnection(t *testing.T) {
 	each(t, func(t *testing.T, f fixture) {
-		s := f.shared(t)
-		proxy := newCountingProxy(t, s.addr)
-		p := f.prober(t, f.url(proxy.addr(), f.password))
-		if got := p.String(); strings.Contains(got, f.password) || !strings.Contains(got, "xxxxx") || !strings.HasPrefix(got, f.kind+" ") {
+		s := f.Shared(t)
+		proxy := newCountingProxy(t, s.Addr)
+		p := f.prober(t, f.URL(proxy.addr(), f.Password))
+		if got := p.String(); strings.Contains(got, f.Password) || !strings.Contains(got, "xxxxx") || !strings.HasPrefix(got, f.Name+" ") {
 			t.Errorf("String() = %q, want the kind and the URL with its password as xxxxx", got)
 		}
 		f.mustPass(t, p, "first run")
@@ -121,8 +105,8 @@ func TestAServerThatAnswersPassesOnOneKeptConnection(t *testing.T) {
 
 func TestRunsAtOnceTakeTurnsOnTheConnection(t *testing.T) {
 	each(t, func(t *testing.T, f fixture) {
-		s := f.shared(t)
-		p := f.prober(t, f.url(s.addr, f.password))
+		s := f.Shared(t)
+		p := f.prober(t, f.URL(s.Addr, f.Password))
 		var wg sync.WaitGroup
 		results := make(chan health.Result, 12)
 		for range 4 {
@@ -144,47 +128,47 @@ func TestRunsAtOnceTakeTurnsOnTheConnection(t *testing.T) {
 
 func TestARefusedConnectionFailsSayingSo(t *testing.T) {
 	each(t, func(t *testing.T, f fixture) {
-		p := f.prober(t, f.url(closedPort(t), f.password))
-		r := mustFail(t, p, "run", "connection refused", f.password)
+		p := f.prober(t, f.URL(closedPort(t), f.Password))
+		r := mustFail(t, p, "run", "connection refused", f.Password)
 		if r.Duration > time.Second {
 			t.Errorf("a refused connection took %v to fail", r.Duration)
 		}
 		// And again, from a probe whose last run failed.
-		mustFail(t, p, "second run", "connection refused", f.password)
+		mustFail(t, p, "second run", "connection refused", f.Password)
 	})
 }
 
 func TestAWrongPasswordFailsAuthenticationWithoutShowingIt(t *testing.T) {
 	each(t, func(t *testing.T, f fixture) {
-		s := f.shared(t)
+		s := f.Shared(t)
 		const wrong = "wrong-Pw-0815"
-		p := f.prober(t, f.url(s.addr, wrong))
+		p := f.prober(t, f.URL(s.Addr, wrong))
 		if strings.Contains(p.String(), wrong) {
 			t.Errorf("String() = %q shows the password", p.String())
 		}
-		mustFail(t, p, "run", "(?i)authentication failed", wrong, f.password)
+		mustFail(t, p, "run", "(?i)authentication failed", wrong, f.Password)
 	})
 }
 
 func TestAServerStoppedMidRunFailsTheCheckUntilItIsBack(t *testing.T) {
 	each(t, func(t *testing.T, f fixture) {
-		s := f.private(t)
-		p := f.prober(t, f.url(s.addr, f.password))
+		s := f.Private(t)
+		p := f.prober(t, f.URL(s.Addr, f.Password))
 		f.mustPass(t, p, "before the stop")
 
-		s.stop()
-		mustFail(t, p, "while stopped", ".", f.password)
-		mustFail(t, p, "while still stopped", "connection refused", f.password)
+		s.Stop()
+		mustFail(t, p, "while stopped", ".", f.Password)
+		mustFail(t, p, "while still stopped", "connection refused", f.Password)
 
-		if err := s.start(); err != nil {
+		if err := s.Start(); err != nil {
 			t.Fatal(err)
 		}
 		f.mustPass(t, p, "once started again")
 
 		// A restart between two runs leaves the probe a connection that the
 		// server closed: the run dials again and passes.
-		s.stop()
-		if err := s.start(); err != nil {
+		s.Stop()
+		if err := s.Start(); err != nil {
 			t.Fatal(err)
 		}
 		f.mustPass(t, p, "after a restart between runs")
@@ -193,10 +177,10 @@ func TestAServerStoppedMidRunFailsTheCheckUntilItIsBack(t *testing.T) {
 
 func TestAServerThatNeverAnswersFailsAtTheTimeout(t *testing.T) {
 	for _, f := range fixtures {
-		t.Run(f.kind, func(t *testing.T) {
+		t.Run(f.Name, func(t *testing.T) {
 			t.Parallel()
 			addr := probetest.SilentListener(t).Addr().String()
-			p := f.prober(t, f.url(addr, f.password))
+			p := f.prober(t, f.URL(addr, f.Password))
 			const timeout = 300 * time.Millisecond
 			// Timing on a busy machine varies: one of three tries must be
 			// on time.
@@ -215,7 +199,7 @@ func TestAServerThatNeverAnswersFailsAtTheTimeout(t *testing.T) {
 				if r.OK || !strings.Contains(r.Output, "timed out") {
 					t.Fatalf("ok %v, output %q; want a failure saying it timed out", r.OK, r.Output)
 				}
-				if strings.Contains(r.Output, f.password) {
+				if strings.Contains(r.Output, f.Password) {
 					t.Fatalf("output %q shows the password", r.Output)
 				}
 				if took >= timeout && took <= timeout+100*time.Millisecond {
@@ -233,11 +217,12 @@ func TestAServerThatNeverAnswersFailsAtTheTimeout(t *testing.T) {
 // closedPort is a loopback address where nothing listens.
 func closedPort(t *testing.T) string {
 	t.Helper()
-	port, err := freePort()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return loopback(port)
+	defer l.Close()
+	return l.Addr().String()
 }
 
 // countingProxy forwards TCP connections to a server and counts them.

@@ -1,7 +1,7 @@
 // Package importer writes a vitals.yaml from the health checks another tool
 // already has: a Pebble layer's checks, with what its service does when they
 // fail and the service itself (vitals import pebble), or a Kubernetes
-// container's probes (vitals import k8s), with the same timing.
+// workload's probes (vitals import k8s), with the same timing.
 //
 // It writes the file as text, in the source's order, with comments where
 // vitals does a thing differently or not at all, and says on the side
@@ -33,13 +33,14 @@ type check struct {
 	name   string
 	level  string   // startup, live or ready
 	notes  []string // comment lines above the fields
-	kind   string   // http, tcp or exec; "" for a probe left out, which is its notes only
+	kind   string   // http, tcp, exec or grpc; "" for a probe left out, which is its notes only
 	spec   []field  // the kind's block
 	timing []field
 	// onFailure is what vitals does when the check fails, with a comment on
 	// its line; key "" for the default, ignore, which is not written.
 	onFailure field
 	after     []string // comment lines after the fields
+	container string   // the Kubernetes container whose probe it is; "" for Pebble's
 }
 
 // importer holds what one import has found so far.

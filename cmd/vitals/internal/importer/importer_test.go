@@ -3,6 +3,7 @@ package importer
 import (
 	"flag"
 	"os"
+	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -112,4 +113,24 @@ func TestCheckNamesAreMadeValidUniqueAndNotReserved(t *testing.T) {
 		"check " + long + ` is written as "` + strings.Repeat("a", 63) + `": a vitals check name is lower case letters, digits and - _ . inside, at most 63 characters`,
 		"check " + long + ` is written as "` + strings.Repeat("a", 61) + `-2": "` + strings.Repeat("a", 63) + `" is taken`,
 	})
+}
+
+// The importer writes a file and loads it back with config: it builds no
+// part of the agent, so it imports none (its tests may, to run what it
+// wrote).
+func TestTheImporterImportsNoPartOfTheAgent(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		for _, part := range []string{"supervise", "hooks", "logwatch", "api", "deps", "kubereport", "metrics", "servers"} {
+			if pkg == "github.com/vitals-dev/vitals/cmd/vitals/internal/"+part {
+				t.Errorf("the importer imports %s", pkg)
+			}
+		}
+		if strings.HasPrefix(pkg, "github.com/vitals-dev/vitals/grpchealth") || strings.HasPrefix(pkg, "google.golang.org/grpc") {
+			t.Errorf("the importer imports %s", pkg)
+		}
+	}
 }

@@ -50,12 +50,18 @@ var probes = []struct{ field, level, suffix string }{
 	{"readinessProbe", "ready", "-ready"},
 }
 
-// Kubernetes makes a vitals.yaml from one container's probes in a manifest:
+// Kubernetes makes a vitals.yaml from the probes of a manifest's containers:
 // Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs
 // (anything with a pod template) and Lists of them, in one or more YAML
-// documents. choose names the container, as NAME or WORKLOAD/NAME; it may
-// be empty when the file has one container. file names the manifest in
+// documents. choose names one container, as NAME or WORKLOAD/NAME; empty,
+// it is every container of the file's one workload (a file with several
+// needs choose: vitals runs in one pod). file names the manifest in
 // messages.
+//
+// vitals supervises one workload, and the kubelet's probes are of each
+// container: with several containers, the file has the checks of all of
+// them and no service: (vitals runs in one container, with that one's
+// command after --), and says what the kubelet does differently there.
 func Kubernetes(file string, data []byte, choose string) (Result, error) {
 	im := newImporter()
 	docs, err := parse(file, data)
@@ -73,31 +79,19 @@ func Kubernetes(file string, data []byte, choose string) (Result, error) {
 	if len(workloads) == 0 {
 		return Result{}, fmt.Errorf("%s: no Pod, Deployment, StatefulSet, DaemonSet, Job or CronJob with containers", file)
 	}
-	w, c, err := chooseContainer(file, workloads, choose)
+	w, cs, err := chooseContainers(file, workloads, choose)
 	if err != nil {
 		return Result{}, err
 	}
 	var checks []check
-	var localhost []string
-	found := false
-	for _, p := range probes {
-		v := c.node.get(p.field)
-		if v.absent() {
-			continue
-		}
-		found = true
-		name := im.checkName(c.name+p.suffix, fmt.Sprintf("the %s of container %q", p.field, c.name))
-		ch, defaultHost, err := im.k8sProbe(c, p.field, p.level, name, v)
+	var localhost, names []string
+	for _, c := range cs {
+		names = append(names, c.name)
+		cc, local, err := im.containerChecks(w, c, len(cs) > 1)
 		if err != nil {
 			return Result{Warnings: im.warnings}, err
 		}
-		if defaultHost {
-			localhost = append(localhost, name)
-		}
-		checks = append(checks, ch)
-	}
-	if !found {
-		return Result{}, c.node.errorf("container %q of %s has no startupProbe, livenessProbe or readinessProbe", c.name, w.ref)
+		checks, localhost = append(checks, cc...), append(localhost, local...)
 	}
 	if len(localhost) > 0 {
 		im.warnf("%s: no host, so the kubelet probes the pod IP: written as localhost, the pod seen from inside it", strings.Join(localhost, ", "))
@@ -108,11 +102,86 @@ func Kubernetes(file string, data []byte, choose string) (Result, error) {
 			written++
 		}
 	}
-	if written == 0 {
-		return Result{Warnings: im.warnings}, fmt.Errorf("%s: no probe of container %q could be carried over", file, c.name)
+	switch {
+	case written == 0 && len(cs) == 1:
+		return Result{Warnings: im.warnings}, fmt.Errorf("%s: no probe of container %q could be carried over", file, cs[0].name)
+	case written == 0:
+		return Result{Warnings: im.warnings}, fmt.Errorf("%s: no probe of the containers of %s could be carried over", file, w.ref)
+	case len(cs) == 1:
+		header := []string{fmt.Sprintf("Made by vitals import k8s from %s: %s, container %s.", filepath.Base(file), w.ref, cs[0].name)}
+		return im.finish(header, nil, nil, checks), nil
 	}
-	header := []string{fmt.Sprintf("Made by vitals import k8s from %s: %s, container %s.", filepath.Base(file), w.ref, c.name)}
-	return im.finish(header, nil, nil, checks), nil
+	header := []string{fmt.Sprintf("Made by vitals import k8s from %s: %s, containers %s.", filepath.Base(file), w.ref, strings.Join(names, ", "))}
+	return im.finish(header, im.severalContainers(w, names, checks), nil, checks), nil
+}
+
+// containerChecks makes the checks of one container's probes, and names
+// those that had no host (localhost here). A container with no probe is an
+// error when it is the one imported, and a warning when it is one of
+// several.
+func (im *importer) containerChecks(w *workload, c *container, several bool) (checks []check, localhost []string, err error) {
+	for _, p := range probes {
+		v := c.node.get(p.field)
+		if v.absent() {
+			continue
+		}
+		name := im.checkName(c.name+p.suffix, fmt.Sprintf("the %s of container %q", p.field, c.name))
+		ch, defaultHost, err := im.k8sProbe(c, p.field, p.level, name, v)
+		if err != nil {
+			return nil, nil, err
+		}
+		if defaultHost {
+			localhost = append(localhost, name)
+		}
+		ch.container = c.name
+		checks = append(checks, ch)
+	}
+	switch {
+	case len(checks) > 0:
+	case several:
+		im.warnf("container %q of %s has no startupProbe, livenessProbe or readinessProbe: no check of it is written", c.name, w.ref)
+	default:
+		return nil, nil, c.node.errorf("container %q of %s has no startupProbe, livenessProbe or readinessProbe", c.name, w.ref)
+	}
+	return checks, localhost, nil
+}
+
+// severalContainers says, as the file's preamble and as warnings, what the
+// kubelet does with the probes of several containers that one vitals does
+// not: vitals supervises one workload, so the file has no service:, and its
+// checks all run in the container vitals runs in and count for its
+// endpoints. An exec check gets a note of the container it was of.
+func (im *importer) severalContainers(w *workload, names []string, checks []check) []string {
+	im.warnf("%s has %d containers (%s), and vitals supervises one workload: the file has the checks of all of them and no service:; run vitals in one container, with that container's command after --",
+		w.ref, len(names), strings.Join(names, ", "))
+	var exec, live []string
+	for i := range checks {
+		c := &checks[i]
+		switch {
+		case c.kind == "exec":
+			exec = append(exec, c.name)
+			c.after = append(c.after, fmt.Sprintf("The kubelet ran this in container %s; vitals runs it where vitals runs.", c.container))
+		case c.kind != "" && c.level == "live":
+			live = append(live, c.name)
+		}
+	}
+	preamble := []string{
+		fmt.Sprintf("%s has %d containers: %s. vitals supervises one", w.ref, len(names), strings.Join(names, ", ")),
+		"workload, so this file has no service:. Run vitals in one container,",
+		"with its command after -- (vitals run --config vitals.yaml -- COMMAND).",
+		"The checks of every container are here; they reach the others over the",
+		"pod's network, as localhost.",
+	}
+	if len(exec) > 0 {
+		im.warnf("%s: the kubelet runs an exec probe in its own container; vitals runs it in the container vitals runs in", strings.Join(exec, ", "))
+		preamble = append(preamble, "An exec check runs in the container vitals runs in, not in its own.")
+	}
+	if len(live) > 0 {
+		im.warnf("%s: the kubelet restarts the container whose liveness probe fails; here any live check fails /livez of the container vitals runs in", strings.Join(live, ", "))
+		preamble = append(preamble, "A live check that fails fails /livez of the container vitals runs in:",
+			"the kubelet restarted only the container whose probe failed.")
+	}
+	return preamble
 }
 
 // findWorkloads finds the objects of a document that run containers: any
@@ -244,19 +313,23 @@ func readContainer(v node) (*container, error) {
 	return c, nil
 }
 
-// chooseContainer finds the container to import: the one named, or the only
-// one there is.
-func chooseContainer(file string, workloads []*workload, choose string) (*workload, *container, error) {
+// chooseContainers finds the containers to import: the one named, or,
+// when none is, every container of the file's one workload.
+func chooseContainers(file string, workloads []*workload, choose string) (*workload, []*container, error) {
 	type candidate struct {
 		w *workload
 		c *container
 	}
 	var all, matches []candidate
+	var running []*workload // those with containers
 	wantWorkload, wantName, qualified := strings.Cut(choose, "/")
 	if !qualified {
 		wantWorkload, wantName = "", choose
 	}
 	for _, w := range workloads {
+		if len(w.containers) > 0 {
+			running = append(running, w)
+		}
 		for _, c := range w.containers {
 			all = append(all, candidate{w, c})
 			if c.name == wantName && (!qualified || w.name == wantWorkload) {
@@ -282,10 +355,15 @@ func chooseContainer(file string, workloads []*workload, choose string) (*worklo
 	switch {
 	case len(all) == 0:
 		return nil, nil, fmt.Errorf("%s: %s has no containers", file, workloads[0].ref)
-	case choose == "" && len(all) == 1:
-		return all[0].w, all[0].c, nil
+	case choose == "" && len(running) == 1:
+		return running[0], running[0].containers, nil
 	case choose == "":
-		return nil, nil, fmt.Errorf("%s has %d containers, so --container must name one: %s", file, len(all), list(all))
+		refs := make([]string, len(running))
+		for i, w := range running {
+			refs[i] = w.ref
+		}
+		return nil, nil, fmt.Errorf("%s has %d workloads (%s), and vitals runs in one pod: --container must name a container of one, as NAME or WORKLOAD/NAME: %s",
+			file, len(running), strings.Join(refs, ", "), list(all))
 	case len(matches) == 0:
 		return nil, nil, fmt.Errorf("%s has no container %q; its containers are %s", file, choose, list(all))
 	case len(matches) > 1:
@@ -296,11 +374,11 @@ func chooseContainer(file string, workloads []*workload, choose string) (*worklo
 		return nil, nil, fmt.Errorf("%s has %d containers named %q, in %s: give --container WORKLOAD/%s, such as %s/%s",
 			file, len(matches), choose, strings.Join(refs, ", "), choose, matches[0].w.name, choose)
 	}
-	return matches[0].w, matches[0].c, nil
+	return matches[0].w, []*container{matches[0].c}, nil
 }
 
-// k8sProbe makes a check of one probe. A probe vitals cannot run (grpc, a
-// named port the container does not have) becomes a note in the file and a
+// k8sProbe makes a check of one probe. A probe vitals cannot run (a named
+// port the container does not have) becomes a note in the file and a
 // warning. defaultHost says the probe had no host, and got localhost.
 func (im *importer) k8sProbe(c *container, probeField, level, name string, v node) (ch check, defaultHost bool, err error) {
 	f, unknown, err := v.fields("exec", "httpGet", "tcpSocket", "grpc", "initialDelaySeconds", "timeoutSeconds",
@@ -376,7 +454,7 @@ func (im *importer) k8sProbe(c *container, probeField, level, name string, v nod
 	case "exec":
 		ch.spec, err = im.k8sExec(c, name, f["exec"])
 	case "grpc":
-		skip, err = k8sGRPC(f["grpc"])
+		ch.spec, defaultHost, err = im.k8sGRPC(name, f["grpc"])
 	}
 	if err != nil {
 		return check{}, false, err
@@ -616,23 +694,44 @@ func expandK8s(s string, env map[string]envVar) (string, []string) {
 	return b.String(), refs
 }
 
-// k8sGRPC says why a grpc probe is left out: vitals has no grpc kind yet.
-func k8sGRPC(v node) (string, error) {
-	f, _, err := v.fields("port", "service")
+// k8sGRPC maps the kubelet's grpc probe, {port, service}, to the grpc kind:
+// grpc://localhost:PORT[/SERVICE]. The kubelet calls grpc.health.v1 Check
+// on the pod IP, which a grpc probe has no host to change, in plaintext
+// (its grpc probe has no TLS, as grpc:// has none), for the service named,
+// or for "" when none is (the server as a whole), which is a grpc URL with
+// no path. The port is a number: the API has no named port for grpc. A
+// service whose name a URL path must escape (a space, a ? or #, a %) is
+// written escaped, with its name as given in a note: the grpc kind reads it
+// back unescaped.
+func (im *importer) k8sGRPC(name string, v node) (spec []field, defaultHost bool, err error) {
+	f, unknown, err := v.fields("port", "service")
 	if err != nil {
-		return "", err
+		return nil, false, err
+	}
+	for _, k := range unknown {
+		im.warnf("%s: grpc.%s is not a field vitals import knows: left out", name, k)
+	}
+	if f["port"].absent() {
+		return nil, false, f["port"].errorf("required")
 	}
 	port, err := f["port"].integer()
 	if err != nil {
-		return "", err
+		return nil, false, err
+	}
+	if port < 1 || port > 65535 {
+		return nil, false, f["port"].errorf("%d is not a port (1 to 65535)", port)
 	}
 	service, err := f["service"].str()
 	if err != nil {
-		return "", err
+		return nil, false, err
 	}
-	what := fmt.Sprintf("a grpc probe on port %d", port)
+	u := url.URL{Scheme: "grpc", Host: net.JoinHostPort("localhost", strconv.FormatInt(port, 10))}
+	note := ""
 	if service != "" {
-		what += fmt.Sprintf(" (service %q)", service)
+		u.Path = "/" + service
+		if u.EscapedPath() != u.Path {
+			note = fmt.Sprintf("service %q", service)
+		}
 	}
-	return "left out: " + what + ", and vitals has no grpc kind yet", nil
+	return []field{{key: "url", value: u.String(), note: note}}, true, nil
 }

@@ -1,12 +1,21 @@
 package importer
 
 import (
+	"context"
+	"fmt"
+	"net"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	grpchealthserver "google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/vitals-dev/vitals/grpchealth"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
 )
@@ -81,14 +90,40 @@ func TestAStatefulSetIsFoundAmongTheDocumentsOfAFile(t *testing.T) {
 	}
 }
 
-func TestAPodWithTwoContainersNeedsContainerAndAGRPCProbeIsLeftOutSaidSo(t *testing.T) {
-	data := read(t, "testdata/pod-two-containers.yaml")
-	_, err := Kubernetes("pod.yaml", data, "")
-	if want := "pod.yaml has 2 containers, so --container must name one: api, envoy (pod/api)"; err == nil || err.Error() != want {
-		t.Fatalf("no --container: %v, want %q", err, want)
+func TestWithoutContainerEveryContainerOfTheWorkloadIsImportedSayingWhatDiffers(t *testing.T) {
+	r, err := Kubernetes("pod.yaml", read(t, "testdata/pod-two-containers.yaml"), "")
+	if err != nil {
+		t.Fatal(err)
 	}
-	_, err = Kubernetes("pod.yaml", data, "nginx")
-	if want := `pod.yaml has no container "nginx"; its containers are api, envoy (pod/api)`; err == nil || err.Error() != want {
+	golden(t, "testdata/pod-two-containers.vitals.yaml", r.YAML)
+	sameLines(t, "warnings", r.Warnings, []string{
+		`api-ready: scheme HTTPS, whose certificate the kubelet does not verify: written as insecure: true (give ca-file instead to verify it)`,
+		`container "migrate" of pod/api has no startupProbe, livenessProbe or readinessProbe: no check of it is written`,
+		`api-live: no host, so the kubelet probes the pod IP: written as localhost, the pod seen from inside it`,
+		`pod/api has 3 containers (api, envoy, migrate), and vitals supervises one workload: the file has the checks of all of them and no service:; run vitals in one container, with that container's command after --`,
+		`envoy-ready: the kubelet runs an exec probe in its own container; vitals runs it in the container vitals runs in`,
+		`api-live: the kubelet restarts the container whose liveness probe fails; here any live check fails /livez of the container vitals runs in`,
+	})
+	c := loadConfig(t, r.YAML)
+	if c.Service != nil {
+		t.Errorf("a service: block from several containers: %+v", c.Service)
+	}
+	checks := load(t, r.YAML)
+	if len(checks) != 3 {
+		t.Errorf("%d checks, want api-live, api-ready and envoy-ready:\n%s", len(checks), r.YAML)
+	}
+	if got := checks["api-live"].Spec.(grpchealth.GRPCSpec).URL; got != "grpc://localhost:9000/liveness" {
+		t.Errorf("api-live asks %q", got)
+	}
+	if got := checks["envoy-ready"].Spec.(probe.ExecSpec).Command; !reflect.DeepEqual(got, []string{"/bin/true"}) {
+		t.Errorf("envoy-ready runs %q", got)
+	}
+}
+
+func TestContainerImportsOneContainerOfAWorkload(t *testing.T) {
+	data := read(t, "testdata/pod-two-containers.yaml")
+	_, err := Kubernetes("pod.yaml", data, "nginx")
+	if want := `pod.yaml has no container "nginx"; its containers are api, envoy, migrate (pod/api)`; err == nil || err.Error() != want {
 		t.Fatalf("--container nginx: %v, want %q", err, want)
 	}
 
@@ -97,12 +132,20 @@ func TestAPodWithTwoContainersNeedsContainerAndAGRPCProbeIsLeftOutSaidSo(t *test
 		t.Fatal(err)
 	}
 	sameLines(t, "warnings", r.Warnings, []string{
-		`api-live: left out: a grpc probe on port 9000 (service "liveness"), and vitals has no grpc kind yet`,
 		`api-ready: scheme HTTPS, whose certificate the kubelet does not verify: written as insecure: true (give ca-file instead to verify it)`,
+		`api-live: no host, so the kubelet probes the pod IP: written as localhost, the pod seen from inside it`,
 	})
 	want := "# Made by vitals import k8s from pod.yaml: pod/api, container api.\n" +
 		"checks:\n" +
-		"  # api-live: left out: a grpc probe on port 9000 (service \"liveness\"), and vitals has no grpc kind yet\n" +
+		"  api-live:\n" +
+		"    level: live\n" +
+		"    grpc:\n" +
+		"      url: grpc://localhost:9000/liveness\n" +
+		"    period: 15s\n" +
+		"    timeout: 1s\n" +
+		"    initial-delay: 0s\n" +
+		"    success-threshold: 1\n" +
+		"    failure-threshold: 3\n" +
 		"  api-ready:\n" +
 		"    level: ready\n" +
 		"    http:\n" +
@@ -124,8 +167,65 @@ func TestAPodWithTwoContainersNeedsContainerAndAGRPCProbeIsLeftOutSaidSo(t *test
 	if err != nil {
 		t.Fatal(err)
 	}
-	if checks := load(t, r.YAML); len(checks) != 1 || checks["envoy-ready"].Spec.(probe.HTTPSpec).URL != "http://localhost:9901/ready" {
+	if checks := load(t, r.YAML); len(checks) != 1 || !reflect.DeepEqual(checks["envoy-ready"].Spec.(probe.ExecSpec).Command, []string{"/bin/true"}) {
 		t.Errorf("--container api/envoy:\n%s", r.YAML)
+	}
+	if _, err := Kubernetes("pod.yaml", data, "migrate"); err == nil || !strings.Contains(err.Error(), `container "migrate" of pod/api has no startupProbe`) {
+		t.Errorf("--container migrate, which has no probe: %v", err)
+	}
+}
+
+// A grpc probe asks the kubelet's question of a real health server: the
+// service the manifest names, exactly, whatever a URL path must escape in
+// it, and "" (the server as a whole) when it names none.
+func TestAGRPCProbeAsksTheServiceItNames(t *testing.T) {
+	services := []string{"", "liveness", "grpc.health.v1.Health", "a b", "what?#", "100%", "/lead", "ünï", "a/b"}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	hs := grpchealthserver.NewServer() // "" is SERVING
+	for _, s := range services {
+		hs.SetServingStatus(s, healthpb.HealthCheckResponse_SERVING)
+	}
+	healthpb.RegisterHealthServer(srv, hs)
+	go srv.Serve(l)
+	t.Cleanup(srv.Stop)
+	port := l.Addr().(*net.TCPAddr).Port
+
+	for _, service := range append(services, "unknown") {
+		line := fmt.Sprintf("      readinessProbe: {grpc: {port: %d, service: %s}}", port, strconv.Quote(service))
+		if service == "" {
+			line = fmt.Sprintf("      readinessProbe: {grpc: {port: %d}}", port)
+		}
+		r, err := Kubernetes("pod.yaml", manifest("kind: Pod", "metadata: {name: p}", "spec:", "  containers:", "    - name: app", line), "")
+		if err != nil {
+			t.Fatalf("service %q: %v", service, err)
+		}
+		sameLines(t, "warnings", r.Warnings, []string{
+			`app-ready: no host, so the kubelet probes the pod IP: written as localhost, the pod seen from inside it`,
+		})
+		spec := load(t, r.YAML)["app-ready"].Spec.(grpchealth.GRPCSpec)
+		p, err := grpchealth.GRPC(spec)
+		if err != nil {
+			t.Fatalf("service %q: %v", service, err)
+		}
+		res := health.Run(context.Background(), p, 10*time.Second) // a guard: the server is here
+		if res.OK != (service != "unknown") {
+			t.Errorf("service %q as %s: %+v\n%s", service, spec.URL, res, r.YAML)
+		}
+	}
+}
+
+func TestAServiceNameAURLPathEscapesIsWrittenEscapedWithItsName(t *testing.T) {
+	r, err := Kubernetes("pod.yaml", manifest("kind: Pod", "metadata: {name: p}", "spec:", "  containers:", "    - name: app",
+		`      livenessProbe: {grpc: {port: 50051, service: "my service?"}}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "      url: grpc://localhost:50051/my%20service%3F  # service \"my service?\"\n"; !strings.Contains(string(r.YAML), want) {
+		t.Errorf("want %q in:\n%s", want, r.YAML)
 	}
 }
 
@@ -283,7 +383,15 @@ func TestBadManifestsSayWhatAndWhere(t *testing.T) {
 			`m.yaml:6:52: spec.containers[0].readinessProbe.httpGet.scheme: "FTP": want HTTP or HTTPS`},
 		{"empty command", pod("      livenessProbe: {exec: {command: []}}"), "",
 			"m.yaml:6:39: spec.containers[0].livenessProbe.exec.command: required, with the program as its first word"},
-		{"only a grpc probe", pod("      livenessProbe: {grpc: {port: 9000}}"), "", `m.yaml: no probe of container "app" could be carried over`},
+		{"only a probe left out", pod("      livenessProbe: {httpGet: {port: web}}"), "", `m.yaml: no probe of container "app" could be carried over`},
+		{"grpc without a port", pod("      livenessProbe: {grpc: {service: x}}"), "",
+			"m.yaml:6:30: spec.containers[0].livenessProbe.grpc.port: required"},
+		{"a named grpc port", pod("      livenessProbe: {grpc: {port: grpc}}"), "",
+			`m.yaml:6:36: spec.containers[0].livenessProbe.grpc.port: want a whole number, got "grpc"`},
+		{"a grpc port out of range", pod("      livenessProbe: {grpc: {port: 65536}}"), "",
+			"m.yaml:6:36: spec.containers[0].livenessProbe.grpc.port: 65536 is not a port (1 to 65535)"},
+		{"no probe in any container", manifest("kind: Pod", "metadata: {name: p}", "spec: {containers: [{name: a}, {name: b}]}"), "",
+			"m.yaml: no probe of the containers of pod/p could be carried over"},
 		{"two workloads, one container name", manifest(
 			"kind: Deployment", "metadata: {name: a}", "spec: {template: {spec: {containers: [{name: app}]}}}", "---",
 			"kind: Deployment", "metadata: {name: b}", "spec: {template: {spec: {containers: [{name: app}]}}}"), "app",
@@ -291,7 +399,7 @@ func TestBadManifestsSayWhatAndWhere(t *testing.T) {
 		{"two workloads", manifest(
 			"kind: Deployment", "metadata: {name: a}", "spec: {template: {spec: {containers: [{name: app}]}}}", "---",
 			"kind: Job", "metadata: {name: b}", "spec: {template: {spec: {containers: [{name: migrate}]}}}"), "",
-			"m.yaml has 2 containers, so --container must name one: app (deployment/a), migrate (job/b)"},
+			"m.yaml has 2 workloads (deployment/a, job/b), and vitals runs in one pod: --container must name a container of one, as NAME or WORKLOAD/NAME: app (deployment/a), migrate (job/b)"},
 	} {
 		_, err := Kubernetes("m.yaml", tt.data, tt.container)
 		if err == nil || err.Error() != tt.want {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 )
 
 // What a Pebble layer's services do, and how vitals does it: a check's
@@ -292,12 +291,12 @@ func (b *serviceBlock) restart(f map[string]node, subject string) error {
 	if err != nil {
 		return err
 	}
-	policy := supervise.Never
+	policy := config.RestartNever
 	switch {
 	case onSuccess == "restart" && onFailure == "restart":
-		policy = supervise.Always
+		policy = config.RestartAlways
 	case onFailure == "restart":
-		policy = supervise.OnFailure
+		policy = config.RestartOnFailure
 	}
 	note := fmt.Sprintf("Pebble: on-success %s, on-failure %s", onSuccess, onFailure)
 	if f["on-success"].absent() && f["on-failure"].absent() {
@@ -305,7 +304,7 @@ func (b *serviceBlock) restart(f map[string]node, subject string) error {
 	}
 	b.fields = append(b.fields, field{key: "restart", value: policy, raw: true, note: note})
 
-	if policy != supervise.Always {
+	if policy != config.RestartAlways {
 		switch onSuccess {
 		case "restart":
 			// Restarting after exit 0 alone is no policy of vitals.
@@ -322,7 +321,7 @@ func (b *serviceBlock) restart(f map[string]node, subject string) error {
 				"vitals exits 0.")
 		}
 	}
-	if policy == supervise.Never {
+	if policy == config.RestartNever {
 		switch onFailure {
 		case "shutdown":
 			// Not zero either way, so the kubelet sees the same: only the
@@ -361,7 +360,7 @@ func pebbleExitAction(v node, own string) (string, error) {
 
 // backoff writes Pebble's backoff-delay and backoff-limit as the backoff's
 // initial delay and its max. vitals doubles the delay each time, and starts
-// it over once the workload ran supervise.ResetAfter.
+// it over once the workload ran config.BackoffResetAfter.
 func (b *serviceBlock) backoff(f map[string]node, subject string) error {
 	delay, err := pebbleDuration(f["backoff-delay"], pebbleBackoffDelay, true)
 	if err != nil {
@@ -400,10 +399,10 @@ func (b *serviceBlock) backoff(f map[string]node, subject string) error {
 			fmt.Sprintf("Pebble: backoff-limit %s is below backoff-delay %s: it waited the delay first,", durationText(limit), durationText(delay)),
 			"then the limit; vitals waits "+durationText(maximum)+" each time.")
 	}
-	if limit != supervise.ResetAfter {
-		b.differ(fmt.Sprintf("%s: Pebble started the backoff over once it ran backoff-limit (%s); vitals does once it ran %s", subject, durationText(limit), durationText(supervise.ResetAfter)),
+	if limit != config.BackoffResetAfter {
+		b.differ(fmt.Sprintf("%s: Pebble started the backoff over once it ran backoff-limit (%s); vitals does once it ran %s", subject, durationText(limit), durationText(config.BackoffResetAfter)),
 			fmt.Sprintf("Pebble started the backoff over once it ran backoff-limit (%s); vitals does", durationText(limit)),
-			"once it ran "+durationText(supervise.ResetAfter)+".")
+			"once it ran "+durationText(config.BackoffResetAfter)+".")
 	}
 	b.fields = append(b.fields, field{key: "backoff", raw: true,
 		value: fmt.Sprintf("{initial: %s, max: %s}", durationText(initial), durationText(maximum))})

@@ -17,6 +17,8 @@ func FuzzBuild(f *testing.F) {
 		"dns://localhost", "dns://8.8.8.8/example.com?type=MX", "grpc://localhost:50051/readiness",
 		"grpcs://[::1]:1/x/y", "k8s://deployment/api", "k8s://pods?selector=app%3Dweb", "", ":", "http:",
 		"http://%zz", "HTTP://X", "tcp://host", "dns://?type=", "grpc://host:port/", "\x00://\xff",
+		"postgres://app:pw@db/app?sslmode=disable", "redis://:pw@cache:6379/0", "amqps://mq/vhost", "nats://token@bus:4222",
+		"nats://a,b", "log://app", "heartbeat",
 	} {
 		f.Add(seed)
 	}

@@ -160,25 +160,44 @@ func (o Options) Given() []string {
 }
 
 // schemes are the target schemes and the kinds they name. The probe build
-// knows k8s too, to say that its targets are in the full build.
+// knows k8s and the dependencies' too, to say that their targets are in the
+// full build. NATS over TLS is nats:// too (nats.go turns to TLS when the
+// server requires it): tls:// is the TLS handshake.
 var schemes = map[string]string{
 	"http": "http", "https": "http", "tcp": "tcp", "file": "file", "dns": "dns", "tls": "tls",
 	"grpc": "grpc", "grpcs": "grpc", "k8s": "k8s",
+	"postgres": "postgres", "postgresql": "postgres", "redis": "redis", "rediss": "redis",
+	"amqp": "amqp", "amqps": "amqp", "nats": "nats",
 }
 
 // schemeNames are the schemes of this build, in the order that messages
 // list them.
 var schemeNames = func() []string {
 	names := []string{"http", "https", "tcp", "file", "dns", "tls", "grpc", "grpcs"}
+	if DepsBuilt {
+		names = append(names, "postgres", "postgresql", "redis", "rediss", "amqp", "amqps", "nats")
+	}
 	if KubeBuilt {
 		names = append(names, "k8s")
 	}
 	return names
 }()
 
+// oneShotless are the kinds of vitals.yaml that no one-shot command can
+// run, and why: what they judge happens over time, inside vitals run.
+var oneShotless = map[string]string{
+	"log": "a log check reads the output of the workload that vitals run supervises, as it comes, " +
+		"and vitals probe and vitals wait have no workload: give it as a log: check in vitals.yaml",
+	"heartbeat": "a heartbeat is beaten by the workload (vitals beat NAME) and judged by the vitals run it beats, " +
+		"and there is no beat to look at once: ask that vitals with vitals check NAME",
+}
+
 // KindOf says which kind a target is, or why it is none.
 func KindOf(target string) (string, error) {
 	scheme, rest, ok := strings.Cut(target, ":")
+	if why, ok := oneShotless[strings.ToLower(scheme)]; ok {
+		return "", fmt.Errorf("target %q: %s", target, why)
+	}
 	if !ok || scheme == "" || strings.ContainsAny(scheme, "/.") {
 		return "", fmt.Errorf("target %q has no scheme: use %s://, or -- COMMAND for exec", target, strings.Join(schemeNames, "://, "))
 	}
@@ -205,13 +224,17 @@ func (o Options) Unfit(kind string) []string {
 }
 
 // Probe is what a target builds: a check of some kind that measures what it
-// sees and says what it is.
+// sees and says what it is. Close releases what it keeps between runs (a
+// dependency's connection); whoever built it calls Close when done with it.
 type Probe interface {
 	health.Measurer
 	Check(ctx context.Context) error
 	Kind() string   // http, tcp, exec, …
 	String() string // the target, as given
+	Close() error
 }
+
+var _ Probe = (*probe.Prober)(nil)
 
 // Build makes the probe for a URL target.
 func Build(target string, o Options) (Probe, error) {
@@ -219,8 +242,11 @@ func Build(target string, o Options) (Probe, error) {
 	if err != nil {
 		return nil, err
 	}
-	if kind == "k8s" {
+	switch kind {
+	case "k8s":
 		return buildKube(target, o)
+	case "postgres", "redis", "amqp", "nats":
+		return buildDep(kind, target)
 	}
 	u, err := url.Parse(target)
 	if err != nil {

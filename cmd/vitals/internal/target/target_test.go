@@ -1,6 +1,7 @@
 package target
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -27,6 +28,30 @@ func TestEachSchemeNamesItsKind(t *testing.T) {
 		if _, err := KindOf(in); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("KindOf(%q): %v, want %q…", in, err, want)
 		}
+	}
+}
+
+// log and heartbeat are kinds of vitals.yaml that judge what happens over
+// time in vitals run: as targets, they say so, rather than that their
+// scheme is unknown.
+func TestLogAndHeartbeatTargetsSayWhyTheyCannotRunOnce(t *testing.T) {
+	for _, tt := range []struct{ target, want string }{
+		{"log://app", "a log check reads the output of the workload that vitals run supervises"},
+		{"LOG:app", "a log check reads the output of the workload"},
+		{"log", "a log check reads the output of the workload"},
+		{"heartbeat://work-loop", "a heartbeat is beaten by the workload (vitals beat NAME) and judged by the vitals run it beats"},
+		{"heartbeat", "a heartbeat is beaten by the workload"},
+	} {
+		_, err := KindOf(tt.target)
+		if err == nil || !strings.HasPrefix(err.Error(), fmt.Sprintf("target %q: ", tt.target)) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("KindOf(%q): %v, want %q", tt.target, err, tt.want)
+		}
+		if _, err := Build(tt.target, Options{}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Build(%q): %v, want %q", tt.target, err, tt.want)
+		}
+	}
+	if _, err := KindOf("logs://app"); err == nil || !strings.Contains(err.Error(), `unknown scheme "logs"`) {
+		t.Errorf("logs://: %v", err)
 	}
 }
 
@@ -128,6 +153,9 @@ func TestFlagsThatDoNotFitAKindAreNamed(t *testing.T) {
 	}
 	if got := o.Unfit("tls"); !slices.Equal(got, []string{"--status", "--send"}) {
 		t.Errorf("unfit for tls: %v", got)
+	}
+	if got := o.Unfit("postgres"); !slices.Equal(got, []string{"--status", "--insecure", "--send"}) {
+		t.Errorf("unfit for postgres, which takes its TLS from its URL: %v", got)
 	}
 	if got := (Options{}).Unfit("exec"); got != nil {
 		t.Errorf("no flags given, unfit %v", got)
