@@ -30,6 +30,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kubereport"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
@@ -142,6 +143,22 @@ func workload(c *config.Config, args []string) *supervise.Spec {
 	return &spec
 }
 
+// hookSpecs are the file's hooks as package hooks runs them.
+func hookSpecs(hs []config.Hook) []hooks.Spec {
+	out := make([]hooks.Spec, len(hs))
+	for i, h := range hs {
+		out[i] = hooks.Spec{Name: h.Name, On: h.On}
+		if e := h.Exec; e != nil {
+			out[i].Exec = &hooks.ExecSpec{Command: e.Command, Timeout: e.Timeout}
+		}
+		if w := h.Webhook; w != nil {
+			out[i].Webhook = &hooks.WebhookSpec{URL: w.URL, Method: w.Method, Header: w.Header, Timeout: w.Timeout,
+				Attempts: w.Attempts, BackoffInitial: w.BackoffInitial, BackoffMax: w.BackoffMax}
+		}
+	}
+	return out
+}
+
 // serve runs c with no workload: see serveWorkload.
 func serve(ctx context.Context, c *config.Config, logger *slog.Logger) error {
 	_, err := serveWorkload(ctx, signalled{}, c, nil, logger)
@@ -230,13 +247,19 @@ func serveWorkload(ctx context.Context, sig signalled, c *config.Config, spec *s
 		return 0, configError{fmt.Errorf("%s: service: no command: give service.command, or the command after --", c.File)}
 	}
 	var logChecks []*logwatch.Check
+	env := kinds.Env{}
+	if spec != nil {
+		env.Output = func(lc *logwatch.Check) { logChecks = append(logChecks, lc) }
+	}
+	checkers := map[string]health.Checker{}
 	actionOf := map[string]string{}
 	for _, ch := range c.Checks {
-		if lc, ok := ch.Checker.(*logwatch.Check); ok {
-			if spec == nil {
-				return 0, configError{fmt.Errorf("%s: checks.%s.log: a log check reads the workload's output: give service: in the file, or the command after --", c.File, ch.Name)}
+		if ch.Heartbeat == 0 {
+			checker, err := kinds.All.Build(ch, env)
+			if err != nil {
+				return 0, configError{err}
 			}
-			logChecks = append(logChecks, lc)
+			checkers[ch.Name] = checker
 		}
 		if ch.OnFailure == config.OnFailureIgnore {
 			continue
@@ -298,14 +321,14 @@ func serveWorkload(ctx context.Context, sig signalled, c *config.Config, spec *s
 		if ch.Heartbeat > 0 {
 			heartbeats[ch.Name], err = m.Heartbeat(ch.Name, ch.Heartbeat, ch.Level)
 		} else {
-			err = m.Add(ch.Check)
+			err = m.Add(ch.Health(checkers[ch.Name]))
 		}
 		if err != nil { // the loader checked every check as this Monitor does
 			return 0, fmt.Errorf("%s: check %s: %w", c.File, ch.Name, err)
 		}
 	}
 	// Hooks follow the events from the first; they run off the engine's path.
-	hookRunner := hooks.New(c.Hooks, m, logger, c.Redact)
+	hookRunner := hooks.New(hookSpecs(c.Hooks), m, logger, c.Redact)
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collector, hookRunner, metrics.LogLinesDropped(logs.Dropped),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -531,7 +554,7 @@ func serveWorkload(ctx context.Context, sig signalled, c *config.Config, spec *s
 	// Dependency checks keep a connection between runs: say goodbye to the
 	// servers rather than let them log a dropped client.
 	for _, ch := range c.Checks {
-		if closer, ok := ch.Checker.(io.Closer); ok {
+		if closer, ok := checkers[ch.Name].(io.Closer); ok {
 			closer.Close()
 		}
 	}

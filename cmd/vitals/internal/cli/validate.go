@@ -15,7 +15,8 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/signals"
 )
 
 // DefaultConfig is the file vitals run and vitals validate read unless told.
@@ -23,7 +24,7 @@ const DefaultConfig = "vitals.yaml"
 
 // loadConfig reads the file, turning its errors into a configError.
 func loadConfig(path string) (*config.Config, error) {
-	c, err := config.Load(path)
+	c, err := config.Load(path, kinds.All)
 	var errs config.Errors
 	if errors.As(err, &errs) {
 		return nil, configError{errs}
@@ -95,7 +96,7 @@ func render(c *config.Config) string {
 			fmt.Fprintf(&b, "  dir: %q\n", s.Dir)
 		}
 		fmt.Fprintf(&b, "  restart: %s\n  backoff: {initial: %v, max: %v}\n  stop-signal: %s\n  stop-timeout: %v\n",
-			s.Restart, s.BackoffInitial, s.BackoffMax, supervise.SignalName(s.StopSignal), s.StopTimeout)
+			s.Restart, s.BackoffInitial, s.BackoffMax, signals.SignalName(s.StopSignal), s.StopTimeout)
 	}
 	renderHooks(&b, c)
 	if k := c.Kubernetes; k != nil {
