@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 )
 
@@ -24,12 +23,14 @@ type Kubernetes struct {
 	Condition string
 }
 
-// builtinConditions are the pod conditions that Kubernetes itself sets: a
-// readiness gate on one of them would fight the kubelet.
-var builtinConditions = []corev1.PodConditionType{
-	corev1.PodScheduled, corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.ContainersReady,
-	corev1.PodReady, corev1.DisruptionTarget, corev1.PodResizePending, corev1.PodResizeInProgress,
-	corev1.AllContainersRestarting,
+// builtinConditions are the pod conditions that Kubernetes itself sets
+// (k8s.io/api/core/v1's PodConditionType constants, written out so that
+// config need not import the API's types): a readiness gate on one of them
+// would fight the kubelet.
+var builtinConditions = []string{
+	"PodScheduled", "PodReadyToStartContainers", "Initialized", "ContainersReady",
+	"Ready", "DisruptionTarget", "PodResizePending", "PodResizeInProgress",
+	"AllContainersRestarting",
 }
 
 // kubernetes reads the kubernetes: block.
@@ -64,7 +65,7 @@ func kubernetesFields(k *Kubernetes) []Field {
 // server wants custom pod conditions, and none of the built-in ones.
 func (d *Decoder) conditionType(n ast.Node, path, s string) {
 	switch {
-	case slices.Contains(builtinConditions, corev1.PodConditionType(s)):
+	case slices.Contains(builtinConditions, s):
 		d.Errorf(n, path, "%q is a pod condition Kubernetes sets itself: give one of your own with a prefix, such as vitals.dev/ready", s)
 	case !strings.Contains(s, "/"):
 		d.Errorf(n, path, "%q has no prefix: a pod condition of your own is PREFIX/NAME, such as vitals.dev/ready", s)

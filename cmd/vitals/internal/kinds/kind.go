@@ -11,7 +11,6 @@
 package kinds
 
 import (
-	"errors"
 	"io"
 	"slices"
 	"strings"
@@ -201,21 +200,18 @@ func (t Table) lookup(name string) *Kind {
 	return nil
 }
 
-// ErrBeaten is what Build says of a heartbeat: it runs nothing, and the
-// workload beats it (health.Monitor.Heartbeat adds it).
-var ErrBeaten = errors.New("a heartbeat runs nothing: add it with Monitor.Heartbeat")
-
 // Build builds the checker of c, a check that config read through t,
 // against env. An error is a config.Error at the check's kind block. A
 // checker that keeps a connection between runs is an io.Closer: close it
-// once the check has stopped.
+// once the check has stopped. A heartbeat has no checker: it runs nothing,
+// and health.Monitor.Heartbeat adds it, with c.Heartbeat.
 func (t Table) Build(c config.Check, env Env) (health.Checker, error) {
 	k := t.lookup(c.Kind)
 	switch {
 	case k == nil:
 		return nil, c.Errorf("no kind %q in the table", c.Kind)
 	case k.build == nil:
-		return nil, c.Errorf("%v", ErrBeaten)
+		return nil, c.Errorf("a %s runs nothing: the workload beats it", c.Kind)
 	}
 	checker, err := k.build(c.Name, c.Spec, env)
 	if err != nil {
