@@ -105,7 +105,11 @@ func render(c *config.Config) string {
 			fmt.Fprintf(&b, "  condition: %q\n", k.Condition)
 		}
 	}
-	b.WriteString("checks:\n")
+	if len(c.Checks) == 0 {
+		b.WriteString("checks: {}\n") // a workload's file may have none
+	} else {
+		b.WriteString("checks:\n")
+	}
 	for _, ch := range c.Checks {
 		fmt.Fprintf(&b, "  %s:\n    level: %s\n", ch.Name, ch.Level)
 		fmt.Fprintf(&b, "    %s: %s\n", ch.Kind, c.Redact(ch.Source))

@@ -1235,6 +1235,17 @@ func TestService(t *testing.T) {
 	}
 }
 
+// A workload's file needs no checks: vitals supervises it and serves the
+// endpoints. A file with neither checks nor a service is an error (see
+// TestBadConfigsSayWhatAndWhere).
+func TestAServiceNeedsNoChecks(t *testing.T) {
+	for _, text := range []string{y("service: {command: [app]}"), y("service: {command: [app]}", "checks: {}")} {
+		if c := mustParse(t, text); len(c.Checks) != 0 || c.Service == nil || c.Service.Command[0] != "app" {
+			t.Errorf("%q: checks %v, service %+v", text, c.Checks, c.Service)
+		}
+	}
+}
+
 func TestTopLevelDefaults(t *testing.T) {
 	c := mustParse(t, y(
 		"checks:",
