@@ -14,7 +14,6 @@ var GRPC = define(Kind{
 	Summary: "A grpc.health.v1 Check call that answers SERVING.",
 	Example: "{url: grpc://localhost:50051}",
 	CLI:     &CLI{Schemes: []string{"grpc", "grpcs"}, Target: "grpc://HOST:PORT[/SERVICE], grpcs://…"},
-	Import:  &Import{Kubelet: "grpc"},
 }, block[grpchealth.GRPCSpec]{
 	fields: func(s *grpchealth.GRPCSpec) []config.Field {
 		return append([]config.Field{

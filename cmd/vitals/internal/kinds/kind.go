@@ -3,8 +3,8 @@
 // fields (read with positions through config's Decoder), a minimal example,
 // how a block is checked when the file loads, and how its checker is built.
 // config reads a check's block through the table (config.Kinds), the agent
-// builds checkers with Build, and docs/reference/config.md is generated from
-// it. Adding a kind is one new file and one line in All.
+// builds checkers with Table.Build, and docs/reference/config.md is
+// generated from it. Adding a kind is one new file and one line in All.
 //
 // kinds imports config and the packages that build checkers (probe,
 // grpchealth, deps, logwatch); config imports none of them.
@@ -41,7 +41,7 @@ type Kind struct {
 	// style: the reference shows it, and a test loads and builds it.
 	Example string
 	// CLI is how vitals probe and vitals wait take a target of the kind;
-	// nil when they cannot run it (see CLI).
+	// nil when they take none.
 	CLI *CLI
 	// Import says which checks of other formats vitals import maps to the
 	// kind; nil: none.
@@ -187,11 +187,12 @@ func (t Table) Names() []string {
 
 // Kind returns the kind named name (config.Kinds).
 func (t Table) Kind(name string) (config.Kind, bool) {
-	k := t.lookup(name)
+	k := t.Lookup(name)
 	return k, k != nil
 }
 
-func (t Table) lookup(name string) *Kind {
+// Lookup returns the kind named name, nil if there is none.
+func (t Table) Lookup(name string) *Kind {
 	for _, k := range t {
 		if k.Name == name {
 			return k
@@ -206,7 +207,7 @@ func (t Table) lookup(name string) *Kind {
 // once the check has stopped. A heartbeat has no checker: it runs nothing,
 // and health.Monitor.Heartbeat adds it, with c.Heartbeat.
 func (t Table) Build(c config.Check, env Env) (health.Checker, error) {
-	k := t.lookup(c.Kind)
+	k := t.Lookup(c.Kind)
 	switch {
 	case k == nil:
 		return nil, c.Errorf("no kind %q in the table", c.Kind)
