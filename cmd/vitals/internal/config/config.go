@@ -124,9 +124,9 @@ func (es Errors) Error() string {
 const MaxFileSize = 4 << 20
 
 // Load reads and checks the file at path, - for stdin, its checks' kinds
-// read through kinds; ${VAR} expands from the process's environment. The file is read through whatever path names,
-// a symlink (as a Kubernetes ConfigMap mounts one), a FIFO or a device, and
-// never past MaxFileSize. The error is an Errors when the file is readable
+// read through kinds; ${VAR} expands from the process's environment. The
+// file is read through whatever path names, a symlink (as a Kubernetes
+// ConfigMap mounts one), a FIFO or a device, and never past MaxFileSize. The error is an Errors when the file is readable
 // but wrong.
 func Load(path string, kinds Kinds) (*Config, error) {
 	name, r := "stdin", io.Reader(os.Stdin)
@@ -455,12 +455,11 @@ const (
 const (
 	// DefaultBackoffInitial and DefaultBackoffMax bound the wait before a
 	// restart, doubled after each quick exit: the first restart comes
-	// quickly, and a workload that keeps failing is retried twice a minute,
-	// as the kubelet's CrashLoopBackOff starts out.
+	// quickly, and a workload that keeps failing is tried twice a minute.
 	DefaultBackoffInitial = 500 * time.Millisecond
 	DefaultBackoffMax     = 30 * time.Second
 	// DefaultStopTimeout is how long the workload has between its
-	// stop-signal and SIGKILL: well within the kubelet's grace of 30s.
+	// stop-signal and SIGKILL: well within the pod's default grace of 30s.
 	DefaultStopTimeout = 10 * time.Second
 )
 
@@ -540,7 +539,7 @@ func serviceFields(s *Service) []Field {
 			}
 		}}, Default: "SIGTERM", Doc: "What stops the workload: a signal's name, SIGTERM or TERM."},
 		{Key: "stop-timeout", Value: Duration(&s.StopTimeout), Default: DefaultStopTimeout.String(),
-			Doc: "Between the stop-signal and SIGKILL: well within the kubelet's grace of 30s."},
+			Doc: "Between the stop-signal and SIGKILL: well within a pod's default grace of 30s."},
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	. "github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 )
 
 // file is the name Parse is given in these tests, which every error starts with.
@@ -1232,6 +1233,19 @@ func TestService(t *testing.T) {
 	}
 	if c = mustParse(t, y("checks:", "  a: {heartbeat: {ttl: 1s}}")); c.Service != nil {
 		t.Errorf("no service: block, service %+v", c.Service)
+	}
+}
+
+// The words and defaults of a service and of on-failure are those of
+// package supervise, which runs them as the file says.
+func TestServiceWordsAndDefaultsAreSupervises(t *testing.T) {
+	if RestartNever != supervise.Never || RestartOnFailure != supervise.OnFailure || RestartAlways != supervise.Always ||
+		OnFailureRestart != supervise.ActionRestart || OnFailureExit != supervise.ActionExit {
+		t.Error("config's restart or on-failure words differ from package supervise's")
+	}
+	if DefaultBackoffInitial != supervise.DefaultBackoffInitial || DefaultBackoffMax != supervise.DefaultBackoffMax ||
+		DefaultStopTimeout != supervise.DefaultStopTimeout {
+		t.Error("config's service defaults differ from package supervise's")
 	}
 }
 
