@@ -183,29 +183,54 @@ func ValidName(s string) bool {
 	return true
 }
 
+// CheckError is what is wrong with a Check, as Validate and Add find it: it
+// names the field, so that a caller that read the check from a file can say
+// where the value is, without reading the message. It wraps ErrInvalidCheck.
+type CheckError struct {
+	Name string // the check's name, as given
+	// Field is the Check field that is wrong: "Name", "Level", "Period",
+	// "Timeout", "InitialDelay", "SuccessThreshold", "FailureThreshold" or
+	// "Checker".
+	Field string
+	Msg   string // what is wrong, such as "timeout 2s is longer than period 1s"
+}
+
+func (e *CheckError) Error() string {
+	return fmt.Sprintf("check %q: %s: %v", e.Name, e.Msg, ErrInvalidCheck)
+}
+
+func (e *CheckError) Unwrap() error { return ErrInvalidCheck }
+
+// Validate checks c as Add does, but for its Checker (a configuration
+// validates its checks before it builds any), and returns it with its zero
+// timing fields set to the kubelet's defaults (period 10s, timeout 1s or the
+// period when shorter, no initial delay, thresholds 1 and 3), as a Monitor
+// without WithDefaults runs it. The error is a *CheckError.
+func (c Check) Validate() (Check, error) { return c.withDefaults(kubeletDefaults) }
+
 // withDefaults validates c, but for its Checker, and fills its zero timing
 // fields from d.
 func (c Check) withDefaults(d Defaults) (Check, error) {
-	invalid := func(format string, args ...any) (Check, error) {
-		return Check{}, fmt.Errorf("check %q: %s: %w", c.Name, fmt.Sprintf(format, args...), ErrInvalidCheck)
+	invalid := func(field, format string, args ...any) (Check, error) {
+		return Check{}, &CheckError{Name: c.Name, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case !ValidName(c.Name):
-		return invalid("name must match [a-z0-9]([-a-z0-9_.]*[a-z0-9])? and be at most %d characters", maxNameLength)
+		return invalid("Name", "name must match [a-z0-9]([-a-z0-9_.]*[a-z0-9])? and be at most %d characters", maxNameLength)
 	case c.Name == shutdownLine || c.Name == monitorLine:
-		return invalid("name %q is reserved for a line of the probe endpoints", c.Name)
+		return invalid("Name", "name %q is reserved for a line of the probe endpoints", c.Name)
 	case !c.Level.valid():
-		return invalid("level %v is not Startup, Live or Ready", c.Level)
+		return invalid("Level", "level %v is not Startup, Live or Ready", c.Level)
 	case c.Period < 0:
-		return invalid("period %v is negative", c.Period)
+		return invalid("Period", "period %v is negative", c.Period)
 	case c.Timeout < 0:
-		return invalid("timeout %v is negative", c.Timeout)
+		return invalid("Timeout", "timeout %v is negative", c.Timeout)
 	case c.InitialDelay < 0:
-		return invalid("initial delay %v is negative", c.InitialDelay)
+		return invalid("InitialDelay", "initial delay %v is negative", c.InitialDelay)
 	case c.SuccessThreshold < 0:
-		return invalid("success threshold %d is below 1", c.SuccessThreshold)
+		return invalid("SuccessThreshold", "success threshold %d is below 1", c.SuccessThreshold)
 	case c.FailureThreshold < 0:
-		return invalid("failure threshold %d is below 1", c.FailureThreshold)
+		return invalid("FailureThreshold", "failure threshold %d is below 1", c.FailureThreshold)
 	}
 	timeoutSet := c.Timeout != 0
 	if c.Period == 0 {
@@ -224,7 +249,7 @@ func (c Check) withDefaults(d Defaults) (Check, error) {
 		c.FailureThreshold = d.FailureThreshold
 	}
 	if timeoutSet && c.Timeout > c.Period {
-		return invalid("timeout %v is longer than period %v", c.Timeout, c.Period)
+		return invalid("Timeout", "timeout %v is longer than period %v", c.Timeout, c.Period)
 	}
 	return c, nil
 }

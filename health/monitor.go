@@ -283,7 +283,7 @@ func (m *Monitor) Add(c Check) error {
 		return err
 	}
 	if c.Checker == nil {
-		return fmt.Errorf("check %q: checker is nil: %w", c.Name, ErrInvalidCheck)
+		return &CheckError{Name: c.Name, Field: "Checker", Msg: "checker is nil"}
 	}
 	if c.Kind == "" {
 		c.Kind = "checker"

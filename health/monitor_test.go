@@ -45,25 +45,28 @@ func TestFirstRunIsRightAfterInitialDelayThenEveryPeriod(t *testing.T) {
 	}
 }
 
+// Add and Validate reject a bad check with a reason and the field at fault,
+// which a configuration maps to its key without reading the message.
 func TestAddRejectsBadChecksWithAReason(t *testing.T) {
 	ok := health.CheckerFunc(func(context.Context) error { return nil })
 	tests := []struct {
 		name  string
 		check health.Check
 		want  string
+		field string // CheckError.Field
 	}{
-		{"upper case name", health.Check{Name: "DB", Level: health.Ready, Checker: ok}, `check "DB": name must match`},
-		{"empty name", health.Check{Level: health.Ready, Checker: ok}, `check "": name must match`},
-		{"name too long", health.Check{Name: strings.Repeat("a", 64), Level: health.Ready, Checker: ok}, "at most 63 characters"},
-		{"no level", health.Check{Name: "db", Checker: ok}, `check "db": level level(0) is not Startup, Live or Ready`},
-		{"reserved name", health.Check{Name: "shutdown", Level: health.Ready, Checker: ok}, `name "shutdown" is reserved`},
-		{"no checker", health.Check{Name: "db", Level: health.Ready}, `check "db": checker is nil`},
-		{"negative period", health.Check{Name: "db", Level: health.Ready, Checker: ok, Period: -time.Second}, "period -1s is negative"},
-		{"negative timeout", health.Check{Name: "db", Level: health.Ready, Checker: ok, Timeout: -time.Second}, "timeout -1s is negative"},
-		{"negative delay", health.Check{Name: "db", Level: health.Ready, Checker: ok, InitialDelay: -time.Second}, "initial delay -1s is negative"},
-		{"negative success threshold", health.Check{Name: "db", Level: health.Ready, Checker: ok, SuccessThreshold: -1}, "success threshold -1 is below 1"},
-		{"negative failure threshold", health.Check{Name: "db", Level: health.Ready, Checker: ok, FailureThreshold: -2}, "failure threshold -2 is below 1"},
-		{"timeout over period", health.Check{Name: "db", Level: health.Ready, Checker: ok, Period: time.Second, Timeout: 2 * time.Second}, "timeout 2s is longer than period 1s"},
+		{"upper case name", health.Check{Name: "DB", Level: health.Ready, Checker: ok}, `check "DB": name must match`, "Name"},
+		{"empty name", health.Check{Level: health.Ready, Checker: ok}, `check "": name must match`, "Name"},
+		{"name too long", health.Check{Name: strings.Repeat("a", 64), Level: health.Ready, Checker: ok}, "at most 63 characters", "Name"},
+		{"no level", health.Check{Name: "db", Checker: ok}, `check "db": level level(0) is not Startup, Live or Ready`, "Level"},
+		{"reserved name", health.Check{Name: "shutdown", Level: health.Ready, Checker: ok}, `name "shutdown" is reserved`, "Name"},
+		{"no checker", health.Check{Name: "db", Level: health.Ready}, `check "db": checker is nil`, "Checker"},
+		{"negative period", health.Check{Name: "db", Level: health.Ready, Checker: ok, Period: -time.Second}, "period -1s is negative", "Period"},
+		{"negative timeout", health.Check{Name: "db", Level: health.Ready, Checker: ok, Timeout: -time.Second}, "timeout -1s is negative", "Timeout"},
+		{"negative delay", health.Check{Name: "db", Level: health.Ready, Checker: ok, InitialDelay: -time.Second}, "initial delay -1s is negative", "InitialDelay"},
+		{"negative success threshold", health.Check{Name: "db", Level: health.Ready, Checker: ok, SuccessThreshold: -1}, "success threshold -1 is below 1", "SuccessThreshold"},
+		{"negative failure threshold", health.Check{Name: "db", Level: health.Ready, Checker: ok, FailureThreshold: -2}, "failure threshold -2 is below 1", "FailureThreshold"},
+		{"timeout over period", health.Check{Name: "db", Level: health.Ready, Checker: ok, Period: time.Second, Timeout: 2 * time.Second}, "timeout 2s is longer than period 1s", "Timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,6 +77,16 @@ func TestAddRejectsBadChecksWithAReason(t *testing.T) {
 			}
 			if len(m.Snapshot().Checks) != 0 {
 				t.Fatalf("a rejected check was added")
+			}
+			var ce *health.CheckError
+			if !errors.As(err, &ce) || ce.Field != tt.field || ce.Name != tt.check.Name {
+				t.Fatalf("Add error %#v, want a *CheckError on field %s of %q", err, tt.field, tt.check.Name)
+			}
+			if tt.field == "Checker" {
+				return // Validate leaves the checker to whoever builds it
+			}
+			if _, err := tt.check.Validate(); !errors.As(err, &ce) || ce.Field != tt.field || err.Error() != ce.Error() {
+				t.Fatalf("Validate error %v, want a *CheckError on field %s", err, tt.field)
 			}
 		})
 	}
@@ -798,5 +811,23 @@ func TestRedactionHidesSecretsFromEveryOutput(t *testing.T) {
 		if out != "login as admin:xxxxx refused" {
 			t.Fatalf("output %q, want the secret redacted", out)
 		}
+	}
+}
+
+// Validate fills a check's zero timing fields as a Monitor without
+// WithDefaults runs it: the kubelet's defaults, the timeout no longer than a
+// shorter period.
+func TestValidateFillsTheKubeletsDefaults(t *testing.T) {
+	c, err := health.Check{Name: "db", Level: health.Ready, Period: 500 * time.Millisecond}.Validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Period != 500*time.Millisecond || c.Timeout != 500*time.Millisecond || c.InitialDelay != 0 ||
+		c.SuccessThreshold != 1 || c.FailureThreshold != 3 {
+		t.Fatalf("Validate gave %+v", c)
+	}
+	c, _ = health.Check{Name: "db", Level: health.Ready}.Validate()
+	if c.Period != 10*time.Second || c.Timeout != time.Second {
+		t.Fatalf("Validate gave period %v, timeout %v; want 10s, 1s", c.Period, c.Timeout)
 	}
 }

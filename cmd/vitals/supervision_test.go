@@ -387,6 +387,24 @@ func TestOnFailureExitWithoutAWorkloadStopsVitals(t *testing.T) {
 	r.expect(t, 1, "", `why="check peer failed"`)
 }
 
+// A file with a service and no checks is valid: vitals supervises the
+// workload and serves the endpoints, and --print writes a file that loads
+// again. A file with neither is an error that says what to give.
+func TestAServiceWithNoChecksValidatesAndRuns(t *testing.T) {
+	for _, text := range []string{"service: {command: [sleep, \"0.5\"]}\n", "service: {command: [sleep, \"0.5\"]}\nchecks: {}\n"} {
+		path := writeConfig(t, text)
+		vitalsRun(t, "validate", "-c", path).expect(t, 0, "ok: "+path+": 0 checks", "")
+		r := vitalsRun(t, "validate", "-c", path, "--print")
+		r.expect(t, 0, "checks: {}\n", "")
+		vitalsRun(t, "validate", "-c", writeConfig(t, r.stdout)).expect(t, 0, ": 0 checks", "")
+	}
+	addr := freeAddr(t)
+	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\nservice: {command: [sleep, \"0.5\"]}\n", addr, filepath.Join(t.TempDir(), "api.sock")))
+	vitalsRun(t, "run", "-c", path).expect(t, 0, "", "checks=0")
+	vitalsRun(t, "validate", "-c", writeConfig(t, "listen: :8558\n")).expect(t, 2, "",
+		":1:7: checks: no checks: give at least one, or a service: to supervise")
+}
+
 // --print shows the hooks, on-failure and log checks with their defaults,
 // secrets hidden, in a file that loads again.
 func TestValidatePrintShowsHooksOnFailureAndLogChecks(t *testing.T) {

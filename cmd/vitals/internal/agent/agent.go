@@ -31,6 +31,7 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/metrics"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
@@ -149,7 +150,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	a.wake = newWakeUps(a.logChecks)
 	a.streams = logwatch.New(a.logChecks, a.wake.wake)
 	// Hooks follow the events from the first; they run off the engine's path.
-	a.hooks = hooks.New(cfg.Hooks, a.monitor, a.logger, cfg.Redact)
+	a.hooks = hooks.New(hookSpecs(cfg.Hooks), a.monitor, a.logger, cfg.Redact)
 	a.registry = prometheus.NewRegistry()
 	a.registry.MustRegister(collector, a.hooks, metrics.LogLinesDropped(logs.Dropped),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -160,30 +161,51 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	return a, nil
 }
 
-// buildChecks adds the file's checks to the Monitor: a heartbeat by its
-// ttl, the others as the loader built them. It keeps the log checks, which
-// the workload's output feeds, and the checks that hold a connection, which
-// are closed once the Monitor has stopped.
+// buildChecks builds the file's checks through the table of kinds and adds
+// them to the Monitor, a heartbeat by its ttl. A log check registers with
+// the workload's output as it is built (whether there is a workload to read
+// is Run's to say, as the command line may give it); a checker that keeps a
+// connection between runs is closed once the Monitor has stopped.
 func (a *Agent) buildChecks() error {
 	a.heartbeats = map[string]*health.Heartbeat{}
+	env := kinds.Env{Output: func(c *logwatch.Check) { a.logChecks = append(a.logChecks, c) }}
 	for _, ch := range a.cfg.Checks {
-		var err error
 		if ch.Heartbeat > 0 {
-			a.heartbeats[ch.Name], err = a.monitor.Heartbeat(ch.Name, ch.Heartbeat, ch.Level)
-		} else {
-			err = a.monitor.Add(ch.Check)
+			hb, err := a.monitor.Heartbeat(ch.Name, ch.Heartbeat, ch.Level)
+			if err != nil { // the loader checked every check as this Monitor does
+				return fmt.Errorf("%s: check %s: %w", a.cfg.File, ch.Name, err)
+			}
+			a.heartbeats[ch.Name] = hb
+			continue
 		}
-		if err != nil { // the loader checked every check as this Monitor does
+		checker, err := kinds.All.Build(ch, env)
+		if err != nil {
+			return err
+		}
+		if err := a.monitor.Add(ch.Health(checker)); err != nil { // as above
 			return fmt.Errorf("%s: check %s: %w", a.cfg.File, ch.Name, err)
 		}
-		if lc, ok := ch.Checker.(*logwatch.Check); ok {
-			a.logChecks = append(a.logChecks, lc)
-		}
-		if closer, ok := ch.Checker.(io.Closer); ok {
+		if closer, ok := checker.(io.Closer); ok {
 			a.closers = append(a.closers, closer)
 		}
 	}
 	return nil
+}
+
+// hookSpecs are the file's hooks as package hooks runs them.
+func hookSpecs(hs []config.Hook) []hooks.Spec {
+	out := make([]hooks.Spec, len(hs))
+	for i, h := range hs {
+		out[i] = hooks.Spec{Name: h.Name, On: h.On}
+		if e := h.Exec; e != nil {
+			out[i].Exec = &hooks.ExecSpec{Command: e.Command, Timeout: e.Timeout}
+		}
+		if w := h.Webhook; w != nil {
+			out[i].Webhook = &hooks.WebhookSpec{URL: w.URL, Method: w.Method, Header: w.Header, Timeout: w.Timeout,
+				Attempts: w.Attempts, BackoffInitial: w.BackoffInitial, BackoffMax: w.BackoffMax}
+		}
+	}
+	return out
 }
 
 // errorLog is where the servers say what goes wrong with a connection.

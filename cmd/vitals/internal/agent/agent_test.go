@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/health/healthtest"
 )
@@ -80,7 +81,7 @@ func socketPath(t *testing.T) string {
 // more.
 func parse(t *testing.T, more string) *config.Config {
 	t.Helper()
-	c, err := config.Parse("vitals.yaml", []byte(fmt.Sprintf("listen: 127.0.0.1:0\napi: %s\n%s", socketPath(t), more)), os.LookupEnv)
+	c, err := config.Parse("vitals.yaml", []byte(fmt.Sprintf("listen: 127.0.0.1:0\napi: %s\n%s", socketPath(t), more)), os.LookupEnv, kinds.All)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +206,7 @@ func TestNewStartsNothing(t *testing.T) {
 	ln.Close()
 	sock := socketPath(t)
 	c, err := config.Parse("vitals.yaml", []byte(fmt.Sprintf("listen: %s\napi: %s\nchecks:\n  loop: {heartbeat: {ttl: 1h}}\n"+
-		"hooks:\n  - on: [stopping]\n    webhook: {url: \"http://127.0.0.1:1/\"}\n", addr, sock)), os.LookupEnv)
+		"hooks:\n  - on: [stopping]\n    webhook: {url: \"http://127.0.0.1:1/\"}\n", addr, sock)), os.LookupEnv, kinds.All)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/signals"
 )
 
 // Render writes the agent's file back as YAML with every default filled
@@ -43,7 +43,7 @@ func (a *Agent) Render() string {
 			fmt.Fprintf(&b, "  dir: %q\n", s.Dir)
 		}
 		fmt.Fprintf(&b, "  restart: %s\n  backoff: {initial: %v, max: %v}\n  stop-signal: %s\n  stop-timeout: %v\n",
-			s.Restart, s.BackoffInitial, s.BackoffMax, supervise.SignalName(s.StopSignal), s.StopTimeout)
+			s.Restart, s.BackoffInitial, s.BackoffMax, signals.SignalName(s.StopSignal), s.StopTimeout)
 	}
 	renderHooks(&b, c)
 	if k := c.Kubernetes; k != nil {
@@ -52,7 +52,11 @@ func (a *Agent) Render() string {
 			fmt.Fprintf(&b, "  condition: %q\n", k.Condition)
 		}
 	}
-	b.WriteString("checks:\n")
+	if len(c.Checks) == 0 {
+		b.WriteString("checks: {}\n") // a workload's file may have none
+	} else {
+		b.WriteString("checks:\n")
+	}
 	for _, ch := range c.Checks {
 		fmt.Fprintf(&b, "  %s:\n    level: %s\n", ch.Name, ch.Level)
 		fmt.Fprintf(&b, "    %s: %s\n", ch.Kind, c.Redact(ch.Source))

@@ -10,12 +10,14 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/apisocket"
 )
 
 // DefaultAddress is where the agent serves its API and where the commands
 // that talk to it look, unless vitals.yaml's api: or $VITALS_API says
 // otherwise: a unix socket, reachable by root only (0600).
-const DefaultAddress = "/run/vitals/vitals.sock"
+const DefaultAddress = apisocket.Default
 
 // Listen opens where the API is served: addr is a unix socket's path, or
 // tcp://HOST:PORT (which New guards with a token).
@@ -127,27 +129,4 @@ func ReadToken(path string) (string, error) {
 		return "", fmt.Errorf("token file %s is empty", path)
 	}
 	return token, nil
-}
-
-// maxSocketPath is the longest path a unix socket can have: sun_path holds
-// 108 bytes on Linux, the NUL that ends the path included.
-const maxSocketPath = len(syscall.RawSockaddrUnix{}.Path) - 1
-
-// maxSocketDir is the longest directory listenUnix can bind a socket in: it
-// binds first at DIR/.vitals-NNNNNNNNNN/s (os.MkdirTemp's digits), 21 bytes
-// more, and then moves the socket into place.
-const maxSocketDir = maxSocketPath - len("/.vitals-4294967295/s")
-
-// CheckSocketPath says whether Listen can serve the API at path, a unix
-// socket's, as far as its length goes: a path too long for sun_path is one
-// that clients cannot reach, and a directory too long one where the bind
-// fails.
-func CheckSocketPath(path string) error {
-	if len(path) > maxSocketPath {
-		return fmt.Errorf("%q is %d bytes, too long for a unix socket: at most %d", path, len(path), maxSocketPath)
-	}
-	if dir := filepath.Dir(path); len(dir) > maxSocketDir {
-		return fmt.Errorf("%q is in a directory of %d bytes, too long for the socket to be made there: at most %d", path, len(dir), maxSocketDir)
-	}
-	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/apisocket"
 )
 
 func TestTheSocketIs0600InADirectoryItMakesAndGoesAwayOnClose(t *testing.T) {
@@ -114,10 +115,10 @@ func TestATokenFileIsReadTrimmedAndMustNotBeEmpty(t *testing.T) {
 	}
 }
 
-// The longest socket path that CheckSocketPath accepts, in the longest
+// The longest socket path that apisocket.Check accepts, in the longest
 // directory, is one that Listen serves and a client reaches; a byte more of
 // either is refused.
-func TestTheLongestSocketPathCheckSocketPathAcceptsListens(t *testing.T) {
+func TestTheLongestSocketPathCheckAcceptsListens(t *testing.T) {
 	// sun_path's 108 bytes, less the NUL; less "/.vitals-4294967295/s".
 	const maxSocketPath, maxSocketDir = 107, 86
 	base := t.TempDir()
@@ -126,7 +127,7 @@ func TestTheLongestSocketPathCheckSocketPathAcceptsListens(t *testing.T) {
 	if len(dir) != maxSocketDir || len(path) != maxSocketPath {
 		t.Fatalf("dir of %d bytes, path of %d", len(dir), len(path))
 	}
-	if err := api.CheckSocketPath(path); err != nil {
+	if err := apisocket.Check(path); err != nil {
 		t.Fatal(err)
 	}
 	ln, err := api.Listen(path)
@@ -139,10 +140,10 @@ func TestTheLongestSocketPathCheckSocketPathAcceptsListens(t *testing.T) {
 		t.Fatalf("dial %s: %v", path, err)
 	}
 	c.Close()
-	if err := api.CheckSocketPath(path + "s"); err == nil {
+	if err := apisocket.Check(path + "s"); err == nil {
 		t.Errorf("a path of %d bytes accepted", len(path)+1)
 	}
-	if err := api.CheckSocketPath(filepath.Join(dir+"d", "s")); err == nil {
+	if err := apisocket.Check(filepath.Join(dir+"d", "s")); err == nil {
 		t.Errorf("a directory of %d bytes accepted", len(dir)+1)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/agent"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
 	"github.com/vitals-dev/vitals/health"
 )
@@ -115,7 +116,7 @@ func shortDir(t *testing.T) string {
 
 func startAgent(t *testing.T, yaml string) *testAgent {
 	t.Helper()
-	c, err := config.Parse("vitals.yaml", []byte(yaml), os.LookupEnv)
+	c, err := config.Parse("vitals.yaml", []byte(yaml), os.LookupEnv, kinds.All)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +338,7 @@ func TestRunNeedsItsTokenFileAndAFreeSocket(t *testing.T) {
 	dir := shortDir(t)
 	// The loader reads the token file, so a file that validates is one whose API starts.
 	_, err := config.Parse("vitals.yaml", []byte(fmt.Sprintf("api: tcp://127.0.0.1:1\napi-token-file: %s\nchecks:\n  loop: {heartbeat: {ttl: 1h}}\n",
-		filepath.Join(dir, "none"))), os.LookupEnv)
+		filepath.Join(dir, "none"))), os.LookupEnv, kinds.All)
 	if err == nil || err.Error() != "vitals.yaml:1:6: api-token-file: open "+filepath.Join(dir, "none")+": no such file or directory" {
 		t.Fatalf("%v", err)
 	}
@@ -357,7 +358,7 @@ func TestRunNeedsItsTokenFileAndAFreeSocket(t *testing.T) {
 			c.Close()
 		}
 	}()
-	c, err := config.Parse("vitals.yaml", []byte(fmt.Sprintf("listen: 127.0.0.1:0\napi: %s\nchecks:\n  loop: {heartbeat: {ttl: 1h}}\n", sock)), os.LookupEnv)
+	c, err := config.Parse("vitals.yaml", []byte(fmt.Sprintf("listen: 127.0.0.1:0\napi: %s\nchecks:\n  loop: {heartbeat: {ttl: 1h}}\n", sock)), os.LookupEnv, kinds.All)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/agent"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 )
 
 // DefaultConfig is the file vitals run and vitals validate read unless told.
@@ -19,7 +20,7 @@ const DefaultConfig = "vitals.yaml"
 
 // loadConfig reads the file, turning its errors into a configError.
 func loadConfig(path string) (*config.Config, error) {
-	c, err := config.Load(path)
+	c, err := config.Load(path, kinds.All)
 	var errs config.Errors
 	if errors.As(err, &errs) {
 		return nil, configError{errs}

@@ -3,202 +3,234 @@ package config
 import (
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
-
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/deps"
 	"github.com/vitals-dev/vitals/health"
-	"github.com/vitals-dev/vitals/probe"
 )
 
-// kind reads one kind's block of a check into its spec, and returns the spec
-// and what builds its checker. The build is not called when the block had
-// errors, which would only repeat them.
-type kind func(d *decoder, n ast.Node, path string) (spec any, build func() (health.Checker, error))
-
-// kinds is every kind a check may have: adding one is a line here and a
-// function below.
-var kinds = map[string]kind{
-	"http": httpKind,
-	"tcp":  tcpKind,
-	"tls":  tlsKind,
-	"exec": execKind,
-	"file": fileKind,
-	"dns":  dnsKind,
-	"grpc": grpcKind,
-	"log":  logKind,
-
-	"postgres": urlKind(func(u string) deps.PostgresSpec { return deps.PostgresSpec{URL: u} }, deps.Postgres),
-	"redis":    urlKind(func(u string) deps.RedisSpec { return deps.RedisSpec{URL: u} }, deps.Redis),
-	"amqp":     urlKind(func(u string) deps.AMQPSpec { return deps.AMQPSpec{URL: u} }, deps.AMQP),
-	"nats":     urlKind(func(u string) deps.NATSSpec { return deps.NATSSpec{URL: u} }, deps.NATS),
+// Kinds is the table of the kinds a check may have (package kinds holds
+// vitals's). config reads a kind's block through it and builds nothing: the
+// table imports config, not the other way round.
+type Kinds interface {
+	// Names is every kind's name, sorted, for errors.
+	Names() []string
+	// Kind returns the kind named name, if there is one.
+	Kind(name string) (Kind, bool)
 }
 
-// heartbeatKind is the kind that runs nothing: the workload beats it.
-const heartbeatKind = "heartbeat"
+// Kind is what config asks of one kind of check.
+type Kind interface {
+	// Decode reads the kind's block n, found at path, into its spec (plain
+	// data), recording what is wrong with d: everything that building the
+	// checker would find, too, so that a file that loads is a file whose
+	// checks build. The spec is not used when d recorded errors.
+	Decode(d *Decoder, n ast.Node, path string) (spec any)
+	// Beaten reports whether the workload beats the kind's checks rather
+	// than vitals running them (a heartbeat), and with what ttl, read from
+	// spec (nil when the block had errors). A beaten check has no period,
+	// timeout, initial delay or thresholds: its ttl decides.
+	Beaten(spec any) (ttl time.Duration, beaten bool)
+}
 
-func kindNames() string {
-	names := append(slices.Sorted(func(yield func(string) bool) {
-		for k := range kinds {
-			if !yield(k) {
-				return
-			}
-		}
-	}), heartbeatKind)
-	slices.Sort(names)
-	return strings.Join(names, ", ")
+// Check is one check of the file, as data: whoever runs it builds its
+// checker from Kind and Spec (package kinds).
+type Check struct {
+	Name  string
+	Level health.Level
+	// The timing, with the kubelet's defaults filled in (see
+	// health.Check.Validate); a heartbeat's as Monitor.Heartbeat runs it
+	// (judged every default period, thresholds 1), its ttl deciding.
+	Period, Timeout, InitialDelay      time.Duration
+	SuccessThreshold, FailureThreshold int
+	// OnFailure is what the agent does when the check becomes fail:
+	// OnFailureIgnore (default), OnFailureRestart or OnFailureExit.
+	OnFailure string
+	// Kind is the kind's name, such as http.
+	Kind string
+	// Spec is the kind's spec as its Decode read it.
+	Spec any
+	// Source is the kind's block as the file writes it, on one line, with
+	// ${VAR} unexpanded: what --print shows without printing a secret.
+	Source string
+	// Heartbeat is the ttl of a heartbeat check, which the workload beats
+	// through the management API; zero for every other kind.
+	Heartbeat time.Duration
+	// At is where the kind's block is, for errors found after the load.
+	At Error
+}
+
+// Errorf is an error about the check's kind block, where the file has it:
+// FILE:LINE:COL: checks.NAME.KIND: MESSAGE.
+func (c Check) Errorf(format string, args ...any) Error {
+	e := c.At
+	e.Msg = fmt.Sprintf(format, args...)
+	return e
+}
+
+// Health is the check as the engine takes it, run by checker.
+func (c Check) Health(checker health.Checker) health.Check {
+	return health.Check{Name: c.Name, Level: c.Level, Checker: checker, Kind: c.Kind,
+		Period: c.Period, Timeout: c.Timeout, InitialDelay: c.InitialDelay,
+		SuccessThreshold: c.SuccessThreshold, FailureThreshold: c.FailureThreshold}
+}
+
+// What a check's on-failure may say.
+const (
+	OnFailureIgnore  = "ignore"  // events and hooks only
+	OnFailureRestart = "restart" // restart the workload; its checks start over
+	OnFailureExit    = "exit"    // stop the workload and exit 1, for the kubelet to restart the container
+)
+
+// timingKeys are the YAML keys of a check's timing, by the health.Check
+// field each sets (health.CheckError names the field).
+var timingKeys = map[string]string{
+	"Period": "period", "Timeout": "timeout", "InitialDelay": "initial-delay",
+	"SuccessThreshold": "success-threshold", "FailureThreshold": "failure-threshold",
 }
 
 // checks reads the checks mapping, in the file's order.
-func (d *decoder) checks(n ast.Node) []Check {
+func (d *Decoder) checks(n ast.Node, kinds Kinds) []Check {
 	m, ok := yamlnode.Unwrap(n).(*ast.MappingNode)
 	if !ok {
-		d.errorf(n, "checks", "want a mapping of check names to checks, got %s", yamlnode.Describe(n))
+		d.Errorf(n, "checks", "want a mapping of check names to checks, got %s", yamlnode.Describe(n))
 		return nil
 	}
-	if len(m.Values) == 0 {
-		d.errorf(n, "checks", "no checks: give at least one")
-	}
-	// A scratch Monitor validates each check as the real one will, so that a
-	// file that loads is a file that starts.
-	scratch := health.New(health.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	var out []Check
 	for _, kv := range m.Values {
 		name := yamlnode.KeyName(kv.Key)
 		path := "checks." + name
 		validName := health.ValidName(name)
 		if !validName {
-			d.errorf(kv.Key, path, "a check name is lower case letters, digits and - _ . inside, at most 63 characters")
+			d.Errorf(kv.Key, path, "a check name is lower case letters, digits and - _ . inside, at most 63 characters")
 		}
-		c, at, ok := d.check(name, kv.Value, path) // its errors too, whatever its name
+		c, at, ok := d.check(name, kv.Value, path, kinds) // its errors too, whatever its name
 		if !ok || !validName {
 			continue
 		}
-		var err error
+		// The engine validates each check as the Monitor will, so that a
+		// file that loads is a file that starts; a heartbeat's thresholds
+		// are 1, as Monitor.Heartbeat has them.
+		h := c.Health(nil)
 		if c.Heartbeat > 0 {
-			_, err = scratch.Heartbeat(name, c.Heartbeat, c.Level)
-		} else {
-			err = scratch.Add(c.Check)
+			h.SuccessThreshold, h.FailureThreshold = 1, 1
 		}
-		if err != nil {
-			msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("check %q: ", name))
-			msg = strings.TrimSuffix(msg, ": "+health.ErrInvalidCheck.Error())
-			switch {
-			case strings.HasPrefix(msg, "timeout ") && at["timeout"] != nil:
-				d.errorf(at["timeout"], path+".timeout", "%s", msg)
-			case strings.HasPrefix(msg, "name "):
-				d.errorf(kv.Key, path, "%s", msg)
+		v, err := h.Validate()
+		var ce *health.CheckError
+		if errors.As(err, &ce) {
+			switch key := timingKeys[ce.Field]; {
+			case ce.Field == "Name":
+				d.Errorf(kv.Key, path, "%s", ce.Msg)
+			case at[key] != nil:
+				d.Errorf(at[key], path+"."+key, "%s", ce.Msg)
 			default:
-				d.errorf(kv.Value, path, "%s", msg)
+				d.Errorf(kv.Value, path, "%s", ce.Msg)
 			}
 			continue
 		}
-		// The file as vitals runs it: every default filled in.
-		st, _ := scratch.CheckState(name)
-		c.Period, c.Timeout, c.InitialDelay = st.Period, st.Timeout, st.InitialDelay
-		c.SuccessThreshold, c.FailureThreshold = st.SuccessThreshold, st.FailureThreshold
+		// The file as vitals runs it: every default filled in. A heartbeat
+		// runs nothing, so it has no timeout and no initial delay; it is
+		// judged again every period.
+		c.Period, c.Timeout, c.InitialDelay = v.Period, v.Timeout, v.InitialDelay
+		c.SuccessThreshold, c.FailureThreshold = v.SuccessThreshold, v.FailureThreshold
+		if c.Heartbeat > 0 {
+			c.Timeout, c.InitialDelay = 0, 0
+		}
 		out = append(out, c)
 	}
 	return out
 }
 
 // check reads one check: its level and timing, and exactly one kind. at has
-// the nodes of its timing fields, for errors found later.
-func (d *decoder) check(name string, n ast.Node, path string) (c Check, at map[string]ast.Node, ok bool) {
-	c = Check{Check: health.Check{Name: name, Level: health.Ready}, OnFailure: OnFailureIgnore}
-	at = map[string]ast.Node{}
-	before := len(d.errors)
+// the nodes of its fields, for errors found later.
+func (d *Decoder) check(name string, n ast.Node, path string, kinds Kinds) (c Check, at Given, ok bool) {
+	c = Check{Name: name, Level: health.Ready, OnFailure: OnFailureIgnore}
+	before := d.Failures()
 	var level string
 	var kindName string
-	var kindNode, levelNode ast.Node
-	noted := func(name string, f field) field {
-		return func(d *decoder, n ast.Node, path string) {
-			at[name] = n
-			f(d, n, path)
-		}
-	}
-	fields := map[string]field{
-		"level": func(d *decoder, n ast.Node, path string) {
-			levelNode = n
-			str(&level)(d, n, path)
-		},
-		"period":            noted("period", duration(&c.Period)),
-		"timeout":           noted("timeout", duration(&c.Timeout)),
-		"initial-delay":     noted("initial-delay", duration(&c.InitialDelay)),
-		"success-threshold": noted("success-threshold", count(&c.SuccessThreshold)),
-		"failure-threshold": noted("failure-threshold", count(&c.FailureThreshold)),
-		"on-failure": func(d *decoder, n ast.Node, path string) {
-			if v, ok := d.scalar(n, path); ok {
-				switch v {
-				case OnFailureIgnore, OnFailureRestart, OnFailureExit:
-					c.OnFailure = v
-				default:
-					d.errorf(n, path, "want restart, exit or ignore, got %q", v)
-				}
+	var kindNode ast.Node
+	fields := checkFields(&c, &level)
+	for _, k := range kinds.Names() {
+		fields = append(fields, Field{Key: k, Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) {
+			if kindName != "" {
+				d.Errorf(n, path, "a check has one kind, and this one is %s already", kindName)
+				return
 			}
-		},
+			kindName, kindNode = k, n
+		}}})
 	}
-	for k := range kinds {
-		fields[k] = d.kindField(k, &kindName, &kindNode)
-	}
-	fields[heartbeatKind] = d.kindField(heartbeatKind, &kindName, &kindNode)
-	if !d.fields(n, path, fields) {
+	at, ok = d.Fields(n, path, fields)
+	if !ok {
 		return c, at, false
 	}
 	if level != "" {
 		l, err := health.ParseLevel(level)
 		if err != nil {
-			d.errorf(levelNode, path+".level", "%v", err)
+			d.Errorf(at["level"], path+".level", "%v", err)
 		}
 		c.Level = l
 	}
-	if kindNode != nil {
-		c.Source = flow(kindNode)
+	if kindName == "" {
+		d.Errorf(n, path, "no kind: give one of %s", strings.Join(kinds.Names(), ", "))
+		return c, at, false
 	}
-	if c.Period > 0 && c.Period < MinPeriod && kindName != heartbeatKind {
-		d.errorf(at["period"], path+".period", "%v is shorter than %v, the shortest period: more often is a busy loop, not a check", c.Period, MinPeriod)
+	kind, _ := kinds.Kind(kindName)
+	c.Kind, c.Source = kindName, flow(kindNode)
+	line, col := yamlnode.Position(kindNode)
+	c.At = Error{File: d.file, Line: line, Column: col, Path: path + "." + kindName}
+	mark := d.Failures()
+	spec := kind.Decode(d, kindNode, path+"."+kindName)
+	if d.Failures() == mark {
+		c.Spec = spec
+	} else {
+		spec = nil
 	}
-	switch {
-	case kindName == "":
-		d.errorf(n, path, "no kind: give one of %s", kindNames())
-	case kindName == heartbeatKind:
-		var ttl time.Duration
-		mark := len(d.errors)
-		d.fields(kindNode, path+"."+heartbeatKind, map[string]field{"ttl": duration(&ttl)})
-		if ttl <= 0 && len(d.errors) == mark {
-			d.errorf(kindNode, path+"."+heartbeatKind+".ttl", "required, and more than 0")
-		}
-		for _, f := range []struct {
-			name string
-			set  bool
-		}{{"period", c.Period != 0}, {"timeout", c.Timeout != 0}, {"initial-delay", c.InitialDelay != 0},
-			{"success-threshold", c.SuccessThreshold != 0}, {"failure-threshold", c.FailureThreshold != 0}} {
-			if f.set {
-				d.errorf(at[f.name], path+"."+f.name, "does not apply to a heartbeat: its ttl decides, the moment it passes")
+	ttl, beaten := kind.Beaten(spec)
+	if beaten {
+		for _, key := range []string{"period", "timeout", "initial-delay", "success-threshold", "failure-threshold"} {
+			if at[key] != nil {
+				d.Errorf(at[key], path+"."+key, "does not apply to a %s: its ttl decides, the moment it passes", kindName)
 			}
 		}
-		c.Heartbeat, c.Kind, c.Spec = ttl, heartbeatKind, map[string]any{"ttl": ttl.String()}
-	default:
-		mark := len(d.errors)
-		spec, build := kinds[kindName](d, kindNode, path+"."+kindName)
-		if len(d.errors) > mark {
-			break
-		}
-		checker, err := build()
-		if err != nil {
-			d.errorf(kindNode, path+"."+kindName, "%s", strings.TrimPrefix(err.Error(), kindName+" probe: "))
-		}
-		c.Checker, c.Kind, c.Spec = checker, kindName, spec
+		c.Heartbeat = ttl
+		c.Period, c.Timeout, c.InitialDelay, c.SuccessThreshold, c.FailureThreshold = 0, 0, 0, 0, 0 // its own, below
+	} else if c.Period > 0 && c.Period < MinPeriod {
+		d.Errorf(at["period"], path+".period", "%v is shorter than %v, the shortest period: more often is a busy loop, not a check", c.Period, MinPeriod)
 	}
-	return c, at, len(d.errors) == before
+	return c, at, d.Failures() == before
+}
+
+// checkFields are the fields of a check but its kind, read into c (its
+// level into level, for ParseLevel).
+func checkFields(c *Check, level *string) []Field {
+	return []Field{
+		{Key: "level", Value: String(level), Default: "ready",
+			Doc: "The endpoint the check answers to: startup (/startupz), live (/livez) or ready (/readyz)."},
+		{Key: "period", Value: Duration(&c.Period), Default: "10s",
+			Doc: "Between the starts of two runs; at least 10ms. The kubelet's default."},
+		{Key: "timeout", Value: Duration(&c.Timeout), Default: "1s",
+			Doc: "Of one run, no longer than the period (the period, when that is shorter than 1s). The kubelet's default."},
+		{Key: "initial-delay", Value: Duration(&c.InitialDelay), Default: "0s",
+			Doc: "Before the first run: by default the first run is at once."},
+		{Key: "success-threshold", Value: Count(&c.SuccessThreshold), Default: "1",
+			Doc: "Consecutive passing runs that make a pending or failed check pass."},
+		{Key: "failure-threshold", Value: Count(&c.FailureThreshold), Default: "3",
+			Doc: "Consecutive failing runs that make a check fail: one lost packet should not flip a probe (Kubernetes and Pebble use 3 too)."},
+		{Key: "on-failure", Value: Value{"string", func(d *Decoder, n ast.Node, path string) {
+			if v, ok := d.Scalar(n, path); ok {
+				switch v {
+				case OnFailureIgnore, OnFailureRestart, OnFailureExit:
+					c.OnFailure = v
+				default:
+					d.Errorf(n, path, "want restart, exit or ignore, got %q", v)
+				}
+			}
+		}}, Default: OnFailureIgnore,
+			Doc: "What the agent does when the check becomes fail: ignore (events and hooks only), restart (the workload; its checks start over) or exit (stop the workload and exit 1, for the kubelet to restart the container)."},
+	}
 }
 
 // flow writes a node on one line, as YAML's flow style.
@@ -210,156 +242,4 @@ func flow(n ast.Node) string {
 		v.SetIsFlowStyle(true)
 	}
 	return strings.TrimSpace(n.String())
-}
-
-// kindField records which kind a check has, refusing a second one.
-func (d *decoder) kindField(name string, kindName *string, kindNode *ast.Node) field {
-	return func(d *decoder, n ast.Node, path string) {
-		if *kindName != "" {
-			d.errorf(n, path, "a check has one kind, and this one is %s already", *kindName)
-			return
-		}
-		*kindName, *kindNode = name, n
-	}
-}
-
-func httpKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
-	var s probe.HTTPSpec
-	var header map[string][]string
-	if !d.fields(n, path, map[string]field{
-		"url": str(&s.URL), "method": str(&s.Method), "status": str(&s.Status),
-		"headers": func(d *decoder, n ast.Node, path string) {
-			stringMap(&header)(d, n, path)
-			d.headers(n, path, header) // names, values, and the secrets they carry
-		},
-		"body": str(&s.Body), "not-body": str(&s.NotBody),
-		"ca-file": cstr(&s.TLS.CAFile), "cert": cstr(&s.TLS.CertFile), "key": cstr(&s.TLS.KeyFile),
-		"server-name": str(&s.TLS.ServerName), "insecure": boolean(&s.TLS.InsecureSkipVerify),
-	}) {
-		return nil, nil
-	}
-	s.Header = header
-	return s, func() (health.Checker, error) {
-		if s.URL == "" {
-			return nil, errors.New("url is required")
-		}
-		return probe.HTTP(s)
-	}
-}
-
-func tcpKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
-	var s probe.TCPSpec
-	if !d.fields(n, path, map[string]field{"address": str(&s.Address), "send": str(&s.Send), "expect": str(&s.Expect)}) {
-		return nil, nil
-	}
-	return s, func() (health.Checker, error) { return probe.TCP(s) }
-}
-
-func tlsKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
-	var s probe.TLSSpec
-	if !d.fields(n, path, map[string]field{
-		"address": str(&s.Address), "min-validity": duration(&s.MinValidity),
-		"ca-file": cstr(&s.TLS.CAFile), "cert": cstr(&s.TLS.CertFile), "key": cstr(&s.TLS.KeyFile),
-		"server-name": str(&s.TLS.ServerName), "insecure": boolean(&s.TLS.InsecureSkipVerify),
-	}) {
-		return nil, nil
-	}
-	return s, func() (health.Checker, error) { return probe.TLS(s) }
-}
-
-func execKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
-	var s probe.ExecSpec
-	var env map[string][]string
-	if !d.fields(n, path, map[string]field{"command": argv(&s.Command), "dir": cstr(&s.Dir),
-		"env": func(d *decoder, n ast.Node, path string) {
-			stringMap(&env)(d, n, path)
-			d.envVars(n, path, env)
-		},
-	}) {
-		return nil, nil
-	}
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range env {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		for _, v := range env[k] {
-			d.secrets = append(d.secrets, redact.Env(k, v)...)
-			s.Env = append(s.Env, k+"="+v)
-		}
-	}
-	return s, func() (health.Checker, error) { return probe.Exec(s) }
-}
-
-// argv reads a command as a list of words: there is no shell to split one.
-func argv(dst *[]string) field {
-	return func(d *decoder, n ast.Node, path string) {
-		if _, ok := yamlnode.Unwrap(n).(*ast.SequenceNode); !ok {
-			s, ok := d.scalar(n, path)
-			if ok {
-				d.errorf(n, path, "want a list of words, such as [%s], not %q: no shell splits it (for a shell, [sh, -c, \"…\"])",
-					strings.Join(strings.Fields(s), ", "), s)
-			}
-			return
-		}
-		cstrs(dst)(d, n, path)
-	}
-}
-
-// envVars checks an env mapping read into env: each name a variable's name
-// (no = in it), as a service's env wants, and no value with a NUL byte,
-// which no environment can hold. What is wrong is left out of env.
-func (d *decoder) envVars(n ast.Node, path string, env map[string][]string) {
-	m, ok := yamlnode.Unwrap(n).(*ast.MappingNode)
-	if !ok {
-		return // stringMap said so
-	}
-	for _, kv := range m.Values {
-		key := yamlnode.KeyName(kv.Key)
-		switch {
-		case !validVar(key):
-			d.errorf(kv.Key, join(path, key), "%q is not a variable name", key)
-			delete(env, key)
-		case slices.ContainsFunc(env[key], func(v string) bool { return strings.IndexByte(v, 0) >= 0 }):
-			d.errorf(kv.Value, join(path, key), "has a NUL byte, which no environment can hold")
-			delete(env, key)
-		}
-	}
-}
-
-func fileKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
-	var s probe.FileSpec
-	if !d.fields(n, path, map[string]field{
-		"path": cstr(&s.Path), "non-empty": boolean(&s.NonEmpty), "regular": boolean(&s.Regular),
-		"max-age": duration(&s.MaxAge), "content": str(&s.Content),
-	}) {
-		return nil, nil
-	}
-	return s, func() (health.Checker, error) { return probe.File(s) }
-}
-
-func dnsKind(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
-	var s probe.DNSSpec
-	if !d.fields(n, path, map[string]field{
-		"name": str(&s.Name), "type": str(&s.Type), "answers": strs(&s.Expect), "server": str(&s.Server),
-	}) {
-		return nil, nil
-	}
-	s.Type = strings.ToUpper(s.Type)
-	return s, func() (health.Checker, error) { return probe.DNS(s) }
-}
-
-// urlKind is a dependency kind whose block is one url: its spec is built
-// from the url by spec, and its checker by build.
-func urlKind[S any](spec func(url string) S, build func(S) (*probe.Prober, error)) kind {
-	return func(d *decoder, n ast.Node, path string) (any, func() (health.Checker, error)) {
-		var url string
-		if !d.fields(n, path, map[string]field{"url": str(&url)}) {
-			return nil, nil
-		}
-		s := spec(url)
-		return s, func() (health.Checker, error) { return build(s) }
-	}
 }

@@ -1,7 +1,11 @@
-// Package config reads vitals.yaml: strictly (an unknown key, a wrong type,
-// a bad duration, two kinds in one check are errors), reporting every error at
-// once with its file, line, column and path, and building every check before
-// anything starts, so that a bad file starts nothing.
+// Package config reads vitals.yaml into plain data: strictly (an unknown
+// key, a wrong type, a bad duration, two kinds in one check are errors),
+// reporting every error at once with its file, line, column and path, and
+// checking every check as building it would, so that a bad file starts
+// nothing. It builds nothing itself: a check's kind is read through the table
+// of kinds it is given (package kinds, which imports config), and whoever
+// runs the file builds the checkers, the hooks and the workload from it.
+// Kinds read their blocks with the Decoder, Field and Value of decode.go.
 package config
 
 import (
@@ -20,13 +24,11 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 
-	apiserver "github.com/vitals-dev/vitals/cmd/vitals/internal/api"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/apisocket"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/signals"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
 
-	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/internal/escape"
 )
 
@@ -54,7 +56,7 @@ type Config struct {
 	// SIGTERM or SIGINT. Default 0.
 	Drain time.Duration
 	// Hooks, in the file's order, each with its defaults filled in.
-	Hooks []hooks.Spec
+	Hooks []Hook
 	// Kubernetes says what the agent tells Kubernetes about its pod; nil
 	// (the default): nothing.
 	Kubernetes *Kubernetes
@@ -72,7 +74,7 @@ func (c *Config) Redact(s string) string { return c.redactor.Redact(s) }
 // Defaults of the file's top level.
 const (
 	DefaultListen = ":8558"
-	DefaultAPI    = apiserver.DefaultAddress
+	DefaultAPI    = apisocket.Default
 )
 
 // MinPeriod is the shortest period a check may have, and the shortest
@@ -80,29 +82,6 @@ const (
 // core busy), not a check. The kubelet's floor is 1s; vitals allows
 // sub-second periods, for cheap checks and quick tests.
 const MinPeriod = 10 * time.Millisecond
-
-// Check is one check of the file, built and ready to add to a Monitor.
-type Check struct {
-	health.Check
-	// Heartbeat is the ttl of a heartbeat check, which the workload beats
-	// through the management API; zero for every other kind.
-	Heartbeat time.Duration
-	// Spec is the kind's spec as read.
-	Spec any
-	// Source is the kind's block as the file writes it, on one line, with
-	// ${VAR} unexpanded: what --print shows without printing a secret.
-	Source string
-	// OnFailure is what the agent does when the check becomes fail:
-	// OnFailureIgnore (default), OnFailureRestart or OnFailureExit.
-	OnFailure string
-}
-
-// What a check's on-failure may say.
-const (
-	OnFailureIgnore  = "ignore"                // events and hooks only
-	OnFailureRestart = supervise.ActionRestart // restart the workload; its checks start over
-	OnFailureExit    = supervise.ActionExit    // stop the workload and exit 1, for the kubelet to restart the container
-)
 
 // Error is one thing wrong with a file, where it is.
 type Error struct {
@@ -144,12 +123,12 @@ func (es Errors) Error() string {
 // which would otherwise be read, and parsed, until memory runs out.
 const MaxFileSize = 4 << 20
 
-// Load reads and checks the file at path, - for stdin; ${VAR} expands from
-// the process's environment. The file is read through whatever path names,
-// a symlink (as a Kubernetes ConfigMap mounts one), a FIFO or a device, and
-// never past MaxFileSize. The error is an Errors when the file is readable
+// Load reads and checks the file at path, - for stdin, its checks' kinds
+// read through kinds; ${VAR} expands from the process's environment. The
+// file is read through whatever path names, a symlink (as a Kubernetes
+// ConfigMap mounts one), a FIFO or a device, and never past MaxFileSize. The error is an Errors when the file is readable
 // but wrong.
-func Load(path string) (*Config, error) {
+func Load(path string, kinds Kinds) (*Config, error) {
 	name, r := "stdin", io.Reader(os.Stdin)
 	if path != "-" {
 		f, err := os.Open(path)
@@ -170,24 +149,25 @@ func Load(path string) (*Config, error) {
 		return nil, Errors{{File: name, Line: line, Column: col,
 			Msg: fmt.Sprintf("larger than %d MiB: is it the configuration? (it is read no further)", MaxFileSize>>20)}}
 	}
-	return parseIn(name, data, os.LookupEnv, os.Environ())
+	return parseIn(name, data, os.LookupEnv, os.Environ(), kinds)
 }
 
 // bom is the byte order mark that some editors write at the start of a
 // UTF-8 file; YAML allows it there, and it is no part of the first key.
 const bom = "\uFEFF"
 
-// Parse checks a file's contents; name is what errors call the file, and env
-// looks up the variables that ${VAR} names.
-func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, error) {
-	return parseIn(name, data, env, nil)
+// Parse checks a file's contents; name is what errors call the file, env
+// looks up the variables that ${VAR} names, and kinds has the kinds its
+// checks may have.
+func Parse(name string, data []byte, env func(string) (string, bool), kinds Kinds) (*Config, error) {
+	return parseIn(name, data, env, nil, kinds)
 }
 
 // parseIn is Parse that also hides the secrets of environ, the environment
 // vitals runs in: its exec checks and its workload inherit it, and a
 // command may print $DB_PASSWORD though the file never names it (as vitals
 // probe hides them).
-func parseIn(name string, data []byte, env func(string) (string, bool), environ []string) (*Config, error) {
+func parseIn(name string, data []byte, env func(string) (string, bool), environ []string, kinds Kinds) (*Config, error) {
 	// CRLF line ends read as LF, as YAML reads them: the lexer counts a
 	// comment's CRLF as two lines, which would put errors below the file's
 	// end (a file edited on Windows).
@@ -195,52 +175,33 @@ func parseIn(name string, data []byte, env func(string) (string, bool), environ 
 	if err != nil {
 		return nil, Errors{syntaxError(name, err)}
 	}
-	d := &decoder{file: name, env: env, secrets: redact.Environ(environ)}
+	d := &Decoder{file: name, env: env, secrets: redact.Environ(environ)}
 	c := &Config{File: name, Listen: DefaultListen, API: DefaultAPI, Details: true}
 	var body ast.Node
 	if len(f.Docs) > 1 {
-		d.errorf(f.Docs[1].Body, "", "one YAML document per file, not %d", len(f.Docs))
+		d.Errorf(f.Docs[1].Body, "", "one YAML document per file, not %d", len(f.Docs))
 	}
 	if len(f.Docs) > 0 {
 		body = f.Docs[0].Body
 	}
 	if body == nil {
-		return nil, Errors{{File: name, Msg: "the file is empty: it needs at least checks:"}}
+		return nil, Errors{{File: name, Msg: "the file is empty: it needs checks:, or a service: to supervise"}}
 	}
 	ast.Walk(tagChecker{d}, body)
-	var checks, api ast.Node
-	d.fields(body, "", map[string]field{
-		"listen":      str(&c.Listen),
-		"grpc-listen": str(&c.GRPCListen),
-		"api": func(d *decoder, n ast.Node, path string) {
-			api = n
-			cstr(&c.API)(d, n, path)
-		},
-		"api-token-file": cstr(&c.APITokenFile),
-		"details":        boolean(&c.Details),
-		"checks": func(_ *decoder, n ast.Node, _ string) {
-			checks = n
-		},
-		"service": func(d *decoder, n ast.Node, path string) {
-			c.Service = d.service(n, path)
-		},
-		"drain": duration(&c.Drain),
-		"hooks": func(d *decoder, n ast.Node, _ string) {
-			c.Hooks = d.hooks(n)
-		},
-		"kubernetes": func(d *decoder, n ast.Node, path string) {
-			c.Kubernetes = d.kubernetes(n, path)
-		},
-	})
-	if checks == nil {
-		if _, ok := yamlnode.Unwrap(body).(*ast.MappingNode); ok {
-			d.errorf(body, "checks", "no checks: give at least one")
+	var checks ast.Node
+	given, _ := d.Fields(body, "", topFields(c, &checks))
+	if checks != nil {
+		c.Checks = d.checks(checks, kinds)
+	}
+	// A file runs checks, a workload, or both: with neither, vitals would
+	// serve endpoints that always pass.
+	if c.Service == nil {
+		if m, ok := yamlnode.Unwrap(checks).(*ast.MappingNode); checks == nil && given != nil || ok && len(m.Values) == 0 {
+			d.Errorf(cmp.Or(checks, body), "checks", "no checks: give at least one, or a service: to supervise")
 		}
-	} else {
-		c.Checks = d.checks(checks)
 	}
 	c.redactor = redact.New(d.secrets...)
-	d.address(c, body, api)
+	d.address(c, body, given)
 	if len(d.errors) > 0 {
 		slices.SortStableFunc(d.errors, func(a, b Error) int {
 			return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
@@ -259,21 +220,8 @@ func parseIn(name string, data []byte, env func(string) (string, bool), environ 
 // that a file that validates is a file whose servers start: each address
 // HOST:PORT with a port that net.Listen takes, no two on one port, a socket
 // path that fits.
-func (d *decoder) address(c *Config, body, api ast.Node) {
-	listen, grpcListen := body, body
-	if m, ok := yamlnode.Unwrap(body).(*ast.MappingNode); ok {
-		for _, kv := range m.Values {
-			switch yamlnode.KeyName(kv.Key) {
-			case "listen":
-				listen = kv.Value
-			case "grpc-listen":
-				grpcListen = kv.Value
-			}
-		}
-	}
-	if api == nil {
-		api = body
-	}
+func (d *Decoder) address(c *Config, body ast.Node, given Given) {
+	listen, grpcListen, api := cmp.Or(given["listen"], body), cmp.Or(given["grpc-listen"], body), cmp.Or(given["api"], body)
 	// The TCP addresses that are good, in the file's order of precedence,
 	// each checked against those before it.
 	type server struct {
@@ -286,18 +234,18 @@ func (d *decoder) address(c *Config, body, api ast.Node) {
 		host, port, err := net.SplitHostPort(hostport)
 		switch {
 		case err != nil || port == "":
-			d.errorf(at, name, "%q is not %s", addr, shape)
+			d.Errorf(at, name, "%q is not %s", addr, shape)
 			return
 		case !validPort(port):
-			d.errorf(at, name, "%q: port %q is not a number from 0 to 65535 (0: any free port) or a service name", addr, port)
+			d.Errorf(at, name, "%q: port %q is not a number from 0 to 65535 (0: any free port) or a service name", addr, port)
 			return
 		case !validHost(host):
-			d.errorf(at, name, "%q: host %q is not an IP address or a host name", addr, host)
+			d.Errorf(at, name, "%q: host %q is not an IP address or a host name", addr, host)
 			return
 		}
 		for _, s := range servers {
 			if h, p, _ := net.SplitHostPort(s.addr); samePort(host, port, h, p) {
-				d.errorf(at, name, "%q shares a port with %s (%q): give each its own port", addr, s.name, s.addr)
+				d.Errorf(at, name, "%q shares a port with %s (%q): give each its own port", addr, s.name, s.addr)
 				return
 			}
 		}
@@ -311,19 +259,19 @@ func (d *decoder) address(c *Config, body, api ast.Node) {
 	case strings.HasPrefix(c.API, "tcp://"):
 		tcp(api, "api", c.API, "tcp://HOST:PORT")
 		if c.APITokenFile == "" {
-			d.errorf(api, "api", "a TCP API (%s) needs api-token-file: anyone who reaches the port could stop checks", c.API)
+			d.Errorf(api, "api", "a TCP API (%s) needs api-token-file: anyone who reaches the port could stop checks", c.API)
 		} else if token, err := os.ReadFile(c.APITokenFile); err != nil {
-			d.errorf(api, "api-token-file", "%v", err)
+			d.Errorf(api, "api-token-file", "%v", err)
 		} else if strings.TrimSpace(string(token)) == "" {
-			d.errorf(api, "api-token-file", "%s is empty", c.APITokenFile)
+			d.Errorf(api, "api-token-file", "%s is empty", c.APITokenFile)
 		}
 	case strings.Contains(c.API, "://"):
-		d.errorf(api, "api", "%q: give a socket path, or tcp://HOST:PORT", c.API)
+		d.Errorf(api, "api", "%q: give a socket path, or tcp://HOST:PORT", c.API)
 	case c.API == "":
-		d.errorf(api, "api", "empty: give a socket path, or tcp://HOST:PORT")
+		d.Errorf(api, "api", "empty: give a socket path, or tcp://HOST:PORT")
 	default:
-		if err := apiserver.CheckSocketPath(c.API); err != nil {
-			d.errorf(api, "api", "%v", err)
+		if err := apisocket.Check(c.API); err != nil {
+			d.Errorf(api, "api", "%v", err)
 		}
 	}
 }
@@ -412,7 +360,7 @@ var coreTags = map[string]func(ast.Node) bool{
 // (the decoder reads a value as it is written): a tag of the file's own
 // (!foo), a YAML tag that changes the value (!!binary, !!timestamp), or a
 // core one on a value of another kind (!!int on a word).
-type tagChecker struct{ d *decoder }
+type tagChecker struct{ d *Decoder }
 
 func (t tagChecker) Visit(n ast.Node) ast.Visitor {
 	tag, ok := n.(*ast.TagNode)
@@ -423,9 +371,9 @@ func (t tagChecker) Visit(n ast.Node) ast.Visitor {
 	fits, core := coreTags[name]
 	switch {
 	case !core:
-		t.d.errorf(tag, "", "YAML tag %s is not one vitals reads: leave it out (%s are accepted, each on a value of its kind)", name, coreTagList)
+		t.d.Errorf(tag, "", "YAML tag %s is not one vitals reads: leave it out (%s are accepted, each on a value of its kind)", name, coreTagList)
 	case !fits(yamlnode.Unwrap(tag.Value)):
-		t.d.errorf(tag, "", "YAML tag %s does not fit its value, %s", name, yamlnode.Describe(tag.Value))
+		t.d.Errorf(tag, "", "YAML tag %s does not fit its value, %s", name, yamlnode.Describe(tag.Value))
 	}
 	return t
 }
@@ -453,96 +401,164 @@ func syntaxError(name string, err error) Error {
 	return Error{File: name, Msg: "YAML: " + err.Error()}
 }
 
-// Service is the service: block, the workload vitals runs.
+// topFields are the fields of the file's top level, read into c; the checks
+// mapping is read after the rest (checks), so that its errors come with the
+// table of kinds.
+func topFields(c *Config, checks *ast.Node) []Field {
+	return []Field{
+		{Key: "listen", Value: String(&c.Listen), Default: DefaultListen,
+			Doc: "Where the probe endpoints (/livez, /readyz, /startupz) and /metrics are served: HOST:PORT, or :PORT for every address."},
+		{Key: "grpc-listen", Value: String(&c.GRPCListen),
+			Doc: "Where grpc.health.v1 is served over the same checks, HOST:PORT; by default it is not."},
+		{Key: "api", Value: CString(&c.API), Default: DefaultAPI,
+			Doc: "Where the management API listens: a unix socket's path (mode 0600), or tcp://HOST:PORT, which needs api-token-file."},
+		{Key: "api-token-file", Value: CString(&c.APITokenFile),
+			Doc: "A file holding the bearer token that a TCP API asks for."},
+		{Key: "details", Value: Bool(&c.Details), Default: "true",
+			Doc: "Shows why checks fail on the probe endpoints."},
+		{Key: "checks", Value: Value{"mapping of names to checks", func(_ *Decoder, n ast.Node, _ string) { *checks = n }},
+			Doc: "The checks, by name (lower case letters, digits and - _ . inside, at most 63 characters), each with one kind (below). A file without a service: needs at least one."},
+		{Key: "service", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { c.Service = d.service(n, path) }},
+			Doc: "The workload vitals runs and supervises (below); the command after -- on vitals run's command line takes its command's place."},
+		{Key: "drain", Value: Duration(&c.Drain), Default: "0s",
+			Doc: "How long readiness fails before the workload is stopped, on SIGTERM or SIGINT: time for the endpoints' clients to notice."},
+		{Key: "hooks", Value: Value{"list of hooks", func(d *Decoder, n ast.Node, _ string) { c.Hooks = d.hooks(n) }},
+			Doc: "What runs on the events, each hook an exec or a webhook (below)."},
+		{Key: "kubernetes", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { c.Kubernetes = d.kubernetes(n, path) }},
+			Doc: "What the agent tells Kubernetes about its pod, named by POD_NAME and POD_NAMESPACE from the downward API (below)."},
+	}
+}
+
+// Service is the service: block, the workload vitals runs, with its
+// defaults filled in. Package supervise runs it.
 type Service struct {
 	// Command is the command and its arguments, with no shell; empty when
 	// the command line gives it (after --).
 	Command []string
 	Env     map[string]string
 	Dir     string
-	// Restart is never (default), on-failure or always.
+	// Restart is RestartNever (default), RestartOnFailure or RestartAlways.
 	Restart                    string
 	BackoffInitial, BackoffMax time.Duration
 	StopSignal                 syscall.Signal
 	StopTimeout                time.Duration
 }
 
+// What a service's restart may say.
+const (
+	RestartNever     = "never"      // vitals exits with the workload
+	RestartOnFailure = "on-failure" // restart after a non-zero exit or a signal
+	RestartAlways    = "always"     // restart after every exit
+)
+
+// The defaults of a service's fields.
+const (
+	// DefaultBackoffInitial and DefaultBackoffMax bound the wait before a
+	// restart, doubled after each quick exit: the first restart comes
+	// quickly, and a workload that keeps failing is tried twice a minute.
+	DefaultBackoffInitial = 500 * time.Millisecond
+	DefaultBackoffMax     = 30 * time.Second
+	// DefaultStopTimeout is how long the workload has between its
+	// stop-signal and SIGKILL: well within the pod's default grace of 30s.
+	DefaultStopTimeout = 10 * time.Second
+)
+
+// BackoffResetAfter is how long the workload runs before the agent starts
+// its restart backoff over from backoff.initial: a workload that ran this
+// long is not crash-looping, and its next restart need not wait long. It is
+// the agent's, not a setting of the file (the importers say it where a
+// peer's limit differs): 30s, as Pebble's default backoff-limit, after
+// which Pebble starts its backoff over too.
+const BackoffResetAfter = 30 * time.Second
+
 // service reads the service: block, with its defaults filled in.
-func (d *decoder) service(n ast.Node, path string) *Service {
-	s := &Service{Restart: supervise.Never, BackoffInitial: supervise.DefaultBackoffInitial,
-		BackoffMax: supervise.DefaultBackoffMax, StopSignal: syscall.SIGTERM, StopTimeout: supervise.DefaultStopTimeout}
-	var backoff ast.Node
-	d.fields(n, path, map[string]field{
-		"command": func(d *decoder, n ast.Node, path string) {
-			mark := len(d.errors)
-			cstrs(&s.Command)(d, n, path)
-			if len(d.errors) == mark && (len(s.Command) == 0 || s.Command[0] == "") {
-				d.errorf(n, path, "no command: give the command and its arguments as a list")
+func (d *Decoder) service(n ast.Node, path string) *Service {
+	s := &Service{Restart: RestartNever, BackoffInitial: DefaultBackoffInitial,
+		BackoffMax: DefaultBackoffMax, StopSignal: syscall.SIGTERM, StopTimeout: DefaultStopTimeout}
+	given, _ := d.Fields(n, path, serviceFields(s))
+	if backoff := given["backoff"]; backoff != nil {
+		switch {
+		case s.BackoffInitial == 0:
+			d.Errorf(backoff, join(path, "backoff.initial"), "0s: give a delay of more than 0")
+		case s.BackoffInitial > s.BackoffMax:
+			d.Errorf(backoff, join(path, "backoff"), "initial %v is longer than max %v", s.BackoffInitial, s.BackoffMax)
+		case s.BackoffMax < MinPeriod:
+			d.Errorf(backoff, join(path, "backoff.max"), "%v is shorter than %v: a workload that exits at once would be restarted in a busy loop", s.BackoffMax, MinPeriod)
+		}
+	}
+	return s
+}
+
+// serviceFields are the fields of the service: block, read into s.
+func serviceFields(s *Service) []Field {
+	return []Field{
+		{Key: "command", Value: Value{"list of strings", func(d *Decoder, n ast.Node, path string) {
+			mark := d.Failures()
+			CStrings(&s.Command).Read(d, n, path)
+			if d.Failures() == mark && (len(s.Command) == 0 || s.Command[0] == "") {
+				d.Errorf(n, path, "no command: give the command and its arguments as a list")
 			}
-		},
-		"env": func(d *decoder, n ast.Node, path string) {
+		}}, Doc: "The program and its arguments, with no shell; required unless the command comes after -- on vitals run's command line. Found in $PATH when vitals run starts, where the workload runs."},
+		{Key: "env", Value: Value{"mapping of names to strings", func(d *Decoder, n ast.Node, path string) {
 			m, ok := yamlnode.Unwrap(n).(*ast.MappingNode)
 			if !ok {
-				d.errorf(n, path, "want a mapping of variable names to values, got %s", yamlnode.Describe(n))
+				d.Errorf(n, path, "want a mapping of variable names to values, got %s", yamlnode.Describe(n))
 				return
 			}
 			s.Env = map[string]string{}
 			for _, kv := range m.Values {
 				key := yamlnode.KeyName(kv.Key)
 				if !validVar(key) {
-					d.errorf(kv.Key, join(path, key), "%q is not a variable name", key)
+					d.Errorf(kv.Key, join(path, key), "%q is not a variable name", key)
 					continue
 				}
-				if v, ok := d.scalar(kv.Value, join(path, key)); ok {
-					d.secrets = append(d.secrets, redact.Env(key, v)...)
+				if v, ok := d.Scalar(kv.Value, join(path, key)); ok {
+					d.Secret(redact.Env(key, v)...)
 					if strings.IndexByte(v, 0) >= 0 {
-						d.errorf(kv.Value, join(path, key), "has a NUL byte, which no environment can hold")
+						d.Errorf(kv.Value, join(path, key), "has a NUL byte, which no environment can hold")
 						continue
 					}
 					s.Env[key] = v
 				}
 			}
-		},
-		"dir": cstr(&s.Dir),
-		"restart": func(d *decoder, n ast.Node, path string) {
-			if v, ok := d.scalar(n, path); ok {
+		}}, Doc: "Variables added to vitals's own environment for the workload."},
+		{Key: "dir", Value: CString(&s.Dir), Doc: "The workload's working directory; by default vitals's."},
+		{Key: "restart", Value: Value{"string", func(d *Decoder, n ast.Node, path string) {
+			if v, ok := d.Scalar(n, path); ok {
 				switch v {
-				case supervise.Never, supervise.OnFailure, supervise.Always:
+				case RestartNever, RestartOnFailure, RestartAlways:
 					s.Restart = v
 				default:
-					d.errorf(n, path, "want never, on-failure or always, got %q", v)
+					d.Errorf(n, path, "want never, on-failure or always, got %q", v)
 				}
 			}
-		},
-		"backoff": func(d *decoder, n ast.Node, path string) {
-			backoff = n
-			d.fields(n, path, map[string]field{
-				"initial": duration(&s.BackoffInitial),
-				"max":     duration(&s.BackoffMax),
-			})
-		},
-		"stop-signal": func(d *decoder, n ast.Node, path string) {
-			if v, ok := d.scalar(n, path); ok {
-				if sig, ok := supervise.ParseSignal(v); ok {
+		}}, Default: RestartNever,
+			Doc: "never (vitals exits with the workload, for the kubelet to restart the container), on-failure (after a non-zero exit or a signal) or always."},
+		{Key: "backoff", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) {
+			d.Fields(n, path, serviceBackoffFields(s))
+		}}, Doc: "The wait before a restart: initial, doubled after each quick exit up to max (below)."},
+		{Key: "stop-signal", Value: Value{"string", func(d *Decoder, n ast.Node, path string) {
+			if v, ok := d.Scalar(n, path); ok {
+				if sig, ok := signals.ParseSignal(v); ok {
 					s.StopSignal = sig
 				} else {
-					d.errorf(n, path, "%q is not a signal name such as SIGTERM, SIGINT or SIGQUIT", v)
+					d.Errorf(n, path, "%q is not a signal name such as SIGTERM, SIGINT or SIGQUIT", v)
 				}
 			}
-		},
-		"stop-timeout": duration(&s.StopTimeout),
-	})
-	if backoff != nil {
-		switch {
-		case s.BackoffInitial == 0:
-			d.errorf(backoff, join(path, "backoff.initial"), "0s: give a delay of more than 0")
-		case s.BackoffInitial > s.BackoffMax:
-			d.errorf(backoff, join(path, "backoff"), "initial %v is longer than max %v", s.BackoffInitial, s.BackoffMax)
-		case s.BackoffMax < MinPeriod:
-			d.errorf(backoff, join(path, "backoff.max"), "%v is shorter than %v: a workload that exits at once would be restarted in a busy loop", s.BackoffMax, MinPeriod)
-		}
+		}}, Default: "SIGTERM", Doc: "What stops the workload: a signal's name, SIGTERM or TERM."},
+		{Key: "stop-timeout", Value: Duration(&s.StopTimeout), Default: DefaultStopTimeout.String(),
+			Doc: "Between the stop-signal and SIGKILL: well within a pod's default grace of 30s."},
 	}
-	return s
+}
+
+// serviceBackoffFields are the fields of a service's backoff, read into s.
+func serviceBackoffFields(s *Service) []Field {
+	return []Field{
+		{Key: "initial", Value: Duration(&s.BackoffInitial), Default: DefaultBackoffInitial.String(),
+			Doc: "The first wait, more than 0: the first restart comes quickly."},
+		{Key: "max", Value: Duration(&s.BackoffMax), Default: DefaultBackoffMax.String(),
+			Doc: "The longest wait, at least initial and 10ms."},
+	}
 }
 
 // Default is the configuration of a vitals run given no file: no checks,

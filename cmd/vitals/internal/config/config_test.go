@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"bytes"
@@ -14,6 +14,11 @@ import (
 
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
+
+	. "github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 )
 
 // file is the name Parse is given in these tests, which every error starts with.
@@ -38,7 +43,7 @@ func y(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
 
 func parse(t *testing.T, data string) (*Config, error) {
 	t.Helper()
-	return Parse(file, []byte(data), lookup)
+	return Parse(file, []byte(data), lookup, kinds.All)
 }
 
 // The fields of a Check wanted: list of every field in the check's wanted.
@@ -122,13 +127,13 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"  a: {heartbeat: {ttl: 1s}}",
 		), nil},
 		{"empty file", "", []string{
-			`vitals.yaml: the file is empty: it needs at least checks:`,
+			`vitals.yaml: the file is empty: it needs checks:, or a service: to supervise`,
 		}},
 		{"only comments", y(
 			"# vitals.yaml",
 			"# nothing yet",
 		), []string{
-			`vitals.yaml: the file is empty: it needs at least checks:`,
+			`vitals.yaml: the file is empty: it needs checks:, or a service: to supervise`,
 		}},
 		{"two documents", y(
 			"checks:",
@@ -182,12 +187,12 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 		{"checks missing", y(
 			`listen: ":1"`,
 		), []string{
-			`vitals.yaml:1:7: checks: no checks: give at least one`,
+			`vitals.yaml:1:7: checks: no checks: give at least one, or a service: to supervise`,
 		}},
 		{"checks empty", y(
 			"checks: {}",
 		), []string{
-			`vitals.yaml:1:9: checks: no checks: give at least one`,
+			`vitals.yaml:1:9: checks: no checks: give at least one, or a service: to supervise`,
 		}},
 		{"checks null", y(
 			"checks:",
@@ -1091,8 +1096,8 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 	}
 }
 
-// want is what a test checks of a Check: everything but the Checker itself,
-// of which it checks only that it is there, and what it says it probes.
+// want is what a test checks of a Check: its data, and of the checker that
+// the table builds from it only that it builds, and what it says it probes.
 type want struct {
 	Name             string
 	Level            health.Level
@@ -1114,10 +1119,17 @@ func got(c Check) want {
 		SuccessThreshold: c.SuccessThreshold, FailureThreshold: c.FailureThreshold,
 		Heartbeat: c.Heartbeat, Spec: c.Spec,
 	}
-	if s, ok := c.Checker.(fmt.Stringer); ok {
+	if s, ok := build(c).(fmt.Stringer); ok {
 		w.Target = s.String()
 	}
 	return w
+}
+
+// build is the checker the table builds from c, for a workload's output;
+// nil for a heartbeat, which runs nothing.
+func build(c Check) health.Checker {
+	checker, _ := kinds.All.Build(c, kinds.Env{Output: func(*logwatch.Check) {}})
+	return checker
 }
 
 func checkChecks(t *testing.T, c *Config, wants ...want) {
@@ -1130,8 +1142,8 @@ func checkChecks(t *testing.T, c *Config, wants ...want) {
 		if !reflect.DeepEqual(g, w) {
 			t.Errorf("check %d:\n got %+v\nwant %+v", i, g, w)
 		}
-		if (c.Checks[i].Checker == nil) != (w.Kind == "heartbeat") {
-			t.Errorf("check %s: Checker %v for a %s check", w.Name, c.Checks[i].Checker, w.Kind)
+		if checker, err := kinds.All.Build(c.Checks[i], kinds.Env{Output: func(*logwatch.Check) {}}); (err != nil) != (w.Kind == "heartbeat") {
+			t.Errorf("check %s: Build gave %v, %v for a %s check", w.Name, checker, err, w.Kind)
 		}
 	}
 }
@@ -1186,7 +1198,7 @@ func TestTheIssuesExample(t *testing.T) {
 			Target: "GET http://localhost:8080/"},
 		want{Name: "reconciler", Level: health.Live, Kind: "heartbeat",
 			Period: 10 * time.Second, SuccessThreshold: 1, FailureThreshold: 1,
-			Heartbeat: time.Minute, Spec: map[string]any{"ttl": "1m0s"}},
+			Heartbeat: time.Minute, Spec: kinds.HeartbeatSpec{TTL: time.Minute}},
 	)
 	if got, want := c.Checks[1].Source, `{url: "http://localhost:8080/", status: "200-399"}`; got != want {
 		t.Errorf("ui's Source is %q, want %q", got, want)
@@ -1224,6 +1236,30 @@ func TestService(t *testing.T) {
 	}
 }
 
+// The words and defaults of a service and of on-failure are those of
+// package supervise, which runs them as the file says.
+func TestServiceWordsAndDefaultsAreSupervises(t *testing.T) {
+	if RestartNever != supervise.Never || RestartOnFailure != supervise.OnFailure || RestartAlways != supervise.Always ||
+		OnFailureRestart != supervise.ActionRestart || OnFailureExit != supervise.ActionExit {
+		t.Error("config's restart or on-failure words differ from package supervise's")
+	}
+	if DefaultBackoffInitial != supervise.DefaultBackoffInitial || DefaultBackoffMax != supervise.DefaultBackoffMax ||
+		DefaultStopTimeout != supervise.DefaultStopTimeout || BackoffResetAfter != supervise.ResetAfter {
+		t.Error("config's service defaults differ from package supervise's")
+	}
+}
+
+// A workload's file needs no checks: vitals supervises it and serves the
+// endpoints. A file with neither checks nor a service is an error (see
+// TestBadConfigsSayWhatAndWhere).
+func TestAServiceNeedsNoChecks(t *testing.T) {
+	for _, text := range []string{y("service: {command: [app]}"), y("service: {command: [app]}", "checks: {}")} {
+		if c := mustParse(t, text); len(c.Checks) != 0 || c.Service == nil || c.Service.Command[0] != "app" {
+			t.Errorf("%q: checks %v, service %+v", text, c.Checks, c.Service)
+		}
+	}
+}
+
 func TestTopLevelDefaults(t *testing.T) {
 	c := mustParse(t, y(
 		"checks:",
@@ -1237,7 +1273,7 @@ func TestTopLevelDefaults(t *testing.T) {
 	}
 	checkChecks(t, c, want{Name: "hb", Level: health.Ready, Kind: "heartbeat",
 		Period: 10 * time.Second, SuccessThreshold: 1, FailureThreshold: 1,
-		Heartbeat: time.Second, Spec: map[string]any{"ttl": "1s"}})
+		Heartbeat: time.Second, Spec: kinds.HeartbeatSpec{TTL: time.Second}})
 
 	c = mustParse(t, y(
 		"details: false",
@@ -1475,7 +1511,7 @@ func TestLoad(t *testing.T) {
 	)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Load(path)
+	c, err := Load(path, kinds.All)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1487,15 +1523,15 @@ func TestLoad(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("checks: {}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Load(bad)
-	if want := bad + ":1:9: checks: no checks: give at least one"; err == nil || err.Error() != want {
-		t.Errorf("Load(bad): %v, want %s", err, want)
+	_, err = Load(bad, kinds.All)
+	if want := bad + ":1:9: checks: no checks: give at least one, or a service: to supervise"; err == nil || err.Error() != want {
+		t.Errorf("Load(bad, kinds.All): %v, want %s", err, want)
 	}
 
-	_, err = Load(filepath.Join(dir, "missing.yaml"))
+	_, err = Load(filepath.Join(dir, "missing.yaml"), kinds.All)
 	var es Errors
 	if err == nil || errors.As(err, &es) || !errors.Is(err, os.ErrNotExist) || !strings.HasPrefix(err.Error(), "read configuration: ") {
-		t.Errorf("Load(missing): %v, want a read error that is not an Errors", err)
+		t.Errorf("Load(missing, kinds.All): %v, want a read error that is not an Errors", err)
 	}
 }
 
@@ -1550,7 +1586,7 @@ func TestLoadingIsLinearInTheChecks(t *testing.T) {
 				var fastest time.Duration
 				for range 3 {
 					start := time.Now()
-					c, err := Parse(file, data, lookup)
+					c, err := Parse(file, data, lookup, kinds.All)
 					took := time.Since(start)
 					if err != nil || tc.size(c) != n {
 						t.Fatalf("%d: %v", n, err)
@@ -1589,8 +1625,8 @@ func TestLoadReadsAtMostMaxFileSize(t *testing.T) {
 	if err := os.Symlink(filepath.Join("..data", "vitals.yaml"), link); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := Load(link); err != nil || c.File != link || len(c.Checks) != 1 {
-		t.Errorf("Load(symlink): %v", err)
+	if c, err := Load(link, kinds.All); err != nil || c.File != link || len(c.Checks) != 1 {
+		t.Errorf("Load(symlink, kinds.All): %v", err)
 	}
 
 	big := filepath.Join(dir, "big.yaml")
@@ -1598,19 +1634,19 @@ func TestLoadReadsAtMostMaxFileSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The first byte past the bound: on the third line, after the '#'s read.
-	if _, err := Load(big); err == nil || err.Error() != fmt.Sprintf("%s:3:%d%s", big, MaxFileSize-len(good)+1, tooLarge) {
-		t.Errorf("Load(big): %v, want it at 3:%d", err, MaxFileSize-len(good)+1)
+	if _, err := Load(big, kinds.All); err == nil || err.Error() != fmt.Sprintf("%s:3:%d%s", big, MaxFileSize-len(good)+1, tooLarge) {
+		t.Errorf("Load(big, kinds.All): %v, want it at 3:%d", err, MaxFileSize-len(good)+1)
 	}
 	exact := filepath.Join(dir, "exact.yaml")
 	if err := os.WriteFile(exact, append(good, strings.Repeat("#", MaxFileSize-len(good))...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(exact); err != nil {
-		t.Errorf("Load(a file of MaxFileSize): %v", err)
+	if _, err := Load(exact, kinds.All); err != nil {
+		t.Errorf("Load(a file of MaxFileSize, kinds.All): %v", err)
 	}
 
-	if _, err := Load("/dev/zero"); err == nil || err.Error() != fmt.Sprintf("/dev/zero:1:%d%s", MaxFileSize+1, tooLarge) {
-		t.Errorf("Load(/dev/zero): %v, want /dev/zero:1:%d%s", err, MaxFileSize+1, tooLarge)
+	if _, err := Load("/dev/zero", kinds.All); err == nil || err.Error() != fmt.Sprintf("/dev/zero:1:%d%s", MaxFileSize+1, tooLarge) {
+		t.Errorf("Load(/dev/zero, kinds.All): %v, want /dev/zero:1:%d%s", err, MaxFileSize+1, tooLarge)
 	}
 
 	fifo := filepath.Join(dir, "fifo.yaml")
@@ -1639,7 +1675,7 @@ func TestLoadReadsAtMostMaxFileSize(t *testing.T) {
 	}()
 	var es Errors
 	want := fmt.Sprintf("%s:%d:%d%s", fifo, MaxFileSize/7+1, MaxFileSize%7+1, tooLarge) // lines of 7 bytes
-	if _, err := Load(fifo); err == nil || err.Error() != want || !errors.As(err, &es) {
-		t.Errorf("Load(a FIFO that never ends): %v, want %s", err, want)
+	if _, err := Load(fifo, kinds.All); err == nil || err.Error() != want || !errors.As(err, &es) {
+		t.Errorf("Load(a FIFO that never ends, kinds.All): %v, want %s", err, want)
 	}
 }

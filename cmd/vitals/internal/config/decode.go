@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -13,54 +14,91 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
 )
 
-// decoder walks a parsed file and collects every error it finds, each with
-// its position and path, instead of stopping at the first.
-type decoder struct {
+// A Decoder walks a parsed file and collects every error it finds, each with
+// its position and path, instead of stopping at the first. A kind reads its
+// block through one (see Kind): with Fields and the Values below, its errors
+// read as every other part of the file's.
+type Decoder struct {
 	file    string
 	env     func(string) (string, bool)
 	errors  Errors
 	secrets []string // values to redact (package redact finds them): of secret-named variables, in URLs, in headers
 }
 
-// errorf records an error at node n for the value at path.
-func (d *decoder) errorf(n ast.Node, path, format string, args ...any) {
+// Errorf records an error at node n for the value at path.
+func (d *Decoder) Errorf(n ast.Node, path, format string, args ...any) {
 	line, col := yamlnode.Position(n)
 	d.errors = append(d.errors, Error{File: d.file, Line: line, Column: col, Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
-// field decodes one value found at path into its destination.
-type field func(d *decoder, n ast.Node, path string)
+// Failures is how many errors d has recorded: a reader compares it before
+// and after a value to know whether the value was good.
+func (d *Decoder) Failures() int { return len(d.errors) }
 
-// fields decodes a mapping whose keys are known in advance: every key must be
-// one of fields, at most once. It reports whether n was a mapping.
-func (d *decoder) fields(n ast.Node, path string, fields map[string]field) bool {
+// Secret records values that Config.Redact hides wherever they show, such
+// as what redact.Env finds in a variable of the file's.
+func (d *Decoder) Secret(values ...string) { d.secrets = append(d.secrets, values...) }
+
+// A Value reads one field's value into its destination, and says what it is
+// for the reference (docs/reference/config.md).
+type Value struct {
+	// Type is what the value is, as the reference writes it: string,
+	// duration, bool, list of strings, ...
+	Type string
+	// Read decodes n, found at path, into the destination, recording what
+	// is wrong with d.
+	Read func(d *Decoder, n ast.Node, path string)
+}
+
+// A Field is one key of a mapping: how its value is read, and what the
+// reference says of it.
+type Field struct {
+	Key string
+	Value
+	// Default is the value an absent field takes, as the reference writes
+	// it; "" when absence means none (or the field is required, which Doc
+	// says).
+	Default string
+	// Doc says what the field is for, in a sentence or two.
+	Doc string
+}
+
+// Given holds the nodes of the fields a mapping gave, by key, for errors
+// about them found after the mapping is read.
+type Given map[string]ast.Node
+
+// Fields decodes a mapping whose keys are known in advance: every key must
+// be one of fields, at most once. It returns the nodes of the keys given,
+// and whether n was a mapping.
+func (d *Decoder) Fields(n ast.Node, path string, fields []Field) (Given, bool) {
 	m, ok := yamlnode.Unwrap(n).(*ast.MappingNode)
 	if !ok {
-		d.errorf(n, path, "want a mapping of %s, got %s", keyList(fields), yamlnode.Describe(n))
-		return false
+		d.Errorf(n, path, "want a mapping of %s, got %s", keyList(fields), yamlnode.Describe(n))
+		return nil, false
 	}
-	seen := map[string]bool{}
+	given := Given{}
 	for _, kv := range m.Values {
 		key := yamlnode.KeyName(kv.Key)
 		at := join(path, key)
-		f, known := fields[key]
+		i := slices.IndexFunc(fields, func(f Field) bool { return f.Key == key })
+		_, seen := given[key]
 		switch {
-		case !known:
-			d.errorf(kv.Key, at, "unknown field %q (want %s)", key, keyList(fields))
-		case seen[key]:
-			d.errorf(kv.Key, at, "%q is given twice", key)
+		case i < 0:
+			d.Errorf(kv.Key, at, "unknown field %q (want %s)", key, keyList(fields))
+		case seen:
+			d.Errorf(kv.Key, at, "%q is given twice", key)
 		default:
-			seen[key] = true
-			f(d, kv.Value, at)
+			given[key] = kv.Value
+			fields[i].Read(d, kv.Value, at)
 		}
 	}
-	return true
+	return given, true
 }
 
-func keyList[V any](fields map[string]V) string {
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
+func keyList(fields []Field) string {
+	keys := make([]string, len(fields))
+	for i, f := range fields {
+		keys[i] = f.Key
 	}
 	slices.Sort(keys)
 	return strings.Join(keys, ", ")
@@ -73,30 +111,30 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
-// scalar returns a scalar's text with ${VAR} expanded, or records an error.
-func (d *decoder) scalar(n ast.Node, path string) (string, bool) {
+// Scalar returns a scalar's text with ${VAR} expanded, or records an error.
+func (d *Decoder) Scalar(n ast.Node, path string) (string, bool) {
 	switch v := yamlnode.Unwrap(n).(type) {
 	case *ast.LiteralNode:
 		return d.expand(v, path, v.Value.Value)
 	case *ast.StringNode:
 		return d.expand(v, path, v.Value)
 	case *ast.NullNode, nil:
-		d.errorf(n, path, "no value: give one, or leave the field out")
+		d.Errorf(n, path, "no value: give one, or leave the field out")
 		return "", false
 	case *ast.AliasNode:
-		d.errorf(n, path, "YAML aliases are not supported here: write the value out")
+		d.Errorf(n, path, "YAML aliases are not supported here: write the value out")
 		return "", false
 	case ast.ScalarNode:
 		return fmt.Sprint(v.GetValue()), true
 	}
-	d.errorf(n, path, "want a single value, got %s", yamlnode.Describe(n))
+	d.Errorf(n, path, "want a single value, got %s", yamlnode.Describe(n))
 	return "", false
 }
 
 // expand replaces ${VAR} with the variable's value; $$ is a literal $. An
 // unset variable is an error: a check that silently probes "" is worse than
 // none.
-func (d *decoder) expand(n ast.Node, path, s string) (string, bool) {
+func (d *Decoder) expand(n ast.Node, path, s string) (string, bool) {
 	if !strings.Contains(s, "$") {
 		return s, true
 	}
@@ -111,15 +149,15 @@ func (d *decoder) expand(n ast.Node, path, s string) (string, bool) {
 		case c == '$' && i+1 < len(s) && s[i+1] == '{':
 			end := strings.IndexByte(s[i:], '}')
 			if end < 0 {
-				d.errorf(n, path, "%q: ${ without a closing }", s)
+				d.Errorf(n, path, "%q: ${ without a closing }", s)
 				return "", false
 			}
 			name := s[i+2 : i+end]
 			if !validVar(name) {
-				d.errorf(n, path, "%q: ${%s} is not a variable name", s, name)
+				d.Errorf(n, path, "%q: ${%s} is not a variable name", s, name)
 				ok = false
 			} else if v, set := d.env(name); !set {
-				d.errorf(n, path, "environment variable %s is not set", name)
+				d.Errorf(n, path, "environment variable %s is not set", name)
 				ok = false
 			} else {
 				d.secrets = append(d.secrets, redact.Env(name, v)...)
@@ -145,38 +183,42 @@ func validVar(name string) bool {
 	return true
 }
 
-func str(dst *string) field {
-	return func(d *decoder, n ast.Node, path string) {
-		if s, ok := d.scalar(n, path); ok {
+// String reads a string, with ${VAR} expanded; a password written in it as
+// a URL's is a secret.
+func String(dst *string) Value {
+	return Value{"string", func(d *Decoder, n ast.Node, path string) {
+		if s, ok := d.Scalar(n, path); ok {
 			*dst = s
-			d.secrets = append(d.secrets, redact.URL(s)...)
+			d.Secret(redact.URL(s)...)
 		}
-	}
+	}}
 }
 
-// cstr is str for a value the system takes as a C string, a path or a word
-// of a command, in which a NUL byte would end it early or fail every run.
-func cstr(dst *string) field {
-	return func(d *decoder, n ast.Node, path string) {
-		s, ok := d.scalar(n, path)
+// CString is String for a value the system takes as a C string, a path or a
+// word of a command, in which a NUL byte would end it early or fail every
+// run.
+func CString(dst *string) Value {
+	return Value{"string", func(d *Decoder, n ast.Node, path string) {
+		s, ok := d.Scalar(n, path)
 		switch {
 		case !ok:
 		case strings.IndexByte(s, 0) >= 0:
-			d.errorf(n, path, "has a NUL byte, which no path or command can hold")
+			d.Errorf(n, path, "has a NUL byte, which no path or command can hold")
 		default:
 			*dst = s
-			d.secrets = append(d.secrets, redact.URL(s)...)
+			d.Secret(redact.URL(s)...)
 		}
-	}
+	}}
 }
 
-func boolean(dst *bool) field {
-	return func(d *decoder, n ast.Node, path string) {
+// Bool reads true or false.
+func Bool(dst *bool) Value {
+	return Value{"bool", func(d *Decoder, n ast.Node, path string) {
 		if b, ok := yamlnode.Unwrap(n).(*ast.BoolNode); ok {
 			*dst = b.Value
 			return
 		}
-		s, ok := d.scalar(n, path)
+		s, ok := d.Scalar(n, path)
 		switch {
 		case !ok:
 		case s == "true":
@@ -184,30 +226,42 @@ func boolean(dst *bool) field {
 		case s == "false":
 			*dst = false
 		default:
-			d.errorf(n, path, "want true or false, got %q", s)
+			d.Errorf(n, path, "want true or false, got %q", s)
 		}
-	}
+	}}
 }
 
-// duration reads a Go duration ("10s", "500ms", "1m30s"), never negative.
-func duration(dst *time.Duration) field {
-	return func(d *decoder, n ast.Node, path string) {
-		s, ok := d.scalar(n, path)
+// Duration reads a Go duration ("10s", "500ms", "1m30s"), never negative.
+func Duration(dst *time.Duration) Value {
+	return Value{"duration", func(d *Decoder, n ast.Node, path string) {
+		s, ok := d.Scalar(n, path)
 		if !ok {
 			return
 		}
 		v, err := time.ParseDuration(s)
 		switch {
 		case err != nil && isNumber(s):
-			d.errorf(n, path, "%q has no unit: write %ss (or ms, m, h)", s, s)
+			d.Errorf(n, path, "%q has no unit: write %ss (or ms, m, h)", s, s)
 		case err != nil:
-			d.errorf(n, path, "%q is not a duration such as 10s, 500ms or 1m30s", s)
+			d.Errorf(n, path, "%q is not a duration such as 10s, 500ms or 1m30s", s)
 		case v < 0:
-			d.errorf(n, path, "%v is negative", v)
+			d.Errorf(n, path, "%v is negative", v)
 		default:
 			*dst = v
 		}
-	}
+	}}
+}
+
+// Positive is Duration for a value that must be more than 0; what names it
+// in the error ("a timeout").
+func Positive(dst *time.Duration, what string) Value {
+	return Value{"duration", func(d *Decoder, n ast.Node, path string) {
+		mark := d.Failures()
+		Duration(dst).Read(d, n, path)
+		if d.Failures() == mark && *dst == 0 {
+			d.Errorf(n, path, "0s: give %s of more than 0", what)
+		}
+	}}
 }
 
 func isNumber(s string) bool {
@@ -215,49 +269,49 @@ func isNumber(s string) bool {
 	return err == nil && strings.Trim(s, "0123456789.") == ""
 }
 
-// count reads a whole number of at least 1.
-func count(dst *int) field {
-	return func(d *decoder, n ast.Node, path string) {
-		s, ok := d.scalar(n, path)
+// Count reads a whole number of at least 1.
+func Count(dst *int) Value {
+	return Value{"integer", func(d *Decoder, n ast.Node, path string) {
+		s, ok := d.Scalar(n, path)
 		if !ok {
 			return
 		}
 		var v int64
 		if _, err := fmt.Sscanf(s, "%d", &v); err != nil || fmt.Sprint(v) != s {
-			d.errorf(n, path, "want a whole number, got %q", s)
+			d.Errorf(n, path, "want a whole number, got %q", s)
 			return
 		}
 		if v < 1 {
-			d.errorf(n, path, "%d is not at least 1", v)
+			d.Errorf(n, path, "%d is not at least 1", v)
 			return
 		}
 		if v > math.MaxInt32 {
-			d.errorf(n, path, "%d is too large: at most %d", v, math.MaxInt32)
+			d.Errorf(n, path, "%d is too large: at most %d", v, math.MaxInt32)
 			return
 		}
 		*dst = int(v)
-	}
+	}}
 }
 
-// strs reads a list of strings; a single string is a list of one.
-func strs(dst *[]string) field {
-	return list(dst, func(d *decoder, n ast.Node, path string) (string, bool) { return d.scalar(n, path) })
+// Strings reads a list of strings; a single string is a list of one.
+func Strings(dst *[]string) Value {
+	return Value{"list of strings", list(dst, func(d *Decoder, n ast.Node, path string) (string, bool) { return d.Scalar(n, path) })}
 }
 
-// cstrs is strs for words of a command: each a cstr.
-func cstrs(dst *[]string) field {
-	return list(dst, func(d *decoder, n ast.Node, path string) (string, bool) {
-		mark := len(d.errors)
+// CStrings is Strings for words of a command: each a CString.
+func CStrings(dst *[]string) Value {
+	return Value{"list of strings", list(dst, func(d *Decoder, n ast.Node, path string) (string, bool) {
+		mark := d.Failures()
 		var s string
-		cstr(&s)(d, n, path)
-		return s, len(d.errors) == mark
-	})
+		CString(&s).Read(d, n, path)
+		return s, d.Failures() == mark
+	})}
 }
 
 // list reads a list of strings, each with item; a single string is a list
 // of one.
-func list(dst *[]string, item func(d *decoder, n ast.Node, path string) (string, bool)) field {
-	return func(d *decoder, n ast.Node, path string) {
+func list(dst *[]string, item func(d *Decoder, n ast.Node, path string) (string, bool)) func(d *Decoder, n ast.Node, path string) {
+	return func(d *Decoder, n ast.Node, path string) {
 		seq, ok := yamlnode.Unwrap(n).(*ast.SequenceNode)
 		if !ok {
 			if s, ok := item(d, n, path); ok {
@@ -275,22 +329,112 @@ func list(dst *[]string, item func(d *decoder, n ast.Node, path string) (string,
 	}
 }
 
+// Argv reads a command as a list of words: there is no shell to split one.
+func Argv(dst *[]string) Value {
+	return Value{"list of strings", func(d *Decoder, n ast.Node, path string) {
+		if _, ok := yamlnode.Unwrap(n).(*ast.SequenceNode); !ok {
+			s, ok := d.Scalar(n, path)
+			if ok {
+				d.Errorf(n, path, "want a list of words, such as [%s], not %q: no shell splits it (for a shell, [sh, -c, \"…\"])",
+					strings.Join(strings.Fields(s), ", "), s)
+			}
+			return
+		}
+		CStrings(dst).Read(d, n, path)
+	}}
+}
+
 // stringMap reads a mapping of names to strings, each value a string or a
 // list of them (a header given twice).
-func stringMap(dst *map[string][]string) field {
-	return func(d *decoder, n ast.Node, path string) {
+func stringMap(dst *map[string][]string) func(d *Decoder, n ast.Node, path string) {
+	return func(d *Decoder, n ast.Node, path string) {
 		m, ok := yamlnode.Unwrap(n).(*ast.MappingNode)
 		if !ok {
-			d.errorf(n, path, "want a mapping of names to values, got %s", yamlnode.Describe(n))
+			d.Errorf(n, path, "want a mapping of names to values, got %s", yamlnode.Describe(n))
 			return
 		}
 		out := map[string][]string{}
 		for _, kv := range m.Values {
 			key := yamlnode.KeyName(kv.Key)
 			var vs []string
-			strs(&vs)(d, kv.Value, join(path, key))
+			Strings(&vs).Read(d, kv.Value, join(path, key))
 			out[key] = append(out[key], vs...)
 		}
 		*dst = out
 	}
+}
+
+// Headers reads HTTP headers: a mapping of header names to a value or a
+// list of them. Each name is a token, no value has a line break or a NUL,
+// and the credentials they carry are secrets (see redact.Header), whole and
+// their last word (the token after "Bearer "), so that Redact hides them
+// wherever they show. Values are never quoted in errors.
+func Headers(dst *map[string][]string) Value {
+	return Value{"mapping of names to strings", func(d *Decoder, n ast.Node, path string) {
+		stringMap(dst)(d, n, path)
+		m, ok := yamlnode.Unwrap(n).(*ast.MappingNode)
+		if !ok {
+			return // stringMap said so
+		}
+		for _, kv := range m.Values {
+			name := yamlnode.KeyName(kv.Key)
+			if !headerName(name) {
+				d.Errorf(kv.Key, join(path, name), "%q is not a header name", name)
+				continue
+			}
+			for _, v := range (*dst)[name] {
+				if strings.ContainsAny(v, "\r\n\x00") {
+					d.Errorf(kv.Value, join(path, name), "the value has a line break or a NUL, which a header cannot carry")
+				}
+				d.Secret(redact.Header(name, v)...)
+			}
+		}
+	}}
+}
+
+// headerName reports whether s is an HTTP header name: a token.
+func headerName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// Environment reads the variables of a command's environment as
+// NAME=VALUE, sorted by name: a mapping of variable names to a value or a
+// list of them. Each name is a variable's name (no = in it), no value has a
+// NUL byte, which no environment can hold, and the values of secret-named
+// variables are secrets (redact.Env). What is wrong is left out.
+func Environment(dst *[]string) Value {
+	return Value{"mapping of names to strings", func(d *Decoder, n ast.Node, path string) {
+		var env map[string][]string
+		stringMap(&env)(d, n, path)
+		m, ok := yamlnode.Unwrap(n).(*ast.MappingNode)
+		if !ok {
+			return // stringMap said so
+		}
+		for _, kv := range m.Values {
+			key := yamlnode.KeyName(kv.Key)
+			switch {
+			case !validVar(key):
+				d.Errorf(kv.Key, join(path, key), "%q is not a variable name", key)
+				delete(env, key)
+			case slices.ContainsFunc(env[key], func(v string) bool { return strings.IndexByte(v, 0) >= 0 }):
+				d.Errorf(kv.Value, join(path, key), "has a NUL byte, which no environment can hold")
+				delete(env, key)
+			}
+		}
+		*dst = nil
+		for _, k := range slices.Sorted(maps.Keys(env)) {
+			for _, v := range env[k] {
+				d.Secret(redact.Env(k, v)...)
+				*dst = append(*dst, k+"="+v)
+			}
+		}
+	}}
 }

@@ -1,9 +1,14 @@
-package config
+package config_test
 
 import (
 	"errors"
+	"io"
 	"strings"
 	"testing"
+
+	. "github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
 )
 
 // fuzzEnv sets a few variables, so that ${VAR} both expands and fails.
@@ -81,7 +86,7 @@ func FuzzParse(f *testing.F) {
 	}
 	const name = "fuzz.yaml"
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := Parse(name, data, fuzzEnv)
+		c, err := Parse(name, data, fuzzEnv, kinds.All)
 		if (c == nil) == (err == nil) {
 			t.Fatalf("Parse returned config %v and error %v: want exactly one", c, err)
 		}
@@ -89,9 +94,14 @@ func FuzzParse(f *testing.F) {
 			if c.File != name {
 				t.Errorf("config's File is %q, want %q", c.File, name)
 			}
+			// A file that loads is a file whose checks build.
 			for _, ch := range c.Checks {
-				if ch.Name == "" || (ch.Checker == nil) != (ch.Kind == heartbeatKind) {
-					t.Errorf("check %+v", ch)
+				checker, err := kinds.All.Build(ch, kinds.Env{Output: func(*logwatch.Check) {}})
+				if ch.Name == "" || (err != nil) != (ch.Kind == kinds.Heartbeat.Name) {
+					t.Errorf("check %+v: built %v, %v", ch, checker, err)
+				}
+				if c, ok := checker.(io.Closer); ok {
+					c.Close()
 				}
 			}
 			return
@@ -122,7 +132,7 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		// The same file says the same thing twice.
-		if _, again := Parse(name, data, fuzzEnv); again == nil || again.Error() != err.Error() {
+		if _, again := Parse(name, data, fuzzEnv, kinds.All); again == nil || again.Error() != err.Error() {
 			t.Errorf("Parse again:\n%v\nfirst:\n%v", again, err)
 		}
 	})

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/url"
@@ -10,11 +11,105 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
 	"github.com/vitals-dev/vitals/health"
 )
+
+// Hook is one hook of the hooks: list: the events it is on, and what
+// delivers them, exactly one of Exec and Webhook, with every default filled
+// in. Package hooks runs them (its Spec has the same fields, documented with
+// what delivering means).
+type Hook struct {
+	// Name says which hook a log line, a status or a metric is about.
+	// Default "hook-N", N being the hook's position in the list, from 1.
+	Name string
+	// On is the event types delivered, among HookEventTypes.
+	On      []health.EventType
+	Exec    *ExecHook
+	Webhook *WebhookHook
+}
+
+// ExecHook is a hook that runs a command for each event.
+type ExecHook struct {
+	// Command is the program and its arguments: there is no shell. A name
+	// without a slash is found in $PATH when the file is read.
+	Command []string
+	// Timeout bounds each run. Default DefaultHookExecTimeout.
+	Timeout time.Duration
+}
+
+// WebhookHook is a hook that sends each event's JSON in an HTTP request.
+type WebhookHook struct {
+	URL string // http or https
+	// Method is an HTTP method in capitals. Default DefaultHookMethod.
+	Method string
+	Header map[string][]string
+	// Timeout bounds each attempt. Default DefaultHookWebhookTimeout.
+	Timeout time.Duration
+	// Attempts is the first request and the retries. Default
+	// DefaultHookAttempts.
+	Attempts int
+	// BackoffInitial and BackoffMax bound the waits between attempts.
+	// Defaults DefaultHookBackoffInitial and DefaultHookBackoffMax; when the
+	// file gives one, the other moves to make room for it.
+	BackoffInitial, BackoffMax time.Duration
+}
+
+// The defaults of a hook's fields, which the file's hooks get filled in (and
+// package hooks gives a zero field too).
+const (
+	// DefaultHookExecTimeout leaves a command time to call out over the
+	// network once or twice (a notification, a kubectl) without piling up
+	// runs.
+	DefaultHookExecTimeout = 10 * time.Second
+	// DefaultHookWebhookTimeout is long for a neighbour's answer, and short
+	// enough that a few attempts fit well within a minute.
+	DefaultHookWebhookTimeout = 5 * time.Second
+	// DefaultHookMethod is what webhooks expect.
+	DefaultHookMethod = "POST"
+	// DefaultHookAttempts is a first try and 3 retries: with the default
+	// backoff, 3.5s of waiting in all, which rides out a restart of the
+	// receiver.
+	DefaultHookAttempts = 4
+	// DefaultHookBackoffInitial and DefaultHookBackoffMax: the first retry
+	// comes quickly, and no wait is longer than the receiver's likely
+	// restart.
+	DefaultHookBackoffInitial = 500 * time.Millisecond
+	DefaultHookBackoffMax     = 10 * time.Second
+)
+
+// HookEventTypes is every event type a hook may be on, in the order the
+// file's errors list them: every type the agent emits. It has no
+// check-added or check-removed: the agent adds its checks before it starts
+// and never removes one, so a hook on them would never run. check-stopped
+// and check-started come from the API's POST /v1/checks/stop and
+// /v1/checks/start.
+var HookEventTypes = []health.EventType{
+	health.EventCheckPassed, health.EventCheckWarned, health.EventCheckFailed,
+	health.EventLevelPassed, health.EventLevelFailed,
+	health.EventServiceStarted, health.EventServiceExited,
+	health.EventStopping, health.EventChecksReset,
+	health.EventCheckStopped, health.EventCheckStarted,
+}
+
+// withDefaults returns h with its zero fields set to their defaults; n is
+// its position in the list, from 1, which names a hook without a name.
+func (h Hook) withDefaults(n int) Hook {
+	if h.Name == "" {
+		h.Name = fmt.Sprintf("hook-%d", n)
+	}
+	if e := h.Exec; e != nil && e.Timeout == 0 {
+		e.Timeout = DefaultHookExecTimeout
+	}
+	if w := h.Webhook; w != nil {
+		w.Method = cmp.Or(w.Method, DefaultHookMethod)
+		w.Timeout = cmp.Or(w.Timeout, DefaultHookWebhookTimeout)
+		w.Attempts = cmp.Or(w.Attempts, DefaultHookAttempts)
+		w.BackoffInitial = cmp.Or(w.BackoffInitial, DefaultHookBackoffInitial)
+		w.BackoffMax = cmp.Or(w.BackoffMax, max(DefaultHookBackoffMax, w.BackoffInitial))
+	}
+	return h
+}
 
 // maxRetries bounds a webhook's retries: with the longest backoff, ten
 // retries already keep one event for minutes, and the events behind it wait.
@@ -22,24 +117,24 @@ const maxRetries = 10
 
 // hooks reads the hooks: list, in the file's order, each with its defaults
 // filled in.
-func (d *decoder) hooks(n ast.Node) []hooks.Spec {
+func (d *Decoder) hooks(n ast.Node) []Hook {
 	seq, ok := yamlnode.Unwrap(n).(*ast.SequenceNode)
 	if !ok {
-		d.errorf(n, "hooks", "want a list of hooks, each with on: and exec: or webhook:, got %s", yamlnode.Describe(n))
+		d.Errorf(n, "hooks", "want a list of hooks, each with on: and exec: or webhook:, got %s", yamlnode.Describe(n))
 		return nil
 	}
-	var out []hooks.Spec
+	var out []Hook
 	named := map[string]string{} // a hook's name: the path of the first hook with it
 	for i, item := range seq.Values {
 		path := fmt.Sprintf("hooks[%d]", i)
 		s, nameNode, ok := d.hook(item, path)
-		s = s.WithDefaults(i + 1)
+		s = s.withDefaults(i + 1)
 		if first, taken := named[s.Name]; taken {
 			at, where := nameNode, path+".name"
 			if at == nil {
 				at, where = item, path
 			}
-			d.errorf(at, where, "hook name %q is taken by %s: give each hook a name of its own", s.Name, first)
+			d.Errorf(at, where, "hook name %q is taken by %s: give each hook a name of its own", s.Name, first)
 			ok = false
 		} else if health.ValidName(s.Name) {
 			named[s.Name] = path
@@ -53,60 +148,64 @@ func (d *decoder) hooks(n ast.Node) []hooks.Spec {
 
 // hook reads one hook: its name, its event types, and exactly one of exec
 // and webhook. nameNode is its name's node, if it has one.
-func (d *decoder) hook(n ast.Node, path string) (s hooks.Spec, nameNode ast.Node, ok bool) {
-	before := len(d.errors)
-	var onNode, actionNode ast.Node
+func (d *Decoder) hook(n ast.Node, path string) (s Hook, nameNode ast.Node, ok bool) {
+	before := d.Failures()
 	var action string
 	onErrors := false
-	actionField := func(name string, read func(d *decoder, n ast.Node, path string)) field {
-		return func(d *decoder, n ast.Node, path string) {
-			if action != "" {
-				d.errorf(n, path, "a hook has one of exec and webhook, and this one has %s already", action)
-				return
-			}
-			action, actionNode = name, n
-			read(d, n, path)
-		}
-	}
-	if !d.fields(n, path, map[string]field{
-		"name": func(d *decoder, n ast.Node, path string) {
-			nameNode = n
-			if name, ok := d.scalar(n, path); ok {
-				if !health.ValidName(name) {
-					d.errorf(n, path, "a hook name is lower case letters, digits and - _ . inside, at most 63 characters")
-				}
-				s.Name = name
-			}
-		},
-		"on": func(d *decoder, n ast.Node, path string) {
-			onNode = n
-			mark := len(d.errors)
-			s.On = d.eventTypes(n, path)
-			onErrors = len(d.errors) > mark
-		},
-		"exec": actionField("exec", func(d *decoder, n ast.Node, path string) {
-			s.Exec = d.execHook(n, path)
-		}),
-		"webhook": actionField("webhook", func(d *decoder, n ast.Node, path string) {
-			s.Webhook = d.webhookHook(n, path)
-		}),
-	}) {
+	given, ok := d.Fields(n, path, hookFields(&s, &action, &onErrors))
+	if !ok {
 		return s, nil, false
 	}
 	switch {
-	case onNode == nil:
-		d.errorf(n, path, "no on: give the event types the hook runs for, among %s", eventTypeList())
+	case given["on"] == nil:
+		d.Errorf(n, path, "no on: give the event types the hook runs for, among %s", eventTypeList())
 	case len(s.On) == 0 && !onErrors:
-		d.errorf(onNode, path+".on", "empty: give the event types the hook runs for, among %s", eventTypeList())
+		d.Errorf(given["on"], path+".on", "empty: give the event types the hook runs for, among %s", eventTypeList())
 	}
-	if actionNode == nil {
-		d.errorf(n, path, "nothing to do: give exec (a command) or webhook (a URL)")
+	if action == "" {
+		d.Errorf(n, path, "nothing to do: give exec (a command) or webhook (a URL)")
 	}
-	return s, nameNode, len(d.errors) == before
+	return s, given["name"], d.Failures() == before
+}
+
+// hookFields are the fields of a hook, read into s; action is the one of
+// exec and webhook given, onErrors whether on: had errors.
+func hookFields(s *Hook, action *string, onErrors *bool) []Field {
+	actionValue := func(name string, read func(d *Decoder, n ast.Node, path string)) Value {
+		return Value{"mapping", func(d *Decoder, n ast.Node, path string) {
+			if *action != "" {
+				d.Errorf(n, path, "a hook has one of exec and webhook, and this one has %s already", *action)
+				return
+			}
+			*action = name
+			read(d, n, path)
+		}}
+	}
+	return []Field{
+		{Key: "name", Value: Value{"string", func(d *Decoder, n ast.Node, path string) {
+			if name, ok := d.Scalar(n, path); ok {
+				if !health.ValidName(name) {
+					d.Errorf(n, path, "a hook name is lower case letters, digits and - _ . inside, at most 63 characters")
+				}
+				s.Name = name
+			}
+		}}, Default: "hook-N", Doc: "Names the hook in logs, metrics and the API; N is its place in the list, from 1."},
+		{Key: "on", Value: Value{"list of strings", func(d *Decoder, n ast.Node, path string) {
+			mark := d.Failures()
+			s.On = d.eventTypes(n, path)
+			*onErrors = d.Failures() > mark
+		}}, Doc: "Required: the event types the hook runs for, among " + eventTypeList() + "."},
+		{Key: "exec", Value: actionValue("exec", func(d *Decoder, n ast.Node, path string) {
+			s.Exec = d.execHook(n, path)
+		}), Doc: "Runs a command for each event, with the event's JSON on stdin: the command as a list of words, or a mapping of command and timeout (below). One of exec and webhook."},
+		{Key: "webhook", Value: actionValue("webhook", func(d *Decoder, n ast.Node, path string) {
+			s.Webhook = d.webhookHook(n, path)
+		}), Doc: "Sends each event's JSON in an HTTP request (below). One of exec and webhook."},
+	}
 }
 
 // eventTypes reads the event types of a hook's on: a list, or one.
-func (d *decoder) eventTypes(n ast.Node, path string) []health.EventType {
+func (d *Decoder) eventTypes(n ast.Node, path string) []health.EventType {
 	nodes := []ast.Node{n}
 	paths := []string{path}
 	if seq, ok := yamlnode.Unwrap(n).(*ast.SequenceNode); ok {
@@ -118,16 +217,16 @@ func (d *decoder) eventTypes(n ast.Node, path string) []health.EventType {
 	var out []health.EventType
 	seen := map[health.EventType]bool{}
 	for i, v := range nodes {
-		name, ok := d.scalar(v, paths[i])
+		name, ok := d.Scalar(v, paths[i])
 		if !ok {
 			continue
 		}
 		t := health.EventType(name)
 		switch {
 		case !knownEventType(t):
-			d.errorf(v, paths[i], "%q is not an event type: want one of %s", name, eventTypeList())
+			d.Errorf(v, paths[i], "%q is not an event type: want one of %s", name, eventTypeList())
 		case seen[t]:
-			d.errorf(v, paths[i], "%q is given twice", name)
+			d.Errorf(v, paths[i], "%q is given twice", name)
 		default:
 			seen[t] = true
 			out = append(out, t)
@@ -137,7 +236,7 @@ func (d *decoder) eventTypes(n ast.Node, path string) []health.EventType {
 }
 
 func knownEventType(t health.EventType) bool {
-	for _, k := range hooks.EventTypes {
+	for _, k := range HookEventTypes {
 		if t == k {
 			return true
 		}
@@ -146,8 +245,8 @@ func knownEventType(t health.EventType) bool {
 }
 
 func eventTypeList() string {
-	names := make([]string, len(hooks.EventTypes))
-	for i, t := range hooks.EventTypes {
+	names := make([]string, len(HookEventTypes))
+	for i, t := range HookEventTypes {
 		names[i] = string(t)
 	}
 	return strings.Join(names, ", ")
@@ -155,39 +254,44 @@ func eventTypeList() string {
 
 // execHook reads a hook's exec: the command as a list of words, or a mapping
 // of command and timeout.
-func (d *decoder) execHook(n ast.Node, path string) *hooks.ExecSpec {
-	e := &hooks.ExecSpec{}
+func (d *Decoder) execHook(n ast.Node, path string) *ExecHook {
+	e := &ExecHook{}
 	if _, ok := yamlnode.Unwrap(n).(*ast.MappingNode); !ok {
-		mark := len(d.errors)
-		argv(&e.Command)(d, n, path)
-		if len(d.errors) == mark {
-			d.command(n, path, e.Command)
-		}
+		commandValue(&e.Command).Read(d, n, path)
 		return e
 	}
-	given := false
-	d.fields(n, path, map[string]field{
-		"command": func(d *decoder, n ast.Node, path string) {
-			given = true
-			mark := len(d.errors)
-			argv(&e.Command)(d, n, path)
-			if len(d.errors) == mark {
-				d.command(n, path, e.Command)
-			}
-		},
-		"timeout": positive(&e.Timeout, "a timeout"),
-	})
-	if !given {
-		d.errorf(n, path, "no command: give the command and its arguments as a list")
+	if given, _ := d.Fields(n, path, execHookFields(e)); given["command"] == nil {
+		d.Errorf(n, path, "no command: give the command and its arguments as a list")
 	}
 	return e
 }
 
+// execHookFields are the fields of a hook's exec: mapping, read into e.
+func execHookFields(e *ExecHook) []Field {
+	return []Field{
+		{Key: "command", Value: commandValue(&e.Command),
+			Doc: "Required: the program and its arguments, with no shell (for one, [sh, -c, \"…\"]); a name without a slash is found in $PATH."},
+		{Key: "timeout", Value: Positive(&e.Timeout, "a timeout"), Default: DefaultHookExecTimeout.String(),
+			Doc: "Bounds each run; then the command's process group is killed. Time to call out over the network once or twice without piling up runs."},
+	}
+}
+
+// commandValue is Argv for a command that must be found (see command).
+func commandValue(dst *[]string) Value {
+	return Value{"list of strings", func(d *Decoder, n ast.Node, path string) {
+		mark := d.Failures()
+		Argv(dst).Read(d, n, path)
+		if d.Failures() == mark {
+			d.command(n, path, *dst)
+		}
+	}}
+}
+
 // command checks that a command can be run: it has a name, found in $PATH
 // when it has no slash, as exec.Command looks for it when the hook runs.
-func (d *decoder) command(n ast.Node, path string, command []string) {
+func (d *Decoder) command(n ast.Node, path string, command []string) {
 	if len(command) == 0 || command[0] == "" {
-		d.errorf(n, path, "no command: give the command and its arguments as a list")
+		d.Errorf(n, path, "no command: give the command and its arguments as a list")
 		return
 	}
 	name := command[0]
@@ -197,134 +301,91 @@ func (d *decoder) command(n ast.Node, path string, command []string) {
 	found, err := exec.LookPath(name)
 	switch {
 	case errors.Is(err, exec.ErrNotFound):
-		d.errorf(n, path, "command %q not found in $PATH", name)
+		d.Errorf(n, path, "command %q not found in $PATH", name)
 	case errors.Is(err, exec.ErrDot):
-		d.errorf(n, path, "command %q is found only through a relative directory in $PATH (as %s); give its absolute path", name, found)
+		d.Errorf(n, path, "command %q is found only through a relative directory in $PATH (as %s); give its absolute path", name, found)
 	case err != nil:
-		d.errorf(n, path, "command %q: %v", name, err)
+		d.Errorf(n, path, "command %q: %v", name, err)
 	}
 }
 
 // webhookHook reads a hook's webhook: block.
-func (d *decoder) webhookHook(n ast.Node, path string) *hooks.WebhookSpec {
-	w := &hooks.WebhookSpec{}
-	var urlNode, methodNode, backoffNode ast.Node
+func (d *Decoder) webhookHook(n ast.Node, path string) *WebhookHook {
+	w := &WebhookHook{}
 	retries := -1
-	if !d.fields(n, path, map[string]field{
-		"url": func(d *decoder, n ast.Node, path string) {
-			urlNode = n
-			str(&w.URL)(d, n, path)
-		},
-		"method": func(d *decoder, n ast.Node, path string) {
-			methodNode = n
-			str(&w.Method)(d, n, path)
-		},
-		"headers": func(d *decoder, n ast.Node, path string) {
-			stringMap(&w.Header)(d, n, path)
-			d.headers(n, path, w.Header)
-		},
-		"timeout": positive(&w.Timeout, "a timeout"),
-		"retries": func(d *decoder, n ast.Node, path string) {
-			s, ok := d.scalar(n, path)
+	given, ok := d.Fields(n, path, webhookFields(w, &retries))
+	if !ok {
+		return w
+	}
+	urlNode, methodNode, backoffNode := given["url"], given["method"], given["backoff"]
+	if retries >= 0 {
+		w.Attempts = retries + 1
+	}
+	switch u, err := url.Parse(w.URL); {
+	case urlNode == nil:
+		d.Errorf(n, path, "url is required")
+	case w.URL == "":
+	case err != nil:
+		d.Errorf(urlNode, path+".url", "%q is not a URL: %v", w.URL, errors.Unwrap(err))
+	case u.Scheme != "http" && u.Scheme != "https":
+		d.Errorf(urlNode, path+".url", "%q: want an http:// or https:// URL", w.URL)
+	case u.Host == "":
+		d.Errorf(urlNode, path+".url", "%q has no host", w.URL)
+	}
+	if methodNode != nil && w.Method != "" && strings.Trim(w.Method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+		d.Errorf(methodNode, path+".method", "want an HTTP method in capitals, such as POST or PUT, got %q", w.Method)
+	}
+	// One of the two given: the other's default, moved to make room for it.
+	switch {
+	case w.BackoffInitial == 0 && w.BackoffMax > 0:
+		w.BackoffInitial = min(DefaultHookBackoffInitial, w.BackoffMax)
+	case w.BackoffMax == 0 && w.BackoffInitial > 0:
+		w.BackoffMax = max(DefaultHookBackoffMax, w.BackoffInitial)
+	case w.BackoffInitial > w.BackoffMax:
+		d.Errorf(backoffNode, path+".backoff", "initial %v is longer than max %v", w.BackoffInitial, w.BackoffMax)
+	}
+	return w
+}
+
+// webhookFields are the fields of a hook's webhook: block, read into w, its
+// retries into retries.
+func webhookFields(w *WebhookHook, retries *int) []Field {
+	return []Field{
+		{Key: "url", Value: String(&w.URL), Doc: "Required: an http:// or https:// URL."},
+		{Key: "method", Value: String(&w.Method), Default: DefaultHookMethod, Doc: "An HTTP method, in capitals."},
+		{Key: "headers", Value: Headers(&w.Header), Doc: "Sent with every request; their values are secrets, never logged or printed."},
+		{Key: "timeout", Value: Positive(&w.Timeout, "a timeout"), Default: DefaultHookWebhookTimeout.String(),
+			Doc: "Bounds each attempt, from dialling to the end of the answer."},
+		{Key: "retries", Value: Value{"integer", func(d *Decoder, n ast.Node, path string) {
+			s, ok := d.Scalar(n, path)
 			if !ok {
 				return
 			}
 			var v int64
 			switch _, err := fmt.Sscanf(s, "%d", &v); {
 			case err != nil || fmt.Sprint(v) != s:
-				d.errorf(n, path, "want a whole number, got %q", s)
+				d.Errorf(n, path, "want a whole number, got %q", s)
 			case v < 0:
-				d.errorf(n, path, "%d is negative: give 0 for none", v)
+				d.Errorf(n, path, "%d is negative: give 0 for none", v)
 			case v > maxRetries:
-				d.errorf(n, path, "%d is more than %d: an event that fails for longer holds up the ones behind it", v, maxRetries)
+				d.Errorf(n, path, "%d is more than %d: an event that fails for longer holds up the ones behind it", v, maxRetries)
 			default:
-				retries = int(v)
+				*retries = int(v)
 			}
-		},
-		"backoff": func(d *decoder, n ast.Node, path string) {
-			backoffNode = n
-			d.fields(n, path, map[string]field{
-				"initial": positive(&w.BackoffInitial, "a delay"),
-				"max":     positive(&w.BackoffMax, "a delay"),
-			})
-		},
-	}) {
-		return w
-	}
-	if retries >= 0 {
-		w.Attempts = retries + 1
-	}
-	switch u, err := url.Parse(w.URL); {
-	case urlNode == nil:
-		d.errorf(n, path, "url is required")
-	case w.URL == "":
-	case err != nil:
-		d.errorf(urlNode, path+".url", "%q is not a URL: %v", w.URL, errors.Unwrap(err))
-	case u.Scheme != "http" && u.Scheme != "https":
-		d.errorf(urlNode, path+".url", "%q: want an http:// or https:// URL", w.URL)
-	case u.Host == "":
-		d.errorf(urlNode, path+".url", "%q has no host", w.URL)
-	}
-	if methodNode != nil && w.Method != "" && strings.Trim(w.Method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
-		d.errorf(methodNode, path+".method", "want an HTTP method in capitals, such as POST or PUT, got %q", w.Method)
-	}
-	// One of the two given: the other's default, moved to make room for it.
-	switch {
-	case w.BackoffInitial == 0 && w.BackoffMax > 0:
-		w.BackoffInitial = min(hooks.DefaultBackoffInitial, w.BackoffMax)
-	case w.BackoffMax == 0 && w.BackoffInitial > 0:
-		w.BackoffMax = max(hooks.DefaultBackoffMax, w.BackoffInitial)
-	case w.BackoffInitial > w.BackoffMax:
-		d.errorf(backoffNode, path+".backoff", "initial %v is longer than max %v", w.BackoffInitial, w.BackoffMax)
-	}
-	return w
-}
-
-// headers checks a webhook's headers, and records the secrets they carry
-// (see redact.Header), whole and their last word (the token after "Bearer "),
-// so that Redact hides them wherever they show, as it hides the values of
-// secret variables. Values are never quoted in errors.
-func (d *decoder) headers(n ast.Node, path string, header map[string][]string) {
-	m, ok := yamlnode.Unwrap(n).(*ast.MappingNode)
-	if !ok {
-		return // stringMap said so
-	}
-	for _, kv := range m.Values {
-		name := yamlnode.KeyName(kv.Key)
-		if !headerName(name) {
-			d.errorf(kv.Key, join(path, name), "%q is not a header name", name)
-			continue
-		}
-		for _, v := range header[name] {
-			if strings.ContainsAny(v, "\r\n\x00") {
-				d.errorf(kv.Value, join(path, name), "the value has a line break or a NUL, which a header cannot carry")
-			}
-			d.secrets = append(d.secrets, redact.Header(name, v)...)
-		}
+		}}, Default: fmt.Sprint(DefaultHookAttempts - 1),
+			Doc: fmt.Sprintf("How often a network error, a timeout, a 5xx or a 429 is tried again, at most %d: 3.5s of waiting in all with the default backoff, which rides out a restart of the receiver.", maxRetries)},
+		{Key: "backoff", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) {
+			d.Fields(n, path, webhookBackoffFields(w))
+		}}, Doc: "The waits between attempts: initial, doubled each time up to max (below)."},
 	}
 }
 
-// headerName reports whether s is an HTTP header name: a token.
-func headerName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
-}
-
-// positive is duration for a value that must be more than 0; what names it
-// in the error.
-func positive(dst *time.Duration, what string) field {
-	return func(d *decoder, n ast.Node, path string) {
-		mark := len(d.errors)
-		duration(dst)(d, n, path)
-		if len(d.errors) == mark && *dst == 0 {
-			d.errorf(n, path, "0s: give %s of more than 0", what)
-		}
+// webhookBackoffFields are the fields of a webhook's backoff, read into w.
+func webhookBackoffFields(w *WebhookHook) []Field {
+	return []Field{
+		{Key: "initial", Value: Positive(&w.BackoffInitial, "a delay"), Default: DefaultHookBackoffInitial.String(),
+			Doc: "The first wait: the first retry comes quickly."},
+		{Key: "max", Value: Positive(&w.BackoffMax, "a delay"), Default: DefaultHookBackoffMax.String(),
+			Doc: "The longest wait, no longer than the receiver's likely restart; at least initial."},
 	}
 }

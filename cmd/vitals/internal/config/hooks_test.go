@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"reflect"
@@ -8,6 +8,9 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
 	"github.com/vitals-dev/vitals/health"
+
+	. "github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 )
 
 const eventTypes = "check-passed, check-warned, check-failed, level-passed, level-failed, service-started, service-exited, stopping, checks-reset, check-stopped, check-started"
@@ -201,28 +204,28 @@ func TestHooksAreReadWithTheirDefaults(t *testing.T) {
 		"      headers: {X-Api-Key: [literal-key-1, literal-key-2], X-Tag: vitals}",
 		"      retries: 0",
 		"      backoff: {max: 100ms}",
-	)), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	)), func(k string) (string, bool) { v, ok := env[k]; return v, ok }, kinds.All)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []hooks.Spec{{
+	want := []Hook{{
 		Name: "hook-1",
 		On:   []health.EventType{health.EventCheckFailed, health.EventCheckPassed, health.EventServiceExited},
-		Exec: &hooks.ExecSpec{Command: []string{"sh", "-c", "cat"}, Timeout: 10 * time.Second},
+		Exec: &ExecHook{Command: []string{"sh", "-c", "cat"}, Timeout: 10 * time.Second},
 	}, {
 		Name: "operator",
 		On:   []health.EventType{health.EventLevelFailed, health.EventLevelPassed, health.EventChecksReset},
-		Webhook: &hooks.WebhookSpec{URL: "http://operator:8080/hook", Method: "POST",
+		Webhook: &WebhookHook{URL: "http://operator:8080/hook", Method: "POST",
 			Header:  map[string][]string{"Authorization": {"Bearer tok-hook-123"}},
 			Timeout: 2 * time.Second, Attempts: 4, BackoffInitial: 500 * time.Millisecond, BackoffMax: 10 * time.Second},
 	}, {
 		Name: "last",
 		On:   []health.EventType{health.EventStopping},
-		Exec: &hooks.ExecSpec{Command: []string{"/bin/true"}, Timeout: time.Minute},
+		Exec: &ExecHook{Command: []string{"/bin/true"}, Timeout: time.Minute},
 	}, {
 		Name: "hook-4",
 		On:   []health.EventType{health.EventStopping},
-		Webhook: &hooks.WebhookSpec{URL: "https://pager.example.com/v1", Method: "PUT",
+		Webhook: &WebhookHook{URL: "https://pager.example.com/v1", Method: "PUT",
 			Header:  map[string][]string{"X-Api-Key": {"literal-key-1", "literal-key-2"}, "X-Tag": {"vitals"}},
 			Timeout: 5 * time.Second, Attempts: 1, BackoffInitial: 100 * time.Millisecond, BackoffMax: 100 * time.Millisecond},
 	}}
@@ -257,5 +260,15 @@ func TestAFileWithoutHooksHasNone(t *testing.T) {
 		if len(c.Hooks) != 0 {
 			t.Fatalf("%q: hooks %+v", hooksLine, c.Hooks)
 		}
+	}
+}
+
+// The defaults that the file's hooks get filled in are those that package
+// hooks gives a zero field: validate --print shows what runs.
+func TestHookDefaultsAreThoseOfPackageHooks(t *testing.T) {
+	if DefaultHookExecTimeout != hooks.DefaultExecTimeout || DefaultHookWebhookTimeout != hooks.DefaultWebhookTimeout ||
+		DefaultHookMethod != hooks.DefaultMethod || DefaultHookAttempts != hooks.DefaultAttempts ||
+		DefaultHookBackoffInitial != hooks.DefaultBackoffInitial || DefaultHookBackoffMax != hooks.DefaultBackoffMax {
+		t.Error("config's hook defaults differ from package hooks's")
 	}
 }

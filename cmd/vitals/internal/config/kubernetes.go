@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 )
 
@@ -24,47 +23,55 @@ type Kubernetes struct {
 	Condition string
 }
 
-// builtinConditions are the pod conditions that Kubernetes itself sets: a
-// readiness gate on one of them would fight the kubelet.
-var builtinConditions = []corev1.PodConditionType{
-	corev1.PodScheduled, corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.ContainersReady,
-	corev1.PodReady, corev1.DisruptionTarget, corev1.PodResizePending, corev1.PodResizeInProgress,
-	corev1.AllContainersRestarting,
+// builtinConditions are the pod conditions that Kubernetes itself sets
+// (k8s.io/api/core/v1's PodConditionType constants, written out so that
+// config need not import the API's types): a readiness gate on one of them
+// would fight the kubelet.
+var builtinConditions = []string{
+	"PodScheduled", "PodReadyToStartContainers", "Initialized", "ContainersReady",
+	"Ready", "DisruptionTarget", "PodResizePending", "PodResizeInProgress",
+	"AllContainersRestarting",
 }
 
 // kubernetes reads the kubernetes: block.
-func (d *decoder) kubernetes(n ast.Node, path string) *Kubernetes {
+func (d *Decoder) kubernetes(n ast.Node, path string) *Kubernetes {
 	k := &Kubernetes{}
-	mark := len(d.errors)
-	if !d.fields(n, path, map[string]field{
-		"events": boolean(&k.Events),
-		"condition": func(d *decoder, n ast.Node, path string) {
-			if s, ok := d.scalar(n, path); ok {
+	mark := d.Failures()
+	if _, ok := d.Fields(n, path, kubernetesFields(k)); !ok {
+		return nil
+	}
+	if d.Failures() == mark && !k.Events && k.Condition == "" {
+		d.Errorf(n, path, "nothing to tell Kubernetes: give events: true, or condition: with a condition type such as vitals.dev/ready")
+	}
+	return k
+}
+
+// kubernetesFields are the fields of the kubernetes: block, read into k.
+func kubernetesFields(k *Kubernetes) []Field {
+	return []Field{
+		{Key: "events", Value: Bool(&k.Events), Default: "false",
+			Doc: "Writes an Event on the pod when a check fails or passes, and when the workload is restarted, as the kubelet does for its probes."},
+		{Key: "condition", Value: Value{"string", func(d *Decoder, n ast.Node, path string) {
+			if s, ok := d.Scalar(n, path); ok {
 				k.Condition = s
 				d.conditionType(n, path, s)
 			}
-		},
-	}) {
-		return nil
+		}}, Doc: "A pod condition type of your own (PREFIX/NAME, such as vitals.dev/ready) that is True exactly when /readyz answers 200: for the pod's spec.readinessGates."},
 	}
-	if len(d.errors) == mark && !k.Events && k.Condition == "" {
-		d.errorf(n, path, "nothing to tell Kubernetes: give events: true, or condition: with a condition type such as vitals.dev/ready")
-	}
-	return k
 }
 
 // conditionType checks a pod condition type of vitals's own: a qualified
 // name with a prefix (PREFIX/NAME, the prefix a DNS subdomain), as the API
 // server wants custom pod conditions, and none of the built-in ones.
-func (d *decoder) conditionType(n ast.Node, path, s string) {
+func (d *Decoder) conditionType(n ast.Node, path, s string) {
 	switch {
-	case slices.Contains(builtinConditions, corev1.PodConditionType(s)):
-		d.errorf(n, path, "%q is a pod condition Kubernetes sets itself: give one of your own with a prefix, such as vitals.dev/ready", s)
+	case slices.Contains(builtinConditions, s):
+		d.Errorf(n, path, "%q is a pod condition Kubernetes sets itself: give one of your own with a prefix, such as vitals.dev/ready", s)
 	case !strings.Contains(s, "/"):
-		d.errorf(n, path, "%q has no prefix: a pod condition of your own is PREFIX/NAME, such as vitals.dev/ready", s)
+		d.Errorf(n, path, "%q has no prefix: a pod condition of your own is PREFIX/NAME, such as vitals.dev/ready", s)
 	default:
 		if msgs := content.IsLabelKey(s); len(msgs) > 0 {
-			d.errorf(n, path, "%q is not a qualified name such as vitals.dev/ready: %s", s, strings.Join(msgs, "; "))
+			d.Errorf(n, path, "%q is not a qualified name such as vitals.dev/ready: %s", s, strings.Join(msgs, "; "))
 		}
 	}
 }

@@ -1,9 +1,11 @@
-package config
+package config_test
 
 import (
 	"reflect"
 	"strings"
 	"testing"
+
+	. "github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 )
 
 // withKubernetes is a file with one check and the lines given, from line 3.

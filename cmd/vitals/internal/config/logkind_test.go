@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
 	"github.com/vitals-dev/vitals/health"
 )
@@ -137,19 +138,27 @@ func TestTheSpecsLogChecks(t *testing.T) {
 		if ch.Kind != "log" || ch.Level != wantLevels[i] || ch.Spec != wantSpecs[i] {
 			t.Errorf("check %s: kind %s, level %v, spec %+v; want log, %v, %+v", ch.Name, ch.Kind, ch.Level, ch.Spec, wantLevels[i], wantSpecs[i])
 		}
-		lc, ok := ch.Checker.(*logwatch.Check)
-		if !ok {
-			t.Fatalf("check %s: Checker is a %T, want a *logwatch.Check", ch.Name, ch.Checker)
+		// Built for a workload, it registers with the workload's output.
+		var registered []*logwatch.Check
+		checker, err := kinds.All.Build(ch, kinds.Env{Output: func(lc *logwatch.Check) { registered = append(registered, lc) }})
+		if err != nil || len(registered) != 1 || checker != health.Checker(registered[0]) {
+			t.Fatalf("check %s: built %v, %v, registered %v: want the check, registered once", ch.Name, checker, err, registered)
 		}
-		if lc.Name() != ch.Name || lc.Spec() != wantSpecs[i] {
+		if lc := registered[0]; lc.Name() != ch.Name || lc.Spec() != wantSpecs[i] {
 			t.Errorf("check %s: built as %q with %+v", ch.Name, lc.Name(), lc.Spec())
+		}
+		// Built with no workload, it says what it needs, where it is.
+		want := "vitals.yaml:" + map[int]string{0: "4:10", 1: "7:10", 2: "9:10"}[i] + ": checks." + ch.Name +
+			".log: a log check reads the workload's output: give service: in the file, or the command after --"
+		if _, err := kinds.All.Build(ch, kinds.Env{}); err == nil || err.Error() != want {
+			t.Errorf("check %s built with no workload: %v, want %s", ch.Name, err, want)
 		}
 	}
 	if got, want := c.Checks[0].Source, `{pattern: "Listening on"}`; got != want {
 		t.Errorf("Source %q, want %q", got, want)
 	}
 	// Built, and waiting for its line.
-	if err := c.Checks[0].Checker.Check(context.Background()); err == nil || err.Error() != `no line matching "Listening on" yet` {
+	if err := build(c.Checks[0]).Check(context.Background()); err == nil || err.Error() != `no line matching "Listening on" yet` {
 		t.Errorf("a new log check says %v", err)
 	}
 }

@@ -1,8 +1,11 @@
-package config
+package config_test
 
 import (
 	"strings"
 	"testing"
+
+	. "github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 )
 
 func TestRedactHidesSecretVariablesAndURLPasswords(t *testing.T) {
@@ -15,7 +18,7 @@ checks:
     http: {url: "https://bot:${API_TOKEN}@api.example.com/", headers: {X-Pin: "${PIN_SECRET}"}}
   web:
     http: {url: "http://admin:literal-pw@web/"}
-`), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+`), func(k string) (string, bool) { v, ok := env[k]; return v, ok }, kinds.All)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +47,7 @@ checks:
 service:
   command: [sleep, "60"]
   env: {APP_SECRET: lit-app-secret}
-`), func(string) (string, bool) { return "", false })
+`), func(string) (string, bool) { return "", false }, kinds.All)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +74,7 @@ checks:
     http: {url: "http://u:${DB_PASSWORD}@[::1:80/"}
   bad2:
     tcp: {address: "${DB_PASSWORD}"}
-`), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+`), func(k string) (string, bool) { v, ok := env[k]; return v, ok }, kinds.All)
 	if err == nil || strings.Contains(err.Error(), "s3cretpw") {
 		t.Fatalf("errors show the secret:\n%v", err)
 	}
@@ -81,7 +84,7 @@ checks:
     http: {url: "http://db/?password=querypass1"}
   n:
     tcp: {address: "localhost:4222"}
-`), func(string) (string, bool) { return "", false })
+`), func(string) (string, bool) { return "", false }, kinds.All)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/signals"
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -87,7 +87,7 @@ func runCommand(ctx context.Context, spec ExecSpec, ev health.Event, body []byte
 	status, _ := state.Sys().(syscall.WaitStatus)
 	switch {
 	case status.Signaled():
-		return with(fmt.Sprintf("%s killed by signal %s", spec.Command[0], supervise.SignalName(status.Signal())))
+		return with(fmt.Sprintf("%s killed by signal %s", spec.Command[0], signals.SignalName(status.Signal())))
 	case state.ExitCode() != 0:
 		return with(fmt.Sprintf("%s exited with status %d", spec.Command[0], state.ExitCode()))
 	}

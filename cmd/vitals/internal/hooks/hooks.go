@@ -32,19 +32,6 @@ import (
 	"github.com/vitals-dev/vitals/internal/escape"
 )
 
-// EventTypes is every event type a hook may be on, in the order the file's
-// errors list them: every type the agent emits. It has no check-added or
-// check-removed: the agent adds its checks before it starts and never removes
-// one, so a hook on them would never run. check-stopped and check-started
-// come from the API's POST /v1/checks/stop and /v1/checks/start.
-var EventTypes = []health.EventType{
-	health.EventCheckPassed, health.EventCheckWarned, health.EventCheckFailed,
-	health.EventLevelPassed, health.EventLevelFailed,
-	health.EventServiceStarted, health.EventServiceExited,
-	health.EventStopping, health.EventChecksReset,
-	health.EventCheckStopped, health.EventCheckStarted,
-}
-
 // Spec is one hook: the events it is on, and what delivers them. Exactly one
 // of Exec and Webhook is set. Zero fields take the defaults documented on
 // them (see WithDefaults).

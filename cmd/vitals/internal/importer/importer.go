@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 )
 
 // Result is a vitals.yaml made from another tool's checks.
@@ -181,7 +182,7 @@ func render(header, preamble, service []string, checks []check) []byte {
 // warning, not an error: the file is for the machine vitals will run on.
 func (im *importer) finish(header, preamble, service []string, checks []check) Result {
 	data := render(header, preamble, service, checks)
-	_, err := config.Parse("vitals.yaml", data, func(string) (string, bool) { return "", false })
+	_, err := config.Parse("vitals.yaml", data, func(string) (string, bool) { return "", false }, kinds.All)
 	var errs config.Errors
 	if errors.As(err, &errs) {
 		for _, e := range errs {

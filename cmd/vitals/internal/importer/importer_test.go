@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -36,7 +37,7 @@ func golden(t *testing.T, path string, got []byte) {
 // environment: every $ in it must be a literal one.
 func loadConfig(t *testing.T, data []byte) *config.Config {
 	t.Helper()
-	c, err := config.Parse("vitals.yaml", data, func(string) (string, bool) { return "", false })
+	c, err := config.Parse("vitals.yaml", data, func(string) (string, bool) { return "", false }, kinds.All)
 	if err != nil {
 		t.Fatalf("the file written does not load:\n%v\n%s", err, data)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/signals"
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -406,7 +407,7 @@ func (s *Supervisor) supervise(r aRun) {
 			e.Reason = "exited"
 		}
 		if ws.Signaled() {
-			e.Signal = SignalName(ws.Signal())
+			e.Signal = signals.SignalName(ws.Signal())
 		} else {
 			code := ws.ExitStatus()
 			e.ExitCode = &code

@@ -1,4 +1,4 @@
-package deps_test
+package kinds_test
 
 import (
 	"fmt"
@@ -6,10 +6,11 @@ import (
 	"testing"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 )
 
-// The four kinds are in the configuration's table: a vitals.yaml names them
-// and gets their probes, built.
+// The four dependency kinds are in the table: a vitals.yaml names them, and
+// the table builds their probes.
 func TestAConfigurationBuildsTheDependencyKinds(t *testing.T) {
 	env := map[string]string{"PGPASSWORD": "pg-s3cret", "MQPASSWORD": "mq-s3cret"}
 	yaml := strings.Join([]string{
@@ -25,7 +26,7 @@ func TestAConfigurationBuildsTheDependencyKinds(t *testing.T) {
 		"  bus:",
 		"    nats: {url: 'nats://app:n-s3cret@nats:4222'}",
 	}, "\n")
-	c, err := config.Parse("vitals.yaml", []byte(yaml), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	c, err := config.Parse("vitals.yaml", []byte(yaml), func(k string) (string, bool) { v, ok := env[k]; return v, ok }, kinds.All)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,11 @@ func TestAConfigurationBuildsTheDependencyKinds(t *testing.T) {
 	}
 	var got []string
 	for _, ch := range c.Checks {
-		got = append(got, fmt.Sprintf("%s %s %v", ch.Name, ch.Kind, ch.Checker))
+		checker, err := kinds.All.Build(ch, kinds.Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s %s %v", ch.Name, ch.Kind, checker))
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("checks\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -54,7 +59,7 @@ func TestAConfigurationWithABadDependencyURLSaysWhere(t *testing.T) {
 		"  mq:",
 		"    amqp: {url: 'amqp://h', vhost: x}",
 	}, "\n")
-	_, err := config.Parse("vitals.yaml", []byte(yaml), func(string) (string, bool) { return "", false })
+	_, err := config.Parse("vitals.yaml", []byte(yaml), func(string) (string, bool) { return "", false }, kinds.All)
 	want := strings.Join([]string{
 		`vitals.yaml:3:15: checks.db.postgres: url is required (postgres://…)`,
 		`vitals.yaml:5:12: checks.cache.redis: url: scheme "http" is not redis, rediss or unix`,

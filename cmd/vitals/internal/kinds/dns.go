@@ -1,0 +1,39 @@
+package kinds
+
+import (
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
+)
+
+// DNS is a lookup that must answer, with the answers the block lists.
+var DNS = define(Kind{
+	Name:    "dns",
+	Summary: "A DNS lookup that answers, optionally with the answers listed.",
+	Example: "{name: localhost}",
+	CLI:     &CLI{Schemes: []string{"dns"}, Target: "dns://NAME, dns://SERVER/NAME"},
+}, block[probe.DNSSpec]{
+	fields: func(s *probe.DNSSpec) []config.Field {
+		return []config.Field{
+			{Key: "name", Value: config.String(&s.Name),
+				Doc: "Required: the name to look up, with resolv.conf's search domains unless it ends with a dot."},
+			{Key: "type", Value: config.String(&s.Type),
+				Doc: "The record type: A, AAAA, CNAME, MX, TXT or NS, in any case; by default any address, A or AAAA."},
+			{Key: "answers", Value: config.Strings(&s.Expect),
+				Doc: "Answers that must all be among the lookup's: addresses, host names (for CNAME the end of the chain), or whole TXT strings; by default any answer passes."},
+			{Key: "server", Value: config.String(&s.Server),
+				Doc: "HOST[:PORT] of the DNS server to ask (port 53 by default); by default those of /etc/resolv.conf."},
+		}
+	},
+	check: func(d *config.Decoder, n ast.Node, path string, s *probe.DNSSpec, _ config.Given) {
+		s.Type = strings.ToUpper(s.Type)
+		if _, err := probe.DNS(*s); err != nil {
+			d.Errorf(n, path, "%s", strings.TrimPrefix(err.Error(), "dns probe: "))
+		}
+	},
+	build: func(_ string, s probe.DNSSpec, _ Env) (health.Checker, error) { return probe.DNS(s) },
+})

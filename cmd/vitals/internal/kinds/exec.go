@@ -1,0 +1,27 @@
+package kinds
+
+import (
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
+)
+
+// Exec is a command that must exit 0.
+var Exec = define(Kind{
+	Name:    "exec",
+	Summary: "A command, run with no shell, that exits 0 within the timeout.",
+	Example: "{command: [true]}",
+	CLI:     &CLI{Target: "-- COMMAND"},
+	Import:  &Import{Kubelet: "exec", Pebble: "exec"},
+}, block[probe.ExecSpec]{
+	fields: func(s *probe.ExecSpec) []config.Field {
+		return []config.Field{
+			{Key: "command", Value: config.Argv(&s.Command),
+				Doc: "Required: the program and its arguments as a list, with no shell (for one, [sh, -c, \"…\"]); a name without a slash is found in $PATH when the file loads."},
+			{Key: "dir", Value: config.CString(&s.Dir), Doc: "The working directory, which must exist; by default vitals's."},
+			{Key: "env", Value: config.Environment(&s.Env),
+				Doc: "Variables added to vitals's environment for the command."},
+		}
+	},
+	build: func(_ string, s probe.ExecSpec, _ Env) (health.Checker, error) { return probe.Exec(s) },
+})

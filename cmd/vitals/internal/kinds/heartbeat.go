@@ -1,0 +1,37 @@
+package kinds
+
+import (
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+)
+
+// HeartbeatSpec is a heartbeat's block.
+type HeartbeatSpec struct {
+	// TTL is how long after the last beat the check fails; more than 0.
+	TTL time.Duration
+}
+
+// Heartbeat runs nothing: the workload beats it through the management API
+// (POST /v1/checks/NAME/beat), and it fails when no beat came within its
+// ttl. Its ttl is all its timing: it has no period, timeout or thresholds.
+var Heartbeat = define(Kind{
+	Name:    "heartbeat",
+	Summary: "Beaten by the workload through the management API; fails when no beat came within the ttl.",
+	Example: "{ttl: 1m}",
+}, block[HeartbeatSpec]{
+	fields: func(s *HeartbeatSpec) []config.Field {
+		return []config.Field{
+			{Key: "ttl", Value: config.Duration(&s.TTL),
+				Doc: "Required, more than 0: how long after the last beat (or the start) the check fails."},
+		}
+	},
+	check: func(d *config.Decoder, n ast.Node, path string, s *HeartbeatSpec, _ config.Given) {
+		if s.TTL <= 0 {
+			d.Errorf(n, path+".ttl", "required, and more than 0")
+		}
+	},
+	ttl: func(s HeartbeatSpec) time.Duration { return s.TTL },
+})

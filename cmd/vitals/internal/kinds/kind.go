@@ -1,0 +1,240 @@
+// Package kinds is the table of the kinds a check may have: the only list
+// of them. Each kind, in a file of its own, declares its name, its YAML
+// fields (read with positions through config's Decoder), a minimal example,
+// how a block is checked when the file loads, and how its checker is built.
+// config reads a check's block through the table (config.Kinds), the agent
+// builds checkers with Table.Build, and docs/reference/config.md is
+// generated from it. Adding a kind is one new file and one line in All.
+//
+// kinds imports config and the packages that build checkers (probe,
+// grpchealth, deps, logwatch); config imports none of them.
+package kinds
+
+import (
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
+	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
+)
+
+// All is every kind, in the order the reference lists them.
+var All = Table{
+	&HTTP, &TCP, &TLS, &Exec, &File, &DNS, &GRPC, &Log, &Heartbeat,
+	&Postgres, &Redis, &AMQP, &NATS,
+}
+
+// Kind is one kind of check: what the file says of it, and how it is built.
+// Its unexported parts come from define.
+type Kind struct {
+	// Name is the kind's key in a check, such as http.
+	Name string
+	// Summary says what a check of the kind does, in one line.
+	Summary string
+	// Example is a minimal block of the kind that loads, in YAML's flow
+	// style: the reference shows it, and a test loads and builds it.
+	Example string
+	// CLI is how vitals probe and vitals wait take a target of the kind;
+	// nil when they take none.
+	CLI *CLI
+	// Import says which checks of other formats vitals import maps to the
+	// kind; nil: none.
+	Import *Import
+
+	// spec returns a new spec and the fields of the block reading into it.
+	spec func() (spec any, fields []config.Field)
+	// check is what Decode checks of a block whose fields read without
+	// error; it returns the spec as the file means it.
+	check func(d *config.Decoder, n ast.Node, path string, spec any, given config.Given) any
+	// build makes the checker of a check named name from its spec.
+	build func(name string, spec any, env Env) (health.Checker, error)
+	// ttl is a beaten kind's ttl, read from its spec; nil for a kind that
+	// runs.
+	ttl func(spec any) time.Duration
+}
+
+// CLI is how vitals probe and vitals wait name a target of a kind.
+type CLI struct {
+	// Schemes are the URL schemes of the kind's targets, such as http and
+	// https; none when the target is not a URL.
+	Schemes []string
+	// Target is how the reference writes a target, such as
+	// "http://HOST:PORT/PATH" or "-- COMMAND".
+	Target string
+}
+
+// Import says which checks of other formats vitals import maps to a kind.
+type Import struct {
+	// Kubelet is the handler of a Kubernetes probe that maps to the kind,
+	// such as httpGet; "" for none.
+	Kubelet string
+	// Pebble is the kind of a Pebble check that maps to the kind, such as
+	// http; "" for none.
+	Pebble string
+}
+
+// Env is what a checker is built against: the parts of the agent that a
+// kind hooks its checks into.
+type Env struct {
+	// Output registers a log check with the workload's output, which it
+	// reads from then on. nil when there is no workload: a log check then
+	// fails to build.
+	Output func(*logwatch.Check)
+}
+
+// block is a kind's block read into a spec of type S.
+type block[S any] struct {
+	// fields are the block's fields, reading into s.
+	fields func(s *S) []config.Field
+	// check is what is checked of a block whose fields read without error,
+	// with the nodes of the fields given, for errors at the field; it may
+	// complete s. nil: s is checked by building its checker, whose error is
+	// said at the block.
+	check func(d *config.Decoder, n ast.Node, path string, s *S, given config.Given)
+	// build makes the checker of the check named name; nil for a beaten
+	// kind.
+	build func(name string, s S, env Env) (health.Checker, error)
+	// ttl is a beaten kind's ttl; nil for a kind that runs.
+	ttl func(s S) time.Duration
+}
+
+// define makes k a kind whose blocks read into an S, as b says.
+func define[S any](k Kind, b block[S]) Kind {
+	k.spec = func() (any, []config.Field) {
+		s := new(S)
+		return s, b.fields(s)
+	}
+	name := k.Name
+	k.check = func(d *config.Decoder, n ast.Node, path string, spec any, given config.Given) any {
+		s := spec.(*S)
+		switch {
+		case b.check != nil:
+			b.check(d, n, path, s, given)
+		case b.build != nil:
+			// Built once to be checked, as it will be built to run: a
+			// dependency's connection is dialled at its first run, not
+			// here.
+			checker, err := b.build(checkName(path, name), *s, Env{})
+			if err != nil {
+				d.Errorf(n, path, "%s", strings.TrimPrefix(err.Error(), name+" probe: "))
+			} else if c, ok := checker.(io.Closer); ok {
+				c.Close()
+			}
+		}
+		return *s
+	}
+	if b.build != nil {
+		k.build = func(name string, spec any, env Env) (health.Checker, error) { return b.build(name, spec.(S), env) }
+	}
+	if b.ttl != nil {
+		k.ttl = func(spec any) time.Duration { return b.ttl(spec.(S)) }
+	}
+	return k
+}
+
+// checkName is the name of the check whose kind's block is at path,
+// checks.NAME.KIND.
+func checkName(path, kind string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(path, "checks."), "."+kind)
+}
+
+// Decode reads a block of the kind (config.Kind).
+func (k *Kind) Decode(d *config.Decoder, n ast.Node, path string) any {
+	spec, fields := k.spec()
+	mark := d.Failures()
+	given, ok := d.Fields(n, path, fields)
+	if !ok || d.Failures() > mark {
+		return nil
+	}
+	return k.check(d, n, path, spec, given)
+}
+
+// Beaten says whether the workload beats the kind's checks (config.Kind).
+func (k *Kind) Beaten(spec any) (time.Duration, bool) {
+	if k.ttl == nil {
+		return 0, false
+	}
+	if spec == nil {
+		return 0, true
+	}
+	return k.ttl(spec), true
+}
+
+// Fields are the fields of the kind's block, for the reference.
+func (k *Kind) Fields() []config.Field {
+	_, fields := k.spec()
+	return fields
+}
+
+// Table is a table of kinds; All is vitals's.
+type Table []*Kind
+
+// Names is every kind's name, sorted (config.Kinds).
+func (t Table) Names() []string {
+	names := make([]string, len(t))
+	for i, k := range t {
+		names[i] = k.Name
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Kind returns the kind named name (config.Kinds).
+func (t Table) Kind(name string) (config.Kind, bool) {
+	k := t.Lookup(name)
+	return k, k != nil
+}
+
+// Lookup returns the kind named name, nil if there is none.
+func (t Table) Lookup(name string) *Kind {
+	for _, k := range t {
+		if k.Name == name {
+			return k
+		}
+	}
+	return nil
+}
+
+// Build builds the checker of c, a check that config read through t,
+// against env. An error is a config.Error at the check's kind block. A
+// checker that keeps a connection between runs is an io.Closer: close it
+// once the check has stopped. A heartbeat has no checker: it runs nothing,
+// and health.Monitor.Heartbeat adds it, with c.Heartbeat.
+func (t Table) Build(c config.Check, env Env) (health.Checker, error) {
+	k := t.Lookup(c.Kind)
+	switch {
+	case k == nil:
+		return nil, c.Errorf("no kind %q in the table", c.Kind)
+	case k.build == nil:
+		return nil, c.Errorf("a %s runs nothing: the workload beats it", c.Kind)
+	}
+	checker, err := k.build(c.Name, c.Spec, env)
+	if err != nil {
+		return nil, c.Errorf("%s", strings.TrimPrefix(err.Error(), c.Kind+" probe: "))
+	}
+	return checker, nil
+}
+
+// tlsFields are the fields that say how a server is verified and who the
+// probe is to it, read into o: of http, tls and grpc.
+func tlsFields(o *probe.TLSOptions) []config.Field {
+	return []config.Field{
+		{Key: "ca-file", Value: config.CString(&o.CAFile),
+			Doc: "A PEM bundle of the roots to verify the server with, instead of the system's."},
+		{Key: "cert", Value: config.CString(&o.CertFile),
+			Doc: "A PEM client certificate, for servers that ask for one; with key."},
+		{Key: "key", Value: config.CString(&o.KeyFile), Doc: "The key of cert."},
+		{Key: "server-name", Value: config.String(&o.ServerName),
+			Doc: "The name to verify the certificate against and to send as SNI; by default the target's host."},
+		{Key: "insecure", Value: config.Bool(&o.InsecureSkipVerify), Default: "false",
+			Doc: "Accepts any certificate. The kubelet's HTTPS probes do; vitals verifies unless told not to."},
+	}
+}
+
+var _ config.Kinds = All

@@ -1,0 +1,95 @@
+package kinds_test
+
+import (
+	"io"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/target"
+)
+
+func noEnv(string) (string, bool) { return "", false }
+
+// Every kind of the table says what it is, decodes its example from a file,
+// appears in the reference with every field, and builds (a heartbeat
+// excepted: the workload beats it).
+func TestEveryKindDecodesAppearsInTheReferenceAndBuilds(t *testing.T) {
+	ref := reference()
+	seen := map[string]bool{}
+	for _, k := range kinds.All {
+		t.Run(k.Name, func(t *testing.T) {
+			if k.Name == "" || seen[k.Name] || k.Summary == "" || k.Example == "" {
+				t.Fatalf("kind %q: a name of its own, a summary and an example, please", k.Name)
+			}
+			seen[k.Name] = true
+			for _, f := range k.Fields() {
+				if f.Key == "" || f.Type == "" || f.Doc == "" || f.Read == nil {
+					t.Errorf("field %+v: a key, a type, a doc and a reader, please", f)
+				}
+				if !strings.Contains(ref, "| `"+f.Key+"` |") {
+					t.Errorf("field %s is not in the reference", f.Key)
+				}
+			}
+			if !strings.Contains(ref, "\n### "+k.Name+"\n") || !strings.Contains(ref, "[`"+k.Name+"`](#"+k.Name+")") {
+				t.Errorf("kind %s is not in the reference", k.Name)
+			}
+			c, err := config.Parse("vitals.yaml", []byte("checks:\n  a:\n    "+k.Name+": "+k.Example+"\n"), noEnv, kinds.All)
+			if err != nil {
+				t.Fatalf("its example does not load: %v", err)
+			}
+			ch := c.Checks[0]
+			if ch.Kind != k.Name || ch.Spec == nil || ch.Source != k.Example {
+				t.Errorf("loaded as kind %q, spec %v, source %q", ch.Kind, ch.Spec, ch.Source)
+			}
+			var registered []*logwatch.Check
+			checker, err := kinds.All.Build(ch, kinds.Env{Output: func(lc *logwatch.Check) { registered = append(registered, lc) }})
+			if _, beaten := k.Beaten(ch.Spec); beaten {
+				if ch.Heartbeat <= 0 || err == nil || !strings.HasSuffix(err.Error(), "runs nothing: the workload beats it") {
+					t.Errorf("a beaten kind: ttl %v, Build %v, %v", ch.Heartbeat, checker, err)
+				}
+				return
+			}
+			if err != nil || checker == nil {
+				t.Fatalf("Build: %v, %v", checker, err)
+			}
+			if c, ok := checker.(io.Closer); ok {
+				c.Close()
+			}
+			if (k.Name == kinds.Log.Name) != (len(registered) == 1) {
+				t.Errorf("%d checks registered with the output", len(registered))
+			}
+		})
+	}
+	if !slices.IsSorted(kinds.All.Names()) || len(kinds.All.Names()) != len(kinds.All) {
+		t.Errorf("Names %v", kinds.All.Names())
+	}
+}
+
+// The schemes a kind says it has are those vitals probe takes for it.
+func TestAKindsSchemesAreTheCLIs(t *testing.T) {
+	for _, k := range kinds.All {
+		if k.CLI == nil {
+			continue
+		}
+		for _, scheme := range k.CLI.Schemes {
+			if kind, err := target.KindOf(scheme + "://x"); err != nil || kind != k.Name {
+				t.Errorf("%s://: vitals probe says kind %q, %v; the table says %s", scheme, kind, err, k.Name)
+			}
+		}
+	}
+}
+
+// A check of a kind that is not in the table does not load: the table is
+// the only list of kinds.
+func TestAKindNotInTheTableIsNone(t *testing.T) {
+	_, err := config.Parse("vitals.yaml", []byte("checks:\n  a:\n    http: {url: http://x}\n"), noEnv, kinds.Table{&kinds.TCP})
+	want := `vitals.yaml:3:5: checks.a.http: unknown field "http" (want failure-threshold, initial-delay, level, on-failure, period, success-threshold, tcp, timeout)` + "\n" +
+		`vitals.yaml:3:9: checks.a: no kind: give one of tcp`
+	if err == nil || err.Error() != want {
+		t.Fatalf("%v, want %s", err, want)
+	}
+}

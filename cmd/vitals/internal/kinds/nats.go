@@ -1,0 +1,11 @@
+package kinds
+
+import "github.com/vitals-dev/vitals/cmd/vitals/internal/deps"
+
+// NATS is a round trip on a kept connection to a NATS server.
+var NATS = define(Kind{
+	Name:    "nats",
+	Summary: "A NATS server that answers a round trip on a kept connection.",
+	Example: "{url: nats://localhost:4222}",
+}, urlBlock("Required: nats://USER:PASSWORD@HOST:PORT, nats://TOKEN@HOST:PORT or tls:// (TLS), as nats.go reads it; one server.",
+	func(s *deps.NATSSpec) *string { return &s.URL }, deps.NATS))

@@ -1,0 +1,108 @@
+package kinds_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/reference/config.md from the table")
+
+// referencePath is the reference, from this package's directory.
+var referencePath = filepath.Join("..", "..", "..", "..", "docs", "reference", "config.md")
+
+// reference writes docs/reference/config.md: every key of the file, from
+// config's sections and the table of kinds.
+func reference() string {
+	var b strings.Builder
+	b.WriteString("# vitals.yaml reference\n\n")
+	b.WriteString("<!-- Generated from the table of kinds (cmd/vitals/internal/kinds) and config's fields by\n")
+	b.WriteString("     `go test ./internal/kinds -run TestTheReferenceIsTheTables -update` in cmd/vitals: do not edit. -->\n\n")
+	b.WriteString("Every key that `vitals run` and `vitals validate` read, with its type and its default (— for\n")
+	b.WriteString("none). Durations are Go's (`500ms`, `10s`, `1m30s`); `${VAR}` expands from the environment in\n")
+	b.WriteString("any value. `vitals validate --print` shows a file with every default filled in.\n\n")
+	for _, s := range config.Sections() {
+		title := "`" + s.Path + "`"
+		if s.Path == "" {
+			title = "The top level"
+		}
+		fmt.Fprintf(&b, "## %s\n\n%s\n\n", title, s.Doc)
+		fields(&b, s.Fields)
+		if s.Path == "checks.NAME" {
+			fmt.Fprintf(&b, "| `KIND` | mapping | — | Exactly one of %s (below). |\n", kindLinks())
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("## Kinds\n\n")
+	b.WriteString("A check has exactly one. The CLI column is the target that `vitals probe` and `vitals wait` take\n")
+	b.WriteString("for the kind (— where they take none).\n\n")
+	b.WriteString("| kind | what it checks | CLI | imported from |\n|---|---|---|---|\n")
+	for _, k := range kinds.All {
+		cli, imported := "—", "—"
+		if k.CLI != nil {
+			cli = "`" + k.CLI.Target + "`"
+		}
+		if i := k.Import; i != nil {
+			var from []string
+			if i.Kubelet != "" {
+				from = append(from, "Kubernetes `"+i.Kubelet+"`")
+			}
+			if i.Pebble != "" {
+				from = append(from, "Pebble `"+i.Pebble+"`")
+			}
+			imported = strings.Join(from, ", ")
+		}
+		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s | %s |\n", k.Name, k.Name, cell(k.Summary), cell(cli), imported)
+	}
+	for _, k := range kinds.All {
+		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n```yaml\n%s: %s\n```\n\n", k.Name, k.Summary, k.Name, k.Example)
+		fields(&b, k.Fields())
+	}
+	return b.String()
+}
+
+// fields writes a table of fields.
+func fields(b *strings.Builder, fs []config.Field) {
+	b.WriteString("| key | type | default | |\n|---|---|---|---|\n")
+	for _, f := range fs {
+		def := "—"
+		if f.Default != "" {
+			def = "`" + f.Default + "`"
+		}
+		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", f.Key, f.Type, def, cell(f.Doc))
+	}
+}
+
+func kindLinks() string {
+	links := make([]string, len(kinds.All))
+	for i, k := range kinds.All {
+		links[i] = fmt.Sprintf("[`%s`](#%s)", k.Name, k.Name)
+	}
+	return strings.Join(links, ", ")
+}
+
+// cell is s in a table's cell, where a | would end it.
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// The reference is what the table says; -update rewrites it.
+func TestTheReferenceIsTheTables(t *testing.T) {
+	got := reference()
+	if *update {
+		if err := os.WriteFile(referencePath, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(referencePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the table: go test ./internal/kinds -run %s -update rewrites it", referencePath, t.Name())
+	}
+}

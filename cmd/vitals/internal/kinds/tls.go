@@ -1,0 +1,24 @@
+package kinds
+
+import (
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
+)
+
+// TLS is a TLS handshake whose certificate must verify and stay valid.
+var TLS = define(Kind{
+	Name:    "tls",
+	Summary: "A TLS handshake whose certificate verifies, and expires no sooner than min-validity.",
+	Example: "{address: example.com:443}",
+	CLI:     &CLI{Schemes: []string{"tls"}, Target: "tls://HOST:PORT"},
+}, block[probe.TLSSpec]{
+	fields: func(s *probe.TLSSpec) []config.Field {
+		return append([]config.Field{
+			{Key: "address", Value: config.String(&s.Address), Doc: "Required: HOST:PORT, the port a number."},
+			{Key: "min-validity", Value: config.Duration(&s.MinValidity), Default: "0s",
+				Doc: "Fails the check when the certificate expires sooner, so that it is renewed while there is time; by default only once it has expired."},
+		}, tlsFields(&s.TLS)...)
+	},
+	build: func(_ string, s probe.TLSSpec, _ Env) (health.Checker, error) { return probe.TLS(s) },
+})
