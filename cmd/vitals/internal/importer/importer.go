@@ -6,13 +6,19 @@
 // It writes the file as text, in the source's order, with comments where
 // vitals does a thing differently or not at all, and says on the side
 // everything it could not carry over as it was: nothing is dropped silently.
-// It sits below the CLI, beside config, which it uses to check that the file
-// it wrote loads.
+//
+// What is the other tool's is read here: manifests and layers, named ports,
+// $(VAR), default hosts, services. Each check is read into a kinds.Peer, and
+// the table of kinds says which kind takes it (kinds.Table.Kubelet,
+// kinds.Table.Pebble) and writes the kind's block from it; a check that no
+// kind takes is left out, and said. It sits below the CLI, beside config,
+// which it uses to check that the file it wrote loads.
 package importer
 
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,7 +40,7 @@ type check struct {
 	name   string
 	level  string   // startup, live or ready
 	notes  []string // comment lines above the fields
-	kind   string   // http, tcp, exec or grpc; "" for a probe left out, which is its notes only
+	kind   string   // a kind of the table; "" for a probe left out, which is its notes only
 	spec   []field  // the kind's block
 	timing []field
 	// onFailure is what vitals does when the check fails, with a comment on
@@ -46,11 +52,12 @@ type check struct {
 
 // importer holds what one import has found so far.
 type importer struct {
+	kinds    kinds.Table // the kinds a check may be imported as: kinds.All
 	warnings []string
 	names    map[string]bool // the check names taken
 }
 
-func newImporter() *importer { return &importer{names: map[string]bool{}} }
+func newImporter(t kinds.Table) *importer { return &importer{kinds: t, names: map[string]bool{}} }
 
 func (im *importer) warnf(format string, args ...any) {
 	im.warnings = append(im.warnings, fmt.Sprintf(format, args...))
@@ -122,6 +129,33 @@ func durationText(d time.Duration) string {
 	return s
 }
 
+// block is the block of kind k for a peer's check read from node v, whose
+// error it places at v.
+func (im *importer) block(k *kinds.Kind, p kinds.Peer, v node) ([]field, error) {
+	pairs, err := k.FromPeer(p)
+	if err != nil {
+		return nil, v.errorf("%v", err)
+	}
+	spec := make([]field, len(pairs))
+	for i, p := range pairs {
+		f := field{key: p.Key, note: p.Note}
+		switch v := p.Value.(type) {
+		case string:
+			f.value = v
+		case bool:
+			f.value, f.raw = strconv.FormatBool(v), true
+		case []string:
+			f.list = v
+		case []kinds.Named:
+			f.pairs = v
+		default:
+			panic(fmt.Sprintf("kind %s writes %s as a %T, which is none of a Pair's values", k.Name, p.Key, p.Value))
+		}
+		spec[i] = f
+	}
+	return spec, nil
+}
+
 // render writes the file: header and preamble as comments, the service
 // block's lines as they are, then the checks.
 func render(header, preamble, service []string, checks []check) []byte {
@@ -182,7 +216,7 @@ func render(header, preamble, service []string, checks []check) []byte {
 // warning, not an error: the file is for the machine vitals will run on.
 func (im *importer) finish(header, preamble, service []string, checks []check) Result {
 	data := render(header, preamble, service, checks)
-	_, err := config.Parse("vitals.yaml", data, func(string) (string, bool) { return "", false }, kinds.All)
+	_, err := config.Parse("vitals.yaml", data, func(string) (string, bool) { return "", false }, im.kinds)
 	var errs config.Errors
 	if errors.As(err, &errs) {
 		for _, e := range errs {

@@ -83,7 +83,7 @@ func timingOf(c config.Check) timing {
 }
 
 func TestCheckNamesAreMadeValidUniqueAndNotReserved(t *testing.T) {
-	im := newImporter()
+	im := newImporter(kinds.All)
 	long := strings.Repeat("a", 70)
 	for _, tt := range []struct{ in, want string }{
 		{"web", "web"},

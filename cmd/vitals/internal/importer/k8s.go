@@ -3,13 +3,12 @@ package importer
 import (
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/vitals-dev/vitals/probe"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 )
 
 // The API server's defaults for a probe (SetDefaults_Probe), which are
@@ -63,7 +62,11 @@ var probes = []struct{ field, level, suffix string }{
 // them and no service: (vitals runs in one container, with that one's
 // command after --), and says what the kubelet does differently there.
 func Kubernetes(file string, data []byte, choose string) (Result, error) {
-	im := newImporter()
+	return newImporter(kinds.All).kubernetes(file, data, choose)
+}
+
+// kubernetes is Kubernetes with the kinds of im.
+func (im *importer) kubernetes(file string, data []byte, choose string) (Result, error) {
 	docs, err := parse(file, data)
 	if err != nil {
 		return Result{}, err
@@ -377,32 +380,88 @@ func chooseContainers(file string, workloads []*workload, choose string) (*workl
 	return matches[0].w, []*container{matches[0].c}, nil
 }
 
-// k8sProbe makes a check of one probe. A probe vitals cannot run (a named
-// port the container does not have) becomes a note in the file and a
-// warning. defaultHost says the probe had no host, and got localhost.
+// k8sHandler is a handler of a probe, with how it reads into a kinds.Peer.
+// skip says why a probe is left out, defaultHost that it had no host and
+// got localhost.
+type k8sHandler struct {
+	name string
+	read func(im *importer, c *container, name string, v node) (p kinds.Peer, defaultHost bool, skip string, err error)
+}
+
+// k8sHandlers are the handlers of a probe, as the kubelet's API lists
+// them. The kind one is imported as is the table's (kinds.Table.Kubelet).
+var k8sHandlers = []k8sHandler{
+	{"exec", (*importer).k8sExec},
+	{"httpGet", (*importer).k8sHTTP},
+	{"tcpSocket", (*importer).k8sTCP},
+	{"grpc", (*importer).k8sGRPC},
+}
+
+// k8sProbe makes a check of one probe. A probe vitals cannot run (a
+// handler that no kind of the table takes, a named port the container does
+// not have) becomes a note in the file and a warning. defaultHost says the
+// probe had no host, and got localhost.
 func (im *importer) k8sProbe(c *container, probeField, level, name string, v node) (ch check, defaultHost bool, err error) {
-	f, unknown, err := v.fields("exec", "httpGet", "tcpSocket", "grpc", "initialDelaySeconds", "timeoutSeconds",
-		"periodSeconds", "successThreshold", "failureThreshold", "terminationGracePeriodSeconds")
+	keys := []string{"initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold",
+		"failureThreshold", "terminationGracePeriodSeconds"}
+	for _, h := range k8sHandlers {
+		keys = append(keys, h.name)
+	}
+	f, unknown, err := v.fields(keys...)
 	if err != nil {
 		return check{}, false, err
 	}
 	for _, k := range unknown {
 		im.warnf("%s: %s.%s is not a field vitals import knows: left out", name, probeField, k)
 	}
-	var handlers []string
-	for _, k := range []string{"exec", "httpGet", "tcpSocket", "grpc"} {
-		if !f[k].absent() {
-			handlers = append(handlers, k)
+	var given []k8sHandler
+	var names []string
+	for _, h := range k8sHandlers {
+		if !f[h.name].absent() {
+			given, names = append(given, h), append(names, h.name)
 		}
 	}
-	switch len(handlers) {
+	switch len(given) {
 	case 0:
 		return check{}, false, v.errorf("no handler: a probe has one of exec, httpGet, tcpSocket and grpc")
 	case 1:
 	default:
-		return check{}, false, v.errorf("a probe has one handler, not %s", strings.Join(handlers, " and "))
+		return check{}, false, v.errorf("a probe has one handler, not %s", strings.Join(names, " and "))
+	}
+	timing, err := im.k8sTiming(f, probeField, name)
+	if err != nil {
+		return check{}, false, err
 	}
 
+	h := given[0]
+	k := im.kinds.Kubelet(h.name)
+	if k == nil {
+		return im.leftOut(name, "left out: vitals has no kind for a "+h.name+" probe"), false, nil
+	}
+	peer, defaultHost, skip, err := h.read(im, c, name, f[h.name])
+	if err != nil {
+		return check{}, false, err
+	}
+	if skip != "" {
+		return im.leftOut(name, skip), false, nil
+	}
+	spec, err := im.block(k, peer, f[h.name])
+	if err != nil {
+		return check{}, false, err
+	}
+	return check{name: name, level: level, kind: k.Name, spec: spec, timing: timing}, defaultHost, nil
+}
+
+// leftOut is a check that is not written, but said: a warning, and a note
+// in the file.
+func (im *importer) leftOut(name, why string) check {
+	im.warnf("%s: %s", name, why)
+	return check{notes: []string{name + ": " + why}}
+}
+
+// k8sTiming is a probe's timing, as the API server defaults it. A timeout
+// longer than the period is cut to it, which vitals requires.
+func (im *importer) k8sTiming(f map[string]node, probeField, name string) ([]field, error) {
 	seconds := func(key string, def int64) (int64, error) {
 		n := f[key]
 		if n.absent() {
@@ -425,8 +484,9 @@ func (im *importer) k8sProbe(c *container, probeField, level, name string, v nod
 		def int64
 	}{{"periodSeconds", k8sPeriod}, {"timeoutSeconds", k8sTimeout}, {"initialDelaySeconds", 0},
 		{"successThreshold", k8sSuccessThreshold}, {"failureThreshold", k8sFailureThreshold}} {
+		var err error
 		if t[i], err = seconds(k.key, k.def); err != nil {
-			return check{}, false, err
+			return nil, err
 		}
 	}
 	period, timeout, delay, success, failure := t[0], t[1], t[2], t[3], t[4]
@@ -437,40 +497,17 @@ func (im *importer) k8sProbe(c *container, probeField, level, name string, v nod
 	if g := f["terminationGracePeriodSeconds"]; !g.absent() {
 		s, err := g.str()
 		if err != nil {
-			return check{}, false, err
+			return nil, err
 		}
 		im.warnf("%s: %s.terminationGracePeriodSeconds %s is left out: vitals has no grace period of a check's own", name, probeField, s)
 	}
-
-	ch = check{name: name, level: level, kind: handlers[0]}
-	var skip string
-	switch handlers[0] {
-	case "httpGet":
-		ch.kind = "http"
-		ch.spec, defaultHost, skip, err = im.k8sHTTP(c, name, f["httpGet"])
-	case "tcpSocket":
-		ch.kind = "tcp"
-		ch.spec, defaultHost, skip, err = im.k8sTCP(c, name, f["tcpSocket"])
-	case "exec":
-		ch.spec, err = im.k8sExec(c, name, f["exec"])
-	case "grpc":
-		ch.spec, defaultHost, err = im.k8sGRPC(name, f["grpc"])
-	}
-	if err != nil {
-		return check{}, false, err
-	}
-	if skip != "" {
-		im.warnf("%s: %s", name, skip)
-		return check{notes: []string{name + ": " + skip}}, false, nil
-	}
-	ch.timing = []field{
+	return []field{
 		{key: "period", value: fmt.Sprintf("%ds", period), raw: true},
 		{key: "timeout", value: fmt.Sprintf("%ds", timeout), raw: true},
 		{key: "initial-delay", value: fmt.Sprintf("%ds", delay), raw: true},
 		{key: "success-threshold", value: strconv.FormatInt(success, 10), raw: true},
 		{key: "failure-threshold", value: strconv.FormatInt(failure, 10), raw: true},
-	}
-	return ch, defaultHost, nil
+	}, nil
 }
 
 // k8sPort resolves a probe's port as the kubelet does (extractPort): a
@@ -510,25 +547,28 @@ func k8sHost(v node) (host string, defaulted bool, err error) {
 	return "localhost", true, nil
 }
 
-func (im *importer) k8sHTTP(c *container, name string, v node) (spec []field, defaultHost bool, skip string, err error) {
+// k8sHTTP reads an httpGet handler: its URL as the kubelet forms it, its
+// headers, and insecure for HTTPS, whose certificate the kubelet does not
+// verify.
+func (im *importer) k8sHTTP(c *container, name string, v node) (p kinds.Peer, defaultHost bool, skip string, err error) {
 	f, unknown, err := v.fields("path", "port", "host", "scheme", "httpHeaders", "protocol")
 	if err != nil {
-		return nil, false, "", err
+		return p, false, "", err
 	}
 	for _, k := range unknown {
 		im.warnf("%s: httpGet.%s is not a field vitals import knows: left out", name, k)
 	}
 	port, skip, err := k8sPort(c, "httpGet", f["port"])
 	if err != nil || skip != "" {
-		return nil, false, skip, err
+		return p, false, skip, err
 	}
 	host, defaultHost, err := k8sHost(f["host"])
 	if err != nil {
-		return nil, false, "", err
+		return p, false, "", err
 	}
 	scheme, err := f["scheme"].str()
 	if err != nil {
-		return nil, false, "", err
+		return p, false, "", err
 	}
 	insecure := false
 	switch scheme {
@@ -538,11 +578,11 @@ func (im *importer) k8sHTTP(c *container, name string, v node) (spec []field, de
 		scheme, insecure = "https", true
 		im.warnf("%s: scheme HTTPS, whose certificate the kubelet does not verify: written as insecure: true (give ca-file instead to verify it)", name)
 	default:
-		return nil, false, "", f["scheme"].errorf("%q: want HTTP or HTTPS", scheme)
+		return p, false, "", f["scheme"].errorf("%q: want HTTP or HTTPS", scheme)
 	}
 	path, err := f["path"].str()
 	if err != nil {
-		return nil, false, "", err
+		return p, false, "", err
 	}
 	if path == "" {
 		path = "/" // the API server's default
@@ -555,84 +595,73 @@ func (im *importer) k8sHTTP(c *container, name string, v node) (spec []field, de
 	}
 	u.Scheme, u.Host = scheme, net.JoinHostPort(host, strconv.FormatInt(port, 10))
 
-	var headers []pair
+	p = kinds.Peer{URL: u.String(), Insecure: insecure}
+	if insecure {
+		p.InsecureNote = "the kubelet does not verify the certificate"
+	}
 	items, err := f["httpHeaders"].items()
 	if err != nil {
-		return nil, false, "", err
+		return p, false, "", err
 	}
-	h := http.Header{}
 	for _, it := range items {
 		hn, err := it.get("name").scalarStr()
 		if err != nil {
-			return nil, false, "", err
+			return p, false, "", err
 		}
 		hv, err := it.get("value").str()
 		if err != nil {
-			return nil, false, "", err
+			return p, false, "", err
 		}
-		if i := indexPair(headers, hn); i >= 0 {
-			headers[i].values = append(headers[i].values, hv)
+		if i := indexNamed(p.Headers, hn); i >= 0 {
+			p.Headers[i].Values = append(p.Headers[i].Values, hv)
 		} else {
-			headers = append(headers, pair{hn, []string{hv}})
+			p.Headers = append(p.Headers, kinds.Named{Name: hn, Values: []string{hv}})
 		}
-		h[hn] = append(h[hn], hv)
 	}
-	if p, err := f["protocol"].str(); err != nil {
-		return nil, false, "", err
-	} else if p == "HTTP2" {
+	if protocol, err := f["protocol"].str(); err != nil {
+		return p, false, "", err
+	} else if protocol == "HTTP2" {
 		im.warnf("%s: httpGet.protocol HTTP2 (h2c) is left out: vitals asks in HTTP/1.1", name)
 	}
-
-	spec = []field{{key: "url", value: u.String()}}
-	if len(headers) > 0 {
-		spec = append(spec, field{key: "headers", pairs: headers})
-	}
-	if insecure {
-		spec = append(spec, field{key: "insecure", value: "true", raw: true, note: "the kubelet does not verify the certificate"})
-	}
-	if _, err := probe.HTTP(probe.HTTPSpec{URL: u.String(), Header: h, TLS: probe.TLSOptions{InsecureSkipVerify: insecure}}); err != nil {
-		return nil, false, "", v.errorf("%s", strings.TrimPrefix(err.Error(), "http probe: "))
-	}
-	return spec, defaultHost, "", nil
+	return p, defaultHost, "", nil
 }
 
-func (im *importer) k8sTCP(c *container, name string, v node) (spec []field, defaultHost bool, skip string, err error) {
+// k8sTCP reads a tcpSocket handler: the address it connects to.
+func (im *importer) k8sTCP(c *container, name string, v node) (p kinds.Peer, defaultHost bool, skip string, err error) {
 	f, unknown, err := v.fields("port", "host")
 	if err != nil {
-		return nil, false, "", err
+		return p, false, "", err
 	}
 	for _, k := range unknown {
 		im.warnf("%s: tcpSocket.%s is not a field vitals import knows: left out", name, k)
 	}
 	port, skip, err := k8sPort(c, "tcpSocket", f["port"])
 	if err != nil || skip != "" {
-		return nil, false, skip, err
+		return p, false, skip, err
 	}
 	host, defaultHost, err := k8sHost(f["host"])
 	if err != nil {
-		return nil, false, "", err
+		return p, false, "", err
 	}
-	address := net.JoinHostPort(host, strconv.FormatInt(port, 10))
-	if _, err := probe.TCP(probe.TCPSpec{Address: address}); err != nil {
-		return nil, false, "", v.errorf("%s", strings.TrimPrefix(err.Error(), "tcp probe: "))
-	}
-	return []field{{key: "address", value: address}}, defaultHost, "", nil
+	return kinds.Peer{Address: net.JoinHostPort(host, strconv.FormatInt(port, 10))}, defaultHost, "", nil
 }
 
-func (im *importer) k8sExec(c *container, name string, v node) ([]field, error) {
+// k8sExec reads an exec handler: its command, with $(VAR) expanded as the
+// kubelet does.
+func (im *importer) k8sExec(c *container, name string, v node) (p kinds.Peer, defaultHost bool, skip string, err error) {
 	f, unknown, err := v.fields("command")
 	if err != nil {
-		return nil, err
+		return p, false, "", err
 	}
 	for _, k := range unknown {
 		im.warnf("%s: exec.%s is not a field vitals import knows: left out", name, k)
 	}
 	words, err := f["command"].strings()
 	if err != nil {
-		return nil, err
+		return p, false, "", err
 	}
 	if len(words) == 0 || words[0] == "" {
-		return nil, f["command"].errorf("required, with the program as its first word")
+		return p, false, "", f["command"].errorf("required, with the program as its first word")
 	}
 	said := map[string]bool{}
 	for i, w := range words {
@@ -650,7 +679,7 @@ func (im *importer) k8sExec(c *container, name string, v node) ([]field, error) 
 			}
 		}
 	}
-	return []field{{key: "command", list: words}}, nil
+	return kinds.Peer{Command: words}, false, "", nil
 }
 
 // expandK8s expands $(VAR) in a word of a probe's command as the kubelet
@@ -694,44 +723,32 @@ func expandK8s(s string, env map[string]envVar) (string, []string) {
 	return b.String(), refs
 }
 
-// k8sGRPC maps the kubelet's grpc probe, {port, service}, to the grpc kind:
-// grpc://localhost:PORT[/SERVICE]. The kubelet calls grpc.health.v1 Check
-// on the pod IP, which a grpc probe has no host to change, in plaintext
-// (its grpc probe has no TLS, as grpc:// has none), for the service named,
-// or for "" when none is (the server as a whole), which is a grpc URL with
-// no path. The port is a number: the API has no named port for grpc. A
-// service whose name a URL path must escape (a space, a ? or #, a %) is
-// written escaped, with its name as given in a note: the grpc kind reads it
-// back unescaped.
-func (im *importer) k8sGRPC(name string, v node) (spec []field, defaultHost bool, err error) {
+// k8sGRPC reads a grpc handler, {port, service}. The kubelet calls
+// grpc.health.v1 Check on the pod IP, which a grpc probe has no host to
+// change, in plaintext, for the service named, or for "" when none is (the
+// server as a whole). The port is a number: the API has no named port for
+// grpc.
+func (im *importer) k8sGRPC(_ *container, name string, v node) (p kinds.Peer, defaultHost bool, skip string, err error) {
 	f, unknown, err := v.fields("port", "service")
 	if err != nil {
-		return nil, false, err
+		return p, false, "", err
 	}
 	for _, k := range unknown {
 		im.warnf("%s: grpc.%s is not a field vitals import knows: left out", name, k)
 	}
 	if f["port"].absent() {
-		return nil, false, f["port"].errorf("required")
+		return p, false, "", f["port"].errorf("required")
 	}
 	port, err := f["port"].integer()
 	if err != nil {
-		return nil, false, err
+		return p, false, "", err
 	}
 	if port < 1 || port > 65535 {
-		return nil, false, f["port"].errorf("%d is not a port (1 to 65535)", port)
+		return p, false, "", f["port"].errorf("%d is not a port (1 to 65535)", port)
 	}
 	service, err := f["service"].str()
 	if err != nil {
-		return nil, false, err
+		return p, false, "", err
 	}
-	u := url.URL{Scheme: "grpc", Host: net.JoinHostPort("localhost", strconv.FormatInt(port, 10))}
-	note := ""
-	if service != "" {
-		u.Path = "/" + service
-		if u.EscapedPath() != u.Path {
-			note = fmt.Sprintf("service %q", service)
-		}
-	}
-	return []field{{key: "url", value: u.String(), note: note}}, true, nil
+	return kinds.Peer{Address: net.JoinHostPort("localhost", strconv.FormatInt(port, 10)), Service: service}, true, "", nil
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vitals-dev/vitals/probe"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 )
 
 // Pebble's defaults (internals/plan/plan.go), for what a layer leaves out.
@@ -31,7 +31,7 @@ const pebbleStatus = "200-299"
 type pebbleService struct {
 	name           string
 	f              map[string]node // its fields, by name
-	environment    []pair
+	environment    []kinds.Named
 	workingDir     string
 	user, group    string // user or user-id, group or group-id
 	onCheckFailure []entry
@@ -42,7 +42,11 @@ type pebbleService struct {
 // service as the workload vitals runs (several as comments). file names the
 // layer in messages.
 func Pebble(file string, data []byte) (Result, error) {
-	im := newImporter()
+	return newImporter(kinds.All).pebble(file, data)
+}
+
+// pebble is Pebble with the kinds of im.
+func (im *importer) pebble(file string, data []byte) (Result, error) {
 	docs, err := parse(file, data)
 	switch {
 	case err != nil:
@@ -157,53 +161,98 @@ func pebbleUser(f map[string]node) (user, group string, err error) {
 
 // stringPairs reads a mapping of names to single values, in the file's
 // order.
-func stringPairs(v node) ([]pair, error) {
+func stringPairs(v node) ([]kinds.Named, error) {
 	entries, err := v.entries()
 	if err != nil {
 		return nil, err
 	}
-	var out []pair
+	var out []kinds.Named
 	for _, e := range entries {
 		s, err := e.val.str()
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, pair{e.key, []string{s}})
+		out = append(out, kinds.Named{Name: e.key, Values: []string{s}})
 	}
 	return out, nil
 }
 
+// pebbleKind is a kind of Pebble check, with how it reads into a
+// kinds.Peer.
+type pebbleKind struct {
+	name string
+	read func(im *importer, v node, subject string, services []*pebbleService) (kinds.Peer, error)
+}
+
+// pebbleKinds are the kinds of a Pebble check. The kind of vitals one is
+// imported as is the table's (kinds.Table.Pebble).
+var pebbleKinds = []pebbleKind{
+	{"http", (*importer).pebbleHTTP},
+	{"tcp", (*importer).pebbleTCP},
+	{"exec", (*importer).pebbleExec},
+}
+
 // pebbleCheck reads one check of the layer. It reports false, with a
 // warning, for a check it cannot write: one with no kind, which only merges
-// into a check of another layer.
+// into a check of another layer, or one of a kind that no kind of the table
+// takes.
 func (im *importer) pebbleCheck(raw string, v node, services []*pebbleService) (check, bool, error) {
 	subject := fmt.Sprintf("check %q", raw)
-	f, unknown, err := v.fields("override", "level", "startup", "period", "timeout", "threshold", "http", "tcp", "exec")
+	keys := []string{"override", "level", "startup", "period", "timeout", "threshold"}
+	for _, k := range pebbleKinds {
+		keys = append(keys, k.name)
+	}
+	f, unknown, err := v.fields(keys...)
 	if err != nil {
 		return check{}, false, err
 	}
 	for _, k := range unknown {
 		im.warnf("%s: %q is not a field vitals import knows: left out", subject, k)
 	}
-	var kinds []string
-	for _, k := range []string{"http", "tcp", "exec"} {
-		if !f[k].absent() {
-			kinds = append(kinds, k)
+	var given []pebbleKind
+	var names []string
+	for _, k := range pebbleKinds {
+		if !f[k.name].absent() {
+			given, names = append(given, k), append(names, k.name)
 		}
 	}
-	switch len(kinds) {
+	switch len(given) {
 	case 0:
 		im.warnf("%s has no http, tcp or exec (a check that merges into another layer's?): left out", subject)
 		return check{}, false, nil
 	case 1:
 	default:
-		return check{}, false, v.errorf("a check has one of http, tcp and exec, not %s", strings.Join(kinds, " and "))
+		return check{}, false, v.errorf("a check has one of http, tcp and exec, not %s", strings.Join(names, " and "))
 	}
-	c := check{name: im.checkName(raw, subject), kind: kinds[0]}
-
-	level, err := f["level"].str()
+	pk := given[0]
+	k := im.kinds.Pebble(pk.name)
+	if k == nil {
+		im.warnf("%s: left out: vitals has no kind for a Pebble %s check", subject, pk.name)
+		return check{}, false, nil
+	}
+	c := check{name: im.checkName(raw, subject), kind: k.Name}
+	if err := im.pebbleLevel(&c, f, subject); err != nil {
+		return check{}, false, err
+	}
+	peer, err := pk.read(im, f[pk.name], subject, services)
 	if err != nil {
 		return check{}, false, err
+	}
+	if c.spec, err = im.block(k, peer, f[pk.name]); err != nil {
+		return check{}, false, err
+	}
+	if c.timing, err = im.pebbleTiming(f, subject); err != nil {
+		return check{}, false, err
+	}
+	return c, true, nil
+}
+
+// pebbleLevel reads a check's level and startup into c, with notes where
+// vitals does otherwise.
+func (im *importer) pebbleLevel(c *check, f map[string]node, subject string) error {
+	level, err := f["level"].str()
+	if err != nil {
+		return err
 	}
 	switch level {
 	case "alive":
@@ -216,12 +265,12 @@ func (im *importer) pebbleCheck(raw string, v node, services []*pebbleService) (
 			"ready, vitals' default, and /readyz counts it.")
 		im.warnf("%s has no level: written as ready, whose failure fails /readyz (Pebble counted it only in /v1/health without ?level)", subject)
 	default:
-		return check{}, false, f["level"].errorf("%q: want alive or ready", level)
+		return f["level"].errorf("%q: want alive or ready", level)
 	}
 
 	startup, err := f["startup"].str()
 	if err != nil {
-		return check{}, false, err
+		return err
 	}
 	switch startup {
 	case "", "enabled":
@@ -230,28 +279,21 @@ func (im *importer) pebbleCheck(raw string, v node, services []*pebbleService) (
 			"vitals has no such switch and runs it from the start.")
 		im.warnf("%s has startup: disabled, which vitals has no equivalent of: the check runs from the start (noted in the file)", subject)
 	default:
-		return check{}, false, f["startup"].errorf("%q: want enabled or disabled", startup)
+		return f["startup"].errorf("%q: want enabled or disabled", startup)
 	}
+	return nil
+}
 
-	switch c.kind {
-	case "http":
-		c.spec, err = im.pebbleHTTP(f["http"], subject)
-	case "tcp":
-		c.spec, err = im.pebbleTCP(f["tcp"], subject)
-	case "exec":
-		c.spec, err = im.pebbleExec(f["exec"], subject, services)
-	}
-	if err != nil {
-		return check{}, false, err
-	}
-
+// pebbleTiming is a check's timing, with Pebble's defaults for what it
+// leaves out, as Pebble applies it.
+func (im *importer) pebbleTiming(f map[string]node, subject string) ([]field, error) {
 	period, err := pebbleDuration(f["period"], pebblePeriod, false)
 	if err != nil {
-		return check{}, false, err
+		return nil, err
 	}
 	timeout, err := pebbleDuration(f["timeout"], pebbleTimeout, false)
 	if err != nil {
-		return check{}, false, err
+		return nil, err
 	}
 	if timeout > period {
 		im.warnf("%s: timeout %s is longer than period %s, which Pebble cuts to the period without a word and vitals refuses: written as timeout: %s",
@@ -261,7 +303,7 @@ func (im *importer) pebbleCheck(raw string, v node, services []*pebbleService) (
 	threshold := int64(pebbleThreshold)
 	if t := f["threshold"]; !t.absent() {
 		if threshold, err = t.integer(); err != nil {
-			return check{}, false, err
+			return nil, err
 		}
 		switch {
 		case threshold == 0:
@@ -271,12 +313,11 @@ func (im *importer) pebbleCheck(raw string, v node, services []*pebbleService) (
 			threshold = 1
 		}
 	}
-	c.timing = []field{
+	return []field{
 		{key: "period", value: durationText(period), raw: true},
 		{key: "timeout", value: durationText(timeout), raw: true},
 		{key: "failure-threshold", value: strconv.FormatInt(threshold, 10), raw: true},
-	}
-	return c, true, nil
+	}, nil
 }
 
 // pebbleDuration reads a Go duration, as Pebble does: more than 0, or 0 and
@@ -301,106 +342,96 @@ func pebbleDuration(v node, def time.Duration, zero bool) (time.Duration, error)
 	return d, nil
 }
 
-func (im *importer) pebbleHTTP(v node, subject string) ([]field, error) {
+// pebbleHTTP reads an http check: its URL, the statuses Pebble passes, and
+// its headers.
+func (im *importer) pebbleHTTP(v node, subject string, _ []*pebbleService) (kinds.Peer, error) {
 	f, unknown, err := v.fields("url", "headers")
 	if err != nil {
-		return nil, err
+		return kinds.Peer{}, err
 	}
 	for _, k := range unknown {
 		im.warnf("%s: http: %q is not a field vitals import knows: left out", subject, k)
 	}
 	url, err := f["url"].str()
 	if err != nil {
-		return nil, err
+		return kinds.Peer{}, err
 	}
 	if url == "" {
-		return nil, f["url"].errorf("required")
+		return kinds.Peer{}, f["url"].errorf("required")
 	}
 	headers, err := stringPairs(f["headers"])
 	if err != nil {
-		return nil, err
+		return kinds.Peer{}, err
 	}
-	spec := []field{
-		{key: "url", value: url},
-		{key: "status", value: pebbleStatus, note: "Pebble passes 2xx only"},
-	}
-	h := http.Header{}
-	if len(headers) > 0 {
-		spec = append(spec, field{key: "headers", pairs: headers})
-		for _, p := range headers {
-			h[p.name] = p.values
-			if http.CanonicalHeaderKey(p.name) == "Host" {
-				// Go's client takes the host from the URL and skips a Host
-				// header; vitals, as the kubelet, makes it the virtual host.
-				im.warnf("%s: Pebble did not send its Host header (Go's client takes the host from the URL); vitals sends it, as the virtual host", subject)
-			}
+	for _, h := range headers {
+		if http.CanonicalHeaderKey(h.Name) == "Host" {
+			// Go's client takes the host from the URL and skips a Host
+			// header; vitals, as the kubelet, makes it the virtual host.
+			im.warnf("%s: Pebble did not send its Host header (Go's client takes the host from the URL); vitals sends it, as the virtual host", subject)
 		}
 	}
-	if _, err := probe.HTTP(probe.HTTPSpec{URL: url, Header: h, Status: pebbleStatus}); err != nil {
-		return nil, v.errorf("%s", strings.TrimPrefix(err.Error(), "http probe: "))
-	}
-	return spec, nil
+	return kinds.Peer{URL: url, Status: pebbleStatus, StatusNote: "Pebble passes 2xx only", Headers: headers}, nil
 }
 
-func (im *importer) pebbleTCP(v node, subject string) ([]field, error) {
+// pebbleTCP reads a tcp check: the address it connects to.
+func (im *importer) pebbleTCP(v node, subject string, _ []*pebbleService) (kinds.Peer, error) {
 	f, unknown, err := v.fields("port", "host")
 	if err != nil {
-		return nil, err
+		return kinds.Peer{}, err
 	}
 	for _, k := range unknown {
 		im.warnf("%s: tcp: %q is not a field vitals import knows: left out", subject, k)
 	}
 	p := f["port"]
 	if p.absent() {
-		return nil, p.errorf("required")
+		return kinds.Peer{}, p.errorf("required")
 	}
 	port, err := p.integer()
 	if err != nil {
-		return nil, err
+		return kinds.Peer{}, err
 	}
 	if port < 1 || port > 65535 {
-		return nil, p.errorf("%d is not a port (1 to 65535)", port)
+		return kinds.Peer{}, p.errorf("%d is not a port (1 to 65535)", port)
 	}
 	host, err := f["host"].str()
 	if err != nil {
-		return nil, err
+		return kinds.Peer{}, err
 	}
 	if host == "" {
 		host = "localhost" // Pebble's default
 	}
-	address := net.JoinHostPort(host, strconv.FormatInt(port, 10))
-	if _, err := probe.TCP(probe.TCPSpec{Address: address}); err != nil {
-		return nil, v.errorf("%s", strings.TrimPrefix(err.Error(), "tcp probe: "))
-	}
-	return []field{{key: "address", value: address}}, nil
+	return kinds.Peer{Address: net.JoinHostPort(host, strconv.FormatInt(port, 10))}, nil
 }
 
-func (im *importer) pebbleExec(v node, subject string, services []*pebbleService) ([]field, error) {
+// pebbleExec reads an exec check: its command, split as Pebble splits it,
+// and the environment and working directory it runs with, its service
+// context's under its own.
+func (im *importer) pebbleExec(v node, subject string, services []*pebbleService) (kinds.Peer, error) {
 	f, unknown, err := v.fields("command", "service-context", "environment", "working-dir", "user", "user-id", "group", "group-id")
 	if err != nil {
-		return nil, err
+		return kinds.Peer{}, err
 	}
 	for _, k := range unknown {
 		im.warnf("%s: exec: %q is not a field vitals import knows: left out", subject, k)
 	}
 	line, err := f["command"].str()
 	if err != nil {
-		return nil, err
+		return kinds.Peer{}, err
 	}
 	words, err := splitWords(line)
 	switch {
 	case err != nil:
-		return nil, f["command"].errorf("%q: %v", line, err)
+		return kinds.Peer{}, f["command"].errorf("%q: %v", line, err)
 	case len(words) == 0:
-		return nil, f["command"].errorf("required")
+		return kinds.Peer{}, f["command"].errorf("required")
 	}
 
 	// A service context lends its environment, working directory and user;
 	// the check's own settings win.
-	var env []pair
+	var env []kinds.Named
 	var dir, user, group string
 	if name, err := f["service-context"].str(); err != nil {
-		return nil, err
+		return kinds.Peer{}, err
 	} else if name != "" {
 		if i := slices.IndexFunc(services, func(s *pebbleService) bool { return s.name == name }); i >= 0 {
 			s := services[i]
@@ -412,10 +443,10 @@ func (im *importer) pebbleExec(v node, subject string, services []*pebbleService
 	}
 	own, err := stringPairs(f["environment"])
 	if err != nil {
-		return nil, err
+		return kinds.Peer{}, err
 	}
 	for _, p := range own {
-		i := indexPair(env, p.name)
+		i := indexNamed(env, p.Name)
 		if i < 0 {
 			env = append(env, p)
 		} else {
@@ -423,13 +454,13 @@ func (im *importer) pebbleExec(v node, subject string, services []*pebbleService
 		}
 	}
 	if d, err := f["working-dir"].str(); err != nil {
-		return nil, err
+		return kinds.Peer{}, err
 	} else if d != "" {
 		dir = d
 	}
 	u, g, err := pebbleUser(f)
 	if err != nil {
-		return nil, err
+		return kinds.Peer{}, err
 	}
 	user, group = cmp.Or(u, user), cmp.Or(g, group)
 	if user != "" || group != "" {
@@ -443,19 +474,13 @@ func (im *importer) pebbleExec(v node, subject string, services []*pebbleService
 		im.warnf("%s: exec runs as %s in Pebble; vitals runs the command as its own user: left out", subject, strings.Join(who, " and "))
 	}
 
-	spec := []field{{key: "command", list: words}}
-	if len(env) > 0 {
-		spec = append(spec, field{key: "env", pairs: env})
-	}
-	if dir != "" {
-		spec = append(spec, field{key: "dir", value: dir})
-	}
-	return spec, nil
+	return kinds.Peer{Command: words, Env: env, Dir: dir}, nil
 }
 
-func indexPair(ps []pair, name string) int {
-	for i, p := range ps {
-		if p.name == name {
+// indexNamed is the index of the entry named name in ns, -1 if none.
+func indexNamed(ns []kinds.Named, name string) int {
+	for i, p := range ns {
+		if p.Name == name {
 			return i
 		}
 	}

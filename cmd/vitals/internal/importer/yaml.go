@@ -8,6 +8,8 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 )
 
 // The output side: a vitals.yaml written line by line, so that the file
@@ -121,17 +123,11 @@ func (w *writer) comment(indent int, text string) {
 // or a mapping of names to values, with an optional comment after it.
 type field struct {
 	key   string
-	value string   // a scalar, unless list or pairs is set
-	raw   bool     // value is written as it is: a number, a boolean
-	list  []string // a command's words
-	pairs []pair   // headers or environment variables
-	note  string   // a comment on the same line
-}
-
-// pair is a name with its values: a header may be given twice.
-type pair struct {
-	name   string
-	values []string
+	value string        // a scalar, unless list or pairs is set
+	raw   bool          // value is written as it is: a number, a boolean
+	list  []string      // a command's words
+	pairs []kinds.Named // headers or environment variables
+	note  string        // a comment on the same line
 }
 
 func (w *writer) field(indent int, f field) {
@@ -144,12 +140,12 @@ func (w *writer) field(indent int, f field) {
 		w.line(indent, f.key+":"+note)
 		for _, p := range f.pairs {
 			v := ""
-			if len(p.values) == 1 {
-				v = value(p.values[0])
+			if len(p.Values) == 1 {
+				v = value(p.Values[0])
 			} else {
-				v = flowList(p.values)
+				v = flowList(p.Values)
 			}
-			w.line(indent+1, scalar(p.name)+": "+v)
+			w.line(indent+1, scalar(p.Name)+": "+v)
 		}
 	case f.list != nil:
 		w.line(indent, f.key+": "+flowList(f.list)+note)

@@ -12,7 +12,7 @@ var Exec = define(Kind{
 	Summary: "A command, run with no shell, that exits 0 within the timeout.",
 	Example: "{command: [true]}",
 	CLI:     &CLI{Target: "-- COMMAND"},
-	Import:  &Import{Kubelet: "exec", Pebble: "exec"},
+	Import:  &Import{Kubelet: "exec", Pebble: "exec", Block: execFromPeer},
 }, block[probe.ExecSpec]{
 	fields: func(s *probe.ExecSpec) []config.Field {
 		return []config.Field{
@@ -25,3 +25,18 @@ var Exec = define(Kind{
 	},
 	build: func(_ string, s probe.ExecSpec, _ Env) (health.Checker, error) { return probe.Exec(s) },
 })
+
+// execFromPeer is the block of a peer's command: its words, its variables
+// and its working directory. It is not built here: the command is looked up
+// in $PATH, and the directory found, on the machine vitals runs on, which
+// need not be this one.
+func execFromPeer(p Peer) ([]Pair, error) {
+	block := []Pair{{Key: "command", Value: p.Command}}
+	if len(p.Env) > 0 {
+		block = append(block, Pair{Key: "env", Value: p.Env})
+	}
+	if p.Dir != "" {
+		block = append(block, Pair{Key: "dir", Value: p.Dir})
+	}
+	return block, nil
+}

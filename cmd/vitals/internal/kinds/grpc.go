@@ -2,6 +2,8 @@ package kinds
 
 import (
 	"errors"
+	"fmt"
+	"net/url"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/grpchealth"
@@ -14,6 +16,7 @@ var GRPC = define(Kind{
 	Summary: "A grpc.health.v1 Check call that answers SERVING.",
 	Example: "{url: grpc://localhost:50051}",
 	CLI:     &CLI{Schemes: []string{"grpc", "grpcs"}, Target: "grpc://HOST:PORT[/SERVICE], grpcs://…"},
+	Import:  &Import{Kubelet: "grpc", Block: grpcFromPeer},
 }, block[grpchealth.GRPCSpec]{
 	fields: func(s *grpchealth.GRPCSpec) []config.Field {
 		return append([]config.Field{
@@ -28,3 +31,23 @@ var GRPC = define(Kind{
 		return grpchealth.GRPC(s)
 	},
 })
+
+// grpcFromPeer is the block of a peer's grpc.health.v1 check, in plaintext:
+// grpc://ADDRESS[/SERVICE], with no path for the server as a whole. A
+// service whose name a URL path must escape (a space, a ? or #, a %) is
+// written escaped, with its name as given in a note: the kind reads it
+// back unescaped.
+func grpcFromPeer(p Peer) ([]Pair, error) {
+	u := url.URL{Scheme: "grpc", Host: p.Address}
+	note := ""
+	if p.Service != "" {
+		u.Path = "/" + p.Service
+		if u.EscapedPath() != u.Path {
+			note = fmt.Sprintf("service %q", p.Service)
+		}
+	}
+	if _, err := grpchealth.GRPC(grpchealth.GRPCSpec{URL: u.String()}); err != nil {
+		return nil, err
+	}
+	return []Pair{{Key: "url", Value: u.String(), Note: note}}, nil
+}

@@ -2,6 +2,7 @@ package kinds
 
 import (
 	"errors"
+	"net/http"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/health"
@@ -14,7 +15,7 @@ var HTTP = define(Kind{
 	Summary: "An HTTP request whose status passes (200-399 by default), with optional body patterns.",
 	Example: "{url: http://localhost:8080/healthz}",
 	CLI:     &CLI{Schemes: []string{"http", "https"}, Target: "http://HOST[:PORT]/PATH, https://…"},
-	Import:  &Import{Kubelet: "httpGet", Pebble: "http"},
+	Import:  &Import{Kubelet: "httpGet", Pebble: "http", Block: httpFromPeer},
 }, block[probe.HTTPSpec]{
 	fields: func(s *probe.HTTPSpec) []config.Field {
 		return append([]config.Field{
@@ -37,3 +38,28 @@ var HTTP = define(Kind{
 		return probe.HTTP(s)
 	},
 })
+
+// httpFromPeer is the block of a peer's HTTP check: its URL, the statuses
+// that pass when they are not vitals's, its headers, and insecure when the
+// peer accepts any certificate. It is built as the file's will be, so that
+// a URL or a header the checker would not take fails the import.
+func httpFromPeer(p Peer) ([]Pair, error) {
+	s := probe.HTTPSpec{URL: p.URL, Status: p.Status, Header: http.Header{}, TLS: probe.TLSOptions{InsecureSkipVerify: p.Insecure}}
+	block := []Pair{{Key: "url", Value: p.URL}}
+	if p.Status != "" {
+		block = append(block, Pair{Key: "status", Value: p.Status, Note: p.StatusNote})
+	}
+	if len(p.Headers) > 0 {
+		block = append(block, Pair{Key: "headers", Value: p.Headers})
+		for _, h := range p.Headers {
+			s.Header[h.Name] = append(s.Header[h.Name], h.Values...)
+		}
+	}
+	if p.Insecure {
+		block = append(block, Pair{Key: "insecure", Value: true, Note: p.InsecureNote})
+	}
+	if _, err := probe.HTTP(s); err != nil {
+		return nil, err
+	}
+	return block, nil
+}

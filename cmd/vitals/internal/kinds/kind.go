@@ -69,16 +69,6 @@ type CLI struct {
 	Target string
 }
 
-// Import says which checks of other formats vitals import maps to a kind.
-type Import struct {
-	// Kubelet is the handler of a Kubernetes probe that maps to the kind,
-	// such as httpGet; "" for none.
-	Kubelet string
-	// Pebble is the kind of a Pebble check that maps to the kind, such as
-	// http; "" for none.
-	Pebble string
-}
-
 // Env is what a checker is built against: the parts of the agent that a
 // kind hooks its checks into.
 type Env struct {

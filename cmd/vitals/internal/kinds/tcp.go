@@ -12,7 +12,7 @@ var TCP = define(Kind{
 	Summary: "A TCP connection that opens, with an optional exchange: send, then expect in the answer.",
 	Example: "{address: localhost:5432}",
 	CLI:     &CLI{Schemes: []string{"tcp"}, Target: "tcp://HOST:PORT"},
-	Import:  &Import{Kubelet: "tcpSocket", Pebble: "tcp"},
+	Import:  &Import{Kubelet: "tcpSocket", Pebble: "tcp", Block: tcpFromPeer},
 }, block[probe.TCPSpec]{
 	fields: func(s *probe.TCPSpec) []config.Field {
 		return []config.Field{
@@ -26,3 +26,12 @@ var TCP = define(Kind{
 	},
 	build: func(_ string, s probe.TCPSpec, _ Env) (health.Checker, error) { return probe.TCP(s) },
 })
+
+// tcpFromPeer is the block of a peer's TCP check, which opens a connection
+// and closes it: its address, which the checker must take.
+func tcpFromPeer(p Peer) ([]Pair, error) {
+	if _, err := probe.TCP(probe.TCPSpec{Address: p.Address}); err != nil {
+		return nil, err
+	}
+	return []Pair{{Key: "address", Value: p.Address}}, nil
+}
