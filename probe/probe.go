@@ -40,9 +40,9 @@ type Prober struct {
 }
 
 // New makes a Prober of a kind that lives outside this package: the
-// dependency kinds (postgres, redis, amqp, nats), grpc, and Kubernetes
-// objects, so that every kind has the one shape whoever runs it (a Monitor,
-// vitals probe, vitals wait). kind is its Kind, target its String, and
+// dependency kinds (postgres, redis, amqp, nats) and grpc, so that every
+// check kind has the one shape whoever runs it (a Monitor, vitals probe,
+// vitals wait). kind is its Kind, target its String, and
 // measure one run. close, when not nil, releases what the kind keeps
 // between runs, such as a dependency's connection; Close calls it.
 func New(kind, target string, measure func(ctx context.Context) (health.Observation, error), close func() error) *Prober {

@@ -173,7 +173,7 @@ func TestAWebhookGetsEventsInOrderAndRetriesAfterA500(t *testing.T) {
 	}
 	if out := l.String(); !strings.Contains(out, `msg="hook: attempt failed, trying again" hook=operator event=2 type=check-failed attempt=1`) ||
 		strings.Contains(out, "hdr-secret-1") {
-		t.Fatalf("syncbuf.Buffer:\n%s\nwant the failed attempt, without a header's value", out)
+		t.Fatalf("logs:\n%s\nwant the failed attempt, without a header's value", out)
 	}
 }
 
@@ -223,7 +223,7 @@ vitals_hook_missed_events_total{hook="hook-1"} 0
 	out := l.String()
 	if strings.Count(out, "hook: attempt failed, trying again") != 2 || !strings.Contains(out, `msg="hook: event not delivered" hook=hook-1 event=1 type=check-failed attempts=3`) ||
 		strings.Contains(out, "tok-secret-2") {
-		t.Fatalf("syncbuf.Buffer:\n%s\nwant two retries and the failure, the token hidden", out)
+		t.Fatalf("logs:\n%s\nwant two retries and the failure, the token hidden", out)
 	}
 
 	// The next event delivered clears it.
@@ -264,7 +264,7 @@ func TestAWebhookThatGetsNoAnswerIsRetried(t *testing.T) {
 	m.Emit(health.Event{Type: health.EventStopping})
 	st := waitStatus(t, r, "given up", func(st hooks.Status) bool { return st.Failed == 1 })
 	if !strings.Contains(st.LastError, "connection refused") || !strings.Contains(l.String(), "attempts=2") {
-		t.Fatalf("status %+v, syncbuf.Buffer:\n%s", st, l.String())
+		t.Fatalf("status %+v, logs:\n%s", st, l.String())
 	}
 }
 
@@ -378,7 +378,7 @@ func TestAHookThatFallsBehindTheLogCountsWhatItMissed(t *testing.T) {
 		t.Fatalf("status %+v, want 14 missed, 6 delivered", st)
 	}
 	if out := l.String(); !strings.Contains(out, `msg="hook: fell behind the event log, events missed" hook=hook-1 missed=14 first=2 last=15`) {
-		t.Fatalf("syncbuf.Buffer:\n%s", out)
+		t.Fatalf("logs:\n%s", out)
 	}
 	const metric = `
 # HELP vitals_hook_missed_events_total Events the hook never saw: the event log dropped them while the hook was busy with older ones.
@@ -445,7 +445,7 @@ func TestStopGivesUpAtItsDeadline(t *testing.T) {
 		t.Fatalf("status %+v, want the request under way failed", st)
 	}
 	if out := l.String(); !strings.Contains(out, `msg="hook: vitals stopped before these events were delivered" hook=hook-1 events=1`) {
-		t.Fatalf("syncbuf.Buffer:\n%s", out)
+		t.Fatalf("logs:\n%s", out)
 	}
 }
 
@@ -508,7 +508,7 @@ func TestAnExecHookThatFailsIsLoggedWithItsOutputAndNotRunAgain(t *testing.T) {
 		t.Fatalf("ran %q, want once", got)
 	}
 	if out := l.String(); !strings.Contains(out, `msg="hook: event not delivered" hook=hook-1 event=1 type=check-failed attempts=1 err="sh exited with status 3: no route to charm"`) {
-		t.Fatalf("syncbuf.Buffer:\n%s", out)
+		t.Fatalf("logs:\n%s", out)
 	}
 }
 

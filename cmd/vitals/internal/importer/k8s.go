@@ -160,11 +160,12 @@ func (im *importer) severalContainers(w *workload, names []string, checks []chec
 	var exec, live []string
 	for i := range checks {
 		c := &checks[i]
-		switch {
-		case c.kind == "exec":
+		if c.kind == "exec" {
 			exec = append(exec, c.name)
 			c.after = append(c.after, fmt.Sprintf("The kubelet ran this in container %s; vitals runs it where vitals runs.", c.container))
-		case c.kind != "" && c.level == "live":
+		}
+		// An exec live check differs both ways.
+		if c.kind != "" && c.level == "live" {
 			live = append(live, c.name)
 		}
 	}

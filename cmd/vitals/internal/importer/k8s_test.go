@@ -120,6 +120,33 @@ func TestWithoutContainerEveryContainerOfTheWorkloadIsImportedSayingWhatDiffers(
 	}
 }
 
+// An exec liveness probe of one of several containers differs twice: it ran
+// in its own container, and its failure restarted that container alone. The
+// file and the warnings say both.
+func TestALiveExecProbeOfOneOfSeveralContainersIsSaidToDifferTwice(t *testing.T) {
+	r, err := Kubernetes("pod.yaml", manifest("kind: Pod", "metadata: {name: p}", "spec:", "  containers:",
+		"    - name: app",
+		"      livenessProbe: {exec: {command: [cat, /tmp/healthy]}}",
+		"    - name: proxy",
+		"      readinessProbe: {tcpSocket: {port: 80, host: 127.0.0.1}}"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameLines(t, "warnings", r.Warnings, []string{
+		`pod/p has 2 containers (app, proxy), and vitals supervises one workload: the file has the checks of all of them and no service:; run vitals in one container, with that container's command after --`,
+		`app-live: the kubelet runs an exec probe in its own container; vitals runs it in the container vitals runs in`,
+		`app-live: the kubelet restarts the container whose liveness probe fails; here any live check fails /livez of the container vitals runs in`,
+	})
+	for _, want := range []string{
+		"# An exec check runs in the container vitals runs in, not in its own.\n",
+		"# A live check that fails fails /livez of the container vitals runs in:\n",
+	} {
+		if !strings.Contains(string(r.YAML), want) {
+			t.Errorf("the file lacks %q:\n%s", want, r.YAML)
+		}
+	}
+}
+
 func TestContainerImportsOneContainerOfAWorkload(t *testing.T) {
 	data := read(t, "testdata/pod-two-containers.yaml")
 	_, err := Kubernetes("pod.yaml", data, "nginx")
