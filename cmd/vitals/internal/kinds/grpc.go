@@ -6,6 +6,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/grpchealth"
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
 )
 
 // GRPC is a grpc.health.v1 Check that must answer SERVING.
@@ -13,7 +14,7 @@ var GRPC = define(Kind{
 	Name:    "grpc",
 	Summary: "A grpc.health.v1 Check call that answers SERVING.",
 	Example: "{url: grpc://localhost:50051}",
-	CLI:     &CLI{Schemes: []string{"grpc", "grpcs"}, Target: "grpc://HOST:PORT[/SERVICE], grpcs://…"},
+	CLI:     grpcCLI,
 }, block[grpchealth.GRPCSpec]{
 	fields: func(s *grpchealth.GRPCSpec) []config.Field {
 		return append([]config.Field{
@@ -25,6 +26,17 @@ var GRPC = define(Kind{
 		if s.URL == "" {
 			return nil, errors.New("url is required")
 		}
+		return grpchealth.GRPC(s)
+	},
+})
+
+var grpcCLI = takes(CLI{
+	Schemes: []string{"grpc", "grpcs"}, Target: "grpc://HOST:PORT[/SERVICE], grpcs://…",
+	Help: "a grpc.health.v1 Check that answers SERVING", Example: "grpc://localhost:50051",
+}, targets[grpchealth.GRPCSpec]{
+	flags: func(s *grpchealth.GRPCSpec) []Flag { return tlsFlags(&s.TLS) },
+	url: func(target string, s grpchealth.GRPCSpec) (*probe.Prober, error) {
+		s.URL = target
 		return grpchealth.GRPC(s)
 	},
 })
