@@ -130,15 +130,15 @@ func (c *CLI) Flags() []Flag {
 // kind whose probe links a client of its own (the dependency kinds).
 func (c *CLI) Builds() bool { return c.build != nil }
 
-// Build makes the probe of a URL target of the kind, with the values of
-// the kind's flags that f was given; f has every kind's flags defined (by
-// target.DefineFlags), a flag not given keeps its kind's default.
+// Build makes the probe of a URL target of a kind that Builds, with the
+// values of the kind's flags that f was given; f has every kind's flags
+// defined (by target.DefineFlags), and a flag not given keeps its default.
 func (c *CLI) Build(target string, f *pflag.FlagSet) (*probe.Prober, error) {
 	return c.build(target, nil, f)
 }
 
 // BuildCommand makes the probe of a command line, for the kind whose target
-// is one (exec), with the values of its flags that f was given.
+// is one (exec), with the values of its flags that f was given, as Build.
 func (c *CLI) BuildCommand(argv []string, f *pflag.FlagSet) (*probe.Prober, error) {
 	return c.build("", argv, f)
 }
