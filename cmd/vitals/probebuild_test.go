@@ -67,7 +67,12 @@ func TestTheProbeBuildLinksNoneOfTheAgentsPackages(t *testing.T) {
 	}
 	full, lean := list(), list("-tags", "vitals_probe")
 	const internal = "github.com/vitals-dev/vitals/cmd/vitals/internal/"
-	for _, p := range []string{"config", "hooks", "supervise", "metrics", "deps", "logwatch", "importer", "kube", "kubewait"} {
+	// The probe build links kinds, and through it config (the file's plain
+	// data, through which the table describes each kind's fields) and
+	// logwatch (the log kind's spec): vitals probe and vitals wait read the
+	// same table as the agent. It links none of what builds the agent, nor
+	// the dependency kinds' clients (deps).
+	for _, p := range []string{"agent", "hooks", "supervise", "metrics", "deps", "importer", "kube", "kubewait"} {
 		if !full[internal+p] {
 			t.Errorf("the full build does not link %s: the list of agent packages is out of date", p)
 		}

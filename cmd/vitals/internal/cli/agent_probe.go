@@ -12,8 +12,8 @@ import (
 
 // The probe build (go build -tags vitals_probe): the one-shot commands and
 // the commands that talk to a running agent, without the agent itself. It
-// links neither the configuration loader nor what the agent serves and runs
-// (Prometheus, the database and broker clients, supervision), so it starts
+// links none of what the agent serves and runs (Prometheus, the database
+// and broker clients, supervision, the Kubernetes client), so it starts
 // in about half the time of the full build: what an exec probe pays on every
 // run. The agent's commands are still known, to say where they are.
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/target"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
@@ -27,8 +29,12 @@ func TestOneLineFoldsLinesAndEscapesWhatATerminalWouldActOn(t *testing.T) {
 }
 
 func TestTheOneShotCommandsHideTheSecretsOfTheirTargetsFlagsAndEnvironment(t *testing.T) {
-	rd := redactor([]string{"http://u:url-pw-1@h/?password=hunter22&token=abcd1234", "tcp://h:1"},
-		target.Options{Header: []string{"Authorization: Bearer hdr-tok-1", "X-Trace: trace-1"}, Env: []string{"PGPASSWORD=env-pw-1"}},
+	f := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	o := target.DefineFlags(f)
+	if err := f.Parse([]string{"--header", "Authorization: Bearer hdr-tok-1", "--header", "X-Trace: trace-1", "--env", "PGPASSWORD=env-pw-1"}); err != nil {
+		t.Fatal(err)
+	}
+	rd := redactor([]string{"http://u:url-pw-1@h/?password=hunter22&token=abcd1234", "tcp://h:1"}, o,
 		[]string{"DB_PASSWORD=s3cretpw", "HOME=/home/me"})
 	for in, want := range map[string]string{
 		"GET http://u:url-pw-1@h/?password=hunter22&token=abcd1234": "GET http://u:xxxxx@h/?password=xxxxx&token=xxxxx",

@@ -23,18 +23,9 @@ import (
 	"github.com/vitals-dev/vitals/internal/escape"
 )
 
-const targetHelp = `Targets name their kind by scheme:
-  http://HOST[:PORT]/PATH, https://...   an HTTP answer with an expected status (default 200-399)
-  tcp://HOST:PORT                        a TCP connect, optionally --send/--expect
-  tls://HOST:PORT                        a TLS handshake and the certificate's remaining validity
-  file:///PATH                           a file that exists (--non-empty, --regular, --max-age, --content)
-  dns://NAME, dns://SERVER/NAME          a name that resolves (--type, --expect)
-  grpc://HOST:PORT[/SERVICE], grpcs://…  a grpc.health.v1 Check that answers SERVING` + target.DepsHelp + target.KubeHelp + `
-  -- COMMAND [ARGS...]                   a command that exits 0 (no shell)`
-
 // The probe's example of a dependency target, in the full build only.
 var depsProbeExample = func() string {
-	if !target.DepsBuilt {
+	if !target.Builds("postgres") {
 		return ""
 	}
 	return `
@@ -55,7 +46,7 @@ func newProbe(stdout, stderr io.Writer) *cobra.Command {
 Quiet on success unless -v; on failure, one line on stderr says why.
 A static binary with no dependencies: the exec probe for images without curl.
 
-` + targetHelp,
+` + target.Help,
 		Example: `  vitals probe http://localhost:8080/healthz
   vitals probe https://api.internal/ready --status 200,204 --ca-file /etc/ssl/internal.pem
   vitals probe http://localhost:8080/ --body '"status":"ok"' --header 'Host: api.example.com'
@@ -71,7 +62,6 @@ A static binary with no dependencies: the exec probe for images without curl.
 			if err := positive(map[string]time.Duration{"timeout": timeout}); err != nil {
 				return err
 			}
-			o.Set = cmd.Flags().Changed
 			targets, argv, err := splitArgs(cmd, args)
 			if err != nil {
 				return err
@@ -103,7 +93,7 @@ A static binary with no dependencies: the exec probe for images without curl.
 		},
 	}
 	f := cmd.Flags()
-	target.DefineFlags(f, &o)
+	o = target.DefineFlags(f)
 	f.DurationVar(&timeout, "timeout", time.Second, "give up on the check after this long (the kubelet's default)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "say what passed, too")
 	f.StringVarP(&output, "output", "o", "text", "text, or json for the result as JSON on stdout")
@@ -117,7 +107,9 @@ func completeValues(cmd *cobra.Command) {
 		return cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp)
 	}
 	cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
-	cmd.RegisterFlagCompletionFunc("type", fixed(target.RecordTypes...))
+	for flag, values := range target.Choices() {
+		cmd.RegisterFlagCompletionFunc(flag, fixed(values...))
+	}
 }
 
 // positive checks that every duration flag is above zero.
@@ -290,20 +282,18 @@ func describe(r health.Result) string {
 
 // redactor hides what the one-shot commands' targets and flags carry, as the
 // agent hides a file's secrets (package redact): the passwords, tokens and
-// secret-named query values of the target URLs, the credentials of --header
-// (Authorization, X-Api-Key, …), and the secret-named variables of --env and
-// of env, vitals's own environment, which a command it runs inherits (and
-// may print: the kubelet copies an exec probe's output into Events).
+// secret-named query values of the target URLs, what the kind flags given
+// carry as their kinds say (the credentials of --header: Authorization,
+// X-Api-Key, …; the secret-named variables of --env), and the secret-named
+// variables of env, vitals's own environment, which a command it runs
+// inherits (and may print: the kubelet copies an exec probe's output into
+// Events).
 func redactor(targets []string, o target.Options, env []string) *redact.Redactor {
 	var secrets []string
 	for _, t := range targets {
 		secrets = append(secrets, redact.URL(t)...)
 	}
-	for _, h := range o.Header {
-		name, value, _ := strings.Cut(h, ":")
-		secrets = append(secrets, redact.Header(strings.TrimSpace(name), strings.TrimSpace(value))...)
-	}
-	secrets = append(secrets, redact.Environ(o.Env)...)
+	secrets = append(secrets, o.Secrets()...)
 	secrets = append(secrets, redact.Environ(env)...)
 	return redact.New(secrets...)
 }

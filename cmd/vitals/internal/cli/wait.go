@@ -36,7 +36,7 @@ and its error shown.
 
 // The wait's example of a dependency target, in the full build only.
 var depsWaitExample = func() string {
-	if !target.DepsBuilt {
+	if !target.Builds("postgres") {
 		return ""
 	}
 	return `
@@ -76,7 +76,7 @@ progress; otherwise a line is printed whenever a target's state changes.
 ` + kubeWaitHelp + `
 A kind's flag applies to the targets of that kind.
 
-` + targetHelp,
+` + target.Help,
 		Example: `  vitals wait tcp://postgres:5432 http://api:8080/readyz --timeout 2m` + kubeWaitExample + depsWaitExample + `
   vitals wait file:///config/peer1/peer1.conf --non-empty
   vitals wait dns://minio.storage.svc.cluster.local tcp://minio.storage:9000
@@ -91,7 +91,6 @@ A kind's flag applies to the targets of that kind.
 			if interval < MinInterval {
 				return fmt.Errorf("--interval %v: must be at least %v, or the wait is a busy loop", interval, MinInterval)
 			}
-			o.Set = cmd.Flags().Changed
 			targets, argv, err := splitArgs(cmd, args)
 			if err != nil {
 				return err
@@ -124,7 +123,7 @@ A kind's flag applies to the targets of that kind.
 		},
 	}
 	f := cmd.Flags()
-	target.DefineFlags(f, &o)
+	o = target.DefineFlags(f)
 	f.DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long")
 	f.DurationVar(&interval, "interval", time.Second, "the longest pause between attempts")
 	f.DurationVar(&probeTimeout, "probe-timeout", time.Second, "give up on one attempt at one target after this long")

@@ -1,3 +1,5 @@
+//go:build !vitals_probe
+
 package kinds_test
 
 import (

@@ -1,6 +1,7 @@
 package kinds
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -15,7 +16,7 @@ var DNS = define(Kind{
 	Name:    "dns",
 	Summary: "A DNS lookup that answers, optionally with the answers listed.",
 	Example: "{name: localhost}",
-	CLI:     &CLI{Schemes: []string{"dns"}, Target: "dns://NAME, dns://SERVER/NAME"},
+	CLI:     dnsCLI,
 }, block[probe.DNSSpec]{
 	fields: func(s *probe.DNSSpec) []config.Field {
 		return []config.Field{
@@ -36,4 +37,38 @@ var DNS = define(Kind{
 		}
 	},
 	build: func(_ string, s probe.DNSSpec, _ Env) (health.Checker, error) { return probe.DNS(s) },
+})
+
+// recordTypes are the values of --type, for shell completion.
+var recordTypes = []string{"A", "AAAA", "CNAME", "MX", "TXT", "NS"}
+
+var dnsCLI = takes(CLI{
+	Schemes: []string{"dns"}, Target: "dns://NAME, dns://SERVER/NAME",
+	Help: "a name that resolves (--type, --answer)", Example: "dns://localhost",
+}, targets[probe.DNSSpec]{
+	flags: func(s *probe.DNSSpec) []Flag {
+		return []Flag{
+			{Name: "type", Value: stringFlag(&s.Type), Choices: recordTypes, Usage: "record type: A, AAAA, CNAME, MX, TXT or NS (default any address)"},
+			{Name: "answer", Value: stringsFlag(&s.Expect), Usage: "an answer that must be among the answers (repeatable)"},
+		}
+	},
+	// RFC 4501: dns://[server[:port]/]name[?type=TYPE]
+	url: func(target string, s probe.DNSSpec) (*probe.Prober, error) {
+		u, err := parseTarget(target)
+		if err != nil {
+			return nil, err
+		}
+		s.Name = u.Host
+		if p := strings.TrimPrefix(u.Path, "/"); p != "" {
+			s.Name, s.Server = p, u.Host
+		}
+		if q := u.Query().Get("type"); q != "" {
+			if s.Type != "" && !strings.EqualFold(s.Type, q) {
+				return nil, fmt.Errorf("target %q asks for type %s, --type for %s", target, q, s.Type)
+			}
+			s.Type = q
+		}
+		s.Type = strings.ToUpper(s.Type)
+		return probe.DNS(s)
+	},
 })

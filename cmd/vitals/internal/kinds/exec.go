@@ -2,6 +2,7 @@ package kinds
 
 import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
 )
@@ -11,7 +12,7 @@ var Exec = define(Kind{
 	Name:    "exec",
 	Summary: "A command, run with no shell, that exits 0 within the timeout.",
 	Example: "{command: [true]}",
-	CLI:     &CLI{Target: "-- COMMAND"},
+	CLI:     execCLI,
 	Import:  &Import{Kubelet: "exec", Pebble: "exec", Block: execFromPeer},
 }, block[probe.ExecSpec]{
 	fields: func(s *probe.ExecSpec) []config.Field {
@@ -40,3 +41,19 @@ func execFromPeer(p Peer) ([]Pair, error) {
 	}
 	return block, nil
 }
+
+var execCLI = takes(CLI{
+	Target: "-- COMMAND [ARGS...]", Help: "a command that exits 0 (no shell)", Example: "-- true",
+}, targets[probe.ExecSpec]{
+	flags: func(s *probe.ExecSpec) []Flag {
+		return []Flag{
+			{Name: "env", Value: stringsFlag(&s.Env), Usage: "KEY=VALUE for the command's environment (repeatable)",
+				Secrets: func(v string) []string { return redact.Environ([]string{v}) }},
+			{Name: "dir", Value: stringFlag(&s.Dir), File: true, Usage: "working directory of the command"},
+		}
+	},
+	command: func(argv []string, s probe.ExecSpec) (*probe.Prober, error) {
+		s.Command = argv
+		return probe.Exec(s)
+	},
+})

@@ -1,6 +1,9 @@
 package kinds
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
@@ -11,7 +14,7 @@ var File = define(Kind{
 	Name:    "file",
 	Summary: "A file that exists: optionally regular, non-empty, recent, or with content matching a pattern.",
 	Example: "{path: /etc/hostname}",
-	CLI:     &CLI{Schemes: []string{"file"}, Target: "file:///PATH"},
+	CLI:     fileCLI,
 }, block[probe.FileSpec]{
 	fields: func(s *probe.FileSpec) []config.Field {
 		return []config.Field{
@@ -28,4 +31,33 @@ var File = define(Kind{
 		}
 	},
 	build: func(_ string, s probe.FileSpec, _ Env) (health.Checker, error) { return probe.File(s) },
+})
+
+var fileCLI = takes(CLI{
+	Schemes: []string{"file"}, Target: "file:///PATH",
+	Help: "a file that exists (--non-empty, --regular, --max-age, --content)", Example: "file:///etc/hostname",
+}, targets[probe.FileSpec]{
+	flags: func(s *probe.FileSpec) []Flag {
+		return []Flag{
+			{Name: "non-empty", Value: boolFlag(&s.NonEmpty), Usage: "the file must not be empty (a directory: must have an entry)"},
+			{Name: "regular", Value: boolFlag(&s.Regular), Usage: "the file must be a regular file"},
+			{Name: "max-age", Value: durationFlag(&s.MaxAge), Usage: "the file must have been modified within this long"},
+			{Name: "content", Value: stringFlag(&s.Content), Usage: "a regular expression the content must match (first 64 KiB)"},
+		}
+	},
+	url: func(target string, s probe.FileSpec) (*probe.Prober, error) {
+		u, err := parseTarget(target)
+		switch {
+		case err != nil:
+			return nil, err
+		case u.Host != "" && u.Host != "localhost":
+			return nil, fmt.Errorf("target %q: a file URL names a local path: file:///path (three slashes)", target)
+		case u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(target, "?") || strings.HasSuffix(target, "#"):
+			return nil, fmt.Errorf("target %q: a ? or # in a path must be written %%3F or %%23", target)
+		case u.Path == "":
+			return nil, fmt.Errorf("target %q has no path", target)
+		}
+		s.Path = u.Path
+		return probe.File(s)
+	},
 })

@@ -8,6 +8,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/grpchealth"
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
 )
 
 // GRPC is a grpc.health.v1 Check that must answer SERVING.
@@ -15,7 +16,7 @@ var GRPC = define(Kind{
 	Name:    "grpc",
 	Summary: "A grpc.health.v1 Check call that answers SERVING.",
 	Example: "{url: grpc://localhost:50051}",
-	CLI:     &CLI{Schemes: []string{"grpc", "grpcs"}, Target: "grpc://HOST:PORT[/SERVICE], grpcs://…"},
+	CLI:     grpcCLI,
 	Import:  &Import{Kubelet: "grpc", Block: grpcFromPeer},
 }, block[grpchealth.GRPCSpec]{
 	fields: func(s *grpchealth.GRPCSpec) []config.Field {
@@ -51,3 +52,14 @@ func grpcFromPeer(p Peer) ([]Pair, error) {
 	}
 	return []Pair{{Key: "url", Value: u.String(), Note: note}}, nil
 }
+
+var grpcCLI = takes(CLI{
+	Schemes: []string{"grpc", "grpcs"}, Target: "grpc://HOST:PORT[/SERVICE], grpcs://…",
+	Help: "a grpc.health.v1 Check that answers SERVING", Example: "grpc://localhost:50051",
+}, targets[grpchealth.GRPCSpec]{
+	flags: func(s *grpchealth.GRPCSpec) []Flag { return tlsFlags(&s.TLS) },
+	url: func(target string, s grpchealth.GRPCSpec) (*probe.Prober, error) {
+		s.URL = target
+		return grpchealth.GRPC(s)
+	},
+})

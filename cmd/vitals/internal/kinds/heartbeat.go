@@ -21,6 +21,8 @@ var Heartbeat = define(Kind{
 	Name:    "heartbeat",
 	Summary: "Beaten by the workload through the management API; fails when no beat came within the ttl.",
 	Example: "{ttl: 1m}",
+	CLI: &CLI{Why: "a heartbeat is beaten by the workload (vitals beat NAME) and judged by the vitals run it beats, " +
+		"and there is no beat to look at once: ask that vitals with vitals check NAME"},
 }, block[HeartbeatSpec]{
 	fields: func(s *HeartbeatSpec) []config.Field {
 		return []config.Field{

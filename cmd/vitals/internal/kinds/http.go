@@ -2,9 +2,12 @@ package kinds
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
 )
@@ -14,7 +17,7 @@ var HTTP = define(Kind{
 	Name:    "http",
 	Summary: "An HTTP request whose status passes (200-399 by default), with optional body patterns.",
 	Example: "{url: http://localhost:8080/healthz}",
-	CLI:     &CLI{Schemes: []string{"http", "https"}, Target: "http://HOST[:PORT]/PATH, https://…"},
+	CLI:     httpCLI,
 	Import:  &Import{Kubelet: "httpGet", Pebble: "http", Block: httpFromPeer},
 }, block[probe.HTTPSpec]{
 	fields: func(s *probe.HTTPSpec) []config.Field {
@@ -62,4 +65,56 @@ func httpFromPeer(p Peer) ([]Pair, error) {
 		return nil, err
 	}
 	return block, nil
+}
+
+// httpArgs are what an http target is built from: the spec, and the
+// headers as --header gives them.
+type httpArgs struct {
+	spec    probe.HTTPSpec
+	headers []string
+}
+
+var httpCLI = takes(CLI{
+	Schemes: []string{"http", "https"}, Target: "http://HOST[:PORT]/PATH, https://…",
+	Help:    "an HTTP answer with an expected status (default " + probe.DefaultStatus + ")",
+	Example: "http://localhost:8080/healthz",
+}, targets[httpArgs]{
+	flags: func(a *httpArgs) []Flag {
+		return append([]Flag{
+			{Name: "method", Value: stringFlag(&a.spec.Method), Usage: "request method (default GET)"},
+			{Name: "status", Value: stringFlag(&a.spec.Status), Usage: "statuses that pass, as codes and ranges (default " + probe.DefaultStatus + ")"},
+			{Name: "body", Value: stringFlag(&a.spec.Body), Usage: "a regular expression the body must match (first 10 KiB)"},
+			{Name: "not-body", Value: stringFlag(&a.spec.NotBody), Usage: "a regular expression the body must not match"},
+			{Name: "header", Value: stringsFlag(&a.headers), Usage: `a request header "Name: value" (repeatable; Host sets the virtual host)`,
+				Secrets: func(h string) []string {
+					name, value, _ := strings.Cut(h, ":")
+					return redact.Header(strings.TrimSpace(name), strings.TrimSpace(value))
+				}},
+		}, tlsFlags(&a.spec.TLS)...)
+	},
+	url: func(target string, a httpArgs) (*probe.Prober, error) {
+		if _, err := parseTarget(target); err != nil {
+			return nil, err
+		}
+		header, err := parseHeaders(a.headers)
+		if err != nil {
+			return nil, err
+		}
+		a.spec.URL, a.spec.Header = target, header
+		return probe.HTTP(a.spec)
+	},
+})
+
+// parseHeaders reads the "Name: value" lines of --header.
+func parseHeaders(lines []string) (http.Header, error) {
+	h := http.Header{}
+	for _, l := range lines {
+		name, value, ok := strings.Cut(l, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t") {
+			return nil, fmt.Errorf("--header %q: want \"Name: value\"", l)
+		}
+		h.Add(name, strings.TrimSpace(value))
+	}
+	return h, nil
 }

@@ -3,11 +3,15 @@
 // fields (read with positions through config's Decoder), a minimal example,
 // how a block is checked when the file loads, and how its checker is built.
 // config reads a check's block through the table (config.Kinds), the agent
-// builds checkers with Table.Build, and docs/reference/config.md is
-// generated from it. Adding a kind is one new file and one line in All.
+// builds checkers with Table.Build, vitals probe and vitals wait take its
+// targets and flags through package target (a kind's CLI), and
+// docs/reference/config.md is generated from it. Adding a kind is one new
+// file and one line in All.
 //
 // kinds imports config and the packages that build checkers (probe,
-// grpchealth, deps, logwatch); config imports none of them.
+// grpchealth, deps, logwatch); config imports none of them. In the probe
+// build (-tags vitals_probe) the dependency kinds are names and schemes
+// only (deps_probe.go), so that it links none of their clients.
 package kinds
 
 import (
@@ -17,6 +21,7 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
+	"github.com/spf13/pflag"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
@@ -40,8 +45,8 @@ type Kind struct {
 	// Example is a minimal block of the kind that loads, in YAML's flow
 	// style: the reference shows it, and a test loads and builds it.
 	Example string
-	// CLI is how vitals probe and vitals wait take a target of the kind;
-	// nil when they take none.
+	// CLI is how vitals probe and vitals wait take a target of the kind,
+	// or why they take none.
 	CLI *CLI
 	// Import says which checks of other formats vitals import maps to the
 	// kind; nil: none.
@@ -59,14 +64,32 @@ type Kind struct {
 	ttl func(spec any) time.Duration
 }
 
-// CLI is how vitals probe and vitals wait name a target of a kind.
+// CLI is how vitals probe and vitals wait take a target of a kind (cli.go):
+// its schemes, its flags, and how a target and the flags become its probe.
+// Its unexported parts come from takes.
 type CLI struct {
 	// Schemes are the URL schemes of the kind's targets, such as http and
-	// https; none when the target is not a URL.
+	// https; none when the target is the command line after --.
 	Schemes []string
-	// Target is how the reference writes a target, such as
-	// "http://HOST:PORT/PATH" or "-- COMMAND".
+	// Target is how the reference and help write a target, such as
+	// "http://HOST[:PORT]/PATH" or "-- COMMAND [ARGS...]"; "" for none.
 	Target string
+	// Help says what a target checks, in a few words, for the commands'
+	// help on targets.
+	Help string
+	// Example is a target of the kind that builds a probe, as typed after
+	// vitals probe: for the tests, which run it.
+	Example string
+	// Why says why vitals probe and vitals wait run no check of the kind,
+	// to a target that names it (log://app): what the kind judges happens
+	// over time, inside vitals run. "" for a kind they run.
+	Why string
+
+	// flags are the kind's flags, bound to a value of their own.
+	flags func() []Flag
+	// build makes the probe of a URL target or of a command line (argv),
+	// reading the kind's flags from a flag set.
+	build func(target string, argv []string, f *pflag.FlagSet) (*probe.Prober, error)
 }
 
 // Env is what a checker is built against: the parts of the agent that a

@@ -1,3 +1,5 @@
+//go:build !vitals_probe
+
 package kinds_test
 
 import (
@@ -9,7 +11,6 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/target"
 )
 
 func noEnv(string) (string, bool) { return "", false }
@@ -66,20 +67,6 @@ func TestEveryKindDecodesAppearsInTheReferenceAndBuilds(t *testing.T) {
 	}
 	if !slices.IsSorted(kinds.All.Names()) || len(kinds.All.Names()) != len(kinds.All) {
 		t.Errorf("Names %v", kinds.All.Names())
-	}
-}
-
-// The schemes a kind says it has are those vitals probe takes for it.
-func TestAKindsSchemesAreTheCLIs(t *testing.T) {
-	for _, k := range kinds.All {
-		if k.CLI == nil {
-			continue
-		}
-		for _, scheme := range k.CLI.Schemes {
-			if kind, err := target.KindOf(scheme + "://x"); err != nil || kind != k.Name {
-				t.Errorf("%s://: vitals probe says kind %q, %v; the table says %s", scheme, kind, err, k.Name)
-			}
-		}
 	}
 }
 

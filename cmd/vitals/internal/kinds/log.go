@@ -16,6 +16,8 @@ var Log = define(Kind{
 	Name:    "log",
 	Summary: "The workload's output: passes once a line matches pattern, fails for window after a line matches fail-pattern.",
 	Example: "{pattern: Listening on}",
+	CLI: &CLI{Why: "a log check reads the output of the workload that vitals run supervises, as it comes, " +
+		"and vitals probe and vitals wait have no workload: give it as a log: check in vitals.yaml"},
 }, block[logwatch.Spec]{
 	fields: func(s *logwatch.Spec) []config.Field {
 		return []config.Field{

@@ -1,3 +1,5 @@
+//go:build !vitals_probe
+
 package kinds_test
 
 import (
@@ -45,7 +47,7 @@ func reference() string {
 	b.WriteString("| kind | what it checks | CLI | imported from |\n|---|---|---|---|\n")
 	for _, k := range kinds.All {
 		cli, imported := "—", "—"
-		if k.CLI != nil {
+		if k.CLI.Target != "" {
 			cli = "`" + k.CLI.Target + "`"
 		}
 		if i := k.Import; i != nil {
@@ -63,6 +65,7 @@ func reference() string {
 	for _, k := range kinds.All {
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n```yaml\n%s: %s\n```\n\n", k.Name, k.Summary, k.Name, k.Example)
 		fields(&b, k.Fields())
+		commandLine(&b, k.CLI)
 	}
 	return b.String()
 }
@@ -77,6 +80,24 @@ func fields(b *strings.Builder, fs []config.Field) {
 		}
 		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", f.Key, f.Type, def, cell(f.Doc))
 	}
+}
+
+// commandLine says what vitals probe and vitals wait take of a kind: its
+// target and flags, or why they take none.
+func commandLine(b *strings.Builder, c *kinds.CLI) {
+	if c.Why != "" {
+		fmt.Fprintf(b, "\nNot a target of `vitals probe` or `vitals wait`: %s.\n", cell(c.Why))
+		return
+	}
+	fmt.Fprintf(b, "\nOn the command line: `vitals probe %s`", c.Example)
+	var flags []string
+	for _, fl := range c.Flags() {
+		flags = append(flags, "`--"+fl.Name+"`")
+	}
+	if flags != nil {
+		fmt.Fprintf(b, ", with %s", strings.Join(flags, ", "))
+	}
+	b.WriteString(".\n")
 }
 
 func kindLinks() string {

@@ -11,7 +11,7 @@ var TLS = define(Kind{
 	Name:    "tls",
 	Summary: "A TLS handshake whose certificate verifies, and expires no sooner than min-validity.",
 	Example: "{address: example.com:443}",
-	CLI:     &CLI{Schemes: []string{"tls"}, Target: "tls://HOST:PORT"},
+	CLI:     tlsCLI,
 }, block[probe.TLSSpec]{
 	fields: func(s *probe.TLSSpec) []config.Field {
 		return append([]config.Field{
@@ -21,4 +21,22 @@ var TLS = define(Kind{
 		}, tlsFields(&s.TLS)...)
 	},
 	build: func(_ string, s probe.TLSSpec, _ Env) (health.Checker, error) { return probe.TLS(s) },
+})
+
+var tlsCLI = takes(CLI{
+	Schemes: []string{"tls"}, Target: "tls://HOST:PORT",
+	Help: "a TLS handshake and the certificate's remaining validity", Example: "tls://localhost:443",
+}, targets[probe.TLSSpec]{
+	flags: func(s *probe.TLSSpec) []Flag {
+		return append([]Flag{
+			{Name: "min-validity", Value: durationFlag(&s.MinValidity), Usage: "the certificate must stay valid at least this long"},
+		}, tlsFlags(&s.TLS)...)
+	},
+	url: func(target string, s probe.TLSSpec) (*probe.Prober, error) {
+		var err error
+		if s.Address, err = hostPort(target); err != nil {
+			return nil, err
+		}
+		return probe.TLS(s)
+	},
 })

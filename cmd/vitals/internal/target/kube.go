@@ -22,7 +22,12 @@ const KubeHelp = `
   k8s://pods?selector=app%3Dweb          at least one pod matches, and every one is Ready`
 
 func buildKube(target string, o Options) (Probe, error) {
-	t, err := kubewait.New(target, kube.Options{Kubeconfig: o.Kubeconfig, Context: o.Context, Namespace: o.Namespace})
+	f := o.flagSet()
+	var ko kube.Options
+	for name, p := range map[string]*string{"kubeconfig": &ko.Kubeconfig, "context": &ko.Context, "namespace": &ko.Namespace} {
+		*p, _ = f.GetString(name) // "" when the flag is not defined: the default
+	}
+	t, err := kubewait.New(target, ko)
 	if err != nil {
 		return nil, err
 	}

@@ -2,8 +2,6 @@
 
 package target
 
-import "fmt"
-
 // The probe build has no k8s:// targets: they link client-go and the API's
 // types (in the full build, about 14 MB more binary and 2 ms more at every
 // start). It knows them, to say where they are (kube.go has them).
@@ -15,5 +13,5 @@ const KubeHelp = `
   k8s://…                                Kubernetes objects: in the full build of vitals only`
 
 func buildKube(target string, _ Options) (Probe, error) {
-	return nil, fmt.Errorf("target %q: k8s:// targets are in the full build of vitals (built without -tags vitals_probe); this is the probe build", target)
+	return nil, inFullBuild(target, kubeKind)
 }

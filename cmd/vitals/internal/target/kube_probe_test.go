@@ -10,7 +10,7 @@ import (
 )
 
 func TestTheProbeBuildSaysK8sTargetsAreInTheFullBuild(t *testing.T) {
-	_, err := Build("k8s://deployment/api", Options{Namespace: "shop"})
+	_, err := Build("k8s://deployment/api", options(t, "--namespace", "shop"))
 	if err == nil || !strings.Contains(err.Error(), "k8s:// targets are in the full build of vitals") {
 		t.Fatalf("%v", err)
 	}
@@ -18,7 +18,7 @@ func TestTheProbeBuildSaysK8sTargetsAreInTheFullBuild(t *testing.T) {
 		t.Errorf("the probe build lists k8s among its schemes: %v", err)
 	}
 	f := pflag.NewFlagSet("t", pflag.ContinueOnError)
-	DefineFlags(f, &Options{})
+	DefineFlags(f)
 	if !f.Lookup("namespace").Hidden || f.Parse([]string{"-n", "shop"}) != nil {
 		t.Error("-n is shown, or not read, in the probe build")
 	}

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/spf13/pflag"
 )
 
 // kubeconfig writes a kubeconfig whose current context works in namespace
@@ -40,8 +38,8 @@ func TestTheFullBuildHasK8sTargets(t *testing.T) {
 		t.Fatalf("KindOf: %q, %v", kind, err)
 	}
 	for in, want := range map[string]string{
-		"ftp://x/":   "use http, https, tcp, file, dns, tls, grpc, grpcs, postgres, postgresql, redis, rediss, amqp, amqps, nats or k8s (or -- COMMAND for exec)",
-		"/etc/hosts": "use http://, https://, tcp://, file://, dns://, tls://, grpc://, grpcs://, postgres://, postgresql://, redis://, rediss://, amqp://, amqps://, nats://, k8s://, or -- COMMAND for exec",
+		"ftp://x/":   "use http, https, tcp, tls, file, dns, grpc, grpcs, postgres, postgresql, redis, rediss, amqp, amqps, nats or k8s (or -- COMMAND for exec)",
+		"/etc/hosts": "use http://, https://, tcp://, tls://, file://, dns://, grpc://, grpcs://, postgres://, postgresql://, redis://, rediss://, amqp://, amqps://, nats://, k8s://, or -- COMMAND for exec",
 	} {
 		if _, err := KindOf(in); err == nil || !strings.HasSuffix(err.Error(), want) {
 			t.Errorf("KindOf(%q): %v, want …%q", in, err, want)
@@ -51,48 +49,46 @@ func TestTheFullBuildHasK8sTargets(t *testing.T) {
 	t.Setenv("KUBECONFIG", config)
 	for _, tt := range []struct {
 		target string
-		o      Options
+		args   []string
 		want   string
 	}{
-		{"k8s://deploy/api", Options{}, "k8s deployment/api -n shop"},
-		{"k8s://deploy/api", Options{Namespace: "prod"}, "k8s deployment/api -n prod"},
-		{"k8s://pods?selector=app%3Dapi", Options{Context: "other"}, "k8s pods -l app=api -n dev"},
-		{"k8s://job/migrate", Options{Kubeconfig: config, Context: "other", Namespace: "ci"}, "k8s job/migrate -n ci"},
+		{"k8s://deploy/api", nil, "k8s deployment/api -n shop"},
+		{"k8s://deploy/api", []string{"-n", "prod"}, "k8s deployment/api -n prod"},
+		{"k8s://pods?selector=app%3Dapi", []string{"--context", "other"}, "k8s pods -l app=api -n dev"},
+		{"k8s://job/migrate", []string{"--kubeconfig", config, "--context", "other", "-n", "ci"}, "k8s job/migrate -n ci"},
 	} {
-		p, err := Build(tt.target, tt.o)
+		p, err := Build(tt.target, options(t, tt.args...))
 		if err != nil {
-			t.Errorf("Build(%q, %+v): %v", tt.target, tt.o, err)
+			t.Errorf("Build(%q, %+v): %v", tt.target, tt.args, err)
 			continue
 		}
 		if p.String() != tt.want || p.Kind() != "k8s" {
-			t.Errorf("Build(%q, %+v) = %s %q, want k8s %q", tt.target, tt.o, p.Kind(), p, tt.want)
+			t.Errorf("Build(%q, %+v) = %s %q, want k8s %q", tt.target, tt.args, p.Kind(), p, tt.want)
 		}
 	}
 	for _, tt := range []struct {
 		target string
-		o      Options
+		args   []string
 		want   string
 	}{
-		{"k8s://deploymnt/api", Options{}, `unknown kind "deploymnt"`},
-		{"k8s://deploy/api", Options{Namespace: "Shop_1"}, `--namespace "Shop_1": a lowercase RFC 1123 label`},
-		{"k8s://deploy/api", Options{Context: "nope"}, `context "nope" does not exist`},
-		{"k8s://deploy/api", Options{Kubeconfig: filepath.Join(t.TempDir(), "none")}, "none: no such file or directory"},
+		{"k8s://deploymnt/api", nil, `unknown kind "deploymnt"`},
+		{"k8s://deploy/api", []string{"--namespace", "Shop_1"}, `--namespace "Shop_1": a lowercase RFC 1123 label`},
+		{"k8s://deploy/api", []string{"--context", "nope"}, `context "nope" does not exist`},
+		{"k8s://deploy/api", []string{"--kubeconfig", filepath.Join(t.TempDir(), "none")}, "none: no such file or directory"},
 	} {
-		if _, err := Build(tt.target, tt.o); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("Build(%q, %+v): %v, want an error with %q", tt.target, tt.o, err, tt.want)
+		if _, err := Build(tt.target, options(t, tt.args...)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Build(%q, %+v): %v, want an error with %q", tt.target, tt.args, err, tt.want)
 		}
 	}
 }
 
 func TestTheNamespaceIsDashN(t *testing.T) {
-	f := pflag.NewFlagSet("t", pflag.ContinueOnError)
-	var o Options
-	DefineFlags(f, &o)
-	if err := f.Parse([]string{"-n", "gefyra", "--kubeconfig", "/k", "--context", "kind"}); err != nil {
-		t.Fatal(err)
-	}
-	if o.Namespace != "gefyra" || o.Kubeconfig != "/k" || o.Context != "kind" {
-		t.Fatalf("flags bound to %+v", o)
+	o := options(t, "-n", "gefyra", "--kubeconfig", "/k", "--context", "kind")
+	f := o.f
+	for name, want := range map[string]string{"namespace": "gefyra", "kubeconfig": "/k", "context": "kind"} {
+		if got, err := f.GetString(name); err != nil || got != want {
+			t.Errorf("--%s = %q, %v; want %q", name, got, err, want)
+		}
 	}
 	if f.Lookup("namespace").Hidden || f.Lookup("kubeconfig").Annotations[cobraFilename] == nil {
 		t.Error("--namespace is hidden or --kubeconfig does not complete file names")

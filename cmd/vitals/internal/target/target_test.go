@@ -5,10 +5,22 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 )
+
+// options are the kind flags of a command line that gave args.
+func options(t *testing.T, args ...string) Options {
+	t.Helper()
+	f := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	o := DefineFlags(f)
+	if err := f.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
 
 func TestEachSchemeNamesItsKind(t *testing.T) {
 	for in, want := range map[string]string{
@@ -58,20 +70,20 @@ func TestLogAndHeartbeatTargetsSayWhyTheyCannotRunOnce(t *testing.T) {
 func TestTargetsBuildTheProbeTheyName(t *testing.T) {
 	tests := []struct {
 		target string
-		o      Options
+		args   []string
 		want   string // the probe's String
 	}{
-		{"http://localhost:8080/healthz", Options{}, "GET http://localhost:8080/healthz"},
-		{"https://user:secret@api/ready", Options{Method: "HEAD"}, "HEAD https://user:xxxxx@api/ready"},
-		{"tcp://localhost:6379", Options{Send: `PING\r\n`, Expect: "+PONG"}, "tcp localhost:6379"},
-		{"tls://example.com:443", Options{MinValidity: 7 * 24 * time.Hour}, "tls example.com:443"},
-		{"file:///config/peer1/peer1.conf", Options{NonEmpty: true}, "file /config/peer1/peer1.conf"},
-		{"dns://example.com", Options{}, "dns example.com A/AAAA"},
-		{"dns://example.com?type=txt", Options{}, "dns example.com TXT"},
-		{"dns://127.0.0.1:5353/example.com", Options{Type: "aaaa"}, "dns example.com AAAA @127.0.0.1:5353"},
+		{"http://localhost:8080/healthz", nil, "GET http://localhost:8080/healthz"},
+		{"https://user:secret@api/ready", []string{"--method", "HEAD"}, "HEAD https://user:xxxxx@api/ready"},
+		{"tcp://localhost:6379", []string{"--send", `PING\r\n`, "--expect", "+PONG"}, "tcp localhost:6379"},
+		{"tls://example.com:443", []string{"--min-validity", "168h"}, "tls example.com:443"},
+		{"file:///config/peer1/peer1.conf", []string{"--non-empty"}, "file /config/peer1/peer1.conf"},
+		{"dns://example.com", nil, "dns example.com A/AAAA"},
+		{"dns://example.com?type=txt", nil, "dns example.com TXT"},
+		{"dns://127.0.0.1:5353/example.com", []string{"--type", "aaaa"}, "dns example.com AAAA @127.0.0.1:5353"},
 	}
 	for _, tt := range tests {
-		p, err := Build(tt.target, tt.o)
+		p, err := Build(tt.target, options(t, tt.args...))
 		if err != nil {
 			t.Errorf("Build(%q): %v", tt.target, err)
 			continue
@@ -85,69 +97,87 @@ func TestTargetsBuildTheProbeTheyName(t *testing.T) {
 func TestBadTargetsSayWhatIsWrong(t *testing.T) {
 	tests := []struct {
 		target string
-		o      Options
+		args   []string
 		want   string
 	}{
-		{"tcp://localhost", Options{}, `tcp probe: address "localhost": missing port in address`},
-		{"tcp://localhost:1/path", Options{}, `target "tcp://localhost:1/path": want tcp://HOST:PORT`},
-		{"tls://x:443?sni=y", Options{}, `target "tls://x:443?sni=y": want tls://HOST:PORT`},
-		{"file://server/etc/hosts", Options{}, "a file URL names a local path: file:///path (three slashes)"},
-		{"file://", Options{}, `target "file://" has no path`},
-		{"dns://x?type=A", Options{Type: "AAAA"}, `target "dns://x?type=A" asks for type A, --type for AAAA`},
-		{"tcp://user:pw@x:1", Options{}, `target "tcp://user:pw@x:1": want tcp://HOST:PORT`},
-		{"tls://x:443#frag", Options{}, `target "tls://x:443#frag": want tls://HOST:PORT`},
-		{"file:///tmp/a#b", Options{}, "a ? or # in a path must be written %3F or %23"},
-		{"file:///tmp/a?b", Options{}, "a ? or # in a path must be written %3F or %23"},
-		{"dns://x", Options{Answer: []string{"not-an-address!"}}, "dns probe"},
-		{"tcp://x:1", Options{Send: `\q`}, `--send "\\q": a bad escape`},
-		{"http://x/", Options{Header: []string{"Bad Name: v"}}, `--header "Bad Name: v": want "Name: value"`},
+		{"tcp://localhost", nil, `tcp probe: address "localhost": missing port in address`},
+		{"tcp://localhost:1/path", nil, `target "tcp://localhost:1/path": want tcp://HOST:PORT`},
+		{"tls://x:443?sni=y", nil, `target "tls://x:443?sni=y": want tls://HOST:PORT`},
+		{"file://server/etc/hosts", nil, "a file URL names a local path: file:///path (three slashes)"},
+		{"file://", nil, `target "file://" has no path`},
+		{"dns://x?type=A", []string{"--type", "AAAA"}, `target "dns://x?type=A" asks for type A, --type for AAAA`},
+		{"tcp://user:pw@x:1", nil, `target "tcp://user:pw@x:1": want tcp://HOST:PORT`},
+		{"tls://x:443#frag", nil, `target "tls://x:443#frag": want tls://HOST:PORT`},
+		{"file:///tmp/a#b", nil, "a ? or # in a path must be written %3F or %23"},
+		{"file:///tmp/a?b", nil, "a ? or # in a path must be written %3F or %23"},
+		{"dns://x", []string{"--answer", "not-an-address!"}, "dns probe"},
+		{"tcp://x:1", []string{"--send", `\q`}, `--send "\\q": a bad escape`},
+		{"http://x/", []string{"--header", "Bad Name: v"}, `--header "Bad Name: v": want "Name: value"`},
 	}
 	for _, tt := range tests {
-		if _, err := Build(tt.target, tt.o); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := Build(tt.target, options(t, tt.args...)); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Build(%q): %v, want %q", tt.target, err, tt.want)
 		}
 	}
 }
 
-func TestEscapesLetAProtocolBeTypedOnACommandLine(t *testing.T) {
-	for in, want := range map[string]string{
-		`PING\r\n`: "PING\r\n", `a\tb`: "a\tb", `\x00\xff`: "\x00\xff", `back\\slash`: `back\slash`,
-		`say "hi"\n`: "say \"hi\"\n", "plain": "plain",
-	} {
-		if got, err := unescape("--send", in); err != nil || got != want {
-			t.Errorf("unescape(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-}
-
+// Every flag of every kind is defined once, however many kinds take it,
+// with those kinds before its usage; its value reaches the kind's probe.
 func TestEveryKindFlagIsDefinedOnceWithItsKinds(t *testing.T) {
 	f := pflag.NewFlagSet("t", pflag.ContinueOnError)
-	var o Options
-	DefineFlags(f, &o)
+	o := DefineFlags(f)
+	want := 0
+	for _, k := range kinds.All {
+		for _, fl := range k.CLI.Flags() {
+			if !slices.Contains(KindsOf(fl.Name), k.Name) {
+				t.Errorf("--%s: kinds %v, without %s", fl.Name, KindsOf(fl.Name), k.Name)
+			}
+			if KindsOf(fl.Name)[0] == k.Name {
+				want++
+			}
+		}
+	}
 	seen := 0
 	f.VisitAll(func(fl *pflag.Flag) {
 		seen++
-		if len(KindsOf(fl.Name)) == 0 {
-			t.Errorf("--%s has no kinds", fl.Name)
+		if kinds := KindsOf(fl.Name); len(kinds) == 0 || !strings.HasPrefix(fl.Usage, strings.Join(kinds, ", ")+": ") {
+			t.Errorf("--%s: kinds %v, usage %q", fl.Name, kinds, fl.Usage)
 		}
 	})
-	if seen != len(flags) {
-		t.Fatalf("%d flags defined, the table has %d", seen, len(flags))
+	if seen != want+len(kubeFlags) {
+		t.Fatalf("%d flags defined, the kinds have %d and k8s %d", seen, want, len(kubeFlags))
+	}
+	if got := KindsOf("insecure"); !slices.Equal(got, []string{"http", "tls", "grpc"}) {
+		t.Errorf("--insecure is of %v", got)
 	}
 	if err := f.Parse([]string{"--status", "200", "--answer", "1.2.3.4", "--answer", "::1", "--max-age", "1m"}); err != nil {
 		t.Fatal(err)
 	}
-	if o.Status != "200" || len(o.Answer) != 2 || o.MaxAge.String() != "1m0s" {
-		t.Fatalf("flags bound to %+v", o)
+	if got := o.Given(); !slices.Equal(got, []string{"status", "max-age", "answer"}) {
+		t.Fatalf("given %v", got)
 	}
 	if f.Lookup("ca-file").Annotations[cobraFilename] == nil {
 		t.Error("--ca-file does not complete file names")
 	}
+	if got := Choices()["type"]; !slices.Equal(got, []string{"A", "AAAA", "CNAME", "MX", "TXT", "NS"}) {
+		t.Errorf("--type completes %v", got)
+	}
+}
+
+// A flag's value is its kind's: --status reaches the http probe, and an
+// answer --answer gives must be among the dns probe's answers.
+func TestAFlagsValueReachesTheProbe(t *testing.T) {
+	o := options(t, "--answer", "not-an-address!", "--status", "600")
+	if _, err := Build("http://x/", o); err == nil || !strings.Contains(err.Error(), "600") {
+		t.Errorf("--status 600: %v", err)
+	}
+	if _, err := Build("dns://x", o); err == nil || !strings.Contains(err.Error(), "not-an-address!") {
+		t.Errorf("--answer not-an-address!: %v", err)
+	}
 }
 
 func TestFlagsThatDoNotFitAKindAreNamed(t *testing.T) {
-	given := map[string]bool{"status": true, "insecure": true, "send": true}
-	o := Options{Set: func(f string) bool { return given[f] }}
+	o := options(t, "--send", "x", "--insecure", "--status", "200")
 	if got := o.Unfit("http"); !slices.Equal(got, []string{"--send"}) {
 		t.Errorf("unfit for http: %v", got)
 	}
