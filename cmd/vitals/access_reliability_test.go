@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 )
 
 // R6 of the reliability suite: access to a running vitals, end to end. The
@@ -31,25 +31,13 @@ import (
 // to anything but GET and HEAD; and the secrets of the file, in URLs,
 // headers and the environment, are never printed, wherever vitals writes.
 
-// shortTempDir is a new directory with a path short enough for a socket's
-// 108 bytes, whatever the test's name.
-func shortTempDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "vt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 // runInBackground runs a command (vitals, most often) with env, its output
 // kept, and stops it (hard) when the test ends.
-func runInBackground(t *testing.T, env []string, name string, args ...string) (*exec.Cmd, *syncbuf.Buffer) {
+func runInBackground(t *testing.T, env []string, name string, args ...string) (*exec.Cmd, *vitalstest.Buffer) {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Env = env
-	logs := &syncbuf.Buffer{}
+	logs := &vitalstest.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -60,7 +48,7 @@ func runInBackground(t *testing.T, env []string, name string, args ...string) (*
 }
 
 // waitFor waits (a guard only) until cond holds.
-func waitFor(t *testing.T, what string, logs *syncbuf.Buffer, cond func() bool) {
+func waitFor(t *testing.T, what string, logs *vitalstest.Buffer, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -101,14 +89,14 @@ func call(c *http.Client, method, url string, header ...string) (int, http.Heade
 // alone, and vitals starts nothing; a socket another vitals answers on is
 // not taken; one that a killed vitals left is replaced.
 func TestTheAPISocketIsOnlyItsOwnersAndGoesAwayWithVitals(t *testing.T) {
-	dir := filepath.Join(shortTempDir(t), "run", "vitals")
+	dir := filepath.Join(vitalstest.ShortDir(t), "run", "vitals")
 	sock := filepath.Join(dir, "vitals.sock")
 	config := func(listen string) string {
 		return writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\nchecks:\n  loop: {heartbeat: {ttl: 1h}}\n", listen, sock))
 	}
 	// With umask 000: were its mode left to the umask, the socket would be
 	// 0777.
-	start := func() (*exec.Cmd, *syncbuf.Buffer) {
+	start := func() (*exec.Cmd, *vitalstest.Buffer) {
 		t.Helper()
 		cmd, logs := runInBackground(t, os.Environ(), "sh", "-c", `umask 000 && exec "$0" "$@"`, vitals, "run", "-c", config(freeAddr(t)))
 		waitFor(t, "the API socket", logs, func() bool { _, err := os.Stat(sock); return err == nil })
@@ -365,7 +353,7 @@ func TestTheAPITokenIsComparedInConstantTime(t *testing.T) {
 func TestTheProbeEndpointsAndMetricsAnswer405ToAnythingButGETAndHEAD(t *testing.T) {
 	listen := freeAddr(t)
 	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\nchecks:\n  loop: {level: live, heartbeat: {ttl: 1h}}\n",
-		listen, filepath.Join(shortTempDir(t), "vitals.sock")))
+		listen, filepath.Join(vitalstest.ShortDir(t), "vitals.sock")))
 	cmd, logs := runInBackground(t, os.Environ(), vitals, "run", "-c", path)
 	c := &http.Client{Timeout: 10 * time.Second}
 	base := "http://" + listen
@@ -404,7 +392,7 @@ func TestSecretsNeverShowInAnythingVitalsPrints(t *testing.T) {
 	env := slices.Concat(slicesWithout(os.Environ(), "VITALS_API"), []string{
 		"CHECK_TOKEN=env-tok-R6-5ecret", "REDIS_PASSWORD=redis-pw-R6-5ecret", "HOOK_TOKEN=hook-tok-R6-5ecret",
 		"SVC_PASSWORD=svc-pw-R6-5ecret"})
-	dir := shortTempDir(t)
+	dir := vitalstest.ShortDir(t)
 	okFile := filepath.Join(dir, "ok")
 	os.WriteFile(okFile, []byte("ok"), 0o600)
 	closed, listen, sock := freeAddr(t), freeAddr(t), filepath.Join(dir, "vitals.sock")
@@ -605,7 +593,7 @@ func eventStream(t *testing.T, c *http.Client) string {
 // answered once for the check, not 80,000 times: an answer of a few hundred
 // bytes, not of 33 MB.
 func TestAStopThatRepeatsANameIsAnsweredOnceForIt(t *testing.T) {
-	sock := filepath.Join(shortTempDir(t), "vitals.sock")
+	sock := filepath.Join(vitalstest.ShortDir(t), "vitals.sock")
 	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\nchecks:\n  loop: {heartbeat: {ttl: 1h}}\n", freeAddr(t), sock))
 	_, logs := runInBackground(t, os.Environ(), vitals, "run", "-c", path)
 	waitFor(t, "the API socket", logs, func() bool { _, err := os.Stat(sock); return err == nil })

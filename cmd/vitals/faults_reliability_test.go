@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -268,7 +268,7 @@ func zombieChildren() []int {
 // vitals and everything it starts carry mark.
 func startFaulty(t *testing.T, mark string, config func(a *agent) string, what ...string) *agent {
 	t.Helper()
-	a := &agent{addr: freeAddr(t), dir: t.TempDir(), logs: &syncbuf.Buffer{}, stdout: &syncbuf.Buffer{}}
+	a := &agent{addr: freeAddr(t), dir: t.TempDir(), logs: &vitalstest.Buffer{}, stdout: &vitalstest.Buffer{}}
 	a.sock, a.ready = filepath.Join(a.dir, "vitals.sock"), filepath.Join(a.dir, "ready")
 	os.WriteFile(filepath.Join(a.dir, "ok"), []byte("ok"), 0o600)
 	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\n%s", a.addr, a.sock, config(a)))

@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -91,7 +91,7 @@ func TestEveryEventReaderSeesEveryTransitionOfFlappingChecksUnderLoad(t *testing
 			"    success-threshold: 1\n    failure-threshold: 1\n", i, srv.URL, i, period, period)
 	}
 	cmd := exec.Command(vitals, "run", "-c", writeConfig(t, conf.String()), "--log-level", "error")
-	logs := &syncbuf.Buffer{}
+	logs := &vitalstest.Buffer{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -24,6 +24,8 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 )
 
 // R8, a connection flood: under a low open-file limit, clients open more
@@ -65,7 +67,7 @@ func TestAConnectionFloodStarvesNeitherTheChecksNorAFreshLivez(t *testing.T) {
 	}
 	target := tcpServer(t, func(net.Conn) {})
 	web := server(t, http.StatusOK)
-	addr, grpcAddr, dir := freeAddr(t), freeAddr(t), shortTempDir(t)
+	addr, grpcAddr, dir := freeAddr(t), freeAddr(t), vitalstest.ShortDir(t)
 	sock := filepath.Join(dir, "vitals.sock")
 	path := writeConfig(t, fmt.Sprintf(`listen: %s
 grpc-listen: %s
@@ -375,7 +377,7 @@ func TestTheWorkloadKeepsItsOpenFileLimitWhileVitalsSizesItsCapsFromTheHardOne(t
 	if _, err := exec.LookPath("prlimit"); err != nil {
 		t.Skip("needs prlimit (util-linux)")
 	}
-	addr, dir := freeAddr(t), shortTempDir(t)
+	addr, dir := freeAddr(t), vitalstest.ShortDir(t)
 	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\nchecks:\n  ok:\n    file: {path: %s}\n",
 		addr, filepath.Join(dir, "vitals.sock"), vitals))
 	_, logs := runInBackground(t, os.Environ(), "prlimit", "--nofile=1024:4096", vitals, "run", "-c", path, "--",

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/grpchealth/grpchealthtest"
 )
 
@@ -39,7 +39,7 @@ checks:
     failure-threshold: 1
 `, freeAddr(t), grpcAddr, sock, marker, grpcAddr))
 	cmd := exec.Command(vitals, "run", "-c", path)
-	logs := &syncbuf.Buffer{}
+	logs := &vitalstest.Buffer{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	grpchealthserver "google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 )
 
 // vitals import k8s, given no --container, writes the checks of every
@@ -57,7 +57,7 @@ spec:
 	addr := freeAddr(t)
 	path := writeConfig(t, r.stdout+fmt.Sprintf("listen: %s\napi: %s\n", addr, filepath.Join(t.TempDir(), "vitals.sock")))
 	cmd := exec.Command(vitals, "run", "-c", path)
-	logs := &syncbuf.Buffer{}
+	logs := &vitalstest.Buffer{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube/kubetest"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/internal/kubeenv"
 )
 
@@ -80,7 +80,7 @@ func (p *kubePod) agentEnv(t *testing.T, kubeconfig string) []string {
 // env; after it, the workload's arguments, if any.
 func startKubeAgent(t *testing.T, env []string, config string, workload ...string) *agent {
 	t.Helper()
-	a := &agent{addr: freeAddr(t), dir: t.TempDir(), logs: &syncbuf.Buffer{}, stdout: &syncbuf.Buffer{}}
+	a := &agent{addr: freeAddr(t), dir: t.TempDir(), logs: &vitalstest.Buffer{}, stdout: &vitalstest.Buffer{}}
 	a.sock, a.ready = filepath.Join(a.dir, "vitals.sock"), filepath.Join(a.dir, "ready")
 	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\n%s", a.addr, a.sock, config))
 	args := []string{"run", "-c", path}
@@ -305,7 +305,7 @@ func TestKubernetesWithoutThePodOrAKubeconfigStartsNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(vitals, "run", "-c", path)
 			cmd.Env = tc.env
-			var stderr syncbuf.Buffer
+			var stderr vitalstest.Buffer
 			cmd.Stderr = &stderr
 			err := cmd.Run()
 			if cmd.ProcessState.ExitCode() != 2 || stderr.String() != tc.want {

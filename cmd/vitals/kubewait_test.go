@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube/kubetest"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/internal/kubeenv"
 )
 
@@ -84,13 +84,13 @@ func (c *cluster) deploymentStatus(t *testing.T, name string, s appsv1.Deploymen
 // background is a vitals run that the test watches as it goes.
 type background struct {
 	cmd    *exec.Cmd
-	stderr *syncbuf.Buffer
+	stderr *vitalstest.Buffer
 	done   chan struct{}
 }
 
 func startVitals(t *testing.T, binary string, args ...string) *background {
 	t.Helper()
-	b := &background{cmd: exec.Command(binary, args...), stderr: &syncbuf.Buffer{}, done: make(chan struct{})}
+	b := &background{cmd: exec.Command(binary, args...), stderr: &vitalstest.Buffer{}, done: make(chan struct{})}
 	b.cmd.Stderr = b.stderr
 	if err := b.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/internal/kubeenv"
 	"github.com/vitals-dev/vitals/probe/probetest"
 )
@@ -503,7 +503,7 @@ func init() { workloadtest.Main() }
 // supervised starts vitals run with a file of extra (and a passing check),
 // its workload this test binary doing what; it returns the running vitals,
 // its logs, the probe address, and the workload's ready file.
-func supervised(t *testing.T, extra string, what ...string) (*exec.Cmd, *syncbuf.Buffer, string, string) {
+func supervised(t *testing.T, extra string, what ...string) (*exec.Cmd, *vitalstest.Buffer, string, string) {
 	t.Helper()
 	addr := freeAddr(t)
 	dir := t.TempDir()
@@ -514,7 +514,7 @@ func supervised(t *testing.T, extra string, what ...string) (*exec.Cmd, *syncbuf
 	args := append([]string{"run", "-c", path, "--", os.Args[0], what[0], ready}, what[1:]...)
 	cmd := exec.Command(vitals, args...)
 	cmd.Env = append(os.Environ(), workloadtest.Env+"=1")
-	logs := &syncbuf.Buffer{}
+	logs := &vitalstest.Buffer{}
 	cmd.Stderr = logs
 	// A workload left behind by a failed test holds the output open.
 	cmd.WaitDelay = 2 * time.Second
@@ -552,7 +552,7 @@ func pidIn(t *testing.T, ready string) int {
 }
 
 // waitReadyzIs waits (a guard only) until /readyz on addr answers code.
-func waitReadyzIs(t *testing.T, addr string, code int, logs *syncbuf.Buffer) {
+func waitReadyzIs(t *testing.T, addr string, code int, logs *vitalstest.Buffer) {
 	t.Helper()
 	waitFor(t, fmt.Sprintf("/readyz to answer %d", code), logs, func() bool { return readyz(addr) == code })
 }
@@ -766,7 +766,7 @@ checks:
 	ready := filepath.Join(dir, "ready")
 	cmd := exec.Command(vitals, "run", "-c", path, "--", os.Args[0], "sleep", ready)
 	cmd.Env = append(os.Environ(), workloadtest.Env+"=1")
-	logs := &syncbuf.Buffer{}
+	logs := &vitalstest.Buffer{}
 	cmd.Stderr = logs
 	// A workload left behind by a failed test holds the output open.
 	cmd.WaitDelay = 2 * time.Second

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 )
 
 // children lists the processes whose parent is pid, with their state (R, S,
@@ -50,7 +50,7 @@ func TestAsPID1ItReapsEveryOrphan(t *testing.T) {
 	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\nchecks:\n  a: {heartbeat: {ttl: 1h}}\n", freeAddr(t), filepath.Join(dir, "vitals.sock")))
 	cmd := exec.Command("unshare", "--pid", "--fork", vitals, "run", "-c", path, "--", os.Args[0], "orphans", ready, strconv.Itoa(orphans))
 	cmd.Env = append(os.Environ(), workloadtest.Env+"=1")
-	logs := &syncbuf.Buffer{}
+	logs := &vitalstest.Buffer{}
 	cmd.Stderr = logs
 	cmd.WaitDelay = 2 * time.Second
 	// The ready file holds a pid of the namespace: never kill by it here.

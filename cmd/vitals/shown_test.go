@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 )
 
 // What vitals prints of a secret: never the secret, whatever the output.
@@ -84,9 +84,9 @@ checks:
     exec: {command: [sh, -c, 'printf "\033]0;pwned\007 \342\200\256 \000 done"; exit 1']}
     period: 100ms
     failure-threshold: 1
-`, addr, filepath.Join(shortTempDir(t), "vitals.sock")))
+`, addr, filepath.Join(vitalstest.ShortDir(t), "vitals.sock")))
 	cmd := exec.Command(vitals, "run", "-c", path, "--log-format", "json") // slog's JSON writes U+202E as it is
-	logs := &syncbuf.Buffer{}
+	logs := &vitalstest.Buffer{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ checks:
     exec: {command: [sh, -c, 'echo "password is $DB_PASSWORD"; exit 1']}
     period: 100ms
     failure-threshold: 1
-`, addr, filepath.Join(shortTempDir(t), "vitals.sock")))
+`, addr, filepath.Join(vitalstest.ShortDir(t), "vitals.sock")))
 	_, logs := runInBackground(t, append(os.Environ(), "DB_PASSWORD="+secret), vitals, "run", "-c", path)
 	var body string
 	waitFor(t, "the exec check to fail", logs, func() bool {

@@ -17,18 +17,18 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/health"
 )
 
 // agent is a vitals run under test, its workload this test binary.
 type agent struct {
 	cmd    *exec.Cmd
-	logs   *syncbuf.Buffer // vitals's standard error: its logs, and the workload's
-	stdout *syncbuf.Buffer // vitals's standard output: the workload's
-	addr   string          // the probe endpoints
-	sock   string          // the management API
-	ready  string          // the workload's ready file
+	logs   *vitalstest.Buffer // vitals's standard error: its logs, and the workload's
+	stdout *vitalstest.Buffer // vitals's standard output: the workload's
+	addr   string             // the probe endpoints
+	sock   string             // the management API
+	ready  string             // the workload's ready file
 	dir    string
 }
 
@@ -37,7 +37,7 @@ type agent struct {
 // the workload doing what.
 func startAgent(t *testing.T, config func(a *agent) string, what ...string) *agent {
 	t.Helper()
-	a := &agent{addr: freeAddr(t), dir: t.TempDir(), logs: &syncbuf.Buffer{}, stdout: &syncbuf.Buffer{}}
+	a := &agent{addr: freeAddr(t), dir: t.TempDir(), logs: &vitalstest.Buffer{}, stdout: &vitalstest.Buffer{}}
 	a.sock, a.ready = filepath.Join(a.dir, "vitals.sock"), filepath.Join(a.dir, "ready")
 	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\n%s", a.addr, a.sock, config(a)))
 	args := append([]string{"run", "-c", path, "--", os.Args[0], what[0], a.ready}, what[1:]...)
@@ -263,7 +263,7 @@ func TestAFloodOf50MBPassesThroughWholeAndLogChecksStillMatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &agent{addr: freeAddr(t), dir: t.TempDir(), logs: &syncbuf.Buffer{}, stdout: &syncbuf.Buffer{}}
+	a := &agent{addr: freeAddr(t), dir: t.TempDir(), logs: &vitalstest.Buffer{}, stdout: &vitalstest.Buffer{}}
 	a.sock, a.ready = filepath.Join(a.dir, "vitals.sock"), filepath.Join(a.dir, "ready")
 	path := writeConfig(t, fmt.Sprintf(`listen: %s
 api: %s

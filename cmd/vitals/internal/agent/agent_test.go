@@ -20,6 +20,7 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/health/healthtest"
 )
@@ -65,23 +66,11 @@ func (l *logLines) String() string {
 	return strings.Join(l.lines, "\n")
 }
 
-// socketPath is a path for the API's socket, short enough for its 108
-// bytes (t.TempDir's names are long).
-func socketPath(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "va")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return filepath.Join(dir, "vitals.sock")
-}
-
 // parse reads a file that listens on 127.0.0.1:0 and a fresh socket, with
 // more.
 func parse(t *testing.T, more string) *config.Config {
 	t.Helper()
-	c, err := config.Parse("vitals.yaml", []byte(fmt.Sprintf("listen: 127.0.0.1:0\napi: %s\n%s", socketPath(t), more)), os.LookupEnv, kinds.All)
+	c, err := config.Parse("vitals.yaml", []byte(fmt.Sprintf("listen: 127.0.0.1:0\napi: %s\n%s", vitalstest.SocketPath(t), more)), os.LookupEnv, kinds.All)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +193,7 @@ func TestNewStartsNothing(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	sock := socketPath(t)
+	sock := vitalstest.SocketPath(t)
 	c, err := config.Parse("vitals.yaml", []byte(fmt.Sprintf("listen: %s\napi: %s\nchecks:\n  loop: {heartbeat: {ttl: 1h}}\n"+
 		"hooks:\n  - on: [stopping]\n    webhook: {url: \"http://127.0.0.1:1/\"}\n", addr, sock)), os.LookupEnv, kinds.All)
 	if err != nil {

@@ -9,10 +9,11 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/apisocket"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 )
 
 func TestTheSocketIs0600InADirectoryItMakesAndGoesAwayOnClose(t *testing.T) {
-	path := filepath.Join(filepath.Dir(socketPath(t)), "run", "vitals.sock")
+	path := filepath.Join(filepath.Dir(vitalstest.SocketPath(t)), "run", "vitals.sock")
 	ln, err := api.Listen(path)
 	must(t, err)
 	fi, err := os.Stat(path)
@@ -44,7 +45,7 @@ func TestTheSocketIs0600InADirectoryItMakesAndGoesAwayOnClose(t *testing.T) {
 }
 
 func TestAStaleSocketIsReplacedAndALiveOneIsNot(t *testing.T) {
-	path := socketPath(t)
+	path := vitalstest.SocketPath(t)
 	// A vitals that died leaves its socket file, and nothing answers on it.
 	dead, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	must(t, err)
@@ -74,7 +75,7 @@ func TestAStaleSocketIsReplacedAndALiveOneIsNot(t *testing.T) {
 }
 
 func TestAFileThatIsNoSocketIsLeftAlone(t *testing.T) {
-	path := socketPath(t)
+	path := vitalstest.SocketPath(t)
 	must(t, os.WriteFile(path, []byte("notes"), 0o644))
 	_, err := api.Listen(path)
 	if err == nil || !strings.Contains(err.Error(), "exists and is not a socket") {

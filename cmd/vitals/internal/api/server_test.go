@@ -11,8 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -20,6 +18,7 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/health/healthtest"
 )
@@ -61,7 +60,7 @@ func newAgent(t *testing.T, addr, token string) *agent {
 	must(t, err)
 
 	if addr == "" {
-		addr = socketPath(t)
+		addr = vitalstest.SocketPath(t)
 	}
 	ln, err := api.Listen(addr)
 	must(t, err)
@@ -98,16 +97,6 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-// socketPath is a socket's path in a new directory, short enough for the
-// 108 bytes a socket's path may have (t.TempDir's names are long).
-func socketPath(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "vt")
-	must(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return filepath.Join(dir, "vitals.sock")
 }
 
 // call makes one request and returns the status, the headers and the body.

@@ -27,7 +27,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -99,19 +99,7 @@ func runAgent(ctx context.Context, c *config.Config, logger *slog.Logger) error 
 type testAgent struct {
 	listen string // the probe endpoints' address
 	stop   func() error
-	logs   *syncbuf.Buffer
-}
-
-// shortDir is a new directory with a path short enough for a socket's 108
-// bytes (t.TempDir's names are long).
-func shortDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "vt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
+	logs   *vitalstest.Buffer
 }
 
 func startAgent(t *testing.T, yaml string) *testAgent {
@@ -120,7 +108,7 @@ func startAgent(t *testing.T, yaml string) *testAgent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &testAgent{logs: &syncbuf.Buffer{}}
+	a := &testAgent{logs: &vitalstest.Buffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- runAgent(ctx, c, slog.New(slog.NewTextHandler(a.logs, nil))) }()
@@ -156,7 +144,7 @@ func startAgent(t *testing.T, yaml string) *testAgent {
 }
 
 func TestTheAPICommandsAgainstARealAgent(t *testing.T) {
-	dir := shortDir(t)
+	dir := vitalstest.ShortDir(t)
 	sock, conf := filepath.Join(dir, "run", "vitals.sock"), filepath.Join(dir, "peer1.conf")
 	a := startAgent(t, fmt.Sprintf(`
 listen: 127.0.0.1:0
@@ -268,7 +256,7 @@ checks:
 	}
 
 	// events --follow prints new events until interrupted, then exits 0.
-	var out syncbuf.Buffer
+	var out vitalstest.Buffer
 	followed := make(chan int, 1)
 	go func() { followed <- vitalsAPI(&out, io.Discard, "events", "--follow", "--after", fmt.Sprint(lastID)) }()
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), "check-failed  peer-config"); time.Sleep(10 * time.Millisecond) {
@@ -287,7 +275,7 @@ checks:
 	}
 
 	// Following when the agent stops: it says stopping, and the command ends, 0.
-	out = syncbuf.Buffer{}
+	out = vitalstest.Buffer{}
 	go func() {
 		followed <- vitalsAPI(&out, io.Discard, "events", "-f", "-o", "json", "--after", fmt.Sprint(lastID+1))
 	}()
@@ -335,7 +323,7 @@ func TestTheAPICommandsOverTCPWithAToken(t *testing.T) {
 }
 
 func TestRunNeedsItsTokenFileAndAFreeSocket(t *testing.T) {
-	dir := shortDir(t)
+	dir := vitalstest.ShortDir(t)
 	// The loader reads the token file, so a file that validates is one whose API starts.
 	_, err := config.Parse("vitals.yaml", []byte(fmt.Sprintf("api: tcp://127.0.0.1:1\napi-token-file: %s\nchecks:\n  loop: {heartbeat: {ttl: 1h}}\n",
 		filepath.Join(dir, "none"))), os.LookupEnv, kinds.All)

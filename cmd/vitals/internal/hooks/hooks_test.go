@@ -24,7 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -37,7 +37,7 @@ func newMonitor(opts ...health.Option) *health.Monitor {
 }
 
 // start starts a Runner of specs over m, stopped when the test ends.
-func start(t *testing.T, m *health.Monitor, l *syncbuf.Buffer, redact func(string) string, specs ...hooks.Spec) *hooks.Runner {
+func start(t *testing.T, m *health.Monitor, l *vitalstest.Buffer, redact func(string) string, specs ...hooks.Spec) *hooks.Runner {
 	t.Helper()
 	r := hooks.New(specs, m, l.Logger(), redact)
 	r.Start()
@@ -140,7 +140,7 @@ func TestAWebhookGetsEventsInOrderAndRetriesAfterA500(t *testing.T) {
 		return http.StatusOK
 	})
 	m := newMonitor()
-	var l syncbuf.Buffer
+	var l vitalstest.Buffer
 	spec := webhook(rc.URL+"/hook", health.EventCheckFailed)
 	spec.Name = "operator"
 	spec.Webhook.Header = map[string][]string{"Authorization": {"Bearer hdr-secret-1"}, "X-Tag": {"a", "b"}}
@@ -187,7 +187,7 @@ func TestAWebhookThatAlwaysFailsIsFailingAfterItsRetries(t *testing.T) {
 		return http.StatusNoContent
 	})
 	m := newMonitor()
-	var l syncbuf.Buffer
+	var l vitalstest.Buffer
 	spec := webhook(rc.URL+"/hook?token=tok-secret-2", health.EventCheckFailed)
 	spec.Webhook.Attempts = 3
 	redact := func(s string) string { return strings.ReplaceAll(s, "tok-secret-2", "xxxxx") }
@@ -238,7 +238,7 @@ vitals_hook_missed_events_total{hook="hook-1"} 0
 func TestAWebhookAnswered4xxIsNotRetried(t *testing.T) {
 	rc := newReceiver(t, func(int, health.Event) int { return http.StatusNotFound })
 	m := newMonitor()
-	var l syncbuf.Buffer
+	var l vitalstest.Buffer
 	r := start(t, m, &l, nil, webhook(rc.URL, health.EventCheckFailed))
 	m.Emit(failed("a"))
 	m.Emit(failed("b"))
@@ -257,7 +257,7 @@ func TestAWebhookThatGetsNoAnswerIsRetried(t *testing.T) {
 	url := ln.URL
 	ln.Close()
 	m := newMonitor()
-	var l syncbuf.Buffer
+	var l vitalstest.Buffer
 	spec := webhook(url, health.EventStopping)
 	spec.Webhook.Attempts = 2
 	r := start(t, m, &l, nil, spec)
@@ -286,7 +286,7 @@ func TestASlowWebhookNeverHoldsUpTheMonitor(t *testing.T) {
 		}
 	})
 	m := newMonitor()
-	var l syncbuf.Buffer
+	var l vitalstest.Buffer
 	r := start(t, m, &l, nil, webhook(rc.URL, health.EventCheckFailed, health.EventCheckPassed))
 	m.Emit(failed("first"))
 	<-arrived // the hook is stuck in its first request from now on
@@ -337,7 +337,7 @@ func TestASlowWebhookNeverHoldsUpTheMonitor(t *testing.T) {
 func TestAHookTakesOnlyTheEventsItIsOn(t *testing.T) {
 	rc := newReceiver(t, nil)
 	m := newMonitor()
-	var l syncbuf.Buffer
+	var l vitalstest.Buffer
 	r := start(t, m, &l, nil, webhook(rc.URL, health.EventCheckFailed, health.EventServiceExited))
 	m.Emit(health.Event{Type: health.EventCheckPassed, Check: "a"})
 	m.Emit(failed("a"))
@@ -362,7 +362,7 @@ func TestAHookThatFallsBehindTheLogCountsWhatItMissed(t *testing.T) {
 		return http.StatusOK
 	})
 	m := newMonitor(health.WithEventLog(5))
-	var l syncbuf.Buffer
+	var l vitalstest.Buffer
 	r := start(t, m, &l, nil, webhook(rc.URL, health.EventCheckFailed))
 	m.Emit(failed("c1"))
 	<-arrived // the hook holds event 1 alone: 2 is not emitted yet
@@ -396,7 +396,7 @@ func TestStopDeliversWhatWasEmittedBeforeIt(t *testing.T) {
 		return http.StatusOK
 	})
 	m := newMonitor()
-	var l syncbuf.Buffer
+	var l vitalstest.Buffer
 	r := hooks.New([]hooks.Spec{webhook(rc.URL, health.EventServiceExited, health.EventStopping)}, m, l.Logger(), nil)
 	r.Start()
 	for i := range 10 {
@@ -429,7 +429,7 @@ func TestStopGivesUpAtItsDeadline(t *testing.T) {
 	})
 	defer close(release) // before the receiver closes
 	m := newMonitor()
-	var l syncbuf.Buffer
+	var l vitalstest.Buffer
 	r := hooks.New([]hooks.Spec{webhook(rc.URL, health.EventStopping)}, m, l.Logger(), nil)
 	r.Start()
 	m.Emit(health.Event{Type: health.EventStopping})
@@ -455,7 +455,7 @@ func TestAnExecHookGetsTheEventOnStdinAndInItsEnvironment(t *testing.T) {
 	dir := t.TempDir()
 	stdin, env := filepath.Join(dir, "stdin"), filepath.Join(dir, "env")
 	m := newMonitor()
-	var l syncbuf.Buffer
+	var l vitalstest.Buffer
 	r := start(t, m, &l, nil, hooks.Spec{Name: "charm", On: []health.EventType{health.EventServiceExited},
 		Exec: &hooks.ExecSpec{Command: []string{"sh", "-c", `cat > "$1"; env > "$2"`, "sh", stdin, env}}})
 	ev := m.Emit(health.Event{Type: health.EventServiceExited, Service: "wg-entrypoint", PID: 42, ExitCode: new(0),
@@ -496,7 +496,7 @@ func TestAnExecHookThatFailsIsLoggedWithItsOutputAndNotRunAgain(t *testing.T) {
 	dir := t.TempDir()
 	count := filepath.Join(dir, "count")
 	m := newMonitor()
-	var l syncbuf.Buffer
+	var l vitalstest.Buffer
 	r := start(t, m, &l, nil, hooks.Spec{On: []health.EventType{health.EventCheckFailed},
 		Exec: &hooks.ExecSpec{Command: []string{"sh", "-c", `echo run >> "$1"; echo "no route to charm" >&2; exit 3`, "sh", count}}})
 	m.Emit(failed("db"))
@@ -514,7 +514,7 @@ func TestAnExecHookThatFailsIsLoggedWithItsOutputAndNotRunAgain(t *testing.T) {
 
 func TestAFailedHooksOutputIsShownEscaped(t *testing.T) {
 	m := newMonitor()
-	r := start(t, m, &syncbuf.Buffer{}, nil, hooks.Spec{On: []health.EventType{health.EventCheckFailed},
+	r := start(t, m, &vitalstest.Buffer{}, nil, hooks.Spec{On: []health.EventType{health.EventCheckFailed},
 		Exec: &hooks.ExecSpec{Command: []string{"sh", "-c", `printf '\033]0;pwned\007 \342\200\256 \000'; exit 3`}}})
 	m.Emit(failed("db"))
 	st := waitStatus(t, r, "given up", func(st hooks.Status) bool { return st.Failed == 1 })
@@ -527,7 +527,7 @@ func TestAnExecHookPastItsTimeoutIsKilledWithItsGroup(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
 	m := newMonitor()
-	var l syncbuf.Buffer
+	var l vitalstest.Buffer
 	r := start(t, m, &l, nil, hooks.Spec{On: []health.EventType{health.EventCheckFailed},
 		Exec: &hooks.ExecSpec{Timeout: time.Second, Command: []string{"sh", "-c",
 			// A child in the background that outlives the shell but for the group kill.

@@ -23,7 +23,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube/kubetest"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kubereport"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/internal/kubeenv"
 )
@@ -262,7 +262,7 @@ func TestEventsAndTheConditionFollowACheck(t *testing.T) {
 	sw := &switchCheck{}
 	m := monitor(t, sw)
 	waitFor(t, "the ready level passes", func() bool { return m.Passing(health.Ready) })
-	logs := &syncbuf.Buffer{}
+	logs := &vitalstest.Buffer{}
 	r := c.start(t, kubereport.Options{Monitor: m, Client: dynamicClient(t, c.env.Kubeconfig, nil),
 		Events: true, Condition: condition, Logger: logs.Logger()})
 
@@ -335,7 +335,7 @@ func TestWhatTheAPIServerRefusesIsSaidOnceAndHoldsNothingUp(t *testing.T) {
 	m := monitor(t, sw)
 	probes := httptest.NewServer(m.Handler())
 	defer probes.Close()
-	logs := &syncbuf.Buffer{}
+	logs := &vitalstest.Buffer{}
 	c.start(t, kubereport.Options{Monitor: m, Client: dynamicClient(t, c.env.RestrictedKubeconfig, countStatusPatches),
 		Events: true, Condition: condition, Logger: logs.Logger(),
 		BackoffInitial: 20 * time.Millisecond, BackoffMax: 100 * time.Millisecond})
@@ -392,7 +392,7 @@ func TestTheConditionCatchesUpOnceTheAPIServerIsBack(t *testing.T) {
 	c := newCluster(t, env)
 	sw := &switchCheck{}
 	m := monitor(t, sw)
-	logs := &syncbuf.Buffer{}
+	logs := &vitalstest.Buffer{}
 	c.start(t, kubereport.Options{Monitor: m, Client: dynamicClient(t, env.Kubeconfig, nil),
 		Condition: condition, Logger: logs.Logger(), BackoffMax: 2 * time.Second})
 	c.waitCondition(t, corev1.ConditionTrue, kubereport.ReasonChecksPassed)
@@ -481,7 +481,7 @@ func TestStopSaysWhatItLeftUnwritten(t *testing.T) {
 	c := newCluster(t, kubeenv.SharedFor(t))
 	// No rights at all: not even the pod can be read.
 	m := monitor(t, &switchCheck{})
-	logs := &syncbuf.Buffer{}
+	logs := &vitalstest.Buffer{}
 	r := kubereport.New(kubereport.Options{Monitor: m, Client: dynamicClient(t, c.env.RestrictedKubeconfig, nil),
 		Pod: c.pod.Name, Namespace: c.ns, Events: true, Condition: condition, Logger: logs.Logger(),
 		BackoffInitial: 20 * time.Millisecond})

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/syncbuf"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/health"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
@@ -123,7 +123,7 @@ func TestStopForSaysWhyAndAStopDuringTheBackoffEndsIt(t *testing.T) {
 }
 
 func TestTheOutputOfEveryRunGoesThroughCopyAndIsPassedOnBeforeItsExitIsTold(t *testing.T) {
-	var out, errs syncbuf.Buffer
+	var out, errs vitalstest.Buffer
 	var mu sync.Mutex
 	streams := map[string]int{}
 	spec := Spec{Restart: OnFailure, BackoffInitial: time.Millisecond, Output: Output{Stdout: &out, Stderr: &errs,
@@ -182,7 +182,7 @@ func TestOnceFinishingTheWorkloadIsNotRestarted(t *testing.T) {
 
 func TestARunsOutputIsPassedOnBeforeItsExitIsTold(t *testing.T) {
 	t.Setenv(workloadtest.Env, "1")
-	var out syncbuf.Buffer
+	var out vitalstest.Buffer
 	var atExit []string
 	emit := func(e health.Event) {
 		if e.Type == health.EventServiceExited {

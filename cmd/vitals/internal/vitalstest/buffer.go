@@ -1,8 +1,7 @@
-// Package syncbuf has the buffer that tests give a logger, a command or a
-// workload to write while the test reads it: a bytes.Buffer safe for one
-// writer and one reader at once (and for several writers, whose writes do
-// not interleave within one Write).
-package syncbuf
+// Package vitalstest has what the tests of vitals's binary and its parts
+// share: a buffer that a logger, a command or a workload writes while the
+// test reads it, and directories short enough for a unix socket.
+package vitalstest
 
 import (
 	"bytes"
@@ -10,7 +9,9 @@ import (
 	"sync"
 )
 
-// Buffer is a bytes.Buffer that takes turns. The zero value is empty and
+// Buffer is a bytes.Buffer that takes turns: safe for one writer and one
+// reader at once, and for several writers, whose writes do not interleave
+// within one Write. The zero value is empty and
 // ready to use.
 type Buffer struct {
 	mu sync.Mutex
