@@ -21,6 +21,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/target"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/internal/escape"
+	"github.com/vitals-dev/vitals/probe"
 )
 
 // The probe's example of a dependency target, in the full build only.
@@ -77,7 +78,7 @@ A static binary with no dependencies: the exec probe for images without curl.
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			p := probes[0]
-			r := health.Run(ctx, p, timeout)
+			r := health.Run(ctx, p.Prober, timeout)
 			if output == "json" {
 				if err := writeJSON(stdout, resultOf(p, r)); err != nil {
 					return err
@@ -138,7 +139,7 @@ func splitArgs(cmd *cobra.Command, args []string) (targets, argv []string, err e
 // must apply to the target (single) or to at least one of them (several), and
 // a flag given must have a value.
 //
-// Each probe is built shown (see shown): its name and every output with the
+// Each probe is built shown (see show): its name and every output with the
 // secrets of the command line and of the environment hidden, so that no line
 // and no JSON the command writes shows them.
 func buildAll(flags *pflag.FlagSet, targets, argv []string, o target.Options, single bool) ([]target.Probe, error) {
@@ -244,7 +245,7 @@ type result struct {
 	Duration      string    `json:"duration"`
 }
 
-// resultOf is r as JSON shows it; its output, redacted already (see shown),
+// resultOf is r as JSON shows it; its output, redacted already (see show),
 // escaped as the agent's JSON escapes it.
 func resultOf(p target.Probe, r health.Result) result {
 	return result{Target: p.String(), Kind: p.Kind(), OK: r.OK, Output: escape.Text(r.Output),
@@ -298,40 +299,36 @@ func redactor(targets []string, o target.Options, env []string) *redact.Redactor
 	return redact.New(secrets...)
 }
 
-// shown is a probe as the one-shot commands show it: its name and what each
-// run says, redacted at the source, so that every line, -v and -o json get
-// the same safe text.
-type shown struct {
-	target.Probe
-	rd *redact.Redactor
-}
-
-// show wraps p; a target that the wait watches (k8s://) stays one.
+// show is p as the one-shot commands show it: a probe of its own, made with
+// probe.New around p, whose name and whose every run's message and error
+// have their secrets hidden at the source, so that every line, -v and -o
+// json get the same safe text. A target that the wait watches (k8s://)
+// stays one, its reports hidden alike. Its Close closes p.
 func show(p target.Probe, rd *redact.Redactor) target.Probe {
-	s := shown{p, rd}
-	if w, ok := p.(watcher); ok {
-		return shownWatcher{s, w}
+	measure := func(ctx context.Context) (health.Observation, error) {
+		obs, err := p.Measure(ctx)
+		obs.Message = rd.Redact(obs.Message)
+		return obs, hide(rd, err)
+	}
+	s := target.Probe{Prober: probe.New(p.Kind(), rd.Redact(p.String()), measure, p.Close)}
+	if p.Watch != nil {
+		s.Watch = func(ctx context.Context, report func(health.Result)) error {
+			return hide(rd, p.Watch(ctx, func(r health.Result) {
+				r.Output = rd.Redact(r.Output)
+				report(r)
+			}))
+		}
 	}
 	return s
 }
 
-func (s shown) String() string { return s.rd.Redact(s.Probe.String()) }
-
-func (s shown) Check(ctx context.Context) error { return s.hide(s.Probe.Check(ctx)) }
-
-func (s shown) Measure(ctx context.Context) (health.Observation, error) {
-	obs, err := s.Probe.Measure(ctx)
-	obs.Message = s.rd.Redact(obs.Message)
-	return obs, s.hide(err)
-}
-
 // hide returns err with its text redacted; it unwraps to err (a deadline
 // stays a deadline).
-func (s shown) hide(err error) error {
+func hide(rd *redact.Redactor, err error) error {
 	if err == nil {
 		return nil
 	}
-	return hidden{err, s.rd.Redact(err.Error())}
+	return hidden{err, rd.Redact(err.Error())}
 }
 
 // hidden is an error whose text has its secrets hidden, wrapping the error
@@ -343,16 +340,3 @@ type hidden struct {
 
 func (h hidden) Error() string { return h.text }
 func (h hidden) Unwrap() error { return h.err }
-
-// shownWatcher is a shown target that the wait watches.
-type shownWatcher struct {
-	shown
-	w watcher
-}
-
-func (s shownWatcher) Watch(ctx context.Context, report func(health.Result)) error {
-	return s.hide(s.w.Watch(ctx, func(r health.Result) {
-		r.Output = s.rd.Redact(r.Output)
-		report(r)
-	}))
-}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/target"
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
 )
 
 // The wait's help on k8s:// targets, in the full build only.
@@ -139,14 +140,6 @@ type waiter struct {
 	progress                        *progress
 }
 
-// watcher is a target that the wait follows as it changes, rather than
-// trying it again and again: a k8s:// target, through the API server's watch.
-type watcher interface {
-	// Watch reports the target's result at every change until it passes
-	// (it returns nil), can never pass (it returns why), or ctx ends.
-	Watch(ctx context.Context, report func(health.Result)) error
-}
-
 // news is one target's latest result, for the loop that keeps the progress.
 type news struct {
 	i      int
@@ -169,8 +162,8 @@ func (w *waiter) run(ctx context.Context) ([]health.Result, error) {
 	updates := make(chan news)
 	var wg sync.WaitGroup
 	for i, p := range w.probes {
-		if wp, ok := p.(watcher); ok {
-			wg.Go(func() { w.watch(targets, i, wp, updates) })
+		if p.Watch != nil { // a target followed as it changes, rather than tried again
+			wg.Go(func() { w.watch(targets, i, p, updates) })
 		} else {
 			wg.Go(func() { w.poll(targets, i, p, updates) })
 		}
@@ -208,7 +201,7 @@ loop:
 		case r.OK: // a pass counts, even in an attempt the end cut short
 			passed[n.i], results[n.i] = true, r
 			ready++
-			w.progress.passed(p, r, time.Since(began))
+			w.progress.passed(p.Prober, r, time.Since(began))
 		case n.final:
 			results[n.i], final = r, n.i
 			stop()
@@ -219,7 +212,7 @@ loop:
 			continue
 		default:
 			results[n.i] = r
-			w.progress.failing(p, r)
+			w.progress.failing(p.Prober, r)
 		}
 		w.progress.status(time.Since(began), ready, len(w.probes), w.focus(results, passed))
 	}
@@ -253,7 +246,7 @@ func (w *waiter) focus(results []health.Result, passed []bool) string {
 func (w *waiter) poll(ctx context.Context, i int, p target.Probe, updates chan<- news) {
 	delay := min(firstDelay, w.interval)
 	for {
-		r := health.Run(ctx, p, w.probeTimeout)
+		r := health.Run(ctx, p.Prober, w.probeTimeout)
 		updates <- news{i: i, result: r, late: ctx.Err() != nil}
 		if r.OK || ctx.Err() != nil {
 			return
@@ -268,7 +261,7 @@ func (w *waiter) poll(ctx context.Context, i int, p target.Probe, updates chan<-
 }
 
 // watch follows a target that changes as it does, reporting every change.
-func (w *waiter) watch(ctx context.Context, i int, p watcher, updates chan<- news) {
+func (w *waiter) watch(ctx context.Context, i int, p target.Probe, updates chan<- news) {
 	err := p.Watch(ctx, func(r health.Result) { updates <- news{i: i, result: r, late: ctx.Err() != nil} })
 	if err != nil && ctx.Err() == nil {
 		updates <- news{i: i, result: health.Result{Time: time.Now(), Output: err.Error()}, final: true}
@@ -301,11 +294,11 @@ type progress struct {
 	terminal bool
 	fd       int // of the terminal
 	verbose  bool
-	last     map[target.Probe]string // the last output printed per target
+	last     map[*probe.Prober]string // the last output printed per target
 }
 
 func newProgress(w io.Writer, verbose bool) *progress {
-	p := &progress{w: w, verbose: verbose, last: map[target.Probe]string{}}
+	p := &progress{w: w, verbose: verbose, last: map[*probe.Prober]string{}}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		p.terminal, p.fd = true, int(f.Fd())
 	}
@@ -321,12 +314,12 @@ func (p *progress) width() int {
 	return 79
 }
 
-func (p *progress) passed(pr target.Probe, r health.Result, after time.Duration) {
+func (p *progress) passed(pr *probe.Prober, r health.Result, after time.Duration) {
 	p.clear()
 	fmt.Fprintf(p.w, "ready: %s (%s) after %v\n", pr, describe(r), round(after))
 }
 
-func (p *progress) failing(pr target.Probe, r health.Result) {
+func (p *progress) failing(pr *probe.Prober, r health.Result) {
 	if p.terminal {
 		if !p.verbose {
 			return // the live line shows it

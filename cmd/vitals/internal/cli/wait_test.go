@@ -10,24 +10,21 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/target"
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/probe"
 )
 
 // silentWatch is a watched target that says one thing and then nothing
 // more, as a rollout that is stuck: no news for the rest of the wait.
-type silentWatch struct{ says string }
-
-func (q silentWatch) Measure(context.Context) (health.Observation, error) {
-	return health.Observation{}, errors.New(q.says)
-}
-func (q silentWatch) Check(ctx context.Context) error { _, err := q.Measure(ctx); return err }
-func (silentWatch) Kind() string                      { return "k8s" }
-func (silentWatch) String() string                    { return "k8s deployment/api -n shop" }
-func (silentWatch) Close() error                      { return nil }
-
-func (q silentWatch) Watch(ctx context.Context, report func(health.Result)) error {
-	report(health.Result{Time: time.Now(), Output: q.says})
-	<-ctx.Done()
-	return ctx.Err()
+func silentWatch(says string) target.Probe {
+	measure := func(context.Context) (health.Observation, error) { return health.Observation{}, errors.New(says) }
+	return target.Probe{
+		Prober: probe.New("k8s", "k8s deployment/api -n shop", measure, nil),
+		Watch: func(ctx context.Context, report func(health.Result)) error {
+			report(health.Result{Time: time.Now(), Output: says})
+			<-ctx.Done()
+			return ctx.Err()
+		},
+	}
 }
 
 const stuck = `Waiting for deployment "api" rollout to finish: 0 of 1 updated replicas are available...`
@@ -38,8 +35,8 @@ func waitOn(t *testing.T, terminal bool, timeout time.Duration) string {
 	t.Helper()
 	var out bytes.Buffer
 	// A terminal that the test reads: its size unknown (fd -1), 80 columns.
-	p := &progress{w: &out, terminal: terminal, fd: -1, last: map[target.Probe]string{}}
-	w := &waiter{probes: []target.Probe{silentWatch{stuck}}, timeout: timeout, interval: time.Second, probeTimeout: time.Second, progress: p}
+	p := &progress{w: &out, terminal: terminal, fd: -1, last: map[*probe.Prober]string{}}
+	w := &waiter{probes: []target.Probe{silentWatch(stuck)}, timeout: timeout, interval: time.Second, probeTimeout: time.Second, progress: p}
 	if _, err := w.run(context.Background()); err == nil || !strings.Contains(err.Error(), "timed out after "+timeout.String()) {
 		t.Fatalf("wait returned %v, want a timeout", err)
 	}
@@ -74,7 +71,7 @@ func TestOffATerminalAWaitThatHearsNothingNewPrintsNothingMore(t *testing.T) {
 
 func TestTheLiveLineBeforeAnyNewsSaysOnlyTheCount(t *testing.T) {
 	var out bytes.Buffer
-	p := &progress{w: &out, terminal: true, fd: -1, last: map[target.Probe]string{}}
+	p := &progress{w: &out, terminal: true, fd: -1, last: map[*probe.Prober]string{}}
 	p.status(time.Second, 0, 2, "")
 	if want := "\r\x1b[Kwaiting 1s: 0 of 2 ready"; out.String() != want {
 		t.Fatalf("live line %q, want %q", out.String(), want)

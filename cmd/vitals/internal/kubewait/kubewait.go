@@ -194,9 +194,6 @@ func parse(target string) (*Target, error) {
 	return t, nil
 }
 
-// Kind is the probe kind of every k8s:// target.
-func (t *Target) Kind() string { return "k8s" }
-
 // String says what the target is the way kubectl would be told it:
 // `k8s deployment/api -n shop`, `k8s pods -l app=api -n shop`.
 func (t *Target) String() string {

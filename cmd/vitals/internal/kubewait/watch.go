@@ -51,12 +51,6 @@ func (t *Target) Measure(ctx context.Context) (health.Observation, error) {
 	return health.Observation{Message: s.Message}, nil
 }
 
-// Check is Measure without the observation.
-func (t *Target) Check(ctx context.Context) error {
-	_, err := t.Measure(ctx)
-	return err
-}
-
 // Watch follows the target through the API server's watch and reports what
 // it finds at every change, until the target is ready (Watch returns nil),
 // can never be without a change to it (Watch returns why: a rollout past its

@@ -25,7 +25,7 @@ func FuzzBuild(f *testing.F) {
 	f.Fuzz(func(t *testing.T, target string) {
 		p, err := Build(target, Options{})
 		switch {
-		case err == nil && p == nil:
+		case err == nil && p.Prober == nil:
 			t.Fatalf("Build(%q): no probe and no error", target)
 		case err != nil && err.Error() == "":
 			t.Fatalf("Build(%q): an empty error", target)

@@ -5,6 +5,7 @@ package target
 import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kubewait"
+	"github.com/vitals-dev/vitals/probe"
 )
 
 // The full build's k8s:// targets: Kubernetes objects, followed through the
@@ -21,6 +22,8 @@ const KubeHelp = `
                                          complete, a pod Ready (-n, --kubeconfig, --context)
   k8s://pods?selector=app%3Dweb          at least one pod matches, and every one is Ready`
 
+// buildKube makes the Probe of a k8s:// target: its Measure looks once (vitals
+// probe), its Watch follows the objects until ready (vitals wait).
 func buildKube(target string, o Options) (Probe, error) {
 	f := o.flagSet()
 	var ko kube.Options
@@ -29,14 +32,9 @@ func buildKube(target string, o Options) (Probe, error) {
 	}
 	t, err := kubewait.New(target, ko)
 	if err != nil {
-		return nil, err
+		return Probe{}, err
 	}
-	return kubeTarget{t}, nil
+	// Each run and each watch makes its requests and ends them: nothing is
+	// kept between runs, so there is nothing to close.
+	return Probe{Prober: probe.New(kubeKind, t.String(), t.Measure, nil), Watch: t.Watch}, nil
 }
-
-// kubeTarget is a k8s:// target as a Probe: it keeps nothing between runs
-// (each run and each watch makes its requests and ends them), so Close has
-// nothing to release.
-type kubeTarget struct{ *kubewait.Target }
-
-func (kubeTarget) Close() error { return nil }

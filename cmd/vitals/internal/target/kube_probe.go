@@ -13,5 +13,5 @@ const KubeHelp = `
   k8s://…                                Kubernetes objects: in the full build of vitals only`
 
 func buildKube(target string, _ Options) (Probe, error) {
-	return nil, inFullBuild(target, kubeKind)
+	return Probe{}, inFullBuild(target, kubeKind)
 }

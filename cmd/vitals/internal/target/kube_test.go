@@ -65,6 +65,9 @@ func TestTheFullBuildHasK8sTargets(t *testing.T) {
 		if p.String() != tt.want || p.Kind() != "k8s" {
 			t.Errorf("Build(%q, %+v) = %s %q, want k8s %q", tt.target, tt.args, p.Kind(), p, tt.want)
 		}
+		if p.Watch == nil {
+			t.Errorf("Build(%q): not watched, a k8s:// target is followed through the API server's watch", tt.target)
+		}
 	}
 	for _, tt := range []struct {
 		target string

@@ -207,25 +207,27 @@ func KindOf(target string) (string, error) {
 	return k.Name, nil
 }
 
-// Probe is what a target builds: a check of some kind that measures what it
-// sees and says what it is. Close releases what it keeps between runs (a
-// dependency's connection); whoever built it calls Close when done with it.
-// A kind's target builds a *probe.Prober; a k8s:// target a watch of its own.
-type Probe interface {
-	health.Measurer
-	Check(ctx context.Context) error
-	Kind() string   // http, tcp, exec, …
-	String() string // the target, as given
-	Close() error
+// Probe is what a target builds: the *probe.Prober of its kind (the one shape
+// of every check, the agent's too), which Measure and Check run once, and for
+// a target that is followed as it changes rather than tried again (k8s://,
+// through the API server's watch) its Watch, so that a wait knows how to
+// follow a target from the Probe itself, not by asking its type. Close
+// releases what the probe keeps between runs (a dependency's connection);
+// whoever built it calls Close when done with it. The zero Probe is none:
+// what Build returns with an error.
+type Probe struct {
+	*probe.Prober
+	// Watch reports the target's result at every change until it passes (it
+	// returns nil), can never pass (it returns why), or ctx ends (it returns
+	// ctx's error). Nil for a target that is tried again: every kind's.
+	Watch func(ctx context.Context, report func(health.Result)) error
 }
-
-var _ Probe = (*probe.Prober)(nil)
 
 // Build makes the probe for a URL target, with the flags the user gave.
 func Build(target string, o Options) (Probe, error) {
 	kind, err := KindOf(target)
 	if err != nil {
-		return nil, err
+		return Probe{}, err
 	}
 	if kind == kubeKind {
 		return buildKube(target, o)
@@ -233,9 +235,9 @@ func Build(target string, o Options) (Probe, error) {
 	k := kinds.All.Lookup(kind)
 	if !k.CLI.Builds() {
 		scheme, _, _ := strings.Cut(target, ":")
-		return nil, inFullBuild(target, strings.ToLower(scheme))
+		return Probe{}, inFullBuild(target, strings.ToLower(scheme))
 	}
-	return built(k.CLI.Build(target, o.flagSet()))
+	return polled(k.CLI.Build(target, o.flagSet()))
 }
 
 // inFullBuild is the error of a target of this build's tables that only the
@@ -246,15 +248,16 @@ func inFullBuild(target, scheme string) error {
 
 // BuildExec makes the probe for a command line, with the flags the user gave.
 func BuildExec(argv []string, o Options) (Probe, error) {
-	return built(kinds.Exec.CLI.BuildCommand(argv, o.flagSet()))
+	return polled(kinds.Exec.CLI.BuildCommand(argv, o.flagSet()))
 }
 
-// built is a kind's constructor's answer as a Probe: no probe with an error.
-func built(p *probe.Prober, err error) (Probe, error) {
+// polled is a kind's constructor's answer as a Probe that is tried again
+// (no Watch): none with an error.
+func polled(p *probe.Prober, err error) (Probe, error) {
 	if err != nil {
-		return nil, err
+		return Probe{}, err
 	}
-	return p, nil
+	return Probe{Prober: p}, nil
 }
 
 // Builds says whether this build makes probes of the named kind's targets:

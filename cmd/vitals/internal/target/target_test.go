@@ -91,6 +91,12 @@ func TestTargetsBuildTheProbeTheyName(t *testing.T) {
 		if p.String() != tt.want {
 			t.Errorf("Build(%q) = %q, want %q", tt.target, p.String(), tt.want)
 		}
+		if p.Watch != nil {
+			t.Errorf("Build(%q) is watched: a kind's target is tried again", tt.target)
+		}
+	}
+	if p, err := BuildExec([]string{"true"}, Options{}); err != nil || p.Kind() != "exec" || p.Watch != nil {
+		t.Errorf("BuildExec: %s, watched %v, %v", p.Kind(), p.Watch != nil, err)
 	}
 }
 
