@@ -31,7 +31,7 @@ func TestEveryKindOfTheTableIsAProbeTargetOrSaysWhyNot(t *testing.T) {
 				return
 			}
 			args := append([]string{"probe", "-v", "--timeout", "5s"}, strings.Fields(c.Example)...)
-			var p target.Probe
+			var p target.Target
 			var err error
 			if argv, ok := strings.CutPrefix(c.Example, "-- "); ok {
 				p, err = target.BuildExec(strings.Fields(argv), target.Options{})

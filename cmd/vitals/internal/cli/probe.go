@@ -142,8 +142,8 @@ func splitArgs(cmd *cobra.Command, args []string) (targets, argv []string, err e
 // Each probe is built shown (see show): its name and every output with the
 // secrets of the command line and of the environment hidden, so that no line
 // and no JSON the command writes shows them.
-func buildAll(flags *pflag.FlagSet, targets, argv []string, o target.Options, single bool) ([]target.Probe, error) {
-	var probes []target.Probe
+func buildAll(flags *pflag.FlagSet, targets, argv []string, o target.Options, single bool) ([]target.Target, error) {
+	var probes []target.Target
 	var errs []string
 	rd := redactor(targets, o, os.Environ())
 	for _, name := range o.Given() {
@@ -201,7 +201,7 @@ func buildAll(flags *pflag.FlagSet, targets, argv []string, o target.Options, si
 // says goodbye to its server on the connection it kept (a Terminate, a
 // connection.close), within a second. That changes nothing of a result the
 // command has, so a close that fails is not the command's failure.
-func closeAll(probes []target.Probe) {
+func closeAll(probes []target.Target) {
 	var wg sync.WaitGroup
 	for _, p := range probes {
 		wg.Go(func() { p.Close() })
@@ -247,7 +247,7 @@ type result struct {
 
 // resultOf is r as JSON shows it; its output, redacted already (see show),
 // escaped as the agent's JSON escapes it.
-func resultOf(p target.Probe, r health.Result) result {
+func resultOf(p target.Target, r health.Result) result {
 	return result{Target: p.String(), Kind: p.Kind(), OK: r.OK, Output: escape.Text(r.Output),
 		ObservedValue: r.ObservedValue, ObservedUnit: r.ObservedUnit, Time: r.Time, Duration: r.Duration.String()}
 }
@@ -304,13 +304,13 @@ func redactor(targets []string, o target.Options, env []string) *redact.Redactor
 // have their secrets hidden at the source, so that every line, -v and -o
 // json get the same safe text. A target that the wait watches (k8s://)
 // stays one, its reports hidden alike. Its Close closes p.
-func show(p target.Probe, rd *redact.Redactor) target.Probe {
+func show(p target.Target, rd *redact.Redactor) target.Target {
 	measure := func(ctx context.Context) (health.Observation, error) {
 		obs, err := p.Measure(ctx)
 		obs.Message = rd.Redact(obs.Message)
 		return obs, hide(rd, err)
 	}
-	s := target.Probe{Prober: probe.New(p.Kind(), rd.Redact(p.String()), measure, p.Close)}
+	s := target.Target{Prober: probe.New(p.Kind(), rd.Redact(p.String()), measure, p.Close)}
 	if p.Watch != nil {
 		s.Watch = func(ctx context.Context, report func(health.Result)) error {
 			return hide(rd, p.Watch(ctx, func(r health.Result) {

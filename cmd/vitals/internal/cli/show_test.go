@@ -29,7 +29,7 @@ func TestAShownProbeHidesWhatItsProbeSaysAndClosesIt(t *testing.T) {
 	}
 	done := errors.New("closed")
 	original := probe.New("tcp", "tcp app:hunter22@db:5432", measure, func() error { closed++; return done })
-	s := show(target.Probe{Prober: original}, rd)
+	s := show(target.Target{Prober: original}, rd)
 	if s.Kind() != "tcp" || s.String() != "tcp app:xxxxx@db:5432" || s.Watch != nil {
 		t.Fatalf("shown as %s %q, watched %v", s.Kind(), s, s.Watch != nil)
 	}
@@ -53,7 +53,7 @@ func TestAShownProbeHidesWhatItsProbeSaysAndClosesIt(t *testing.T) {
 func TestAShownWatchedTargetHidesWhatItsWatchReports(t *testing.T) {
 	rd := redact.New("hunter22")
 	never := errors.New("job failed: token hunter22 refused")
-	watched := target.Probe{
+	watched := target.Target{
 		Prober: probe.New("k8s", "k8s job/hunter22", func(context.Context) (health.Observation, error) { return health.Observation{}, nil }, nil),
 		Watch: func(_ context.Context, report func(health.Result)) error {
 			report(health.Result{Time: time.Now(), Output: "pod hunter22 pending"})

@@ -135,7 +135,7 @@ A kind's flag applies to the targets of that kind.
 }
 
 type waiter struct {
-	probes                          []target.Probe
+	probes                          []target.Target
 	timeout, interval, probeTimeout time.Duration
 	progress                        *progress
 }
@@ -243,7 +243,7 @@ func (w *waiter) focus(results []health.Result, passed []bool) string {
 
 // poll tries a target until it passes, pausing between attempts for a
 // backoff that doubles up to --interval.
-func (w *waiter) poll(ctx context.Context, i int, p target.Probe, updates chan<- news) {
+func (w *waiter) poll(ctx context.Context, i int, p target.Target, updates chan<- news) {
 	delay := min(firstDelay, w.interval)
 	for {
 		r := health.Run(ctx, p.Prober, w.probeTimeout)
@@ -261,7 +261,7 @@ func (w *waiter) poll(ctx context.Context, i int, p target.Probe, updates chan<-
 }
 
 // watch follows a target that changes as it does, reporting every change.
-func (w *waiter) watch(ctx context.Context, i int, p target.Probe, updates chan<- news) {
+func (w *waiter) watch(ctx context.Context, i int, p target.Target, updates chan<- news) {
 	err := p.Watch(ctx, func(r health.Result) { updates <- news{i: i, result: r, late: ctx.Err() != nil} })
 	if err != nil && ctx.Err() == nil {
 		updates <- news{i: i, result: health.Result{Time: time.Now(), Output: err.Error()}, final: true}

@@ -15,9 +15,9 @@ import (
 
 // silentWatch is a watched target that says one thing and then nothing
 // more, as a rollout that is stuck: no news for the rest of the wait.
-func silentWatch(says string) target.Probe {
+func silentWatch(says string) target.Target {
 	measure := func(context.Context) (health.Observation, error) { return health.Observation{}, errors.New(says) }
-	return target.Probe{
+	return target.Target{
 		Prober: probe.New("k8s", "k8s deployment/api -n shop", measure, nil),
 		Watch: func(ctx context.Context, report func(health.Result)) error {
 			report(health.Result{Time: time.Now(), Output: says})
@@ -36,7 +36,7 @@ func waitOn(t *testing.T, terminal bool, timeout time.Duration) string {
 	var out bytes.Buffer
 	// A terminal that the test reads: its size unknown (fd -1), 80 columns.
 	p := &progress{w: &out, terminal: terminal, fd: -1, last: map[*probe.Prober]string{}}
-	w := &waiter{probes: []target.Probe{silentWatch(stuck)}, timeout: timeout, interval: time.Second, probeTimeout: time.Second, progress: p}
+	w := &waiter{probes: []target.Target{silentWatch(stuck)}, timeout: timeout, interval: time.Second, probeTimeout: time.Second, progress: p}
 	if _, err := w.run(context.Background()); err == nil || !strings.Contains(err.Error(), "timed out after "+timeout.String()) {
 		t.Fatalf("wait returned %v, want a timeout", err)
 	}

@@ -64,7 +64,7 @@ func TestEveryKindIsATargetWhoseExampleBuildsOrSaysWhyNot(t *testing.T) {
 			if c.Target == "" || c.Help == "" || c.Example == "" {
 				t.Errorf("a target %q, help %q and an example %q, please", c.Target, c.Help, c.Example)
 			}
-			var p target.Probe
+			var p target.Target
 			var err error
 			if argv, ok := strings.CutPrefix(c.Example, "-- "); ok {
 				if c.Schemes != nil {

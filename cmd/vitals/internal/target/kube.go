@@ -22,9 +22,9 @@ const KubeHelp = `
                                          complete, a pod Ready (-n, --kubeconfig, --context)
   k8s://pods?selector=app%3Dweb          at least one pod matches, and every one is Ready`
 
-// buildKube makes the Probe of a k8s:// target: its Measure looks once (vitals
+// buildKube makes the Target of a k8s:// target: its Measure looks once (vitals
 // probe), its Watch follows the objects until ready (vitals wait).
-func buildKube(target string, o Options) (Probe, error) {
+func buildKube(target string, o Options) (Target, error) {
 	f := o.flagSet()
 	var ko kube.Options
 	for name, p := range map[string]*string{"kubeconfig": &ko.Kubeconfig, "context": &ko.Context, "namespace": &ko.Namespace} {
@@ -32,9 +32,9 @@ func buildKube(target string, o Options) (Probe, error) {
 	}
 	t, err := kubewait.New(target, ko)
 	if err != nil {
-		return Probe{}, err
+		return Target{}, err
 	}
 	// Each run and each watch makes its requests and ends them: nothing is
 	// kept between runs, so there is nothing to close.
-	return Probe{Prober: probe.New(kubeKind, t.String(), t.Measure, nil), Watch: t.Watch}, nil
+	return Target{Prober: probe.New(kubeKind, t.String(), t.Measure, nil), Watch: t.Watch}, nil
 }

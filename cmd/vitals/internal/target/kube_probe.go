@@ -12,6 +12,6 @@ const KubeBuilt = false
 const KubeHelp = `
   k8s://…                                Kubernetes objects: in the full build of vitals only`
 
-func buildKube(target string, _ Options) (Probe, error) {
-	return Probe{}, inFullBuild(target, kubeKind)
+func buildKube(target string, _ Options) (Target, error) {
+	return Target{}, inFullBuild(target, kubeKind)
 }

@@ -207,15 +207,15 @@ func KindOf(target string) (string, error) {
 	return k.Name, nil
 }
 
-// Probe is what a target builds: the *probe.Prober of its kind (the one shape
-// of every check, the agent's too), which Measure and Check run once, and for
-// a target that is followed as it changes rather than tried again (k8s://,
-// through the API server's watch) its Watch, so that a wait knows how to
-// follow a target from the Probe itself, not by asking its type. Close
-// releases what the probe keeps between runs (a dependency's connection);
-// whoever built it calls Close when done with it. The zero Probe is none:
-// what Build returns with an error.
-type Probe struct {
+// Target is what a target builds: the *probe.Prober of its kind (the one
+// shape of every check, the agent's too), which Measure and Check run once,
+// and for a target that is followed as it changes rather than tried again
+// (k8s://, through the API server's watch) its Watch, so that a wait knows
+// how to follow a target from the Target itself, not by asking its type.
+// Close releases what the probe keeps between runs (a dependency's
+// connection); whoever built it calls Close when done with it. The zero
+// Target is none: what Build returns with an error.
+type Target struct {
 	*probe.Prober
 	// Watch reports the target's result at every change until it passes (it
 	// returns nil), can never pass (it returns why), or ctx ends (it returns
@@ -224,10 +224,10 @@ type Probe struct {
 }
 
 // Build makes the probe for a URL target, with the flags the user gave.
-func Build(target string, o Options) (Probe, error) {
+func Build(target string, o Options) (Target, error) {
 	kind, err := KindOf(target)
 	if err != nil {
-		return Probe{}, err
+		return Target{}, err
 	}
 	if kind == kubeKind {
 		return buildKube(target, o)
@@ -235,7 +235,7 @@ func Build(target string, o Options) (Probe, error) {
 	k := kinds.All.Lookup(kind)
 	if !k.CLI.Builds() {
 		scheme, _, _ := strings.Cut(target, ":")
-		return Probe{}, inFullBuild(target, strings.ToLower(scheme))
+		return Target{}, inFullBuild(target, strings.ToLower(scheme))
 	}
 	return polled(k.CLI.Build(target, o.flagSet()))
 }
@@ -247,17 +247,17 @@ func inFullBuild(target, scheme string) error {
 }
 
 // BuildExec makes the probe for a command line, with the flags the user gave.
-func BuildExec(argv []string, o Options) (Probe, error) {
+func BuildExec(argv []string, o Options) (Target, error) {
 	return polled(kinds.Exec.CLI.BuildCommand(argv, o.flagSet()))
 }
 
-// polled is a kind's constructor's answer as a Probe that is tried again
+// polled is a kind's constructor's answer as a Target that is tried again
 // (no Watch): none with an error.
-func polled(p *probe.Prober, err error) (Probe, error) {
+func polled(p *probe.Prober, err error) (Target, error) {
 	if err != nil {
-		return Probe{}, err
+		return Target{}, err
 	}
-	return Probe{Prober: p}, nil
+	return Target{Prober: p}, nil
 }
 
 // Builds says whether this build makes probes of the named kind's targets:
