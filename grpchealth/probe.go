@@ -101,11 +101,9 @@ func GRPC(s GRPCSpec) (*probe.Prober, error) {
 	return probe.New("grpc", "grpc "+s.URL, p.measure, nil), nil
 }
 
-// invalid is the error of a spec that cannot be built, worded as package
-// probe words its own.
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("grpc probe: %w", fmt.Errorf(format, args...))
-}
+// invalid is the error of a spec that cannot be built, a *probe.SpecError
+// as every kind's is.
+func invalid(format string, args ...any) error { return probe.Invalid("grpc", format, args...) }
 
 // measure runs the probe once and reports the latency and what is wrong.
 func (p *grpcProbe) measure(ctx context.Context) (health.Observation, error) {

@@ -73,15 +73,15 @@ const maxShown = 5
 // observed value is how many records answered.
 func DNS(s DNSSpec) (*Prober, error) {
 	if s.Name == "" {
-		return nil, invalid("dns", "name is required")
+		return nil, Invalid("dns", "name is required")
 	}
 	if !validDomainName(s.Name) {
-		return nil, invalid("dns", "name %q is not a domain name", s.Name)
+		return nil, Invalid("dns", "name %q is not a domain name", s.Name)
 	}
 	typ := strings.ToUpper(s.Type)
 	compare, ok := dnsTypes[typ]
 	if !ok {
-		return nil, invalid("dns", "type %q is not one of A, AAAA, CNAME, MX, TXT, NS", s.Type)
+		return nil, Invalid("dns", "type %q is not one of A, AAAA, CNAME, MX, TXT, NS", s.Type)
 	}
 	d := &dnsProbe{name: s.Name, typ: typ, compare: compare, resolver: &net.Resolver{PreferGo: true}}
 	switch typ {
@@ -95,7 +95,7 @@ func DNS(s DNSSpec) (*Prober, error) {
 	for _, e := range s.Expect {
 		want, err := d.normalExpect(e)
 		if err != nil {
-			return nil, invalid("dns", "%w", err)
+			return nil, Invalid("dns", "%w", err)
 		}
 		d.expect = append(d.expect, want)
 	}
@@ -103,7 +103,7 @@ func DNS(s DNSSpec) (*Prober, error) {
 	if s.Server != "" {
 		server, err := dnsServer(s.Server)
 		if err != nil {
-			return nil, invalid("dns", "%w", err)
+			return nil, Invalid("dns", "%w", err)
 		}
 		d.server = server
 		// The resolver still reads resolv.conf for its options and its list of

@@ -56,39 +56,39 @@ const drainGrace = 100 * time.Millisecond
 // they do not pile up as zombies.
 func Exec(s ExecSpec) (*Prober, error) {
 	if len(s.Command) == 0 {
-		return nil, invalid("exec", "command is required")
+		return nil, Invalid("exec", "command is required")
 	}
 	name := s.Command[0]
 	if name == "" {
-		return nil, invalid("exec", "the command's name (its first word) is empty")
+		return nil, Invalid("exec", "the command's name (its first word) is empty")
 	}
 	path := name
 	if !strings.Contains(name, "/") {
 		found, err := exec.LookPath(name)
 		switch {
 		case errors.Is(err, exec.ErrNotFound):
-			return nil, invalid("exec", "command %q not found in $PATH", name)
+			return nil, Invalid("exec", "command %q not found in $PATH", name)
 		case errors.Is(err, exec.ErrDot):
-			return nil, invalid("exec", "command %q is found only through a relative directory in $PATH (as %s); give its absolute path", name, found)
+			return nil, Invalid("exec", "command %q is found only through a relative directory in $PATH (as %s); give its absolute path", name, found)
 		case err != nil:
-			return nil, invalid("exec", "command %q: %w", name, err)
+			return nil, Invalid("exec", "command %q: %w", name, err)
 		}
 		path = found
 	}
 	for _, kv := range s.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return nil, invalid("exec", "env entry %q is not KEY=VALUE", kv)
+			return nil, Invalid("exec", "env entry %q is not KEY=VALUE", kv)
 		}
 	}
 	if s.Dir != "" {
 		fi, err := os.Stat(s.Dir)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, invalid("exec", "dir %q does not exist", s.Dir)
+			return nil, Invalid("exec", "dir %q does not exist", s.Dir)
 		case err != nil:
-			return nil, invalid("exec", "dir %q: %w", s.Dir, errors.Unwrap(err))
+			return nil, Invalid("exec", "dir %q: %w", s.Dir, errors.Unwrap(err))
 		case !fi.IsDir():
-			return nil, invalid("exec", "dir %q is not a directory", s.Dir)
+			return nil, Invalid("exec", "dir %q is not a directory", s.Dir)
 		}
 	}
 	e := &execProbe{

@@ -64,14 +64,14 @@ const maxContent = 64 << 10
 // starting another.
 func File(s FileSpec) (*Prober, error) {
 	if s.Path == "" {
-		return nil, invalid("file", "path is required")
+		return nil, Invalid("file", "path is required")
 	}
 	if s.MaxAge < 0 {
-		return nil, invalid("file", "max age %v is negative", s.MaxAge)
+		return nil, Invalid("file", "max age %v is negative", s.MaxAge)
 	}
 	content, err := compile("content", s.Content)
 	if err != nil {
-		return nil, invalid("file", "%w", err)
+		return nil, Invalid("file", "%w", err)
 	}
 	f := &fileProbe{spec: s, content: content, busy: make(chan struct{}, 1)}
 	f.call.Store(&callStat)

@@ -71,13 +71,13 @@ func HTTP(s HTTPSpec) (*Prober, error) {
 	u, err := url.Parse(s.URL)
 	switch {
 	case err != nil:
-		return nil, invalid("http", "URL %q: %w", s.URL, err)
+		return nil, Invalid("http", "URL %q: %w", s.URL, err)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, invalid("http", "URL %q: scheme must be http or https", s.URL)
+		return nil, Invalid("http", "URL %q: scheme must be http or https", s.URL)
 	case u.Host == "":
-		return nil, invalid("http", "URL %q has no host", s.URL)
+		return nil, Invalid("http", "URL %q has no host", s.URL)
 	case u.Scheme == "http" && !s.TLS.isZero():
-		return nil, invalid("http", "URL %q: TLS options need an https URL", s.URL)
+		return nil, Invalid("http", "URL %q: TLS options need an https URL", s.URL)
 	}
 	method := s.Method
 	if method == "" {
@@ -85,9 +85,9 @@ func HTTP(s HTTPSpec) (*Prober, error) {
 	}
 	if !validMethod(method) {
 		if upper := strings.ToUpper(method); validMethod(upper) {
-			return nil, invalid("http", "method %q is not an HTTP method (methods are upper case: %s)", method, upper)
+			return nil, Invalid("http", "method %q is not an HTTP method (methods are upper case: %s)", method, upper)
 		}
-		return nil, invalid("http", "method %q is not an HTTP method", method)
+		return nil, Invalid("http", "method %q is not an HTTP method", method)
 	}
 	status := s.Status
 	if status == "" {
@@ -95,32 +95,32 @@ func HTTP(s HTTPSpec) (*Prober, error) {
 	}
 	statuses, err := ParseStatusSet(status)
 	if err != nil {
-		return nil, invalid("http", "%w", err)
+		return nil, Invalid("http", "%w", err)
 	}
 	body, err := compile("body", s.Body)
 	if err != nil {
-		return nil, invalid("http", "%w", err)
+		return nil, Invalid("http", "%w", err)
 	}
 	notBody, err := compile("not-body", s.NotBody)
 	if err != nil {
-		return nil, invalid("http", "%w", err)
+		return nil, Invalid("http", "%w", err)
 	}
 	if method == http.MethodHead {
 		for _, p := range []struct{ what, expr string }{{"body", s.Body}, {"not-body", s.NotBody}} {
 			if p.expr != "" {
-				return nil, invalid("http", "%s pattern %q with method HEAD: a HEAD answer has no body to match", p.what, p.expr)
+				return nil, Invalid("http", "%s pattern %q with method HEAD: a HEAD answer has no body to match", p.what, p.expr)
 			}
 		}
 	}
 	header, err := requestHeader(s.Header)
 	if err != nil {
-		return nil, invalid("http", "%w", err)
+		return nil, Invalid("http", "%w", err)
 	}
 	host := header.Get("Host")
 	header.Del("Host")
 	tlsConfig, err := s.TLS.Config()
 	if err != nil {
-		return nil, invalid("http", "%w", err)
+		return nil, Invalid("http", "%w", err)
 	}
 	if tlsConfig.ServerName == "" && host != "" {
 		// The certificate is the virtual host's, as for a browser that asks

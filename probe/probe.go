@@ -23,6 +23,7 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -79,10 +80,36 @@ func (p *Prober) Close() error {
 // String says what the probe checks, as in `GET http://localhost:8080/`.
 func (p *Prober) String() string { return p.target }
 
-// invalid is the error of a spec that cannot be built. Its format is
-// fmt.Errorf's, so that %w keeps the cause for errors.Is and errors.As.
-func invalid(kind, format string, args ...any) error {
-	return fmt.Errorf("%s probe: %w", kind, fmt.Errorf(format, args...))
+// SpecError is why a kind's spec cannot be built, as every kind's
+// constructor returns it (this package's, the dependency kinds' and grpc's):
+// "KIND probe: WHAT". Err is what is wrong without the kind, for whoever
+// says the kind already, such as a configuration error at checks.NAME.KIND.
+type SpecError struct {
+	Kind string // such as http
+	Err  error
+}
+
+func (e *SpecError) Error() string { return e.Kind + " probe: " + e.Err.Error() }
+
+// Unwrap is Err, so that errors.Is and errors.As find its cause.
+func (e *SpecError) Unwrap() error { return e.Err }
+
+// Invalid is the *SpecError of a kind's spec that cannot be built. Its
+// format is fmt.Errorf's, so that %w keeps the cause for errors.Is and
+// errors.As. The kinds outside this package word their errors with it too.
+func Invalid(kind, format string, args ...any) error {
+	return &SpecError{Kind: kind, Err: fmt.Errorf(format, args...)}
+}
+
+// WithoutKind is what is wrong with a spec, without "KIND probe: " when err
+// is a *SpecError (whoever says it names the kind already); err's text
+// otherwise.
+func WithoutKind(err error) string {
+	var se *SpecError
+	if errors.As(err, &se) {
+		return se.Err.Error()
+	}
+	return err.Error()
 }
 
 // latency is the observation of a probe that times a connection or a

@@ -52,7 +52,7 @@ func TCP(s TCPSpec) (*Prober, error) {
 		return nil, err
 	}
 	if len(s.Expect) > maxAnswer {
-		return nil, invalid("tcp", "expect is %d bytes, but only the first %d of an answer are read", len(s.Expect), maxAnswer)
+		return nil, Invalid("tcp", "expect is %d bytes, but only the first %d of an answer are read", len(s.Expect), maxAnswer)
 	}
 	t := &tcpProbe{TCPSpec: s}
 	return &Prober{kind: "tcp", target: "tcp " + s.Address, measure: t.measure}, nil
@@ -62,7 +62,7 @@ func TCP(s TCPSpec) (*Prober, error) {
 // and returns the host; kind names the probe in the error.
 func hostPort(kind, address string) (string, error) {
 	if address == "" {
-		return "", invalid(kind, "address is required (host:port)")
+		return "", Invalid(kind, "address is required (host:port)")
 	}
 	host, port, err := net.SplitHostPort(address)
 	if err != nil {
@@ -70,10 +70,10 @@ func hostPort(kind, address string) (string, error) {
 		if ae, ok := err.(*net.AddrError); ok {
 			reason = ae.Err // without the address, which the error quotes
 		}
-		return "", invalid(kind, "address %q: %s", address, reason)
+		return "", Invalid(kind, "address %q: %s", address, reason)
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return "", invalid(kind, "address %q: port %q is not a number from 1 to 65535", address, port)
+		return "", Invalid(kind, "address %q: port %q is not a number from 1 to 65535", address, port)
 	}
 	return host, nil
 }

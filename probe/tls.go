@@ -50,17 +50,17 @@ func TLS(s TLSSpec) (*Prober, error) {
 		return nil, err
 	}
 	if s.MinValidity < 0 {
-		return nil, invalid("tls", "min validity %v is negative", s.MinValidity)
+		return nil, Invalid("tls", "min validity %v is negative", s.MinValidity)
 	}
 	config, err := s.TLS.Config()
 	if err != nil {
-		return nil, invalid("tls", "%w", err)
+		return nil, Invalid("tls", "%w", err)
 	}
 	if config.ServerName == "" {
 		config.ServerName = host
 	}
 	if config.ServerName == "" && !config.InsecureSkipVerify {
-		return nil, invalid("tls", "address %q has no host to verify the certificate against: set a server name", s.Address)
+		return nil, Invalid("tls", "address %q has no host to verify the certificate against: set a server name", s.Address)
 	}
 	t := &tlsProbe{address: s.Address, minValidity: s.MinValidity, config: config}
 	return &Prober{kind: "tls", target: "tls " + s.Address, measure: t.measure}, nil

@@ -40,7 +40,7 @@ func AMQP(s AMQPSpec) (*probe.Prober, error) {
 		return nil, err
 	}
 	if _, err := amqp.ParseURI(s.URL); err != nil {
-		return nil, invalid("amqp", "url: %w", secret.hide(err))
+		return nil, probe.Invalid("amqp", "url: %w", secret.hide(err))
 	}
 	dial := func(ctx context.Context) (conn, error) {
 		return dialAMQP(ctx, s.URL)

@@ -146,18 +146,12 @@ func latency(what string, start time.Time) health.Observation {
 	}
 }
 
-// invalid is the error of a spec that cannot be built. Its format is
-// fmt.Errorf's, so that %w keeps the cause for errors.Is and errors.As.
-func invalid(kind, format string, args ...any) error {
-	return fmt.Errorf("%s probe: %w", kind, fmt.Errorf(format, args...))
-}
-
 // parseURL reads a kind's URL, which must have one of schemes, and returns
 // it with the URL as shown (its password replaced by "xxxxx") and the
 // secrets it holds. Errors never quote the URL, which may hold a password.
 func parseURL(kind, raw string, schemes ...string) (*url.URL, string, secrets, error) {
 	if raw == "" {
-		return nil, "", nil, invalid(kind, "url is required (%s://…)", schemes[0])
+		return nil, "", nil, probe.Invalid(kind, "url is required (%s://…)", schemes[0])
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -165,14 +159,14 @@ func parseURL(kind, raw string, schemes ...string) (*url.URL, string, secrets, e
 		if errors.As(err, &ue) {
 			err = ue.Err // without the URL, which url.Error quotes
 		}
-		return nil, "", nil, invalid(kind, "url: %v", err)
+		return nil, "", nil, probe.Invalid(kind, "url: %v", err)
 	}
 	ok := false
 	for _, s := range schemes {
 		ok = ok || u.Scheme == s
 	}
 	if !ok {
-		return nil, "", nil, invalid(kind, "url: scheme %q is not %s", u.Scheme, orList(schemes))
+		return nil, "", nil, probe.Invalid(kind, "url: scheme %q is not %s", u.Scheme, orList(schemes))
 	}
 	var s secrets
 	if p, set := u.User.Password(); set {

@@ -35,7 +35,7 @@ func NATS(s NATSSpec) (*probe.Prober, error) {
 		return nil, err
 	}
 	if strings.Contains(u.Host, ",") || strings.Trim(u.Path, "/") != "" {
-		return nil, invalid("nats", "url: one server, as nats://HOST:PORT, with no path")
+		return nil, probe.Invalid("nats", "url: one server, as nats://HOST:PORT, with no path")
 	}
 	if u.User != nil {
 		if _, set := u.User.Password(); !set && u.User.Username() != "" {

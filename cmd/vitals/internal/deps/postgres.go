@@ -40,7 +40,7 @@ func Postgres(s PostgresSpec) (*probe.Prober, error) {
 	}
 	cfg, err := pgconn.ParseConfig(s.URL)
 	if err != nil {
-		return nil, invalid("postgres", "url: %w", secret.hide(err))
+		return nil, probe.Invalid("postgres", "url: %w", secret.hide(err))
 	}
 	// The password may come from PGPASSWORD or ~/.pgpass: hide it too.
 	secret = secret.add(cfg.Password)

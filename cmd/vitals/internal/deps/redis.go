@@ -46,7 +46,7 @@ func Redis(s RedisSpec) (*probe.Prober, error) {
 	}
 	opts, err := redis.ParseURL(s.URL)
 	if err != nil {
-		return nil, invalid("redis", "url: %w", secret.hide(err))
+		return nil, probe.Invalid("redis", "url: %w", secret.hide(err))
 	}
 	secret = secret.add(opts.Password)
 	// The run's context bounds every phase: the dial, the TLS handshake,

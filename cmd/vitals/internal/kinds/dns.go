@@ -33,7 +33,7 @@ var DNS = define(Kind{
 	check: func(d *config.Decoder, n ast.Node, path string, s *probe.DNSSpec, _ config.Given) {
 		s.Type = strings.ToUpper(s.Type)
 		if _, err := probe.DNS(*s); err != nil {
-			d.Errorf(n, path, "%s", strings.TrimPrefix(err.Error(), "dns probe: "))
+			d.Errorf(n, path, "%s", probe.WithoutKind(err))
 		}
 	},
 	build: func(_ string, s probe.DNSSpec, _ Env) (health.Checker, error) { return probe.DNS(s) },

@@ -2,7 +2,8 @@ package kinds
 
 import (
 	"errors"
-	"strings"
+
+	"github.com/vitals-dev/vitals/probe"
 )
 
 // Import says which checks of other formats vitals import maps to a kind,
@@ -86,7 +87,7 @@ type Pair struct {
 func (k *Kind) FromPeer(p Peer) ([]Pair, error) {
 	block, err := k.Import.Block(p)
 	if err != nil {
-		return nil, errors.New(strings.TrimPrefix(err.Error(), k.Name+" probe: "))
+		return nil, errors.New(probe.WithoutKind(err))
 	}
 	return block, nil
 }

@@ -135,7 +135,7 @@ func define[S any](k Kind, b block[S]) Kind {
 			// here.
 			checker, err := b.build(checkName(path, name), *s, Env{})
 			if err != nil {
-				d.Errorf(n, path, "%s", strings.TrimPrefix(err.Error(), name+" probe: "))
+				d.Errorf(n, path, "%s", probe.WithoutKind(err))
 			} else if c, ok := checker.(io.Closer); ok {
 				c.Close()
 			}
@@ -229,7 +229,7 @@ func (t Table) Build(c config.Check, env Env) (health.Checker, error) {
 	}
 	checker, err := k.build(c.Name, c.Spec, env)
 	if err != nil {
-		return nil, c.Errorf("%s", strings.TrimPrefix(err.Error(), c.Kind+" probe: "))
+		return nil, c.Errorf("%s", probe.WithoutKind(err))
 	}
 	return checker, nil
 }
