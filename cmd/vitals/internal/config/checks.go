@@ -190,9 +190,14 @@ func (d *Decoder) check(name string, n ast.Node, path string, kinds Kinds) (c Ch
 	}
 	ttl, beaten := kind.Beaten(spec)
 	if beaten {
-		for _, key := range []string{"period", "timeout", "initial-delay", "success-threshold", "failure-threshold"} {
-			if at[key] != nil {
-				d.Errorf(at[key], path+"."+key, "does not apply to a %s: its ttl decides, the moment it passes", kindName)
+		// A timing written as zero (or already wrong, and said so) is none.
+		for _, f := range []struct {
+			key string
+			set bool
+		}{{"period", c.Period != 0}, {"timeout", c.Timeout != 0}, {"initial-delay", c.InitialDelay != 0},
+			{"success-threshold", c.SuccessThreshold != 0}, {"failure-threshold", c.FailureThreshold != 0}} {
+			if f.set {
+				d.Errorf(at[f.key], path+"."+f.key, "does not apply to a %s: its ttl decides, the moment it passes", kindName)
 			}
 		}
 		c.Heartbeat = ttl
