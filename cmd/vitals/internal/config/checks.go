@@ -59,14 +59,14 @@ type Check struct {
 	// Heartbeat is the ttl of a heartbeat check, which the workload beats
 	// through the management API; zero for every other kind.
 	Heartbeat time.Duration
-	// At is where the kind's block is, for errors found after the load.
-	At Error
+	// at is where the kind's block is, for errors found after the load.
+	at Error
 }
 
 // Errorf is an error about the check's kind block, where the file has it:
 // FILE:LINE:COL: checks.NAME.KIND: MESSAGE.
 func (c Check) Errorf(format string, args ...any) Error {
-	e := c.At
+	e := c.at
 	e.Msg = fmt.Sprintf(format, args...)
 	return e
 }
@@ -180,7 +180,7 @@ func (d *Decoder) check(name string, n ast.Node, path string, kinds Kinds) (c Ch
 	kind, _ := kinds.Kind(kindName)
 	c.Kind, c.Source = kindName, flow(kindNode)
 	line, col := yamlnode.Position(kindNode)
-	c.At = Error{File: d.file, Line: line, Column: col, Path: path + "." + kindName}
+	c.at = Error{File: d.file, Line: line, Column: col, Path: path + "." + kindName}
 	mark := d.Failures()
 	spec := kind.Decode(d, kindNode, path+"."+kindName)
 	if d.Failures() == mark {
@@ -190,9 +190,14 @@ func (d *Decoder) check(name string, n ast.Node, path string, kinds Kinds) (c Ch
 	}
 	ttl, beaten := kind.Beaten(spec)
 	if beaten {
-		for _, key := range []string{"period", "timeout", "initial-delay", "success-threshold", "failure-threshold"} {
-			if at[key] != nil {
-				d.Errorf(at[key], path+"."+key, "does not apply to a %s: its ttl decides, the moment it passes", kindName)
+		// A timing written as zero (or already wrong, and said so) is none.
+		for _, f := range []struct {
+			key string
+			set bool
+		}{{"period", c.Period != 0}, {"timeout", c.Timeout != 0}, {"initial-delay", c.InitialDelay != 0},
+			{"success-threshold", c.SuccessThreshold != 0}, {"failure-threshold", c.FailureThreshold != 0}} {
+			if f.set {
+				d.Errorf(at[f.key], path+"."+f.key, "does not apply to a %s: its ttl decides, the moment it passes", kindName)
 			}
 		}
 		c.Heartbeat = ttl
@@ -215,12 +220,12 @@ func checkFields(c *Check, level *string) []Field {
 			Doc: "Of one run, no longer than the period (the period, when that is shorter than 1s). The kubelet's default."},
 		{Key: "initial-delay", Value: Duration(&c.InitialDelay), Default: "0s",
 			Doc: "Before the first run: by default the first run is at once."},
-		{Key: "success-threshold", Value: Count(&c.SuccessThreshold), Default: "1",
+		{Key: "success-threshold", Value: count(&c.SuccessThreshold), Default: "1",
 			Doc: "Consecutive passing runs that make a pending or failed check pass."},
-		{Key: "failure-threshold", Value: Count(&c.FailureThreshold), Default: "3",
+		{Key: "failure-threshold", Value: count(&c.FailureThreshold), Default: "3",
 			Doc: "Consecutive failing runs that make a check fail: one lost packet should not flip a probe (Kubernetes and Pebble use 3 too)."},
 		{Key: "on-failure", Value: Value{"string", func(d *Decoder, n ast.Node, path string) {
-			if v, ok := d.Scalar(n, path); ok {
+			if v, ok := d.scalar(n, path); ok {
 				switch v {
 				case OnFailureIgnore, OnFailureRestart, OnFailureExit:
 					c.OnFailure = v

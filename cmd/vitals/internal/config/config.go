@@ -494,7 +494,7 @@ func serviceFields(s *Service) []Field {
 	return []Field{
 		{Key: "command", Value: Value{"list of strings", func(d *Decoder, n ast.Node, path string) {
 			mark := d.Failures()
-			CStrings(&s.Command).Read(d, n, path)
+			cStrings(&s.Command).Read(d, n, path)
 			if d.Failures() == mark && (len(s.Command) == 0 || s.Command[0] == "") {
 				d.Errorf(n, path, "no command: give the command and its arguments as a list")
 			}
@@ -512,8 +512,8 @@ func serviceFields(s *Service) []Field {
 					d.Errorf(kv.Key, join(path, key), "%q is not a variable name", key)
 					continue
 				}
-				if v, ok := d.Scalar(kv.Value, join(path, key)); ok {
-					d.Secret(redact.Env(key, v)...)
+				if v, ok := d.scalar(kv.Value, join(path, key)); ok {
+					d.secret(redact.Env(key, v)...)
 					if strings.IndexByte(v, 0) >= 0 {
 						d.Errorf(kv.Value, join(path, key), "has a NUL byte, which no environment can hold")
 						continue
@@ -524,7 +524,7 @@ func serviceFields(s *Service) []Field {
 		}}, Doc: "Variables added to vitals's own environment for the workload."},
 		{Key: "dir", Value: CString(&s.Dir), Doc: "The workload's working directory; by default vitals's."},
 		{Key: "restart", Value: Value{"string", func(d *Decoder, n ast.Node, path string) {
-			if v, ok := d.Scalar(n, path); ok {
+			if v, ok := d.scalar(n, path); ok {
 				switch v {
 				case RestartNever, RestartOnFailure, RestartAlways:
 					s.Restart = v
@@ -538,7 +538,7 @@ func serviceFields(s *Service) []Field {
 			d.Fields(n, path, serviceBackoffFields(s))
 		}}, Doc: "The wait before a restart: initial, doubled after each quick exit up to max (below)."},
 		{Key: "stop-signal", Value: Value{"string", func(d *Decoder, n ast.Node, path string) {
-			if v, ok := d.Scalar(n, path); ok {
+			if v, ok := d.scalar(n, path); ok {
 				if sig, ok := signals.ParseSignal(v); ok {
 					s.StopSignal = sig
 				} else {

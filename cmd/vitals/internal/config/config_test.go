@@ -573,6 +573,28 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 		), []string{
 			`vitals.yaml:3:22: checks.hb.heartbeat.ttl: -1s is negative`,
 		}},
+		{"heartbeat: timing fields, each at its key", y(
+			"checks:",
+			"  hb:",
+			"    heartbeat: {ttl: 1m}",
+			"    period: 5s",
+			"    timeout: 1s",
+			"    initial-delay: 2s",
+			"    failure-threshold: 2",
+		), []string{
+			`vitals.yaml:4:13: checks.hb.period: does not apply to a heartbeat: its ttl decides, the moment it passes`,
+			`vitals.yaml:5:14: checks.hb.timeout: does not apply to a heartbeat: its ttl decides, the moment it passes`,
+			`vitals.yaml:6:20: checks.hb.initial-delay: does not apply to a heartbeat: its ttl decides, the moment it passes`,
+			`vitals.yaml:7:24: checks.hb.failure-threshold: does not apply to a heartbeat: its ttl decides, the moment it passes`,
+		}},
+		{"heartbeat: a bad timing value is said once", y(
+			"checks:",
+			"  hb:",
+			"    heartbeat: {ttl: 1m}",
+			"    period: soon",
+		), []string{
+			`vitals.yaml:4:13: checks.hb.period: "soon" is not a duration such as 10s, 500ms or 1m30s`,
+		}},
 		{"heartbeat: no ttl and a bad level, both reported", y(
 			"checks:",
 			"  hb:",
@@ -1282,6 +1304,26 @@ func TestTopLevelDefaults(t *testing.T) {
 	))
 	if c.Details {
 		t.Error("details: false read as true")
+	}
+}
+
+// A heartbeat's timing, written as zero, is what it has anyway: the file
+// loads, as it always did; only a timing that would change something is
+// refused (TestBadConfigsSayWhatAndWhere).
+func TestAHeartbeatsZeroTimingLoads(t *testing.T) {
+	c, err := parse(t, y(
+		"checks:",
+		"  hb:",
+		"    heartbeat: {ttl: 1m}",
+		"    period: 0s",
+		"    timeout: 0s",
+		"    initial-delay: 0s",
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hb := c.Checks[0]; hb.Heartbeat != time.Minute || hb.Timeout != 0 || hb.InitialDelay != 0 {
+		t.Errorf("loaded as %+v", hb)
 	}
 }
 

@@ -35,9 +35,9 @@ func (d *Decoder) Errorf(n ast.Node, path, format string, args ...any) {
 // and after a value to know whether the value was good.
 func (d *Decoder) Failures() int { return len(d.errors) }
 
-// Secret records values that Config.Redact hides wherever they show, such
+// secret records values that Config.Redact hides wherever they show, such
 // as what redact.Env finds in a variable of the file's.
-func (d *Decoder) Secret(values ...string) { d.secrets = append(d.secrets, values...) }
+func (d *Decoder) secret(values ...string) { d.secrets = append(d.secrets, values...) }
 
 // A Value reads one field's value into its destination, and says what it is
 // for the reference (docs/reference/config.md).
@@ -111,8 +111,8 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
-// Scalar returns a scalar's text with ${VAR} expanded, or records an error.
-func (d *Decoder) Scalar(n ast.Node, path string) (string, bool) {
+// scalar returns a scalar's text with ${VAR} expanded, or records an error.
+func (d *Decoder) scalar(n ast.Node, path string) (string, bool) {
 	switch v := yamlnode.Unwrap(n).(type) {
 	case *ast.LiteralNode:
 		return d.expand(v, path, v.Value.Value)
@@ -187,9 +187,9 @@ func validVar(name string) bool {
 // a URL's is a secret.
 func String(dst *string) Value {
 	return Value{"string", func(d *Decoder, n ast.Node, path string) {
-		if s, ok := d.Scalar(n, path); ok {
+		if s, ok := d.scalar(n, path); ok {
 			*dst = s
-			d.Secret(redact.URL(s)...)
+			d.secret(redact.URL(s)...)
 		}
 	}}
 }
@@ -199,14 +199,14 @@ func String(dst *string) Value {
 // run.
 func CString(dst *string) Value {
 	return Value{"string", func(d *Decoder, n ast.Node, path string) {
-		s, ok := d.Scalar(n, path)
+		s, ok := d.scalar(n, path)
 		switch {
 		case !ok:
 		case strings.IndexByte(s, 0) >= 0:
 			d.Errorf(n, path, "has a NUL byte, which no path or command can hold")
 		default:
 			*dst = s
-			d.Secret(redact.URL(s)...)
+			d.secret(redact.URL(s)...)
 		}
 	}}
 }
@@ -218,7 +218,7 @@ func Bool(dst *bool) Value {
 			*dst = b.Value
 			return
 		}
-		s, ok := d.Scalar(n, path)
+		s, ok := d.scalar(n, path)
 		switch {
 		case !ok:
 		case s == "true":
@@ -234,7 +234,7 @@ func Bool(dst *bool) Value {
 // Duration reads a Go duration ("10s", "500ms", "1m30s"), never negative.
 func Duration(dst *time.Duration) Value {
 	return Value{"duration", func(d *Decoder, n ast.Node, path string) {
-		s, ok := d.Scalar(n, path)
+		s, ok := d.scalar(n, path)
 		if !ok {
 			return
 		}
@@ -252,9 +252,9 @@ func Duration(dst *time.Duration) Value {
 	}}
 }
 
-// Positive is Duration for a value that must be more than 0; what names it
+// positive is Duration for a value that must be more than 0; what names it
 // in the error ("a timeout").
-func Positive(dst *time.Duration, what string) Value {
+func positive(dst *time.Duration, what string) Value {
 	return Value{"duration", func(d *Decoder, n ast.Node, path string) {
 		mark := d.Failures()
 		Duration(dst).Read(d, n, path)
@@ -269,10 +269,10 @@ func isNumber(s string) bool {
 	return err == nil && strings.Trim(s, "0123456789.") == ""
 }
 
-// Count reads a whole number of at least 1.
-func Count(dst *int) Value {
+// count reads a whole number of at least 1.
+func count(dst *int) Value {
 	return Value{"integer", func(d *Decoder, n ast.Node, path string) {
-		s, ok := d.Scalar(n, path)
+		s, ok := d.scalar(n, path)
 		if !ok {
 			return
 		}
@@ -295,11 +295,11 @@ func Count(dst *int) Value {
 
 // Strings reads a list of strings; a single string is a list of one.
 func Strings(dst *[]string) Value {
-	return Value{"list of strings", list(dst, func(d *Decoder, n ast.Node, path string) (string, bool) { return d.Scalar(n, path) })}
+	return Value{"list of strings", list(dst, func(d *Decoder, n ast.Node, path string) (string, bool) { return d.scalar(n, path) })}
 }
 
-// CStrings is Strings for words of a command: each a CString.
-func CStrings(dst *[]string) Value {
+// cStrings is Strings for words of a command: each a CString.
+func cStrings(dst *[]string) Value {
 	return Value{"list of strings", list(dst, func(d *Decoder, n ast.Node, path string) (string, bool) {
 		mark := d.Failures()
 		var s string
@@ -333,14 +333,14 @@ func list(dst *[]string, item func(d *Decoder, n ast.Node, path string) (string,
 func Argv(dst *[]string) Value {
 	return Value{"list of strings", func(d *Decoder, n ast.Node, path string) {
 		if _, ok := yamlnode.Unwrap(n).(*ast.SequenceNode); !ok {
-			s, ok := d.Scalar(n, path)
+			s, ok := d.scalar(n, path)
 			if ok {
 				d.Errorf(n, path, "want a list of words, such as [%s], not %q: no shell splits it (for a shell, [sh, -c, \"…\"])",
 					strings.Join(strings.Fields(s), ", "), s)
 			}
 			return
 		}
-		CStrings(dst).Read(d, n, path)
+		cStrings(dst).Read(d, n, path)
 	}}
 }
 
@@ -386,7 +386,7 @@ func Headers(dst *map[string][]string) Value {
 				if strings.ContainsAny(v, "\r\n\x00") {
 					d.Errorf(kv.Value, join(path, name), "the value has a line break or a NUL, which a header cannot carry")
 				}
-				d.Secret(redact.Header(name, v)...)
+				d.secret(redact.Header(name, v)...)
 			}
 		}
 	}}
@@ -432,7 +432,7 @@ func Environment(dst *[]string) Value {
 		*dst = nil
 		for _, k := range slices.Sorted(maps.Keys(env)) {
 			for _, v := range env[k] {
-				d.Secret(redact.Env(k, v)...)
+				d.secret(redact.Env(k, v)...)
 				*dst = append(*dst, k+"="+v)
 			}
 		}

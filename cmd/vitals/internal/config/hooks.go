@@ -183,7 +183,7 @@ func hookFields(s *Hook, action *string, onErrors *bool) []Field {
 	}
 	return []Field{
 		{Key: "name", Value: Value{"string", func(d *Decoder, n ast.Node, path string) {
-			if name, ok := d.Scalar(n, path); ok {
+			if name, ok := d.scalar(n, path); ok {
 				if !health.ValidName(name) {
 					d.Errorf(n, path, "a hook name is lower case letters, digits and - _ . inside, at most 63 characters")
 				}
@@ -217,7 +217,7 @@ func (d *Decoder) eventTypes(n ast.Node, path string) []health.EventType {
 	var out []health.EventType
 	seen := map[health.EventType]bool{}
 	for i, v := range nodes {
-		name, ok := d.Scalar(v, paths[i])
+		name, ok := d.scalar(v, paths[i])
 		if !ok {
 			continue
 		}
@@ -271,7 +271,7 @@ func execHookFields(e *ExecHook) []Field {
 	return []Field{
 		{Key: "command", Value: commandValue(&e.Command),
 			Doc: "Required: the program and its arguments, with no shell (for one, [sh, -c, \"…\"]); a name without a slash is found in $PATH."},
-		{Key: "timeout", Value: Positive(&e.Timeout, "a timeout"), Default: DefaultHookExecTimeout.String(),
+		{Key: "timeout", Value: positive(&e.Timeout, "a timeout"), Default: DefaultHookExecTimeout.String(),
 			Doc: "Bounds each run; then the command's process group is killed. Time to call out over the network once or twice without piling up runs."},
 	}
 }
@@ -354,10 +354,10 @@ func webhookFields(w *WebhookHook, retries *int) []Field {
 		{Key: "url", Value: String(&w.URL), Doc: "Required: an http:// or https:// URL."},
 		{Key: "method", Value: String(&w.Method), Default: DefaultHookMethod, Doc: "An HTTP method, in capitals."},
 		{Key: "headers", Value: Headers(&w.Header), Doc: "Sent with every request; their values are secrets, never logged or printed."},
-		{Key: "timeout", Value: Positive(&w.Timeout, "a timeout"), Default: DefaultHookWebhookTimeout.String(),
+		{Key: "timeout", Value: positive(&w.Timeout, "a timeout"), Default: DefaultHookWebhookTimeout.String(),
 			Doc: "Bounds each attempt, from dialling to the end of the answer."},
 		{Key: "retries", Value: Value{"integer", func(d *Decoder, n ast.Node, path string) {
-			s, ok := d.Scalar(n, path)
+			s, ok := d.scalar(n, path)
 			if !ok {
 				return
 			}
@@ -383,9 +383,9 @@ func webhookFields(w *WebhookHook, retries *int) []Field {
 // webhookBackoffFields are the fields of a webhook's backoff, read into w.
 func webhookBackoffFields(w *WebhookHook) []Field {
 	return []Field{
-		{Key: "initial", Value: Positive(&w.BackoffInitial, "a delay"), Default: DefaultHookBackoffInitial.String(),
+		{Key: "initial", Value: positive(&w.BackoffInitial, "a delay"), Default: DefaultHookBackoffInitial.String(),
 			Doc: "The first wait: the first retry comes quickly."},
-		{Key: "max", Value: Positive(&w.BackoffMax, "a delay"), Default: DefaultHookBackoffMax.String(),
+		{Key: "max", Value: positive(&w.BackoffMax, "a delay"), Default: DefaultHookBackoffMax.String(),
 			Doc: "The longest wait, no longer than the receiver's likely restart; at least initial."},
 	}
 }

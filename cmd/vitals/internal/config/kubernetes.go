@@ -52,7 +52,7 @@ func kubernetesFields(k *Kubernetes) []Field {
 		{Key: "events", Value: Bool(&k.Events), Default: "false",
 			Doc: "Writes an Event on the pod when a check fails or passes, and when the workload is restarted, as the kubelet does for its probes."},
 		{Key: "condition", Value: Value{"string", func(d *Decoder, n ast.Node, path string) {
-			if s, ok := d.Scalar(n, path); ok {
+			if s, ok := d.scalar(n, path); ok {
 				k.Condition = s
 				d.conditionType(n, path, s)
 			}
