@@ -17,6 +17,7 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kubereport"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/servers"
@@ -70,7 +71,7 @@ func (a *Agent) checkCommandLine() error {
 	}
 	for _, ch := range c.Checks {
 		if readsOutput[ch.Name] {
-			return &ConfigError{fmt.Errorf("%s: checks.%s.log: a log check reads the workload's output: give service: in the file, or the command after --", c.File, ch.Name)}
+			return &ConfigError{ch.Errorf("%v", kinds.ErrNoWorkload)}
 		}
 		if ch.OnFailure == config.OnFailureRestart {
 			return &ConfigError{fmt.Errorf("%s: checks.%s.on-failure: restart needs a workload to restart: give service: in the file, or the command after --", c.File, ch.Name)}

@@ -58,7 +58,7 @@ var Log = define(Kind{
 	},
 	build: func(name string, s logwatch.Spec, env Env) (health.Checker, error) {
 		if env.Output == nil {
-			return nil, errors.New("a log check reads the workload's output: give service: in the file, or the command after --")
+			return nil, ErrNoWorkload
 		}
 		check, err := logwatch.NewCheck(name, s, nil)
 		if err != nil {
@@ -68,6 +68,11 @@ var Log = define(Kind{
 		return check, nil
 	},
 })
+
+// ErrNoWorkload is a log check's build with no workload to read (no
+// Env.Output): the agent says it at the check, where the file has it, when
+// neither the file nor the command line gives a workload.
+var ErrNoWorkload = errors.New("a log check reads the workload's output: give service: in the file, or the command after --")
 
 // unjoin returns the errors that errors.Join joined into err, or err alone.
 func unjoin(err error) []error {
