@@ -224,16 +224,7 @@ func checkFields(c *Check, level *string) []Field {
 			Doc: "Consecutive passing runs that make a pending or failed check pass."},
 		{Key: "failure-threshold", Value: count(&c.FailureThreshold), Default: "3",
 			Doc: "Consecutive failing runs that make a check fail: one lost packet should not flip a probe (Kubernetes and Pebble use 3 too)."},
-		{Key: "on-failure", Value: Value{"string", func(d *Decoder, n ast.Node, path string) {
-			if v, ok := d.scalar(n, path); ok {
-				switch v {
-				case OnFailureIgnore, OnFailureRestart, OnFailureExit:
-					c.OnFailure = v
-				default:
-					d.Errorf(n, path, "want restart, exit or ignore, got %q", v)
-				}
-			}
-		}}, Default: OnFailureIgnore,
+		{Key: "on-failure", Value: oneOf(&c.OnFailure, OnFailureRestart, OnFailureExit, OnFailureIgnore), Default: OnFailureIgnore,
 			Doc: "What the agent does when the check becomes fail: ignore (events and hooks only), restart (the workload; its checks start over) or exit (stop the workload and exit 1, for the kubelet to restart the container)."},
 	}
 }

@@ -494,7 +494,7 @@ func serviceFields(s *Service) []Field {
 	return []Field{
 		{Key: "command", Value: Value{"list of strings", func(d *Decoder, n ast.Node, path string) {
 			mark := d.Failures()
-			cStrings(&s.Command).Read(d, n, path)
+			Argv(&s.Command).Read(d, n, path) // as an exec check's: no shell splits a string
 			if d.Failures() == mark && (len(s.Command) == 0 || s.Command[0] == "") {
 				d.Errorf(n, path, "no command: give the command and its arguments as a list")
 			}
@@ -523,16 +523,7 @@ func serviceFields(s *Service) []Field {
 			}
 		}}, Doc: "Variables added to vitals's own environment for the workload."},
 		{Key: "dir", Value: CString(&s.Dir), Doc: "The workload's working directory; by default vitals's."},
-		{Key: "restart", Value: Value{"string", func(d *Decoder, n ast.Node, path string) {
-			if v, ok := d.scalar(n, path); ok {
-				switch v {
-				case RestartNever, RestartOnFailure, RestartAlways:
-					s.Restart = v
-				default:
-					d.Errorf(n, path, "want never, on-failure or always, got %q", v)
-				}
-			}
-		}}, Default: RestartNever,
+		{Key: "restart", Value: oneOf(&s.Restart, RestartNever, RestartOnFailure, RestartAlways), Default: RestartNever,
 			Doc: "never (vitals exits with the workload, for the kubelet to restart the container), on-failure (after a non-zero exit or a signal) or always."},
 		{Key: "backoff", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) {
 			d.Fields(n, path, serviceBackoffFields(s))

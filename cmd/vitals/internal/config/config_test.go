@@ -803,6 +803,12 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			`vitals.yaml:2:12: service.command: no command: give the command and its arguments as a list`,
 			`vitals.yaml:3:8: service.env: want a mapping of variable names to values, got a list`,
 		}},
+		{"service: a command written as one string, which no shell splits", y(
+			"service:",
+			"  command: \"sleep 5\"",
+		), []string{
+			`vitals.yaml:2:12: service.command: want a list of words, such as [sleep, 5], not "sleep 5": no shell splits it (for a shell, [sh, -c, "…"])`,
+		}},
 		{"service: env name, backoff initial above max", y(
 			"service:",
 			"  env: {1A: x, PEERS: \"1\"}",

@@ -329,6 +329,22 @@ func list(dst *[]string, item func(d *Decoder, n ast.Node, path string) (string,
 	}
 }
 
+// oneOf reads a string that must be one of words, which the error lists in
+// their order.
+func oneOf(dst *string, words ...string) Value {
+	return Value{"string", func(d *Decoder, n ast.Node, path string) {
+		v, ok := d.scalar(n, path)
+		switch {
+		case !ok:
+		case slices.Contains(words, v):
+			*dst = v
+		default:
+			last := len(words) - 1
+			d.Errorf(n, path, "want %s or %s, got %q", strings.Join(words[:last], ", "), words[last], v)
+		}
+	}}
+}
+
 // Argv reads a command as a list of words: there is no shell to split one.
 func Argv(dst *[]string) Value {
 	return Value{"list of strings", func(d *Decoder, n ast.Node, path string) {
