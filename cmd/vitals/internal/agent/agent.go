@@ -143,6 +143,9 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 		}))
 	collector.Attach(a.monitor)
 	if err := a.buildChecks(); err != nil {
+		for _, c := range a.closers { // what was built keeps nothing of a dropped Agent
+			c.Close()
+		}
 		return nil, redacted(&ConfigError{err}, cfg.Redact)
 	}
 	// The workload's output passes through, line by line, past the log
