@@ -187,16 +187,16 @@ var schemeNames = func() []string {
 // KindOf says which kind a target is, or why it is none.
 func KindOf(target string) (string, error) {
 	scheme, rest, ok := strings.Cut(target, ":")
-	scheme = strings.ToLower(scheme)
-	if k := kinds.All.Lookup(scheme); k != nil && k.CLI.Why != "" {
+	lower := strings.ToLower(scheme) // what is looked up; messages say the scheme as typed
+	if k := kinds.All.Lookup(lower); k != nil && k.CLI.Why != "" {
 		return "", fmt.Errorf("target %q: %s", target, k.CLI.Why)
 	}
 	if !ok || scheme == "" || strings.ContainsAny(scheme, "/.") {
 		return "", fmt.Errorf("target %q has no scheme: use %s://, or -- COMMAND for exec", target, strings.Join(schemeNames, "://, "))
 	}
-	k, known := schemes[scheme]
+	k, known := schemes[lower]
 	switch {
-	case !known && scheme != kubeKind:
+	case !known && lower != kubeKind:
 		last := len(schemeNames) - 1
 		return "", fmt.Errorf("target %q: unknown scheme %q: use %s or %s (or -- COMMAND for exec)", target, scheme, strings.Join(schemeNames[:last], ", "), schemeNames[last])
 	case !strings.HasPrefix(rest, "//"):

@@ -35,6 +35,8 @@ func TestEachSchemeNamesItsKind(t *testing.T) {
 		"ftp://x/":        `target "ftp://x/": unknown scheme "ftp"`,
 		"localhost:8080":  `target "localhost:8080": unknown scheme "localhost"`,
 		"file:/etc/hosts": `target "file:/etc/hosts": write file://…`,
+		"HTTPX://x/":      `target "HTTPX://x/": unknown scheme "HTTPX"`,
+		"TCP:x":           `target "TCP:x": write TCP://…`,
 		"/etc/hosts":      `target "/etc/hosts" has no scheme`,
 	} {
 		if _, err := KindOf(in); err == nil || !strings.HasPrefix(err.Error(), want) {
