@@ -65,9 +65,19 @@ func stringFlag(p *string) FlagValue {
 }
 
 // stringsFlag is a flag that may be given more than once, each value whole
-// (commas included).
+// (commas included). Its values are read from the flag itself, not through
+// GetStringArray, which parses them back from their CSV form: a lone empty
+// value would come back as none, and a CR LF inside one as an LF.
 func stringsFlag(p *[]string) FlagValue {
-	return flagValue(p, func(f *pflag.FlagSet, name, usage string) { f.StringArray(name, nil, usage) }, (*pflag.FlagSet).GetStringArray)
+	return flagValue(p, func(f *pflag.FlagSet, name, usage string) { f.StringArray(name, nil, usage) },
+		func(f *pflag.FlagSet, name string) ([]string, error) {
+			v := f.Lookup(name).Value // defined: the flag was given
+			values, ok := v.(pflag.SliceValue)
+			if !ok {
+				return nil, fmt.Errorf("--%s is a %s, not a repeatable string", name, v.Type())
+			}
+			return values.GetSlice(), nil
+		})
 }
 
 func boolFlag(p *bool) FlagValue {

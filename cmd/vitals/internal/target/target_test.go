@@ -121,11 +121,30 @@ func TestBadTargetsSayWhatIsWrong(t *testing.T) {
 		{"dns://x", []string{"--answer", "not-an-address!"}, "dns probe"},
 		{"tcp://x:1", []string{"--send", `\q`}, `--send "\\q": a bad escape`},
 		{"http://x/", []string{"--header", "Bad Name: v"}, `--header "Bad Name: v": want "Name: value"`},
+		// A repeatable flag's one value reaches its kind as given, even
+		// empty: a flag set's string form of it would lose it.
+		{"http://x/", []string{"--header", ""}, `--header "": want "Name: value"`},
+		{"dns://x", []string{"--answer", ""}, `expected answer "" is not an IP address`},
 	}
 	for _, tt := range tests {
 		if _, err := Build(tt.target, options(t, tt.args...)); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Build(%q): %v, want %q", tt.target, err, tt.want)
 		}
+	}
+	if _, err := BuildExec([]string{"true"}, options(t, "--env", "")); err == nil || !strings.Contains(err.Error(), `env entry "" is not KEY=VALUE`) {
+		t.Errorf(`BuildExec with --env "": %v`, err)
+	}
+}
+
+// A repeatable flag's value reaches its kind byte for byte: a CR LF in it
+// stays one.
+func TestARepeatableFlagsValueReachesTheProbeAsGiven(t *testing.T) {
+	p, err := BuildExec([]string{"sh", "-c", `test "$V" = "$(printf 'a\r\nb')"`}, options(t, "--env", "V=a\r\nb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(t.Context()); err != nil {
+		t.Errorf("--env V=a\\r\\nb: the command saw another value: %v", err)
 	}
 }
 
