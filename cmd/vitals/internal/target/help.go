@@ -40,8 +40,12 @@ var Help = func() string {
 const helpColumn = 41
 
 // helpLine is a line of Help: a target, and what it checks from
-// helpColumn on, two spaces after a longer target.
+// helpColumn on; below it, at helpColumn, after a target too long to leave
+// two spaces before it.
 func helpLine(target, text string) string {
-	pad := max(helpColumn-2-utf8.RuneCountInString(target), 2)
+	pad := helpColumn - 2 - utf8.RuneCountInString(target)
+	if pad < 2 {
+		return "\n  " + target + "\n" + strings.Repeat(" ", helpColumn) + text
+	}
 	return "\n  " + target + strings.Repeat(" ", pad) + text
 }
