@@ -136,6 +136,29 @@ func TestTheBinaryIsStaticAndRunsAlone(t *testing.T) {
 func TestVersionSaysWhatItIs(t *testing.T) {
 	vitalsRun(t, "version").expect(t, 0, "vitals dev (go1.", "")
 	vitalsRun(t, "--version").expect(t, 0, "vitals dev (go1.", "")
+	vitalsRun(t, "version", "-o", "json").expect(t, 0, `{"version":"dev","goVersion":"go1.`, "")
+	vitalsRun(t, "version", "-o", "yaml").expect(t, 2, "", `-o "yaml": use text or json`)
+}
+
+// A binary built from a git work tree with its version control information
+// says the commit it was built from, in text and in JSON: the build
+// information is what vitals version reads, whichever way it was built.
+func TestVersionSaysTheCommitItWasBuiltFrom(t *testing.T) {
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not a git work tree here: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "vitals")
+	if out, err := exec.Command("go", "build", "-tags", "vitals_probe", "-buildvcs=true", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build -buildvcs=true: %v\n%s", err, out)
+	}
+	rev := strings.TrimSpace(string(head))
+	binaryRun(t, bin, "version").expect(t, 0, "revision "+rev, "")
+	out, err := exec.Command(bin, "version", "-o", "json").Output()
+	var b struct{ Version, Revision, Time, GoVersion, Build string }
+	if err != nil || json.Unmarshal(out, &b) != nil || b.Revision != rev || b.Time == "" || b.Build != "probe" || !strings.HasPrefix(b.Version, "v0.0.0-") {
+		t.Errorf("vitals version -o json: %s %v; want revision %s, its time, a pseudo-version and build probe", out, err, rev)
+	}
 }
 
 func TestHelpShowsExamplesAndCompletionWorks(t *testing.T) {

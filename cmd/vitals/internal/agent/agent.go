@@ -36,6 +36,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/metrics"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/version"
 )
 
 // Options are what an agent takes besides its file. The zero Options run the
@@ -155,7 +156,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	// Hooks follow the events from the first; they run off the engine's path.
 	a.hooks = hooks.New(hookSpecs(cfg.Hooks), a.monitor, a.logger, cfg.Redact)
 	a.registry = prometheus.NewRegistry()
-	a.registry.MustRegister(collector, a.hooks, metrics.LogLinesDropped(logs.Dropped),
+	a.registry.MustRegister(collector, a.hooks, metrics.LogLinesDropped(logs.Dropped), metrics.BuildInfo(version.Info()),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
 	mux.Handle("/", a.monitor.Handler())

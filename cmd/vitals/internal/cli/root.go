@@ -3,10 +3,12 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -118,22 +120,61 @@ Exit codes: 0 pass, 1 fail or not ready, 2 bad usage or configuration.` + buildH
 	return root
 }
 
+// versionLine is the version as vitals version and --version say it: the
+// version, then the build (the probe build's name, the commit it was built
+// from and when, "+changes" for a work tree that had some), the Go it was
+// built with, and the platform.
 func versionLine() string {
-	details := fmt.Sprintf("%s, %s/%s", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	b := version.Info()
+	var details []string
 	if build != "" {
-		details = build + ", " + details
+		details = append(details, build)
 	}
-	return fmt.Sprintf("vitals %s (%s)", version.Version, details)
+	if b.Revision != "" {
+		rev := b.Revision
+		if b.Modified {
+			rev += "+changes"
+		}
+		details = append(details, "revision "+rev)
+	}
+	if b.Time != "" {
+		details = append(details, b.Time)
+	}
+	details = append(details, b.GoVersion, runtime.GOOS+"/"+runtime.GOARCH)
+	return fmt.Sprintf("vitals %s (%s)", b.Version, strings.Join(details, ", "))
+}
+
+// versionJSON is vitals version -o json: the build's version.Build, and the
+// build's name and platform.
+type versionJSON struct {
+	version.Build
+	Flavour  string `json:"build"` // full, or probe
+	Platform string `json:"platform"`
 }
 
 func newVersion(stdout io.Writer) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
+	var output string
+	cmd := &cobra.Command{
+		Use:   "version [-o json]",
+		Short: "Print the version, the commit and the Go it was built with",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			fmt.Fprintln(stdout, versionLine())
+			switch output {
+			case "text":
+				fmt.Fprintln(stdout, versionLine())
+			case "json":
+				name := "full"
+				if build != "" {
+					name = "probe"
+				}
+				return json.NewEncoder(stdout).Encode(versionJSON{version.Info(), name, runtime.GOOS + "/" + runtime.GOARCH})
+			default:
+				return fmt.Errorf("-o %q: use text or json", output)
+			}
 			return nil
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text, or json for the build as JSON on stdout")
+	complete(cmd, "output", "text", "json")
+	return cmd
 }

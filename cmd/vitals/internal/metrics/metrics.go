@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/version"
 )
 
 // Collector is a prometheus.Collector of one Monitor. Make one with New, give
@@ -179,4 +180,17 @@ func LogLinesDropped(dropped func() uint64) prometheus.Collector {
 		Name: "vitals_log_lines_dropped_total",
 		Help: "vitals's own log lines dropped because the log sink did not take them (the workload's output is never dropped).",
 	}, func() float64 { return float64(dropped()) })
+}
+
+// BuildInfo is vitals_build_info, 1 with the build's version, revision and
+// Go version as labels (version.Info), as Prometheus's own programs export
+// theirs: a query joins it to tell which vitals each target runs.
+func BuildInfo(b version.Build) prometheus.Collector {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "vitals_build_info",
+		Help:        "1, with the version, the revision and the Go version vitals was built with.",
+		ConstLabels: prometheus.Labels{"version": b.Version, "revision": b.Revision, "goversion": b.GoVersion},
+	})
+	g.Set(1)
+	return g
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/metrics"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/health/healthtest"
+	"github.com/vitals-dev/vitals/version"
 )
 
 // counted is a checker that passes while up, counting its runs.
@@ -245,5 +246,21 @@ vitals_check_runs_total{check="slow",result="fail"} %d
 `, fast.Runs, slow.Runs)
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "vitals_check_runs_total"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// vitals_build_info says which vitals runs, as a constant 1 with its build as
+// labels, and passes the linter as every vitals metric does.
+func TestBuildInfoIsOneWithTheBuildAsLabels(t *testing.T) {
+	c := metrics.BuildInfo(version.Build{Version: "v1.2.3", Revision: "abc123", GoVersion: "go1.26.5"})
+	want := `# HELP vitals_build_info 1, with the version, the revision and the Go version vitals was built with.
+# TYPE vitals_build_info gauge
+vitals_build_info{goversion="go1.26.5",revision="abc123",version="v1.2.3"} 1
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
+	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+		t.Errorf("promlint: %v %v", problems, err)
 	}
 }
