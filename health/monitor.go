@@ -115,6 +115,11 @@ func WithClock(c Clock) Option {
 // WithLogger sets where check and level transitions are logged. The default is
 // slog.Default(); pass slog.New(slog.DiscardHandler) for silence.
 //
+// A line gives a key once and never one of slog's own (time, level, msg,
+// source), so that a collector that keeps one value per key (Loki, Vector,
+// jq) loses nothing: a check's level, or the level a line is about, is
+// check_level, and level stays the line's severity.
+//
 // The Monitor never waits on its logger: unless the logger's handler is a
 // LogQueue already, New puts one (of DefaultLogQueue lines) in front of it, so
 // that a log sink that blocks drops lines rather than stop the checks. To
@@ -633,7 +638,7 @@ func (m *Monitor) checkChangedLocked(e *entry, tr transition, output string, now
 		level = slog.LevelWarn
 	}
 	m.logLocked(level, "check "+map[Status]string{Pass: "passed", Warn: "warned", Fail: "failed"}[tr.to],
-		"check", c.Name, "level", c.Level, "from", tr.from, "output", output)
+		"check", c.Name, "check_level", c.Level, "from", tr.from, "output", output)
 	m.emitLocked(Event{Time: now, Type: typ, Check: c.Name, Level: c.Level, From: tr.from, To: tr.to, Output: output})
 	reason := fmt.Sprintf("check %q is %s", c.Name, tr.to)
 	if output != "" {
@@ -661,7 +666,7 @@ func (m *Monitor) changedLocked(reason string) {
 			if !verdicts[l] {
 				typ, level = EventLevelFailed, slog.LevelWarn
 			}
-			m.logLocked(level, "level "+string(typ[len("level-"):]), "level", l, "reason", reason)
+			m.logLocked(level, "level "+string(typ[len("level-"):]), "check_level", l, "reason", reason)
 			m.emitLocked(Event{Type: typ, Level: l, Output: reason})
 		}
 	}

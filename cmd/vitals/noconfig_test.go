@@ -19,7 +19,7 @@ func TestRunWithoutAFileSupervisesTheCommandOnTheDefaults(t *testing.T) {
 	inside := `mount -t tmpfs none /run && ip link set lo up && cd "$2" && export V="$1" && exec "$1" run -- sh -c "$3"`
 	workload := `curl -s -o /dev/null -w "readyz %{http_code}\n" http://127.0.0.1:8558/readyz; "$V" checks >/dev/null && echo the API answers; exit 3`
 	r := binaryRun(t, "unshare", "-rnm", "sh", "-c", inside, "sh", vitals, dir, workload)
-	r.expect(t, 3, "readyz 200\nthe API answers\n", "msg=\"vitals running\" listen=[::]:8558 api=/run/vitals/vitals.sock checks=0")
+	r.expect(t, 3, "readyz 200\nthe API answers\n", "msg=\"vitals running\" component=vitals listen=[::]:8558 api=/run/vitals/vitals.sock checks=0")
 	if strings.Contains(r.stderr, "config=") {
 		t.Errorf("the log names a file:\n%s", r.stderr)
 	}

@@ -37,10 +37,16 @@ type agent struct {
 // the workload doing what.
 func startAgent(t *testing.T, config func(a *agent) string, what ...string) *agent {
 	t.Helper()
+	return startAgentWith(t, nil, config, what...)
+}
+
+// startAgentWith is startAgent with flags for vitals run (--log-format …).
+func startAgentWith(t *testing.T, flags []string, config func(a *agent) string, what ...string) *agent {
+	t.Helper()
 	a := &agent{addr: freeAddr(t), dir: t.TempDir(), logs: &vitalstest.Buffer{}, stdout: &vitalstest.Buffer{}}
 	a.sock, a.ready = filepath.Join(a.dir, "vitals.sock"), filepath.Join(a.dir, "ready")
 	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\n%s", a.addr, a.sock, config(a)))
-	args := append([]string{"run", "-c", path, "--", os.Args[0], what[0], a.ready}, what[1:]...)
+	args := append(append(append([]string{"run"}, flags...), "-c", path, "--", os.Args[0], what[0], a.ready), what[1:]...)
 	a.cmd = exec.Command(vitals, args...)
 	a.cmd.Env = append(os.Environ(), workloadtest.Env+"=1")
 	a.cmd.Stderr, a.cmd.Stdout = a.logs, a.stdout

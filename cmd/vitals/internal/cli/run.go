@@ -95,13 +95,21 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
 	}
 	opts := &slog.HandlerOptions{Level: l}
+	var h slog.Handler
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		h = slog.NewTextHandler(w, opts)
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		h = slog.NewJSONHandler(w, opts)
+	default:
+		return nil, fmt.Errorf("--log-format %q: use text or json", format)
 	}
-	return nil, fmt.Errorf("--log-format %q: use text or json", format)
+	// The workload's lines share vitals's stderr, and a workload that logs
+	// through slog writes lines of the same shape: this key, on each of
+	// vitals's lines (the dropped lines' note too, which the agent's LogQueue
+	// writes to this handler), tells vitals's apart. Not "logger": klog's
+	// lines, which reach this handler through logr, give that key.
+	return slog.New(h.WithAttrs([]slog.Attr{slog.String("component", "vitals")})), nil
 }
 
 // stopSignals returns a context that ends at the first SIGTERM or SIGINT,
