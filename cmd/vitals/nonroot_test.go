@@ -67,7 +67,7 @@ func must(t *testing.T, err error) {
 
 // vitals run as uid 65534, in a working directory it cannot write and with
 // no api: in its file, starts, serves /livez, and vitals checks as the same
-// user finds its API with no flag: the socket is in the user's own 0700
+// user finds its API with no flag (vitals validate --print says where): the socket is in the user's own 0700
 // directory of the temp directory, nothing under /run.
 func TestRunAsANonRootUserInAReadOnlyDirectoryServesItsAPIWhereChecksFindsIt(t *testing.T) {
 	dir, binary, tmp := nonRootPlace(t)
@@ -102,6 +102,10 @@ func TestRunAsANonRootUserInAReadOnlyDirectoryServesItsAPIWhereChecksFindsIt(t *
 		t.Errorf("%s: mode %v, uid %d; want 0700, uid %d", filepath.Dir(sock), fi.Mode(), st.Uid, nobody)
 	}
 
+	validate := asNobody(work, tmp, binary, "validate", "--print")
+	if out, err := validate.CombinedOutput(); err != nil || !strings.Contains(string(out), fmt.Sprintf("api: %q\n", sock)) {
+		t.Errorf("vitals validate --print as uid %d: %v\n%s\nwant api: %q", nobody, err, out, sock)
+	}
 	checks := asNobody(work, tmp, binary, "checks")
 	out, err := checks.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "hb") {
