@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/apisocket"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube"
@@ -131,7 +133,18 @@ func (r *run) listen() error {
 		return &RunError{fmt.Errorf("vitals run: serve the probe endpoints: %w", err)}
 	}
 	apiLn, err := api.Listen(c.API)
-	if err != nil {
+	var dirErr *apisocket.DirError
+	switch {
+	case errors.As(err, &dirErr):
+		// A place for the socket that cannot be made is the file's fault
+		// (or, with no file, the default's): another api: mends it.
+		ln.Close()
+		field := "api:"
+		if c.File == "" {
+			field = "the default api:"
+		}
+		return &ConfigError{fmt.Errorf("%s: %s %s: %w", r.source(), field, c.API, err)}
+	case err != nil:
 		ln.Close()
 		return &RunError{fmt.Errorf("vitals run: serve the management API on %s (%s): %w", c.API, r.in("api"), err)}
 	}

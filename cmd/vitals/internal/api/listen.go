@@ -14,15 +14,12 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/apisocket"
 )
 
-// DefaultAddress is where the agent serves its API and where the commands
-// that talk to it look, unless vitals.yaml's api: or $VITALS_API says
-// otherwise: a unix socket, reachable by root only (0600).
-const DefaultAddress = apisocket.Default
-
 // Listen opens where the API is served: addr is a unix socket's path, or
 // tcp://HOST:PORT (which New guards with a token).
 //
-// A socket's directory is made (0755) when missing. A socket file already
+// A socket's directory is made as apisocket.MakeDir makes it (0755, or 0700
+// for the user's own in the temp directory) when missing; when it cannot be
+// made or written the error is an *apisocket.DirError. A socket file already
 // there is replaced when nothing answers on it (a vitals that died), and is an
 // error when something does; a file that is not a socket is never replaced.
 // The socket is 0600 from the moment it can be reached, and closing the
@@ -57,10 +54,10 @@ func parseAddr(addr string) (network, address string, err error) {
 const staleDial = time.Second
 
 func listenUnix(path string) (net.Listener, error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := apisocket.MakeDir(path); err != nil {
 		return nil, err
 	}
+	dir := filepath.Dir(path)
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode().Type() != fs.ModeSocket {
 			return nil, fmt.Errorf("%s exists and is not a socket: remove it, or give the API another path", path)

@@ -1,17 +1,160 @@
-// Package apisocket is what the configuration and the management API agree
-// on about the API's unix socket: where it is by default, and how long its
-// path may be. A leaf, so that config need not import the API's server.
+// Package apisocket is what the configuration, the management API and the
+// commands that talk to it agree on about the API's unix socket: where it is
+// by default, how its directory is made, and how long its path may be. A
+// leaf, so that config need not import the API's server.
 package apisocket
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 )
 
-// Default is where the agent serves its management API unless told
-// otherwise: a unix socket, reachable by root only (0600).
-const Default = "/run/vitals/vitals.sock"
+// RootDefault is root's default socket: the place the management commands
+// have always looked, kept while root can make it.
+const RootDefault = "/run/vitals/vitals.sock"
+
+// name is the socket's name in the default directories.
+const name = "vitals.sock"
+
+// Default is where the agent serves its management API unless vitals.yaml's
+// api: says otherwise, and where the commands that talk to it look unless
+// --api or $VITALS_API does: a unix socket, reachable by its user only
+// (0600). The same user in the same environment gets the same path, so
+// that vitals run and vitals checks meet without configuration:
+//
+//   - root: RootDefault, when /run/vitals can be made or written (not on a
+//     read-only root file system);
+//   - then $XDG_RUNTIME_DIR/vitals/vitals.sock, when XDG_RUNTIME_DIR is an
+//     absolute path to a directory of the user's own, that only the user
+//     can enter, and that can be written (as the XDG spec has it; pam_systemd
+//     makes /run/user/UID so);
+//   - else TMP/vitals-UID/vitals.sock, TMP being os.TempDir() ($TMPDIR, else
+//     /tmp): a directory MakeDir makes 0700, and refuses when it is another
+//     user's or others can enter it.
+//
+// Nothing is made here: the commands call it too.
+func Default() string {
+	return choose(os.Geteuid(), RootDefault, os.Getenv("XDG_RUNTIME_DIR"), os.TempDir())
+}
+
+// choose is Default for the user uid, given root's socket, XDG_RUNTIME_DIR
+// and the temp directory.
+func choose(uid int, root, xdg, tmp string) string {
+	if uid == 0 && canMake(filepath.Dir(root)) {
+		return root
+	}
+	if xdg != "" && filepath.IsAbs(xdg) && private(xdg, uid) == nil && writable(xdg) == nil {
+		return filepath.Join(xdg, "vitals", name)
+	}
+	return filepath.Join(privateDir(tmp, uid), name)
+}
+
+// privateDir is the user's directory in the temp directory tmp.
+func privateDir(tmp string, uid int) string {
+	return filepath.Join(tmp, "vitals-"+strconv.Itoa(uid))
+}
+
+// canMake says whether dir is, or can be made, a directory this process
+// writes: the nearest of it and its parents that exists is a directory it
+// can write.
+func canMake(dir string) bool {
+	for {
+		fi, err := os.Stat(dir)
+		if err == nil {
+			return fi.IsDir() && writable(dir) == nil
+		}
+		parent := filepath.Dir(dir)
+		if !errors.Is(err, fs.ErrNotExist) || parent == dir {
+			return false
+		}
+		dir = parent
+	}
+}
+
+// access(2)'s modes, which package syscall does not name.
+const (
+	wOK = 0o2
+	xOK = 0o1
+)
+
+// writable says why this process cannot make files in dir, if it cannot: a
+// read-only file system or a directory of someone else's.
+func writable(dir string) error {
+	// access(2) answers for the real user, which vitals's is but for a
+	// setuid binary, which vitals never is.
+	if err := syscall.Access(dir, wOK|xOK); err != nil {
+		return &fs.PathError{Op: "write in", Path: dir, Err: err}
+	}
+	return nil
+}
+
+// private says why dir is not a directory only uid can enter, if it is not:
+// not a directory (a symbolic link is not followed), another user's, or
+// open to its group or to others.
+func private(dir string, uid int) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory (%v)", dir, fi.Mode().Type())
+	case !ok:
+		return fmt.Errorf("%s: no owner known", dir)
+	case int(st.Uid) != uid:
+		return fmt.Errorf("%s belongs to uid %d, not to uid %d", dir, st.Uid, uid)
+	case fi.Mode().Perm()&0o077 != 0:
+		return fmt.Errorf("%s is mode %#o: others than its owner can enter it", dir, fi.Mode().Perm())
+	}
+	return nil
+}
+
+// A DirError says that a socket's directory cannot be made or written: a
+// fault of where the socket is put, which another path mends.
+type DirError struct {
+	Dir string
+	Err error
+}
+
+func (e *DirError) Error() string {
+	return fmt.Sprintf("the socket's directory %s: %v", e.Dir, e.Err)
+}
+
+func (e *DirError) Unwrap() error { return e.Err }
+
+// MakeDir makes the directory of the socket path, when missing, and says
+// whether a socket can be made there; its error is a *DirError. The user's
+// directory in the temp directory (see Default) is made 0700 and must stay
+// the user's own and closed to others, whoever made it: in /tmp another
+// user could make it first and reach, or replace, the socket. Any other
+// directory is made 0755, its missing parents with it.
+func MakeDir(path string) error {
+	dir := filepath.Dir(path)
+	if err := makeDir(dir, os.Geteuid(), os.TempDir()); err != nil {
+		return &DirError{Dir: dir, Err: err}
+	}
+	return nil
+}
+
+func makeDir(dir string, uid int, tmp string) error {
+	if dir == privateDir(tmp, uid) {
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		if err := private(dir, uid); err != nil {
+			return fmt.Errorf("%w: remove it, or give the API another path", err)
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return writable(dir)
+}
 
 // maxSocketPath is the longest path a unix socket can have: sun_path holds
 // 108 bytes on Linux, the NUL that ends the path included.

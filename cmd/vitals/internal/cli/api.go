@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/apisocket"
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -46,7 +47,7 @@ type agentFlags struct{ addr, tokenFile string }
 
 func (a *agentFlags) define(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&a.addr, "api", "", "the agent's API: a unix socket, or tcp://HOST:PORT (default $VITALS_API, else "+api.DefaultAddress+")")
+	f.StringVar(&a.addr, "api", "", "the agent's API: a unix socket, or tcp://HOST:PORT (default $VITALS_API, else "+apisocket.Default()+")")
 	f.StringVar(&a.tokenFile, "api-token-file", "", "the file with the token of a TCP API (default: the token in $VITALS_API_TOKEN)")
 	cmd.MarkFlagFilename("api-token-file")
 }
@@ -61,7 +62,7 @@ func (a *agentFlags) client() (*api.Client, error) {
 			return nil, fmt.Errorf("--api-token-file: %w", err)
 		}
 	}
-	return api.NewClient(cmp.Or(a.addr, os.Getenv("VITALS_API"), api.DefaultAddress), token)
+	return api.NewClient(cmp.Or(a.addr, os.Getenv("VITALS_API"), apisocket.Default()), token)
 }
 
 // connect is what every command over the API starts with: the client, and

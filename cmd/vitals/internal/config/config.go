@@ -42,7 +42,9 @@ type Config struct {
 	GRPCListen string
 	// API is where the management API listens: a path for a unix socket
 	// (mode 0600), or tcp://HOST:PORT, which needs APITokenFile. Default
-	// "/run/vitals/vitals.sock".
+	// apisocket.Default(), the user's own: /run/vitals/vitals.sock for root
+	// where /run can be written, else in $XDG_RUNTIME_DIR or the temp
+	// directory, so that vitals runs as any user, on a read-only root too.
 	API string
 	// APITokenFile holds the bearer token that a TCP API asks for.
 	APITokenFile string
@@ -71,11 +73,9 @@ type Config struct {
 // through it.
 func (c *Config) Redact(s string) string { return c.redactor.Redact(s) }
 
-// Defaults of the file's top level.
-const (
-	DefaultListen = ":8558"
-	DefaultAPI    = apisocket.Default
-)
+// Defaults of the file's top level; api's is apisocket.Default(), which
+// depends on the user.
+const DefaultListen = ":8558"
 
 // MinPeriod is the shortest period a check may have, and the shortest
 // backoff.max of a service: more often is a busy loop (period: 1ns keeps a
@@ -176,7 +176,7 @@ func parseIn(name string, data []byte, env func(string) (string, bool), environ 
 		return nil, Errors{syntaxError(name, err)}
 	}
 	d := &Decoder{file: name, env: env, secrets: redact.Environ(environ)}
-	c := &Config{File: name, Listen: DefaultListen, API: DefaultAPI, Details: true}
+	c := &Config{File: name, Listen: DefaultListen, API: apisocket.Default(), Details: true}
 	var body ast.Node
 	if len(f.Docs) > 1 {
 		d.Errorf(f.Docs[1].Body, "", "one YAML document per file, not %d", len(f.Docs))
@@ -410,8 +410,12 @@ func topFields(c *Config, checks *ast.Node) []Field {
 			Doc: "Where the probe endpoints (/livez, /readyz, /startupz) and /metrics are served: HOST:PORT, or :PORT for every address."},
 		{Key: "grpc-listen", Value: String(&c.GRPCListen),
 			Doc: "Where grpc.health.v1 is served over the same checks, HOST:PORT; by default it is not."},
-		{Key: "api", Value: CString(&c.API), Default: DefaultAPI,
-			Doc: "Where the management API listens: a unix socket's path (mode 0600), or tcp://HOST:PORT, which needs api-token-file."},
+		{Key: "api", Value: CString(&c.API), Default: "/run/vitals/vitals.sock, $XDG_RUNTIME_DIR/vitals/vitals.sock or $TMPDIR/vitals-UID/vitals.sock",
+			Doc: "Where the management API listens: a unix socket's path (mode 0600), or tcp://HOST:PORT, which needs api-token-file. " +
+				"By default the user's own, where vitals checks and the other commands look for the same user: /run/vitals/vitals.sock for root while /run can be written; " +
+				"else $XDG_RUNTIME_DIR/vitals/vitals.sock when XDG_RUNTIME_DIR is a directory of the user's that only the user can enter; " +
+				"else vitals-UID/vitals.sock in $TMPDIR (/tmp when unset), a directory made 0700 and refused when another user owns it or others can enter it. " +
+				"vitals validate --print shows the one chosen. vitals run makes the socket's directory when missing; one it cannot make or write is an error of this field, before anything starts."},
 		{Key: "api-token-file", Value: CString(&c.APITokenFile),
 			Doc: "A file holding the bearer token that a TCP API asks for."},
 		{Key: "details", Value: Bool(&c.Details), Default: "true",
@@ -554,9 +558,9 @@ func serviceBackoffFields(s *Service) []Field {
 
 // Default is the configuration of a vitals run given no file: no checks,
 // no service (the command line gives the workload), and every top-level
-// default (DefaultListen, DefaultAPI, details shown, no drain). The
+// default (DefaultListen, apisocket.Default(), details shown, no drain). The
 // environment's secrets are hidden as Load hides them. File is empty: no
 // file was read.
 func Default() *Config {
-	return &Config{Listen: DefaultListen, API: DefaultAPI, Details: true, redactor: redact.New(redact.Environ(os.Environ())...)}
+	return &Config{Listen: DefaultListen, API: apisocket.Default(), Details: true, redactor: redact.New(redact.Environ(os.Environ())...)}
 }
