@@ -157,3 +157,54 @@ func TestRunSaysWhichFieldWhenTheAPISocketsDirectoryCannotBeMade(t *testing.T) {
 		}
 	}
 }
+
+// A user who can write nowhere (a read-only root, no writable temp
+// directory, no XDG_RUNTIME_DIR) and whose file gives no api: still gets the
+// checks and the endpoints: the API is off, and vitals says so, while nothing
+// needs it. A heartbeat check is beaten through the API, so a file with one
+// is exit 2 naming the check and api:, nothing started.
+func TestRunWithNowhereToPutTheSocketTurnsTheAPIOffUnlessAHeartbeatNeedsIt(t *testing.T) {
+	dir, binary, _ := nonRootPlace(t)
+	readOnlyTmp := filepath.Join(dir, "ro-tmp")
+	must(t, os.Mkdir(readOnlyTmp, 0o755)) // root's: nobody cannot make its directory there
+	addr := freeAddr(t)
+	conf := filepath.Join(dir, "vitals.yaml")
+	must(t, os.WriteFile(conf, fmt.Appendf(nil, "listen: %s\nchecks:\n  root: {file: {path: /}}\n", addr), 0o644))
+
+	cmd := asNobody(dir, readOnlyTmp, binary, "run", "-c", conf)
+	logs := &vitalstest.Buffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	must(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitFor(t, "/readyz to answer 200", logs, func() bool {
+		res, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return false
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	})
+	for _, want := range []string{"management API off", "api=off", "permission denied"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the log does not say %q:\n%s", want, logs)
+		}
+	}
+	checks := asNobody(dir, readOnlyTmp, binary, "checks")
+	if out, err := checks.CombinedOutput(); err == nil {
+		t.Errorf("vitals checks reached an API that is off:\n%s", out)
+	}
+	must(t, cmd.Process.Signal(syscall.SIGTERM))
+	if code := exited(t, cmd); code != 0 {
+		t.Fatalf("exit %d after SIGTERM, want 0:\n%s", code, logs)
+	}
+
+	addr = freeAddr(t)
+	must(t, os.WriteFile(conf, fmt.Appendf(nil, "listen: %s\nchecks:\n  hb: {heartbeat: {ttl: 1h}}\n  root: {file: {path: /}}\n", addr), 0o644))
+	r := binaryRun(t, "env", append([]string{"-i", "PATH=" + os.Getenv("PATH"), "TMPDIR=" + readOnlyTmp, "setpriv"}, nobodyArgs(binary, "run", "-c", conf)...)...)
+	sock := filepath.Join(readOnlyTmp, fmt.Sprintf("vitals-%d", nobody), "vitals.sock")
+	r.expect(t, 2, "", fmt.Sprintf("%s: the default api: %s: the socket's directory %s: ", conf, sock, filepath.Dir(sock)))
+	if !strings.Contains(r.stderr, "heartbeat check hb is beaten through the management API") || strings.Contains(r.stderr, "vitals running") {
+		t.Errorf("stderr %q: want it to name the heartbeat that needs the API, and nothing started", r.stderr)
+	}
+}

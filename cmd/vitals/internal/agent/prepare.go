@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -135,26 +136,33 @@ func (r *run) listen() error {
 	apiLn, err := api.Listen(c.API)
 	var dirErr *apisocket.DirError
 	switch {
+	case errors.As(err, &dirErr) && c.APIDefault && len(r.heartbeats) == 0:
+		// No file asked for the API and nothing needs it: a user who can
+		// write nowhere (a read-only root with no writable temp directory)
+		// still gets the checks and the endpoints, with the API off.
+		r.apiOff = err
 	case errors.As(err, &dirErr):
 		// A place for the socket that cannot be made is the file's fault
 		// (or, with no file, the default's): another api: mends it.
 		ln.Close()
-		field := "api:"
-		if c.File == "" {
-			field = "the default api:"
-		}
-		return &ConfigError{fmt.Errorf("%s: %s %s: %w", r.source(), field, c.API, err)}
+		return &ConfigError{fmt.Errorf("%s: %s %s: %w%s", r.source(), r.apiField(), c.API, err, r.apiNeededBy())}
 	case err != nil:
 		ln.Close()
-		return &RunError{fmt.Errorf("vitals run: serve the management API on %s (%s): %w", c.API, r.in("api"), err)}
+		return &RunError{fmt.Errorf("vitals run: serve the management API on %s (%s): %w", c.API, r.apiIn(), err)}
 	}
-	r.probeLn, r.apiLn = servers.Limit(ln, "probe", caps.Probe), servers.Limit(apiLn, "api", caps.API)
-	limited := []*servers.Listener{r.probeLn, r.apiLn}
+	r.probeLn = servers.Limit(ln, "probe", caps.Probe)
+	limited := []*servers.Listener{r.probeLn}
+	if apiLn != nil {
+		r.apiLn = servers.Limit(apiLn, "api", caps.API)
+		limited = append(limited, r.apiLn)
+	}
 	if c.GRPCListen != "" {
 		grpcLn, err := net.Listen("tcp", c.GRPCListen)
 		if err != nil {
 			ln.Close()
-			apiLn.Close()
+			if apiLn != nil {
+				apiLn.Close()
+			}
 			return &RunError{fmt.Errorf("vitals run: serve gRPC health on %s (%s): %w", c.GRPCListen, r.in("grpc-listen"), err)}
 		}
 		r.grpcLn = servers.Limit(grpcLn, "grpc", caps.GRPC)
@@ -162,6 +170,38 @@ func (r *run) listen() error {
 	}
 	r.registry.MustRegister(servers.NewCollector(limited...))
 	return nil
+}
+
+// apiField names api: in errors: "api:", or "the default api:" when the
+// file gave none.
+func (a *Agent) apiField() string {
+	if a.cfg.APIDefault {
+		return "the default api:"
+	}
+	return "api:"
+}
+
+// apiIn says where api: comes from, as in does for the other keys.
+func (a *Agent) apiIn() string {
+	if a.cfg.APIDefault {
+		return "the default api:"
+	}
+	return a.in("api")
+}
+
+// apiNeededBy says, for an API that cannot be served, which checks need it:
+// heartbeats, which the workload beats through it. It is empty when none
+// does.
+func (a *Agent) apiNeededBy() string {
+	if !a.cfg.APIDefault || len(a.heartbeats) == 0 {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(a.heartbeats))
+	which := "heartbeat check " + names[0] + " is"
+	if len(names) > 1 {
+		which = "heartbeat checks " + strings.Join(names, ", ") + " are"
+	}
+	return "; " + which + " beaten through the management API: give api: a path this user can write, or tcp://HOST:PORT with api-token-file"
 }
 
 // in says where key comes from, for errors: "api: in vitals.yaml", or "the

@@ -20,7 +20,8 @@ type run struct {
 	reporter *kubereport.Reporter // nil without kubernetes:
 	pod      string               // NAMESPACE/NAME, with kubernetes:
 
-	probeLn, apiLn, grpcLn *servers.Listener // grpcLn nil without grpc-listen:
+	probeLn, apiLn, grpcLn *servers.Listener // grpcLn nil without grpc-listen:, apiLn with the API off
+	apiOff                 error             // why the API is off: its default place could not be made, and nothing needs it
 	probeSrv, apiSrv       *http.Server      // nil until served
 	grpcSrv                *grpc.Server      // nil until served
 	endStreams             context.CancelFunc
@@ -172,7 +173,13 @@ func (r *run) logRunning() {
 	if r.reporter != nil {
 		attrs = append(attrs, "pod", r.pod)
 	}
-	r.logger.Info("vitals running", append(attrs, "api", r.cfg.API, "checks", len(r.cfg.Checks))...)
+	api := r.cfg.API
+	if r.apiOff != nil {
+		api = "off"
+		r.logger.Warn("management API off: nothing needs it and its default socket cannot be made; vitals checks, beat and restart will not reach this vitals; give api: a path this user can write to serve it",
+			"error", r.apiOff)
+	}
+	r.logger.Info("vitals running", append(attrs, "api", api, "checks", len(r.cfg.Checks))...)
 }
 
 func (r *run) failReadiness(s *stopping) {

@@ -96,6 +96,9 @@ func (r *run) stopGRPC(*stopping) {
 // serveAPI serves the management API, with the workload to restart when
 // there is one.
 func (r *run) serveAPI() error {
+	if r.apiLn == nil {
+		return nil // off: see apiOff
+	}
 	opts := []api.Option{api.WithHooks(func() any { return r.hooks.Status() })}
 	if r.sv != nil {
 		opts = append(opts, api.WithService(r.sv.Supervisor))
@@ -114,7 +117,10 @@ func (r *run) serveAPI() error {
 }
 
 func (r *run) stopAPI(*stopping) {
-	if r.apiSrv == nil {
+	switch {
+	case r.apiLn == nil:
+		return // never served
+	case r.apiSrv == nil:
 		r.apiLn.Close()
 		return
 	}

@@ -46,6 +46,11 @@ type Config struct {
 	// where /run can be written, else in $XDG_RUNTIME_DIR or the temp
 	// directory, so that vitals runs as any user, on a read-only root too.
 	API string
+	// APIDefault says that API is the default, not given in the file: when
+	// its directory cannot be made and nothing needs the API (no heartbeat
+	// check is beaten through it), the agent runs without it rather than
+	// not at all.
+	APIDefault bool
 	// APITokenFile holds the bearer token that a TCP API asks for.
 	APITokenFile string
 	// Details shows why checks fail on the probe endpoints. Default true.
@@ -176,7 +181,7 @@ func parseIn(name string, data []byte, env func(string) (string, bool), environ 
 		return nil, Errors{syntaxError(name, err)}
 	}
 	d := &Decoder{file: name, env: env, secrets: redact.Environ(environ)}
-	c := &Config{File: name, Listen: DefaultListen, API: apisocket.Default(), Details: true}
+	c := &Config{File: name, Listen: DefaultListen, API: apisocket.Default(), APIDefault: true, Details: true}
 	var body ast.Node
 	if len(f.Docs) > 1 {
 		d.Errorf(f.Docs[1].Body, "", "one YAML document per file, not %d", len(f.Docs))
@@ -190,6 +195,7 @@ func parseIn(name string, data []byte, env func(string) (string, bool), environ 
 	ast.Walk(tagChecker{d}, body)
 	var checks ast.Node
 	given, _ := d.Fields(body, "", topFields(c, &checks))
+	c.APIDefault = given["api"] == nil
 	if checks != nil {
 		c.Checks = d.checks(checks, kinds)
 	}
@@ -415,7 +421,8 @@ func topFields(c *Config, checks *ast.Node) []Field {
 				"By default the user's own, where vitals checks and the other commands look for the same user: /run/vitals/vitals.sock for root while /run can be written; " +
 				"else $XDG_RUNTIME_DIR/vitals/vitals.sock when XDG_RUNTIME_DIR is a directory of the user's that only the user can enter; " +
 				"else vitals-UID/vitals.sock in $TMPDIR (/tmp when unset), a directory made 0700 and refused when another user owns it or others can enter it. " +
-				"vitals validate --print shows the one chosen. vitals run makes the socket's directory when missing; one it cannot make or write is an error of this field, before anything starts."},
+				"vitals validate --print shows the one chosen. vitals run makes the socket's directory when missing; one it cannot make or write is an error of this field, before anything starts. " +
+				"Without api:, when the default's directory cannot be made (a read-only root with no writable temp directory) and no heartbeat check needs the API, vitals runs with the API off and logs a warning that says so."},
 		{Key: "api-token-file", Value: CString(&c.APITokenFile),
 			Doc: "A file holding the bearer token that a TCP API asks for."},
 		{Key: "details", Value: Bool(&c.Details), Default: "true",
@@ -562,5 +569,5 @@ func serviceBackoffFields(s *Service) []Field {
 // environment's secrets are hidden as Load hides them. File is empty: no
 // file was read.
 func Default() *Config {
-	return &Config{Listen: DefaultListen, API: apisocket.Default(), Details: true, redactor: redact.New(redact.Environ(os.Environ())...)}
+	return &Config{Listen: DefaultListen, API: apisocket.Default(), APIDefault: true, Details: true, redactor: redact.New(redact.Environ(os.Environ())...)}
 }
