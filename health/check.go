@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
+	"unicode"
 )
 
 // Level says which probe endpoint a check answers to. The names follow
@@ -86,10 +89,12 @@ type Measurer interface {
 	Measure(ctx context.Context) (Observation, error)
 }
 
-// Observation is what a Measurer saw in one run. Every field is optional.
+// Observation is what a Measurer saw in one run. Every field is optional,
+// but a Value needs its Unit: a number is read by its unit (12 ms or 12 s),
+// and the IETF JSON format leaves out a value given without one.
 type Observation struct {
 	Value   any    // JSON-encodable, such as 42, 0.013 or "200"
-	Unit    string // such as "ms", "s", "days" or "percent"
+	Unit    string // such as "ms", "s", "days" or "percent"; required with Value
 	Message string // the result's output when the run passed
 }
 
@@ -123,8 +128,12 @@ type Check struct {
 	// probe.
 	FailureThreshold int
 
-	// ComponentType is copied to the IETF JSON format: "component",
-	// "datastore", "system" or a URI. Optional.
+	// ComponentType is the check's componentType in the IETF JSON format,
+	// which says what the checked thing is: "component" (a part of the
+	// service itself), "datastore" (a database or a cache it keeps its data
+	// in), "system" (another system it depends on), or an absolute URI for a
+	// type of one's own. Optional: "" leaves it out, except for heartbeats
+	// and watchdogs, which are always "component" (the program's own loops).
 	ComponentType string
 	// Kind says what the check does, for people: "http", "exec", "postgres".
 	// Optional; Add makes it "checker". Heartbeats and watchdogs are
@@ -183,14 +192,38 @@ func ValidName(s string) bool {
 	return true
 }
 
+// The component types that the IETF draft defines, for Check.ComponentType.
+const (
+	ComponentTypeComponent = "component" // a part of the service itself
+	ComponentTypeDatastore = "datastore" // a database or a cache the service keeps its data in
+	ComponentTypeSystem    = "system"    // another system the service depends on
+)
+
+// validComponentType reports whether s can be a Check's ComponentType: "",
+// one of the draft's three types, or an absolute URI (a scheme, then no
+// space or control character), the draft's form of a type of one's own,
+// such as https://schema.org/Database. Other words are refused, so that a
+// misspelt type is an error, not a type no reader knows.
+func validComponentType(s string) bool {
+	switch s {
+	case "", ComponentTypeComponent, ComponentTypeDatastore, ComponentTypeSystem:
+		return true
+	}
+	if strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && u.IsAbs() && u.Opaque+u.Host+u.Path != ""
+}
+
 // CheckError is what is wrong with a Check, as Validate and Add find it: it
 // names the field, so that a caller that read the check from a file can say
 // where the value is, without reading the message. It wraps ErrInvalidCheck.
 type CheckError struct {
 	Name string // the check's name, as given
 	// Field is the Check field that is wrong: "Name", "Level", "Period",
-	// "Timeout", "InitialDelay", "SuccessThreshold", "FailureThreshold" or
-	// "Checker".
+	// "Timeout", "InitialDelay", "SuccessThreshold", "FailureThreshold",
+	// "ComponentType" or "Checker".
 	Field string
 	Msg   string // what is wrong, such as "timeout 2s is longer than period 1s"
 }
@@ -231,6 +264,8 @@ func (c Check) withDefaults(d Defaults) (Check, error) {
 		return invalid("SuccessThreshold", "success threshold %d is below 1", c.SuccessThreshold)
 	case c.FailureThreshold < 0:
 		return invalid("FailureThreshold", "failure threshold %d is below 1", c.FailureThreshold)
+	case !validComponentType(c.ComponentType):
+		return invalid("ComponentType", "component type %q is not component, datastore, system or an absolute URI", c.ComponentType)
 	}
 	timeoutSet := c.Timeout != 0
 	if c.Period == 0 {

@@ -17,9 +17,16 @@ import (
 //
 // Query parameters: verbose (with any value) lists every check even on
 // success, in the kube-apiserver's text format; exclude=NAME (repeatable)
-// leaves a check out; format=json, or an Accept header naming
-// application/health+json, answers in the IETF health check response format.
+// leaves a check out; format=json answers in the IETF health check response
+// format (application/health+json), and so does an Accept header that names
+// application/health+json or application/json (with a q above 0); format=text
+// answers in text whatever Accept says. Accept: */* (the kubelet's) gets text.
 // GET and HEAD are served, other methods get 405. Answers are never cached.
+//
+// The JSON format gives the status, the service's serviceId, version and
+// releaseId (WithServiceInfo), and each check's status, time, output,
+// componentType (Check.ComponentType) and, unless WithDetails(false),
+// observedValue with its observedUnit.
 //
 // The handler never runs a check and never waits on one: it reads the state
 // the checks' last results left, so it is safe to hit thousands of times a
@@ -33,6 +40,7 @@ type handler struct{ m *Monitor }
 var (
 	textPlain   = []string{"text/plain; charset=utf-8"}
 	healthJSON  = []string{"application/health+json"}
+	plainJSON   = []string{"application/json"}
 	noStore     = []string{"no-store"}
 	nosniff     = []string{"nosniff"}
 	allowedVerb = []string{"GET, HEAD"}
@@ -54,7 +62,8 @@ func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hdr["X-Content-Type-Options"] = nosniff
 	v := h.m.view.Load()
-	wantJSON := acceptsHealthJSON(r.Header)
+	jsonType := acceptedJSON(r.Header)
+	wantJSON := jsonType != nil
 	// The probe's path: no query, no JSON, a passing level. One atomic load.
 	if name == "" && r.URL.RawQuery == "" && !wantJSON && v.passing[ep.level] {
 		hdr["Content-Type"] = textPlain
@@ -70,6 +79,9 @@ func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "":
 	case "json":
 		wantJSON = true
+		if jsonType == nil {
+			jsonType = healthJSON
+		}
 	case "text":
 		wantJSON = false
 	default:
@@ -77,6 +89,7 @@ func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rep := v.report(ep, q["exclude"], h.m.details)
+	rep.service = h.m.service
 	var body []byte
 	var code int
 	if name != "" {
@@ -85,13 +98,13 @@ func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, fmt.Sprintf("no check %q on /%s", name, ep.name), http.StatusNotFound)
 			return
 		}
-		rep = report{endpoint: ep, lines: []line{ln}, ok: ln.ok, details: rep.details}
+		rep.lines, rep.ok, rep.unknown = []line{ln}, ln.ok, nil
 		code, body = rep.code(), rep.single(wantJSON)
 	} else {
 		code, body = rep.code(), rep.body(wantJSON, q.Has("verbose"))
 	}
 	if wantJSON {
-		hdr["Content-Type"] = healthJSON
+		hdr["Content-Type"] = jsonType
 	} else {
 		hdr["Content-Type"] = textPlain
 	}
@@ -132,13 +145,56 @@ func route(path string) (ep endpoint, name string, found bool) {
 	return ep, name, true
 }
 
-// acceptsHealthJSON reads the header map directly: the server has already
-// canonicalised the key, and Header.Get would do it again on every probe.
-func acceptsHealthJSON(h http.Header) bool {
+// acceptedJSON is the Content-Type of the JSON answer that an Accept header
+// asks for, nil when it asks for none: application/health+json when it names
+// that type, else application/json when it names that one. A client that
+// asks for application/json alone gets that type back, not health+json,
+// since such clients (HTTP libraries, monitoring tools, API gateways) check
+// the answer's type against the one they asked for before they decode it;
+// the body is the same document. A type given q=0 is refused, not asked
+// for; wildcards (*/*, the kubelet's, and application/*) ask for no JSON, so
+// that the probes keep their text.
+//
+// It reads the header map directly, since the server has canonicalised the
+// key and Header.Get would do it again on every probe, and allocates
+// nothing: it is on the probe's path.
+func acceptedJSON(h http.Header) []string {
+	var found []string
 	for _, a := range h["Accept"] {
-		if strings.Contains(a, "application/health+json") {
-			return true
+		for a != "" {
+			var r string
+			r, a, _ = strings.Cut(a, ",")
+			typ, params, _ := strings.Cut(r, ";")
+			typ = strings.TrimSpace(typ)
+			switch {
+			case refused(params):
+			case strings.EqualFold(typ, "application/health+json"):
+				return healthJSON
+			case strings.EqualFold(typ, "application/json"):
+				found = plainJSON
+			}
 		}
+	}
+	return found
+}
+
+// refused reports whether the parameters of a media range in an Accept
+// header give it q=0: "not acceptable" (RFC 9110, section 12.4.2).
+func refused(params string) bool {
+	for params != "" {
+		var p string
+		p, params, _ = strings.Cut(params, ";")
+		name, value, _ := strings.Cut(p, "=")
+		if !strings.EqualFold(strings.TrimSpace(name), "q") {
+			continue
+		}
+		// A qvalue is 0, 0., 0.0, 0.00 or 0.000 when it is zero.
+		value = strings.TrimSpace(value)
+		if rest, ok := strings.CutPrefix(value, "0"); ok {
+			rest, _ = strings.CutPrefix(rest, ".")
+			return strings.Trim(rest, "0") == ""
+		}
+		return false
 	}
 	return false
 }
@@ -232,12 +288,16 @@ func (ln line) writeText(b *bytes.Buffer) {
 }
 
 // healthResponse is the IETF draft's health check response
-// (draft-inadarei-api-health-check-06), served as application/health+json.
+// (draft-inadarei-api-health-check-06), served as application/health+json,
+// its fields in the draft's order.
 type healthResponse struct {
-	Status string                   `json:"status"`
-	Output string                   `json:"output,omitempty"`
-	Notes  []string                 `json:"notes,omitempty"`
-	Checks map[string][]checkResult `json:"checks,omitempty"`
+	Status    string                   `json:"status"`
+	Version   string                   `json:"version,omitempty"`
+	ReleaseID string                   `json:"releaseId,omitempty"`
+	Notes     []string                 `json:"notes,omitempty"`
+	Output    string                   `json:"output,omitempty"`
+	ServiceID string                   `json:"serviceId,omitempty"`
+	Checks    map[string][]checkResult `json:"checks,omitempty"`
 }
 
 type checkResult struct {
@@ -250,7 +310,8 @@ type checkResult struct {
 }
 
 func (rep report) json() []byte {
-	res := healthResponse{Status: "pass", Checks: map[string][]checkResult{}}
+	res := healthResponse{Status: "pass", Version: rep.service.Version, ReleaseID: rep.service.ReleaseID,
+		ServiceID: rep.service.ServiceID, Checks: map[string][]checkResult{}}
 	for _, ln := range rep.lines {
 		if ln.excluded || ln.e == nil && ln.ok || ln.word == "stopped" {
 			continue // the shutdown line shows in JSON only while draining
@@ -271,9 +332,12 @@ func (rep report) json() []byte {
 		} else {
 			cr.ComponentType = ln.e.check.ComponentType
 			if ln.v.runs > 0 {
-				cr.Time = ln.v.last.Time.UTC().Format(time.RFC3339Nano)
-				if rep.details {
-					cr.ObservedValue, cr.ObservedUnit = ln.v.last.ObservedValue, ln.v.last.ObservedUnit
+				last := ln.v.last
+				cr.Time = last.Time.UTC().Format(time.RFC3339Nano)
+				// A value is served with its unit or not at all: a number
+				// without one cannot be read (12 ms, or 12 s?).
+				if rep.details && last.ObservedValue != nil && last.ObservedUnit != "" {
+					cr.ObservedValue, cr.ObservedUnit = last.ObservedValue, last.ObservedUnit
 				}
 			}
 		}
@@ -293,9 +357,10 @@ func (rep report) json() []byte {
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
-		// An observed value that cannot be encoded: answer without values rather than not at all.
+		// An observed value that cannot be encoded: answer without values
+		// (and so without their units) rather than not at all.
 		for name, crs := range res.Checks {
-			crs[0].ObservedValue = nil
+			crs[0].ObservedValue, crs[0].ObservedUnit = nil, ""
 			res.Checks[name] = crs
 		}
 		b, _ = json.Marshal(res)

@@ -225,6 +225,31 @@ func TestEveryProbeAnswersOKWhenItsLevelPasses(t *testing.T) {
 	})
 }
 
+// The probe's path allocates nothing, whatever Accept line a prober sends
+// that asks for no JSON: the kubelet's */*, a browser's, none. (The
+// benchmarks measure it; this pins it.)
+func TestTheProbesPathAllocatesNothing(t *testing.T) {
+	s := newProbeStack(t, health.WithServiceInfo(health.ServiceInfo{ServiceID: "checkout", Version: "2", ReleaseID: "1.4.2"}))
+	s.run(t)
+	for _, accept := range []string{"", "*/*", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "application/json;q=0"} {
+		r := httptest.NewRequest(http.MethodGet, "/readyz", nil)
+		if accept != "" {
+			r.Header.Set("Accept", accept)
+		}
+		w := newBenchWriter()
+		allocs := testing.AllocsPerRun(100, func() {
+			w.reset()
+			s.h.ServeHTTP(w, r)
+		})
+		if w.code != http.StatusOK || w.n != len("ok") {
+			t.Fatalf("Accept %q: %d, %d bytes; want 200 ok", accept, w.code, w.n)
+		}
+		if allocs != 0 {
+			t.Errorf("Accept %q: %v allocations a request, want 0", accept, allocs)
+		}
+	}
+}
+
 func TestVerboseListsEveryCheckOnSuccessEvenWhenFalse(t *testing.T) {
 	s := newProbeStack(t)
 	s.run(t)
@@ -759,7 +784,7 @@ func TestFormatTextOverridesAnAcceptForHealthJSON(t *testing.T) {
 	checkProbes(t, s.h, []probeCase{
 		{target: "/readyz?format=text", accept: probeJSON, code: 200, body: "ok"},
 		{target: "/livez?format=text&verbose", accept: probeJSON, code: 200, body: "[+]loop ok\nlivez check passed\n"},
-		{target: "/readyz", accept: "application/json", code: 200, body: "ok"},
+		{target: "/readyz?format=text", accept: "application/json", code: 200, body: "ok"},
 	})
 }
 
@@ -904,10 +929,164 @@ func TestHealthJSONDropsObservedValuesThatCannotBeEncoded(t *testing.T) {
 	checkJSON(t, serveProbe(f.h, "", "/readyz?format=json", ""), 200, map[string]any{
 		"status": "pass",
 		"checks": map[string]any{
-			"weird": checkResult("status", "pass", "time", probeEpoch, "observedUnit", "chan"),
-			"fine":  checkResult("status", "pass", "time", probeEpoch, "observedUnit", "conns"),
+			// Without their values, and so without their units.
+			"weird": checkResult("status", "pass", "time", probeEpoch),
+			"fine":  checkResult("status", "pass", "time", probeEpoch),
 		},
 	})
+}
+
+// A value is served with its unit or not at all, and a unit never alone:
+// a number without its unit cannot be read. The Monitor keeps both as the
+// checker gave them.
+func TestHealthJSONServesAnObservedValueOnlyWithItsUnit(t *testing.T) {
+	f := newProbeFixture(t, nil,
+		oneRun("unitless", health.Ready, measurer{obs: health.Observation{Value: 12.5}}),
+		oneRun("valueless", health.Ready, measurer{obs: health.Observation{Unit: "ms"}}),
+		oneRun("both", health.Ready, measurer{obs: health.Observation{Value: 12.5, Unit: "ms"}}),
+	)
+	f.run(t, "unitless", "valueless", "both")
+	checkJSON(t, serveProbe(f.h, "", "/readyz?format=json", ""), 200, map[string]any{
+		"status": "pass",
+		"checks": map[string]any{
+			"unitless":  checkResult("status", "pass", "time", probeEpoch),
+			"valueless": checkResult("status", "pass", "time", probeEpoch),
+			"both":      checkResult("status", "pass", "time", probeEpoch, "observedValue", 12.5, "observedUnit", "ms"),
+		},
+	})
+	if r, _ := waitRuns(t, f.m, "unitless", 1).Last(); r.ObservedValue != 12.5 || r.ObservedUnit != "" {
+		t.Errorf("kept %v %q, want the value as the checker gave it", r.ObservedValue, r.ObservedUnit)
+	}
+}
+
+// Heartbeats and watchdogs are the program's own loops: their componentType
+// is component, and their values come with units.
+func TestHealthJSONShowsHeartbeatsAndWatchdogsAsComponents(t *testing.T) {
+	m, clk := fakeMonitor(t)
+	hb, err := m.Heartbeat("loop", probePeriod, health.Live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, err := m.Watchdog("reconcile", time.Minute, health.Live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start(t, m)
+	hb.Beat()
+	done := wd.Begin()
+	defer done()
+	clk.Advance(time.Second)
+	waitFor(t, "the heartbeat's and the watchdog's first results", func() bool {
+		h, _ := m.CheckState("loop")
+		w, _ := m.CheckState("reconcile")
+		return h.Runs > 0 && w.Runs > 0
+	})
+	got := ietf(t, serveProbe(m.Handler(), "", "/livez?format=json", "").Body.Bytes())
+	checks, _ := got["checks"].(map[string]any)
+	for name, unit := range map[string]string{"loop": "s", "reconcile": "units"} {
+		res, _ := checks[name].([]any)
+		if len(res) != 1 {
+			t.Fatalf("checks.%s %v, want one result", name, checks[name])
+		}
+		r := res[0].(map[string]any)
+		if r["componentType"] != "component" || r["observedUnit"] != unit || r["observedValue"] == nil {
+			t.Errorf("checks.%s %v, want componentType component and a value in %s", name, r, unit)
+		}
+	}
+}
+
+// The service's serviceId, version and releaseId top every JSON answer, in
+// the draft's order, each left out while empty; the text answers do not
+// change.
+func TestHealthJSONSaysTheServiceAtItsTop(t *testing.T) {
+	for _, tc := range []struct {
+		info health.ServiceInfo
+		top  string // the answer of /startupz?format=json up to "checks"
+	}{
+		{health.ServiceInfo{}, `{"status":"pass",`},
+		{health.ServiceInfo{ServiceID: "checkout-7f9c6", Version: "2", ReleaseID: "1.4.2"},
+			`{"status":"pass","version":"2","releaseId":"1.4.2","serviceId":"checkout-7f9c6",`},
+		{health.ServiceInfo{ReleaseID: "3f2a9c1"}, `{"status":"pass","releaseId":"3f2a9c1",`},
+		{health.ServiceInfo{ServiceID: "checkout"}, `{"status":"pass","serviceId":"checkout",`},
+	} {
+		t.Run(tc.top, func(t *testing.T) {
+			s := newProbeStack(t, health.WithServiceInfo(tc.info))
+			s.db.fail("connection refused")
+			s.run(t)
+			checkAnswer(t, serveProbe(s.h, "", "/startupz?format=json", ""), probeCase{code: 200, ctype: probeJSON,
+				body: tc.top + `"checks":{"boot":[{"status":"pass","time":"2026-01-01T00:00:00Z"}]}}` + "\n"})
+			want := map[string]any{}
+			for key, v := range map[string]string{"serviceId": tc.info.ServiceID, "version": tc.info.Version, "releaseId": tc.info.ReleaseID} {
+				if v != "" {
+					want[key] = v
+				}
+			}
+			for _, target := range []string{"/readyz?format=json", "/readyz/db?format=json", "/livez/loop?format=json&exclude=x"} {
+				got := ietf(t, serveProbe(s.h, "", target, "").Body.Bytes())
+				for _, key := range []string{"status", "output", "notes", "checks"} {
+					delete(got, key)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s: top %v, want %v", target, got, want)
+				}
+			}
+			checkProbes(t, s.h, []probeCase{
+				{target: "/livez", code: 200, body: "ok"},
+				{target: "/readyz", code: 503, body: "[+]boot ok\n[+]loop ok\n[-]db failed: connection refused\n[+]cache ok\n[+]shutdown ok\nreadyz check failed\n"},
+			})
+		})
+	}
+}
+
+// Accept chooses the format: a client that names application/health+json
+// gets it; one that names application/json and not health+json gets the
+// same document as application/json, the type it checks for; q=0 refuses a
+// type; the wildcards of the kubelet and of browsers keep the text.
+func TestAcceptChoosesTheFormatAndItsContentType(t *testing.T) {
+	s := newProbeStack(t)
+	s.run(t)
+	const plainJSON = "application/json"
+	document := serveProbe(s.h, "", "/readyz?format=json", "").Body.String()
+	for _, tc := range []struct {
+		target string
+		accept []string // one Accept line each
+		ctype  string   // "": text
+	}{
+		{"/readyz", []string{"application/json"}, plainJSON},
+		{"/readyz", []string{"Application/JSON"}, plainJSON},
+		{"/readyz", []string{"application/health+json"}, probeJSON},
+		{"/readyz", []string{"application/json, application/health+json"}, probeJSON},
+		{"/readyz", []string{"application/health+json;q=0, application/json"}, plainJSON},
+		{"/readyz", []string{"text/html, application/json;q=0.9, */*;q=0.8"}, plainJSON},
+		{"/readyz", []string{"application/json, text/plain, */*"}, plainJSON},
+		{"/readyz", []string{"text/plain", "application/json"}, plainJSON},
+		{"/readyz", []string{"application/json;q=0"}, ""},
+		{"/readyz", []string{"application/json; Q=0.000"}, ""},
+		{"/readyz", []string{"application/json;q=0.001"}, plainJSON},
+		{"/readyz", []string{"application/json;charset=utf-8;q=1"}, plainJSON},
+		{"/readyz", []string{"*/*"}, ""},
+		{"/readyz", []string{"application/*"}, ""},
+		{"/readyz", []string{"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}, ""},
+		{"/readyz", []string{"application/jsonl"}, ""},
+		{"/readyz", []string{""}, ""},
+		{"/readyz", nil, ""},
+		{"/readyz?format=json", nil, probeJSON},
+		{"/readyz?format=json", []string{"application/json"}, plainJSON},
+		{"/readyz?format=text", []string{"application/json"}, ""},
+		{"/readyz?verbose", []string{"application/json"}, plainJSON},
+	} {
+		t.Run(fmt.Sprintf("%s %q", tc.target, tc.accept), func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, tc.target, nil)
+			r.Header["Accept"] = tc.accept
+			w := httptest.NewRecorder()
+			s.h.ServeHTTP(w, r)
+			want := probeCase{code: 200, body: "ok", ctype: tc.ctype}
+			if tc.ctype != "" {
+				want.body = document
+			}
+			checkAnswer(t, w, want)
+		})
+	}
 }
 
 func TestCheckerReportsTheLevelsVerdictAsAnError(t *testing.T) {

@@ -29,6 +29,7 @@ type Monitor struct {
 	jitter      float64
 	redact      func(string) string
 	recorder    func(Recorded)
+	service     ServiceInfo
 
 	mu            sync.Mutex
 	entries       []*entry // registration order; views share it, so it is only appended to or replaced
@@ -200,6 +201,28 @@ func (m *Monitor) output(s string) string {
 		s = m.redact(s)
 	}
 	return capOutput(escape.Text(s))
+}
+
+// ServiceInfo is what the IETF JSON format of the probe endpoints says of
+// the service at its top level (draft-inadarei-api-health-check-06, section
+// 3). Each field is left out of the answers while it is empty, as all are by
+// default.
+type ServiceInfo struct {
+	// ServiceID is serviceId: a unique identifier of the service in the
+	// application's scope, such as its name, or an instance's (a pod's).
+	ServiceID string
+	// Version is version: the public version of the service, its API's,
+	// which changes only when its interface does, such as "2".
+	Version string
+	// ReleaseID is releaseId: the release of its implementation, which
+	// changes with every build or deploy, such as "1.4.2" or a commit.
+	ReleaseID string
+}
+
+// WithServiceInfo sets what the IETF JSON format says of the service at its
+// top: serviceId, version and releaseId. By default it says none of them.
+func WithServiceInfo(s ServiceInfo) Option {
+	return func(m *Monitor) { m.service = s }
 }
 
 // WithJitter spreads later runs of a check by up to ±fraction/2 of its period
@@ -709,7 +732,8 @@ func (m *Monitor) unlockAndLog() {
 // thresholds are 1: a ttl that has passed has passed, and one beat is proof of
 // life. They run nothing, so they have no timeout and no initial delay.
 func (m *Monitor) addTimed(name string, level Level, t timedCheck, kind string) error {
-	c := Check{Name: name, Level: level, Kind: kind, SuccessThreshold: 1, FailureThreshold: 1}
+	c := Check{Name: name, Level: level, Kind: kind, ComponentType: ComponentTypeComponent,
+		SuccessThreshold: 1, FailureThreshold: 1}
 	c, err := c.withDefaults(m.defaults)
 	if err != nil {
 		return err

@@ -67,6 +67,12 @@ func TestAddRejectsBadChecksWithAReason(t *testing.T) {
 		{"negative success threshold", health.Check{Name: "db", Level: health.Ready, Checker: ok, SuccessThreshold: -1}, "success threshold -1 is below 1", "SuccessThreshold"},
 		{"negative failure threshold", health.Check{Name: "db", Level: health.Ready, Checker: ok, FailureThreshold: -2}, "failure threshold -2 is below 1", "FailureThreshold"},
 		{"timeout over period", health.Check{Name: "db", Level: health.Ready, Checker: ok, Period: time.Second, Timeout: 2 * time.Second}, "timeout 2s is longer than period 1s", "Timeout"},
+		{"misspelt component type", health.Check{Name: "db", Level: health.Ready, Checker: ok, ComponentType: "datstore"},
+			`component type "datstore" is not component, datastore, system or an absolute URI`, "ComponentType"},
+		{"component type in capitals", health.Check{Name: "db", Level: health.Ready, Checker: ok, ComponentType: "Datastore"}, `"Datastore"`, "ComponentType"},
+		{"relative URI as a component type", health.Check{Name: "db", Level: health.Ready, Checker: ok, ComponentType: "/types/db"}, `"/types/db"`, "ComponentType"},
+		{"scheme alone as a component type", health.Check{Name: "db", Level: health.Ready, Checker: ok, ComponentType: "https:"}, `"https:"`, "ComponentType"},
+		{"URI with a space as a component type", health.Check{Name: "db", Level: health.Ready, Checker: ok, ComponentType: "urn:x y"}, `"urn:x y"`, "ComponentType"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,6 +95,18 @@ func TestAddRejectsBadChecksWithAReason(t *testing.T) {
 				t.Fatalf("Validate error %v, want a *CheckError on field %s", err, tt.field)
 			}
 		})
+	}
+}
+
+// A component type is one of the IETF draft's three, or an absolute URI
+// for a type of one's own.
+func TestAddTakesTheDraftsComponentTypesAndURIs(t *testing.T) {
+	ok := health.CheckerFunc(func(context.Context) error { return nil })
+	for _, typ := range []string{"", "component", "datastore", "system", "https://schema.org/Database", "urn:example:queue"} {
+		c := health.Check{Name: "db", Level: health.Ready, Checker: ok, ComponentType: typ}
+		if v, err := c.Validate(); err != nil || v.ComponentType != typ {
+			t.Errorf("Validate of component type %q: %q, %v; want it kept", typ, v.ComponentType, err)
+		}
 	}
 }
 

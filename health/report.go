@@ -44,7 +44,8 @@ type report struct {
 	lines    []line
 	unknown  []string // excluded names that match no check on the endpoint
 	ok       bool
-	details  bool // show observed values (reasons are withheld per line)
+	details  bool        // show observed values (reasons are withheld per line)
+	service  ServiceInfo // the JSON format's top: serviceId, version, releaseId
 }
 
 // The lines the endpoints add of their own; their names are reserved.
