@@ -175,7 +175,7 @@ func commandLine(spec probe.ExecSpec) string { return strings.Join(spec.Command,
 
 func TestExecPassesOnExitZeroWithTheOutputAsTheMessage(t *testing.T) {
 	r := runExec(t, helperSpec(t, "exit", "0", "  peer1.conf is in place\n"))
-	if !r.OK || r.Output != "peer1.conf is in place" || r.ObservedValue != 0 || r.ObservedUnit != "" {
+	if !r.OK || r.Output != "peer1.conf is in place" || r.ObservedValue != 0 || r.ObservedUnit != "exit code" {
 		t.Fatalf("result %+v, want a pass with the trimmed output and exit status 0", r)
 	}
 	if r := runExec(t, helperSpec(t, "exit", "0")); !r.OK || r.Output != "" {

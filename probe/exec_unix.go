@@ -101,6 +101,11 @@ func Exec(s ExecSpec) (*Prober, error) {
 	return &Prober{kind: "exec", target: "exec " + quoteArgs(s.Command), measure: e.measure}, nil
 }
 
+// exitCodeUnit is the unit of an exec probe's observed value, the command's
+// exit code (128 plus the signal's number for a command a signal killed, as
+// a shell says it): the word Docker and the kubelet use for it.
+const exitCodeUnit = "exit code"
+
 type execProbe struct {
 	path string   // the program, resolved in $PATH
 	argv []string // as given, so Command[0] is the program's name for itself
@@ -174,15 +179,15 @@ func (e *execProbe) measure(ctx context.Context) (health.Observation, error) {
 		if output != "" {
 			msg += ": " + output
 		}
-		return health.Observation{Value: 128 + int(sig)}, errors.New(msg)
+		return health.Observation{Value: 128 + int(sig), Unit: exitCodeUnit}, errors.New(msg)
 	case state.ExitCode() != 0:
 		code := state.ExitCode()
 		if output == "" {
 			output = fmt.Sprintf("exited with status %d", code)
 		}
-		return health.Observation{Value: code}, errors.New(output)
+		return health.Observation{Value: code, Unit: exitCodeUnit}, errors.New(output)
 	}
-	return health.Observation{Value: 0, Message: output}, nil
+	return health.Observation{Value: 0, Unit: exitCodeUnit, Message: output}, nil
 }
 
 // reapGroup reaps the killed processes of the group pgid that were handed to
