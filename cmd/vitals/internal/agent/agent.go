@@ -138,7 +138,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	}, a.logger)
 	collector := metrics.New()
 	a.monitor = health.New(health.WithLogger(a.logger), health.WithDetails(cfg.Details), health.WithRedaction(cfg.Redact),
-		health.WithClock(opts.Clock), health.WithRecorder(func(r health.Recorded) {
+		health.WithServiceInfo(cfg.ServiceInfo), health.WithClock(opts.Clock), health.WithRecorder(func(r health.Recorded) {
 			collector.Record(r)
 			a.actions.Record(r)
 		}))

@@ -373,3 +373,48 @@ func TestWhatIsNotThereWhereVitalsRunsStartsNothing(t *testing.T) {
 		})
 	}
 }
+
+// The file's service-info tops the health+json answers, and each check has
+// its kind's component type or its own, with its value's unit.
+func TestTheHealthJSONSaysTheServiceAndEachChecksComponentType(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "peer1.conf")
+	if err := os.WriteFile(conf, []byte("[Peer]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, parse(t, fmt.Sprintf(`service-info: {service-id: checkout, version: "2", release-id: 1.4.2}
+checks:
+  peer-config: {file: {path: %q}}
+  upstream: {file: {path: %q}, component-type: system}
+  loop: {level: live, heartbeat: {ttl: 1h}}
+`, conf, conf)))
+	waitFor(func() bool { return r.readyz(t) == http.StatusOK })
+	req, _ := http.NewRequest(http.MethodGet, "http://"+r.addr+"/readyz", nil)
+	req.Header.Set("Accept", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var got struct {
+		ServiceID, Version, ReleaseID string
+		Checks                        map[string][]struct {
+			ComponentType string
+			ObservedValue any
+			ObservedUnit  string
+		}
+	}
+	if err := json.NewDecoder(res.Body).Decode(&got); err != nil || res.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("%s, %v: want JSON as application/json", res.Header.Get("Content-Type"), err)
+	}
+	if got.ServiceID != "checkout" || got.Version != "2" || got.ReleaseID != "1.4.2" {
+		t.Errorf("serviceId %q, version %q, releaseId %q; want the file's", got.ServiceID, got.Version, got.ReleaseID)
+	}
+	for name, want := range map[string]string{"peer-config": "component", "upstream": "system", "loop": "component"} {
+		if c := got.Checks[name]; len(c) != 1 || c[0].ComponentType != want {
+			t.Errorf("checks.%s %+v, want componentType %s", name, c, want)
+		}
+	}
+	if c := got.Checks["peer-config"]; len(c) != 1 || c[0].ObservedValue == nil || c[0].ObservedUnit != "s" {
+		t.Errorf("checks.peer-config %+v, want the file's age in s", c)
+	}
+}

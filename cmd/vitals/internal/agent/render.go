@@ -28,6 +28,14 @@ func (a *Agent) Render() string {
 		fmt.Fprintf(&b, "api-token-file: %q\n", c.APITokenFile)
 	}
 	fmt.Fprintf(&b, "details: %v\ndrain: %v\n", c.Details, c.Drain)
+	si := c.ServiceInfo
+	fmt.Fprintf(&b, "service-info:\n  service-id: %q\n", c.Redact(si.ServiceID))
+	if si.Version != "" {
+		fmt.Fprintf(&b, "  version: %q\n", c.Redact(si.Version))
+	}
+	if si.ReleaseID != "" {
+		fmt.Fprintf(&b, "  release-id: %q\n", c.Redact(si.ReleaseID))
+	}
 	if s := c.Service; s != nil {
 		b.WriteString("service:\n")
 		if len(s.Command) > 0 {
@@ -61,6 +69,7 @@ func (a *Agent) Render() string {
 		fmt.Fprintf(&b, "  %s:\n    level: %s\n", ch.Name, ch.Level)
 		fmt.Fprintf(&b, "    %s: %s\n", ch.Kind, c.Redact(ch.Source))
 		fmt.Fprintf(&b, "    on-failure: %s\n", ch.OnFailure)
+		fmt.Fprintf(&b, "    component-type: %q\n", ch.ComponentType)
 		if ch.Heartbeat != 0 {
 			continue // its ttl is all its timing
 		}

@@ -34,6 +34,9 @@ type Kind interface {
 	// spec (nil when the block had errors). A beaten check has no period,
 	// timeout, initial delay or thresholds: its ttl decides.
 	Beaten(spec any) (ttl time.Duration, beaten bool)
+	// DefaultComponentType is the componentType of the kind's checks that
+	// give no component-type: component, datastore or system.
+	DefaultComponentType() string
 }
 
 // Check is one check of the file, as data: whoever runs it builds its
@@ -49,6 +52,9 @@ type Check struct {
 	// OnFailure is what the agent does when the check becomes fail:
 	// OnFailureIgnore (default), OnFailureRestart or OnFailureExit.
 	OnFailure string
+	// ComponentType is the check's componentType in the IETF health+json
+	// answers: its component-type, or else its kind's.
+	ComponentType string
 	// Kind is the kind's name, such as http.
 	Kind string
 	// Spec is the kind's spec as its Decode read it.
@@ -73,7 +79,7 @@ func (c Check) Errorf(format string, args ...any) Error {
 
 // Health is the check as the engine takes it, run by checker.
 func (c Check) Health(checker health.Checker) health.Check {
-	return health.Check{Name: c.Name, Level: c.Level, Checker: checker, Kind: c.Kind,
+	return health.Check{Name: c.Name, Level: c.Level, Checker: checker, Kind: c.Kind, ComponentType: c.ComponentType,
 		Period: c.Period, Timeout: c.Timeout, InitialDelay: c.InitialDelay,
 		SuccessThreshold: c.SuccessThreshold, FailureThreshold: c.FailureThreshold}
 }
@@ -85,11 +91,12 @@ const (
 	OnFailureExit    = "exit"    // stop the workload and exit 1, for the kubelet to restart the container
 )
 
-// timingKeys are the YAML keys of a check's timing, by the health.Check
-// field each sets (health.CheckError names the field).
-var timingKeys = map[string]string{
+// checkKeys are the YAML keys of a check's timing and component type, by
+// the health.Check field each sets (health.CheckError names the field).
+var checkKeys = map[string]string{
 	"Period": "period", "Timeout": "timeout", "InitialDelay": "initial-delay",
 	"SuccessThreshold": "success-threshold", "FailureThreshold": "failure-threshold",
+	"ComponentType": "component-type",
 }
 
 // checks reads the checks mapping, in the file's order.
@@ -121,7 +128,7 @@ func (d *Decoder) checks(n ast.Node, kinds Kinds) []Check {
 		v, err := h.Validate()
 		var ce *health.CheckError
 		if errors.As(err, &ce) {
-			switch key := timingKeys[ce.Field]; {
+			switch key := checkKeys[ce.Field]; {
 			case ce.Field == "Name":
 				d.Errorf(kv.Key, path, "%s", ce.Msg)
 			case at[key] != nil:
@@ -200,10 +207,16 @@ func (d *Decoder) check(name string, n ast.Node, path string, kinds Kinds) (c Ch
 				d.Errorf(at[f.key], path+"."+f.key, "does not apply to a %s: its ttl decides, the moment it passes", kindName)
 			}
 		}
+		if t := kind.DefaultComponentType(); c.ComponentType != "" && c.ComponentType != t {
+			d.Errorf(at["component-type"], path+".component-type", "a %s is beaten by the workload, one of its own loops: its component type is %s", kindName, t)
+		}
 		c.Heartbeat = ttl
 		c.Period, c.Timeout, c.InitialDelay, c.SuccessThreshold, c.FailureThreshold = 0, 0, 0, 0, 0 // its own, below
 	} else if c.Period > 0 && c.Period < MinPeriod {
 		d.Errorf(at["period"], path+".period", "%v is shorter than %v, the shortest period: more often is a busy loop, not a check", c.Period, MinPeriod)
+	}
+	if c.ComponentType == "" {
+		c.ComponentType = kind.DefaultComponentType()
 	}
 	return c, at, d.Failures() == before
 }
@@ -226,6 +239,8 @@ func checkFields(c *Check, level *string) []Field {
 			Doc: "Consecutive failing runs that make a check fail: one lost packet should not flip a probe (Kubernetes and Pebble use 3 too)."},
 		{Key: "on-failure", Value: oneOf(&c.OnFailure, OnFailureRestart, OnFailureExit, OnFailureIgnore), Default: OnFailureIgnore,
 			Doc: "What the agent does when the check becomes fail: ignore (events and hooks only), restart (the workload; its checks start over) or exit (stop the workload and exit 1, for the kubelet to restart the container)."},
+		{Key: "component-type", Value: String(&c.ComponentType), Default: "the kind's",
+			Doc: "What the check checks, as the IETF health+json answers say it (componentType): component (a part of the workload), datastore (a database or a cache it keeps its data in), system (another system it depends on) or an absolute URI for a type of your own. By default the kind's (the table of kinds below); a heartbeat's is component."},
 	}
 }
 

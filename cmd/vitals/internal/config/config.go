@@ -28,7 +28,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/signals"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
-
+	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/internal/escape"
 )
 
@@ -55,6 +55,10 @@ type Config struct {
 	APITokenFile string
 	// Details shows why checks fail on the probe endpoints. Default true.
 	Details bool
+	// ServiceInfo is what the IETF health+json answers say of the service
+	// at their top: its ServiceID is by default the host's name, which in a
+	// pod is the pod's; Version and ReleaseID are none by default.
+	ServiceInfo health.ServiceInfo
 	// Checks, in the order of the file.
 	Checks []Check
 	// Service is the workload vitals runs and supervises; nil: none.
@@ -196,6 +200,9 @@ func parseIn(name string, data []byte, env func(string) (string, bool), environ 
 	var checks ast.Node
 	given, _ := d.Fields(body, "", topFields(c, &checks))
 	c.APIDefault = given["api"] == nil
+	if given["service-info"] == nil {
+		c.ServiceInfo.ServiceID = hostname()
+	}
 	if checks != nil {
 		c.Checks = d.checks(checks, kinds)
 	}
@@ -427,6 +434,8 @@ func topFields(c *Config, checks *ast.Node) []Field {
 			Doc: "A file holding the bearer token that a TCP API asks for."},
 		{Key: "details", Value: Bool(&c.Details), Default: "true",
 			Doc: "Shows why checks fail on the probe endpoints."},
+		{Key: "service-info", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { c.ServiceInfo = d.serviceInfo(n, path) }},
+			Doc: "What the IETF health+json answers of the probe endpoints say of the service at their top: serviceId, version and releaseId (below)."},
 		{Key: "checks", Value: Value{"mapping of names to checks", func(_ *Decoder, n ast.Node, _ string) { *checks = n }},
 			Doc: "The checks, by name (lower case letters, digits and - _ . inside, at most 63 characters), each with one kind (below). A file without a service: needs at least one."},
 		{Key: "service", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { c.Service = d.service(n, path) }},

@@ -48,9 +48,9 @@ func parse(t *testing.T, data string) (*Config, error) {
 }
 
 // The fields of a Check wanted: list of every field in the check's wanted.
-const wantFields = "amqp, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, log, nats, on-failure, period, postgres, redis, success-threshold, tcp, timeout, tls"
+const wantFields = "amqp, component-type, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, log, nats, on-failure, period, postgres, redis, success-threshold, tcp, timeout, tls"
 
-const topFields = "api, api-token-file, checks, details, drain, grpc-listen, hooks, kubernetes, listen, service"
+const topFields = "api, api-token-file, checks, details, drain, grpc-listen, hooks, kubernetes, listen, service, service-info"
 
 const serviceFields = "backoff, command, dir, env, restart, stop-signal, stop-timeout"
 
@@ -776,6 +776,42 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			`vitals.yaml:2:41: checks.a.on-failure: want restart, exit or ignore, got "reboot"`,
 			`vitals.yaml:3:41: checks.b.on-failure: want a single value, got a list`,
 		}},
+		{"a check's component type is the draft's or an absolute URI", y(
+			"checks:",
+			"  a: {tcp: {address: \"db:5432\"}, component-type: database}",
+			"  b: {tcp: {address: \"db:5432\"}, component-type: Datastore}",
+			"  c: {tcp: {address: \"db:5432\"}, component-type: /types/db}",
+			"  d: {tcp: {address: \"db:5432\"}, component-type: [system]}",
+		), []string{
+			`vitals.yaml:2:50: checks.a.component-type: component type "database" is not component, datastore, system or an absolute URI`,
+			`vitals.yaml:3:50: checks.b.component-type: component type "Datastore" is not component, datastore, system or an absolute URI`,
+			`vitals.yaml:4:50: checks.c.component-type: component type "/types/db" is not component, datastore, system or an absolute URI`,
+			`vitals.yaml:5:50: checks.d.component-type: want a single value, got a list`,
+		}},
+		{"a heartbeat's component type is component", y(
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}, component-type: system}",
+			"  b: {heartbeat: {ttl: 1s}, component-type: component}",
+		), []string{
+			`vitals.yaml:2:45: checks.a.component-type: a heartbeat is beaten by the workload, one of its own loops: its component type is component`,
+		}},
+		{"service-info: known keys, single values", y(
+			"service-info:",
+			"  service-id: [a, b]",
+			"  release: 1.4.2",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:2:15: service-info.service-id: want a single value, got a list`,
+			`vitals.yaml:3:3: service-info.release: unknown field "release" (want release-id, service-id, version)`,
+		}},
+		{"service-info is a mapping", y(
+			"service-info: checkout",
+			"checks:",
+			"  a: {heartbeat: {ttl: 1s}}",
+		), []string{
+			`vitals.yaml:1:15: service-info: want a mapping of release-id, service-id, version, got "checkout"`,
+		}},
 		{"service: bad restart, signal, negative durations", y(
 			"drain: -5s",
 			"service:",
@@ -1311,6 +1347,51 @@ func TestTopLevelDefaults(t *testing.T) {
 	))
 	if c.Details {
 		t.Error("details: false read as true")
+	}
+}
+
+// Each check has its kind's component type unless it gives one of its own,
+// which the engine takes as it is.
+func TestAComponentTypeIsTheKindsUnlessTheCheckSaysOtherwise(t *testing.T) {
+	c := mustParse(t, y(
+		"checks:",
+		"  db: {postgres: {url: \"postgres://localhost:5432/app\"}}",
+		"  mq: {amqp: {url: \"amqp://localhost:5672\"}}",
+		"  web: {http: {url: \"http://localhost:8080/\"}}",
+		"  upstream: {http: {url: \"https://api.example.com/\"}, component-type: system}",
+		"  vault: {tcp: {address: \"vault:8200\"}, component-type: \"https://schema.org/Service\"}",
+		"  loop: {heartbeat: {ttl: 1s}, component-type: component}",
+	))
+	for i, want := range []string{"datastore", "system", "component", "system", "https://schema.org/Service", "component"} {
+		ch := c.Checks[i]
+		if ch.ComponentType != want || ch.Health(nil).ComponentType != want {
+			t.Errorf("%s: component type %q (to the engine %q), want %q", ch.Name, ch.ComponentType, ch.Health(nil).ComponentType, want)
+		}
+	}
+}
+
+// The service's serviceId is the host's name unless the file gives one, or
+// "" for none; a version is text as written, a number's digits kept.
+func TestServiceInfo(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		yaml string
+		want health.ServiceInfo
+	}{
+		{"", health.ServiceInfo{ServiceID: host}},
+		{"service-info: {}\n", health.ServiceInfo{ServiceID: host}},
+		{"service-info: {version: 1.10, release-id: 3}\n", health.ServiceInfo{ServiceID: host, Version: "1.10", ReleaseID: "3"}},
+		{"service-info: {service-id: checkout, version: \"2\", release-id: \"1.4.2+${PORT}\"}\n",
+			health.ServiceInfo{ServiceID: "checkout", Version: "2", ReleaseID: "1.4.2+8080"}},
+		{"service-info: {service-id: \"\", version: 2.0}\n", health.ServiceInfo{Version: "2.0"}},
+	} {
+		c := mustParse(t, tc.yaml+"checks:\n  hb: {heartbeat: {ttl: 1s}}\n")
+		if c.ServiceInfo != tc.want {
+			t.Errorf("%q: %+v, want %+v", tc.yaml, c.ServiceInfo, tc.want)
+		}
 	}
 }
 

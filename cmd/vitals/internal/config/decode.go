@@ -194,6 +194,20 @@ func String(dst *string) Value {
 	}}
 }
 
+// written is String for a value that is text even when YAML reads it as a
+// number, such as a version: a number keeps its digits as the file writes
+// them (1.10 is "1.10", not 1.1).
+func written(dst *string) Value {
+	return Value{"string", func(d *Decoder, n ast.Node, path string) {
+		switch v := yamlnode.Unwrap(n).(type) {
+		case *ast.IntegerNode, *ast.FloatNode:
+			*dst = v.GetToken().Value
+			return
+		}
+		String(dst).Read(d, n, path)
+	}}
+}
+
 // CString is String for a value the system takes as a C string, a path or a
 // word of a command, in which a NUL byte would end it early or fail every
 // run.

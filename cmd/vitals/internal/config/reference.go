@@ -1,6 +1,10 @@
 package config
 
-import "github.com/goccy/go-yaml/ast"
+import (
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/vitals-dev/vitals/health"
+)
 
 // A Section is one mapping of the file as the reference
 // (docs/reference/config.md) shows it: where it is, and its fields.
@@ -20,6 +24,8 @@ func Sections() []Section {
 	var c Check
 	return []Section{
 		{"", "The top level of vitals.yaml.", topFields(&Config{}, new(ast.Node))},
+		{"service-info", "What the IETF health+json answers (`?format=json`, `Accept: application/health+json` or `application/json`) say of the service at their top, whether or not vitals supervises it (service:).",
+			serviceInfoFields(&health.ServiceInfo{})},
 		{"checks.NAME", "A check: its level, its timing and exactly one kind (below). A heartbeat takes none of the timing fields: its ttl decides.",
 			checkFields(&c, new(string))},
 		{"service", "The workload, with its defaults filled in as `vitals validate --print` shows them.", serviceFields(&Service{})},

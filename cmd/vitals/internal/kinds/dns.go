@@ -13,10 +13,11 @@ import (
 
 // DNS is a lookup that must answer, with the answers the block lists.
 var DNS = define(Kind{
-	Name:    "dns",
-	Summary: "A DNS lookup that answers, optionally with the answers listed.",
-	Example: "{name: localhost}",
-	CLI:     dnsCLI,
+	Name:          "dns",
+	Summary:       "A DNS lookup that answers, optionally with the answers listed.",
+	Example:       "{name: localhost}",
+	ComponentType: health.ComponentTypeSystem, // the resolver: a system the workload depends on
+	CLI:           dnsCLI,
 }, block[probe.DNSSpec]{
 	fields: func(s *probe.DNSSpec) []config.Field {
 		return []config.Field{

@@ -9,11 +9,12 @@ import (
 
 // Exec is a command that must exit 0.
 var Exec = define(Kind{
-	Name:    "exec",
-	Summary: "A command, run with no shell, that exits 0 within the timeout.",
-	Example: "{command: [true]}",
-	CLI:     execCLI,
-	Import:  &Import{Kubelet: "exec", Pebble: "exec", Block: execFromPeer},
+	Name:          "exec",
+	Summary:       "A command, run with no shell, that exits 0 within the timeout.",
+	Example:       "{command: [true]}",
+	ComponentType: health.ComponentTypeComponent, // a command run beside the workload, on its files and ports
+	CLI:           execCLI,
+	Import:        &Import{Kubelet: "exec", Pebble: "exec", Block: execFromPeer},
 }, block[probe.ExecSpec]{
 	fields: func(s *probe.ExecSpec) []config.Field {
 		return []config.Field{

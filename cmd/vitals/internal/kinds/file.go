@@ -11,10 +11,11 @@ import (
 
 // File is a file that must exist, and be as the block says.
 var File = define(Kind{
-	Name:    "file",
-	Summary: "A file that exists: optionally regular, non-empty, recent, or with content matching a pattern.",
-	Example: "{path: /etc/hostname}",
-	CLI:     fileCLI,
+	Name:          "file",
+	Summary:       "A file that exists: optionally regular, non-empty, recent, or with content matching a pattern.",
+	Example:       "{path: /etc/hostname}",
+	ComponentType: health.ComponentTypeComponent, // a file the workload makes or needs
+	CLI:           fileCLI,
 }, block[probe.FileSpec]{
 	fields: func(s *probe.FileSpec) []config.Field {
 		return []config.Field{

@@ -13,11 +13,12 @@ import (
 
 // GRPC is a grpc.health.v1 Check that must answer SERVING.
 var GRPC = define(Kind{
-	Name:    "grpc",
-	Summary: "A grpc.health.v1 Check call that answers SERVING.",
-	Example: "{url: grpc://localhost:50051}",
-	CLI:     grpcCLI,
-	Import:  &Import{Kubelet: "grpc", Block: grpcFromPeer},
+	Name:          "grpc",
+	Summary:       "A grpc.health.v1 Check call that answers SERVING.",
+	Example:       "{url: grpc://localhost:50051}",
+	ComponentType: health.ComponentTypeComponent, // the workload's own gRPC server, most often
+	CLI:           grpcCLI,
+	Import:        &Import{Kubelet: "grpc", Block: grpcFromPeer},
 }, block[grpchealth.GRPCSpec]{
 	fields: func(s *grpchealth.GRPCSpec) []config.Field {
 		return append([]config.Field{

@@ -6,6 +6,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/health"
 )
 
 // HeartbeatSpec is a heartbeat's block.
@@ -18,9 +19,10 @@ type HeartbeatSpec struct {
 // (POST /v1/checks/NAME/beat), and it fails when no beat came within its
 // ttl. Its ttl is all its timing: it has no period, timeout or thresholds.
 var Heartbeat = define(Kind{
-	Name:    "heartbeat",
-	Summary: "Beaten by the workload through the management API; fails when no beat came within the ttl.",
-	Example: "{ttl: 1m}",
+	Name:          "heartbeat",
+	Summary:       "Beaten by the workload through the management API; fails when no beat came within the ttl.",
+	Example:       "{ttl: 1m}",
+	ComponentType: health.ComponentTypeComponent, // beaten by the workload: one of its loops; no check may say otherwise
 	CLI: &CLI{Why: "a heartbeat is beaten by the workload (vitals beat NAME) and judged by the vitals run it beats, " +
 		"and there is no beat to look at once: ask that vitals with vitals check NAME"},
 }, block[HeartbeatSpec]{

@@ -14,11 +14,12 @@ import (
 
 // HTTP is an HTTP request whose answer must have a status that passes.
 var HTTP = define(Kind{
-	Name:    "http",
-	Summary: "An HTTP request whose status passes (200-399 by default), with optional body patterns.",
-	Example: "{url: http://localhost:8080/healthz}",
-	CLI:     httpCLI,
-	Import:  &Import{Kubelet: "httpGet", Pebble: "http", Block: httpFromPeer},
+	Name:          "http",
+	Summary:       "An HTTP request whose status passes (200-399 by default), with optional body patterns.",
+	Example:       "{url: http://localhost:8080/healthz}",
+	ComponentType: health.ComponentTypeComponent, // the workload's own endpoint, most often
+	CLI:           httpCLI,
+	Import:        &Import{Kubelet: "httpGet", Pebble: "http", Block: httpFromPeer},
 }, block[probe.HTTPSpec]{
 	fields: func(s *probe.HTTPSpec) []config.Field {
 		return append([]config.Field{

@@ -45,6 +45,16 @@ type Kind struct {
 	// Example is a minimal block of the kind that loads, in YAML's flow
 	// style: the reference shows it, and a test loads and builds it.
 	Example string
+	// ComponentType is what a check of the kind checks, as the IETF
+	// health+json answers say it (componentType), unless the check says
+	// otherwise (component-type): datastore for a database or a cache the
+	// workload keeps its data in (postgres, redis); system for another
+	// system it depends on and does not keep its data in (a broker, the
+	// resolver); component for a part of the workload itself. A kind that
+	// probes an address (http, tcp, tls, grpc) is component, since in
+	// vitals run it most often checks the workload beside it, its port or
+	// its endpoint: a check of an upstream service says system.
+	ComponentType string
 	// CLI is how vitals probe and vitals wait take a target of the kind,
 	// or why they take none.
 	CLI *CLI
@@ -178,6 +188,10 @@ func (k *Kind) Beaten(spec any) (time.Duration, bool) {
 	}
 	return k.ttl(spec), true
 }
+
+// DefaultComponentType is the componentType of the kind's checks that say
+// none (config.Kind).
+func (k *Kind) DefaultComponentType() string { return k.ComponentType }
 
 // Fields are the fields of the kind's block, for the reference.
 func (k *Kind) Fields() []config.Field {

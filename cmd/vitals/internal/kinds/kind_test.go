@@ -11,6 +11,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
+	"github.com/vitals-dev/vitals/health"
 )
 
 func noEnv(string) (string, bool) { return "", false }
@@ -46,6 +47,14 @@ func TestEveryKindDecodesAppearsInTheReferenceAndBuilds(t *testing.T) {
 			if ch.Kind != k.Name || ch.Spec == nil || ch.Source != k.Example {
 				t.Errorf("loaded as kind %q, spec %v, source %q", ch.Kind, ch.Spec, ch.Source)
 			}
+			switch k.ComponentType {
+			case health.ComponentTypeComponent, health.ComponentTypeDatastore, health.ComponentTypeSystem:
+			default:
+				t.Errorf("component type %q: component, datastore or system, please", k.ComponentType)
+			}
+			if ch.ComponentType != k.ComponentType {
+				t.Errorf("loaded with component type %q, want the kind's, %q", ch.ComponentType, k.ComponentType)
+			}
 			var registered []*logwatch.Check
 			checker, err := kinds.All.Build(ch, kinds.Env{Output: func(lc *logwatch.Check) { registered = append(registered, lc) }})
 			if _, beaten := k.Beaten(ch.Spec); beaten {
@@ -74,7 +83,7 @@ func TestEveryKindDecodesAppearsInTheReferenceAndBuilds(t *testing.T) {
 // the only list of kinds.
 func TestAKindNotInTheTableIsNone(t *testing.T) {
 	_, err := config.Parse("vitals.yaml", []byte("checks:\n  a:\n    http: {url: http://x}\n"), noEnv, kinds.Table{&kinds.TCP})
-	want := `vitals.yaml:3:5: checks.a.http: unknown field "http" (want failure-threshold, initial-delay, level, on-failure, period, success-threshold, tcp, timeout)` + "\n" +
+	want := `vitals.yaml:3:5: checks.a.http: unknown field "http" (want component-type, failure-threshold, initial-delay, level, on-failure, period, success-threshold, tcp, timeout)` + "\n" +
 		`vitals.yaml:3:9: checks.a: no kind: give one of tcp`
 	if err == nil || err.Error() != want {
 		t.Fatalf("%v, want %s", err, want)

@@ -13,9 +13,10 @@ import (
 // Log watches the workload's output for a line. Its spec is a
 // logwatch.Spec with its defaults filled in.
 var Log = define(Kind{
-	Name:    "log",
-	Summary: "The workload's output: passes once a line matches pattern, fails for window after a line matches fail-pattern.",
-	Example: "{pattern: Listening on}",
+	Name:          "log",
+	Summary:       "The workload's output: passes once a line matches pattern, fails for window after a line matches fail-pattern.",
+	Example:       "{pattern: Listening on}",
+	ComponentType: health.ComponentTypeComponent, // the workload's own output
 	CLI: &CLI{Why: "a log check reads the output of the workload that vitals run supervises, as it comes, " +
 		"and vitals probe and vitals wait have no workload: give it as a log: check in vitals.yaml"},
 }, block[logwatch.Spec]{

@@ -43,8 +43,12 @@ func reference() string {
 	}
 	b.WriteString("## Kinds\n\n")
 	b.WriteString("A check has exactly one. The CLI column is the target that `vitals probe` and `vitals wait` take\n")
-	b.WriteString("for the kind (— where they take none).\n\n")
-	b.WriteString("| kind | what it checks | CLI | imported from |\n|---|---|---|---|\n")
+	b.WriteString("for the kind (— where they take none). The component type is the `componentType` of the kind's\n")
+	b.WriteString("checks in the health+json answers, unless a check gives its own `component-type`: datastore for\n")
+	b.WriteString("a database or a cache the workload keeps its data in, system for another system it depends on,\n")
+	b.WriteString("component for a part of the workload itself (what a check of an address most often is, beside\n")
+	b.WriteString("the workload: a check of an upstream service says system).\n\n")
+	b.WriteString("| kind | what it checks | CLI | component type | imported from |\n|---|---|---|---|---|\n")
 	for _, k := range kinds.All {
 		cli, imported := "—", "—"
 		if k.CLI.Target != "" {
@@ -60,7 +64,7 @@ func reference() string {
 			}
 			imported = strings.Join(from, ", ")
 		}
-		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s | %s |\n", k.Name, k.Name, cell(k.Summary), cell(cli), imported)
+		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s | %s | %s |\n", k.Name, k.Name, cell(k.Summary), cell(cli), k.ComponentType, imported)
 	}
 	for _, k := range kinds.All {
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n```yaml\n%s: %s\n```\n\n", k.Name, k.Summary, k.Name, k.Example)

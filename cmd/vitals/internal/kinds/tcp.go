@@ -12,11 +12,12 @@ import (
 
 // TCP is a connection that must open, with an optional exchange.
 var TCP = define(Kind{
-	Name:    "tcp",
-	Summary: "A TCP connection that opens, with an optional exchange: send, then expect in the answer.",
-	Example: "{address: localhost:5432}",
-	CLI:     tcpCLI,
-	Import:  &Import{Kubelet: "tcpSocket", Pebble: "tcp", Block: tcpFromPeer},
+	Name:          "tcp",
+	Summary:       "A TCP connection that opens, with an optional exchange: send, then expect in the answer.",
+	Example:       "{address: localhost:5432}",
+	ComponentType: health.ComponentTypeComponent, // the workload's own port, most often
+	CLI:           tcpCLI,
+	Import:        &Import{Kubelet: "tcpSocket", Pebble: "tcp", Block: tcpFromPeer},
 }, block[probe.TCPSpec]{
 	fields: func(s *probe.TCPSpec) []config.Field {
 		return []config.Field{

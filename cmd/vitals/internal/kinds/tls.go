@@ -8,10 +8,11 @@ import (
 
 // TLS is a TLS handshake whose certificate must verify and stay valid.
 var TLS = define(Kind{
-	Name:    "tls",
-	Summary: "A TLS handshake whose certificate verifies, and expires no sooner than min-validity.",
-	Example: "{address: example.com:443}",
-	CLI:     tlsCLI,
+	Name:          "tls",
+	Summary:       "A TLS handshake whose certificate verifies, and expires no sooner than min-validity.",
+	Example:       "{address: example.com:443}",
+	ComponentType: health.ComponentTypeComponent, // the certificate the workload serves, most often
+	CLI:           tlsCLI,
 }, block[probe.TLSSpec]{
 	fields: func(s *probe.TLSSpec) []config.Field {
 		return append([]config.Field{
