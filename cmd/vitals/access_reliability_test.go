@@ -511,7 +511,7 @@ checks:
 		keep("POST /v1/checks/"+name+"/run", body)
 	}
 	keep("/v1/events as a stream", eventStream(t, api))
-	for _, o := range []string{"table", "json", "yaml"} {
+	for _, o := range []string{"text", "wide", "json", "yaml"} {
 		cli("checks", "-o", o)
 	}
 	for _, name := range checks {

@@ -136,8 +136,8 @@ func TestTheBinaryIsStaticAndRunsAlone(t *testing.T) {
 func TestVersionSaysWhatItIs(t *testing.T) {
 	vitalsRun(t, "version").expect(t, 0, "vitals dev (go1.", "")
 	vitalsRun(t, "--version").expect(t, 0, "vitals dev (go1.", "")
-	vitalsRun(t, "version", "-o", "json").expect(t, 0, `{"version":"dev","goVersion":"go1.`, "")
-	vitalsRun(t, "version", "-o", "yaml").expect(t, 2, "", `-o "yaml": use text or json`)
+	vitalsRun(t, "version", "-o", "json").expect(t, 0, "{\n  \"version\": \"dev\",\n  \"goVersion\": \"go1.", "")
+	vitalsRun(t, "version", "-o", "yaml").expect(t, 0, "version: dev\ngoVersion: go1.", "")
 }
 
 // A binary built from a git work tree with its version control information
@@ -291,7 +291,7 @@ func TestBadInputIsAUsageErrorThatSaysWhatAndWhere(t *testing.T) {
 		{[]string{"probe", "tcp://x:1", "--status", "200"}, "--status does not apply to a tcp target (tcp://x:1)"},
 		{[]string{"probe", "tcp://x"}, "tcp"},
 		{[]string{"probe", "http://x/", "--header", "NoColon"}, `--header "NoColon": want "Name: value"`},
-		{[]string{"probe", "http://x/", "-o", "yaml"}, `--output "yaml": use text or json`},
+		{[]string{"probe", "http://x/", "-o", "table"}, `invalid argument "table" for "-o, --output" flag: use text, json or yaml`},
 		{[]string{"probe", "--"}, "-- must be followed by a command"},
 		{[]string{"probe", "--", "no-such-command-vitals"}, `"no-such-command-vitals" not found`},
 		{[]string{"probe", "--bogus", "http://x/"}, "unknown flag: --bogus"},

@@ -3,14 +3,12 @@ package cli
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,7 +16,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
@@ -90,13 +87,6 @@ func fromAgent(cmd *cobra.Command, err error) error {
 	return failed{fmt.Sprintf("vitals %s: %v", cmd.Name(), err)}
 }
 
-func oneOf(flag, value string, allowed ...string) error {
-	if slices.Contains(allowed, value) {
-		return nil
-	}
-	return fmt.Errorf("--%s %q: use %s or %s", flag, value, strings.Join(allowed[:len(allowed)-1], ", "), allowed[len(allowed)-1])
-}
-
 // levelFlag reads --level; "" is 0 (every level).
 func levelFlag(s string) (health.Level, error) {
 	if s == "" {
@@ -118,25 +108,25 @@ func newChecks(stdout io.Writer) *cobra.Command {
 	var (
 		agent  agentFlags
 		level  string
-		output string
+		output *outputFlag
 	)
 	cmd := &cobra.Command{
-		Use:   "checks [--level startup|live|ready] [-o table|json|yaml]",
+		Use:   "checks [--level startup|live|ready] [-o text|wide|json|yaml]",
 		Short: "List the checks of a running agent with their status and last result",
 		Long: `List the checks of a running agent (vitals run): level, kind, status and how
 long it has held, how many results were recorded, and the last one. A stopped
-check shows its status with (stopped). -o json and -o yaml write the API's
-objects, with thresholds and timing too.`,
+check shows its status with (stopped). -o wide adds the passes and failures in
+a row against their thresholds, the period and the timeout, when the last run
+began and how long it took, and the last result uncut. -o json and -o yaml
+write the API's objects, with thresholds and timing too.`,
 		Example: `  vitals checks
+  vitals checks -o wide
   vitals checks --level ready -o json
   VITALS_API=tcp://10.0.0.7:8559 VITALS_API_TOKEN=... vitals checks`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := levelFlag(level)
 			if err != nil {
-				return err
-			}
-			if err := oneOf("output", output, "table", "json", "yaml"); err != nil {
 				return err
 			}
 			client, ctx, stop, err := agent.connect(cmd)
@@ -148,36 +138,52 @@ objects, with thresholds and timing too.`,
 			if err != nil {
 				return fromAgent(cmd, err)
 			}
-			switch output {
-			case "json":
-				return writeJSON(stdout, checks)
-			case "yaml":
-				return writeYAML(stdout, checks)
+			if output.document() {
+				return output.write(stdout, checks)
 			}
-			writeChecksTable(stdout, checks, time.Now())
+			writeChecksTable(stdout, checks, time.Now(), output.wide())
 			return nil
 		},
 	}
 	agent.define(cmd)
 	cmd.Flags().StringVar(&level, "level", "", "only the checks of this level: startup, live or ready")
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, json or yaml")
+	output = addOutput(cmd, true)
 	complete(cmd, "level", "startup", "live", "ready")
-	complete(cmd, "output", "table", "json", "yaml")
 	return cmd
 }
 
-// lastWidth caps the LAST column: the whole output is in vitals check NAME.
+// lastWidth caps the LAST column of the table: the whole output is in
+// -o wide, and in vitals check NAME.
 const lastWidth = 72
 
-func writeChecksTable(w io.Writer, checks []api.Check, now time.Time) {
+// writeChecksTable writes the checks as a table; wide adds the passes and
+// failures in a row against their thresholds, the period and the timeout,
+// when the last run began and how long it took, and leaves LAST uncut.
+func writeChecksTable(w io.Writer, checks []api.Check, now time.Time, wide bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tLEVEL\tKIND\tSTATUS\tFOR\tRUNS\tLAST")
+	if wide {
+		fmt.Fprintln(tw, "NAME\tLEVEL\tKIND\tSTATUS\tFOR\tRUNS\tPASSED\tFAILED\tPERIOD\tTIMEOUT\tLAST RUN\tTOOK\tLAST")
+	} else {
+		fmt.Fprintln(tw, "NAME\tLEVEL\tKIND\tSTATUS\tFOR\tRUNS\tLAST")
+	}
 	for _, c := range checks {
 		last := "-"
 		if c.Last != nil {
-			last = cut(resultWords(*c.Last), lastWidth)
+			last = resultWords(*c.Last)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", c.Name, c.Level, c.Kind, statusWords(c), age(c.Since, now), c.Runs, last)
+		if !wide {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", c.Name, c.Level, c.Kind, statusWords(c), age(c.Since, now), c.Runs, cut(last, lastWidth))
+			continue
+		}
+		timeout, ran, took := "-", "-", "-"
+		if c.Timeout > 0 { // heartbeats and watchdogs run nothing
+			timeout = c.Timeout.String()
+		}
+		if c.Last != nil {
+			ran, took = age(c.Last.Time, now), c.Last.Duration.String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d/%d\t%d/%d\t%v\t%s\t%s\t%s\t%s\n", c.Name, c.Level, c.Kind, statusWords(c), age(c.Since, now), c.Runs,
+			c.Successes, c.SuccessThreshold, c.Failures, c.FailureThreshold, c.Period, timeout, ran, took, last)
 	}
 	tw.Flush()
 }
@@ -232,24 +238,11 @@ func cut(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
-func writeYAML(w io.Writer, v any) error {
-	j, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	y, err := yaml.JSONToYAML(j) // the same keys and values as -o json
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(y)
-	return err
-}
-
 func newCheck(stdout io.Writer) *cobra.Command {
 	var (
 		agent  agentFlags
 		run    bool
-		output string
+		output *outputFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "check NAME [--run] [-o text|json|yaml]",
@@ -268,9 +261,6 @@ the API's object; with --run, {"result": RUN, "check": CHECK}.`,
   vitals check db -o json | jq '.history[] | select(.ok | not)'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := oneOf("output", output, "text", "json", "yaml"); err != nil {
-				return err
-			}
 			client, ctx, stop, err := agent.connect(cmd)
 			if err != nil {
 				return err
@@ -296,16 +286,12 @@ the API's object; with --run, {"result": RUN, "check": CHECK}.`,
 					Check  api.Check  `json:"check"`
 				}{*ran, c}
 			}
-			switch output {
-			case "json":
-				err = writeJSON(stdout, v)
-			case "yaml":
-				err = writeYAML(stdout, v)
-			default:
+			if output.document() {
+				if err := output.write(stdout, v); err != nil {
+					return err
+				}
+			} else {
 				writeCheck(stdout, c, ran, time.Now())
-			}
-			if err != nil {
-				return err
 			}
 			switch {
 			case ran != nil && !ran.OK:
@@ -318,8 +304,7 @@ the API's object; with --run, {"result": RUN, "check": CHECK}.`,
 	}
 	agent.define(cmd)
 	cmd.Flags().BoolVar(&run, "run", false, "run the check now; exit 0 if the run passes, 1 if it fails")
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text, json or yaml")
-	complete(cmd, "output", "text", "json", "yaml")
+	output = addOutput(cmd, false)
 	return cmd
 }
 
@@ -386,16 +371,17 @@ func newHealth(stdout io.Writer) *cobra.Command {
 	var (
 		agent  agentFlags
 		level  string
-		output string
+		output *outputFlag
 	)
 	cmd := &cobra.Command{
-		Use:   "health [--level startup|live|ready] [-o text|json]",
+		Use:   "health [--level startup|live|ready] [-o text|json|yaml]",
 		Short: "Say whether a running agent's level passes: exit 0 if it does, 1 if not",
 		Long: `Say whether a level of a running agent (vitals run) passes, as its probe
 endpoint would answer: exit 0 when it does, 1 when it does not (one line on
 stderr names every check that fails it, with its reason) or when the agent
 cannot be reached. The level is ready unless --level says otherwise: readiness
-needs startup passed and no live check failing too.`,
+needs startup passed and no live check failing too. -o json and -o yaml write
+the API's verdict on stdout, whatever it is.`,
 		Example: `  vitals health
   vitals health --level live
   livenessProbe: {exec: {command: [vitals, health, --level, live]}}`,
@@ -403,9 +389,6 @@ needs startup passed and no live check failing too.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := levelFlag(level)
 			if err != nil {
-				return err
-			}
-			if err := oneOf("output", output, "text", "json"); err != nil {
 				return err
 			}
 			client, ctx, stop, err := agent.connect(cmd)
@@ -417,15 +400,15 @@ needs startup passed and no live check failing too.`,
 			if err != nil {
 				return fromAgent(cmd, err)
 			}
-			if output == "json" {
-				if err := writeJSON(stdout, h); err != nil {
+			if output.document() {
+				if err := output.write(stdout, h); err != nil {
 					return err
 				}
 			}
 			if !h.OK {
 				return failed{oneLine(h.Reason)}
 			}
-			if output == "text" {
+			if !output.document() {
 				fmt.Fprintf(stdout, "%sz check passed\n", h.Level)
 			}
 			return nil
@@ -433,9 +416,8 @@ needs startup passed and no live check failing too.`,
 	}
 	agent.define(cmd)
 	cmd.Flags().StringVar(&level, "level", "ready", "startup, live or ready")
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text, or json for the verdict as JSON on stdout")
+	output = addOutput(cmd, false)
 	complete(cmd, "level", "startup", "live", "ready")
-	complete(cmd, "output", "text", "json")
 	return cmd
 }
 
@@ -444,10 +426,10 @@ func newEvents(stdout, stderr io.Writer) *cobra.Command {
 		agent  agentFlags
 		after  uint64
 		follow bool
-		output string
+		output *outputFlag
 	)
 	cmd := &cobra.Command{
-		Use:   "events [--after ID] [--follow] [-o text|json]",
+		Use:   "events [--after ID] [--follow] [-o text|json|yaml]",
 		Short: "Print the events of a running agent; --follow waits for more",
 		Long: `Print the events a running agent (vitals run) keeps, oldest first, or those
 after the event ID given with --after. With --follow, wait for new events and
@@ -456,15 +438,13 @@ Ids grow by one: a jump after --after means the agent's log dropped events
 before they were read, and a line on stderr says so.
 
 Each line reads ID TIME TYPE and what changed; -o json writes each event as
-one JSON object per line (the API's form), also when following.`,
+one JSON object per line (the API's form), also when following, and -o yaml
+each as a YAML document of its own, after ---.`,
 		Example: `  vitals events
   vitals events --follow
   vitals events --after 41 -o json | jq 'select(.type == "check-failed")'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := oneOf("output", output, "text", "json"); err != nil {
-				return err
-			}
 			client, ctx, stop, err := agent.connect(cmd)
 			if err != nil {
 				return err
@@ -492,9 +472,10 @@ one JSON object per line (the API's form), also when following.`,
 						evs[0].ID-after-1, after)
 				}
 				for _, e := range evs {
-					if output == "json" {
-						b, _ := json.Marshal(e) // an Event always encodes
-						fmt.Fprintf(stdout, "%s\n", b)
+					if output.document() {
+						if err := output.writeItem(stdout, e); err != nil {
+							return err
+						}
 					} else {
 						fmt.Fprintln(stdout, eventLine(e))
 					}
@@ -511,8 +492,7 @@ one JSON object per line (the API's form), also when following.`,
 	f := cmd.Flags()
 	f.Uint64Var(&after, "after", 0, "only the events after this id (0: every event the agent keeps)")
 	f.BoolVarP(&follow, "follow", "f", false, "wait for new events and print them as they come")
-	f.StringVarP(&output, "output", "o", "text", "text, or json for one JSON object per line")
-	complete(cmd, "output", "text", "json")
+	output = addOutput(cmd, false)
 	return cmd
 }
 
@@ -575,15 +555,19 @@ beat. A check that is not a heartbeat, or no check, exits 2.`,
 }
 
 func newRestart(stdout io.Writer) *cobra.Command {
-	var agent agentFlags
+	var (
+		agent  agentFlags
+		output *outputFlag
+	)
 	cmd := &cobra.Command{
-		Use:   "restart",
+		Use:   "restart [-o text|json|yaml]",
 		Short: "Restart the workload of a running agent",
 		Long: `Restart the workload of a running agent (vitals run with a service): its stop
 signal to its process group, SIGKILL after its stop-timeout, then a new start
 at once, without the backoff. Its checks start over, startup first. Prints the
-new process once it runs, and exits 0. An agent with no workload, or one whose
-workload is not running (between a crash and its restart), exits 2.`,
+new process once it runs, and exits 0; -o json and -o yaml write the
+service-started event of the new process. An agent with no workload, or one
+whose workload is not running (between a crash and its restart), exits 2.`,
 		Example: `  vitals restart
   curl --unix-socket /run/vitals/vitals.sock -X POST http://vitals/v1/service/restart`,
 		Args: cobra.NoArgs,
@@ -597,10 +581,14 @@ workload is not running (between a crash and its restart), exits 2.`,
 			if err != nil {
 				return fromAgent(cmd, err)
 			}
+			if output.document() {
+				return output.write(stdout, e)
+			}
 			fmt.Fprintf(stdout, "restarted %s: pid %d (restart %d)\n", e.Service, e.PID, e.Restarts)
 			return nil
 		},
 	}
 	agent.define(cmd)
+	output = addOutput(cmd, false)
 	return cmd
 }

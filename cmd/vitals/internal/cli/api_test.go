@@ -184,7 +184,7 @@ checks:
 	if o.code != 0 || strings.Contains(o.stdout, "peer-config") || !strings.Contains(o.stdout, "work-loop") {
 		t.Fatalf("--level live: %+v", o)
 	}
-	vitals("checks", "-o", "xml").expect(t, 2, "", `vitals: --output "xml": use table, json or yaml`)
+	vitals("checks", "-o", "xml").expect(t, 2, "", `vitals: invalid argument "xml" for "-o, --output" flag: use text, wide, json or yaml`)
 
 	// check: exit by status; --run exits by the run; an unknown check exits 2.
 	o = vitals("check", "peer-config")

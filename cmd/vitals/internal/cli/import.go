@@ -21,7 +21,8 @@ func newImport(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Write a vitals.yaml on stdout with the checks another tool already has, with
 the same timing: a Pebble layer's checks, or a Kubernetes workload's probes.
 What cannot be carried over as it is, is said on stderr, one line each, and
-as a comment in the file where it belongs; nothing is dropped silently. The
+as a comment in the file where it belongs; nothing is dropped silently. -o
+json writes the same document as JSON, without the comments. The
 file is loaded as vitals validate would before it is written; what would
 fail on this machine only (an exec check's command not in $PATH here) is a
 warning.
@@ -40,7 +41,8 @@ Exit codes: 0 written, 2 bad usage or a file that cannot be imported.`,
 }
 
 func newImportPebble(stdout, stderr io.Writer) *cobra.Command {
-	return &cobra.Command{
+	var output *outputFlag
+	cmd := &cobra.Command{
 		Use:   "pebble LAYER.yaml",
 		Short: "Write a vitals.yaml from a Pebble layer's checks",
 		Long: `Write a vitals.yaml from a Pebble layer's checks: level alive is live and
@@ -61,13 +63,18 @@ since vitals runs one workload. Give - to read the layer from stdin.`,
 				return err
 			}
 			r, err := importer.Pebble(name, data)
-			return writeImport(stdout, stderr, r, err)
+			return writeImport(stdout, stderr, output, r, err)
 		},
 	}
+	output = addOutput(cmd, false)
+	return cmd
 }
 
 func newImportK8s(stdout, stderr io.Writer) *cobra.Command {
-	var container string
+	var (
+		container string
+		output    *outputFlag
+	)
 	cmd := &cobra.Command{
 		Use:   "k8s MANIFEST.yaml [--container NAME]",
 		Short: "Write a vitals.yaml from a Kubernetes workload's probes",
@@ -100,11 +107,12 @@ to read the manifest from stdin.`,
 				return err
 			}
 			r, err := importer.Kubernetes(name, data, container)
-			return writeImport(stdout, stderr, r, err)
+			return writeImport(stdout, stderr, output, r, err)
 		},
 	}
 	cmd.Flags().StringVar(&container, "container", "", "the one container whose probes to import: NAME, or WORKLOAD/NAME (default every container of the file's one workload)")
 	cmd.RegisterFlagCompletionFunc("container", cobra.NoFileCompletions)
+	output = addOutput(cmd, false)
 	return cmd
 }
 
@@ -131,16 +139,15 @@ func readSource(cmd *cobra.Command, path string) (string, []byte, error) {
 	return name, data, nil
 }
 
-// writeImport writes the warnings to stderr and the file to stdout; a file
-// that could not be imported is an error that exits 2, after the warnings,
-// which may say why.
-func writeImport(stdout, stderr io.Writer, r importer.Result, err error) error {
+// writeImport writes the warnings to stderr and the file to stdout, as
+// output says; a file that could not be imported is an error that exits 2,
+// after the warnings, which may say why.
+func writeImport(stdout, stderr io.Writer, output *outputFlag, r importer.Result, err error) error {
 	for _, w := range r.Warnings {
 		fmt.Fprintf(stderr, "vitals import: warning: %s\n", w)
 	}
 	if err != nil {
 		return configError{fmt.Errorf("vitals import: %w", err)}
 	}
-	_, err = stdout.Write(r.YAML)
-	return err
+	return output.writeFile(stdout, r.YAML)
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -38,13 +37,14 @@ func newProbe(stdout, stderr io.Writer) *cobra.Command {
 		o       target.Options
 		timeout time.Duration
 		verbose bool
-		output  string
+		output  *outputFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "probe TARGET | probe -- COMMAND [ARGS...]",
 		Short: "Run one check now: exit 0 if it passes, 1 if it fails",
 		Long: `Run one check now and exit 0 if it passes, 1 if it fails, 2 on bad usage.
-Quiet on success unless -v; on failure, one line on stderr says why.
+Quiet on success unless -v; on failure, one line on stderr says why. -o json
+and -o yaml write the result on stdout, whether it passed or failed.
 A static binary with no dependencies: the exec probe for images without curl.
 
 ` + target.Help,
@@ -57,9 +57,6 @@ A static binary with no dependencies: the exec probe for images without curl.
   vitals probe grpc://localhost:50051/readiness` + depsProbeExample + `
   vitals probe --timeout 5s -- pg_isready -h localhost`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := oneOf("output", output, "text", "json"); err != nil {
-				return err
-			}
 			if err := positive(map[string]time.Duration{"timeout": timeout}); err != nil {
 				return err
 			}
@@ -79,15 +76,15 @@ A static binary with no dependencies: the exec probe for images without curl.
 			defer stop()
 			p := probes[0]
 			r := health.Run(ctx, p.Prober, timeout)
-			if output == "json" {
-				if err := writeJSON(stdout, resultOf(p, r)); err != nil {
+			if output.document() {
+				if err := output.write(stdout, resultOf(p, r)); err != nil {
 					return err
 				}
 			}
 			if !r.OK {
 				return failed{fmt.Sprintf("%s: %s", p, oneLine(r.Output))}
 			}
-			if verbose && output == "text" {
+			if verbose && !output.document() {
 				fmt.Fprintf(stdout, "ok: %s: %s\n", p, describe(r))
 			}
 			return nil
@@ -97,7 +94,7 @@ A static binary with no dependencies: the exec probe for images without curl.
 	o = target.DefineFlags(f)
 	f.DurationVar(&timeout, "timeout", time.Second, "give up on the check after this long (the kubelet's default)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "say what passed, too")
-	f.StringVarP(&output, "output", "o", "text", "text, or json for the result as JSON on stdout")
+	output = addOutput(cmd, false)
 	completeValues(cmd)
 	return cmd
 }
@@ -107,7 +104,6 @@ func completeValues(cmd *cobra.Command) {
 	fixed := func(values ...string) cobra.CompletionFunc {
 		return cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp)
 	}
-	cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
 	for flag, values := range target.Choices() {
 		cmd.RegisterFlagCompletionFunc(flag, fixed(values...))
 	}
@@ -233,7 +229,7 @@ func btoi(b bool) int {
 	return 0
 }
 
-// result is a probe's result as -o json writes it.
+// result is a probe's result as -o json and -o yaml write it.
 type result struct {
 	Target        string    `json:"target"`
 	Kind          string    `json:"kind"`
@@ -250,12 +246,6 @@ type result struct {
 func resultOf(p target.Target, r health.Result) result {
 	return result{Target: p.String(), Kind: p.Kind(), OK: r.OK, Output: escape.Text(r.Output),
 		ObservedValue: r.ObservedValue, ObservedUnit: r.ObservedUnit, Time: r.Time, Duration: r.Duration.String()}
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // oneLine folds a multi-line output (a command's) into one line, so that a

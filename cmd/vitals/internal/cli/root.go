@@ -3,7 +3,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -144,8 +143,8 @@ func versionLine() string {
 	return fmt.Sprintf("vitals %s (%s)", b.Version, strings.Join(details, ", "))
 }
 
-// versionJSON is vitals version -o json: the build's version.Build, and the
-// build's name and platform.
+// versionJSON is vitals version -o json and -o yaml: the build's
+// version.Build, and the build's name and platform.
 type versionJSON struct {
 	version.Build
 	Flavour  string `json:"build"` // full, or probe
@@ -153,28 +152,23 @@ type versionJSON struct {
 }
 
 func newVersion(stdout io.Writer) *cobra.Command {
-	var output string
+	var output *outputFlag
 	cmd := &cobra.Command{
-		Use:   "version [-o json]",
+		Use:   "version [-o text|json|yaml]",
 		Short: "Print the version, the commit and the Go it was built with",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			switch output {
-			case "text":
+			if !output.document() {
 				fmt.Fprintln(stdout, versionLine())
-			case "json":
-				name := "full"
-				if build != "" {
-					name = "probe"
-				}
-				return json.NewEncoder(stdout).Encode(versionJSON{version.Info(), name, runtime.GOOS + "/" + runtime.GOARCH})
-			default:
-				return fmt.Errorf("-o %q: use text or json", output)
+				return nil
 			}
-			return nil
+			name := "full"
+			if build != "" {
+				name = "probe"
+			}
+			return output.write(stdout, versionJSON{version.Info(), name, runtime.GOOS + "/" + runtime.GOARCH})
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text, or json for the build as JSON on stdout")
-	complete(cmd, "output", "text", "json")
+	output = addOutput(cmd, false)
 	return cmd
 }

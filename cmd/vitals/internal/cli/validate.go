@@ -30,18 +30,21 @@ func loadConfig(path string) (*config.Config, error) {
 
 func newValidate(stdout io.Writer) *cobra.Command {
 	var (
-		file  string
-		print bool
+		file   string
+		print  bool
+		output *outputFlag
 	)
 	cmd := &cobra.Command{
-		Use:   "validate [-c vitals.yaml]",
+		Use:   "validate [-c vitals.yaml] [--print] [-o text|json|yaml]",
 		Short: "Check a configuration file: every error at once, with file, line and field",
 		Long: `Check a configuration file as vitals run would, without starting anything:
 every error at once, each as FILE:LINE:COL: PATH: what is wrong. Exit 0 when
 the file is good, 2 when it is not. --print shows the file as vitals reads it,
-with every default filled in.`,
+with every default filled in: as YAML, or with -o json as the same document in
+JSON. Without --print, -o json and -o yaml write {"file": FILE, "checks": N}.`,
 		Example: `  vitals validate -c /etc/vitals/vitals.yaml
-  vitals validate --print`,
+  vitals validate --print
+  vitals validate --print -o json | jq .checks`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			c, err := loadConfig(file)
@@ -54,9 +57,11 @@ with every default filled in.`,
 			if err != nil {
 				return agentError(err)
 			}
-			if print {
-				fmt.Fprint(stdout, a.Render())
-				return nil
+			switch {
+			case print:
+				return output.writeFile(stdout, []byte(a.Render()))
+			case output.document():
+				return output.write(stdout, validated{File: c.File, Checks: len(c.Checks)})
 			}
 			fmt.Fprintf(stdout, "ok: %s: %d checks\n", c.File, len(c.Checks))
 			return nil
@@ -64,6 +69,13 @@ with every default filled in.`,
 	}
 	cmd.Flags().StringVarP(&file, "config", "c", DefaultConfig, "the configuration file, - for stdin")
 	cmd.Flags().BoolVar(&print, "print", false, "print the file with its defaults filled in")
+	output = addOutput(cmd, false)
 	cmd.MarkFlagFilename("config", "yaml", "yml")
 	return cmd
+}
+
+// validated is what vitals validate -o json and -o yaml say of a good file.
+type validated struct {
+	File   string `json:"file"`
+	Checks int    `json:"checks"` // how many checks it has
 }

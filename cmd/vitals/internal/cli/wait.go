@@ -65,7 +65,7 @@ func newWait(stdout, stderr io.Writer) *cobra.Command {
 		interval     time.Duration
 		probeTimeout time.Duration
 		verbose      bool
-		output       string
+		output       *outputFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "wait TARGET... [-- COMMAND [ARGS...]]",
@@ -73,7 +73,8 @@ func newWait(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Wait until every target passes, trying again with a backoff that doubles up to
 --interval. Exit 0 when all pass, 1 when --timeout passes first (saying which
 targets still fail and why), 2 on bad usage. On a terminal one line shows the
-progress; otherwise a line is printed whenever a target's state changes.
+progress; otherwise a line is printed whenever a target's state changes. -o
+json and -o yaml write each target's last result on stdout at the end.
 ` + kubeWaitHelp + `
 A kind's flag applies to the targets of that kind.
 
@@ -83,9 +84,6 @@ A kind's flag applies to the targets of that kind.
   vitals wait dns://minio.storage.svc.cluster.local tcp://minio.storage:9000
   vitals wait --interval 5s -- pg_isready -h postgres`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := oneOf("output", output, "text", "json"); err != nil {
-				return err
-			}
 			if err := positive(map[string]time.Duration{"timeout": timeout, "interval": interval, "probe-timeout": probeTimeout}); err != nil {
 				return err
 			}
@@ -111,12 +109,12 @@ A kind's flag applies to the targets of that kind.
 			w := &waiter{probes: probes, timeout: timeout, interval: interval, probeTimeout: probeTimeout,
 				progress: newProgress(stderr, verbose)}
 			results, err := w.run(ctx)
-			if output == "json" {
+			if output.document() {
 				out := make([]result, len(probes))
 				for i, p := range probes {
 					out[i] = resultOf(p, results[i])
 				}
-				if err := writeJSON(stdout, out); err != nil {
+				if err := output.write(stdout, out); err != nil {
 					return err
 				}
 			}
@@ -129,7 +127,7 @@ A kind's flag applies to the targets of that kind.
 	f.DurationVar(&interval, "interval", time.Second, "the longest pause between attempts")
 	f.DurationVar(&probeTimeout, "probe-timeout", time.Second, "give up on one attempt at one target after this long")
 	f.BoolVarP(&verbose, "verbose", "v", false, "print every attempt's failure, not only changes")
-	f.StringVarP(&output, "output", "o", "text", "text, or json for the last results as JSON on stdout")
+	output = addOutput(cmd, false)
 	completeValues(cmd)
 	return cmd
 }

@@ -1,0 +1,215 @@
+//go:build !vitals_probe
+
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/spf13/cobra"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
+	"github.com/vitals-dev/vitals/health"
+)
+
+// printsNothing are the commands that print no result, and so take no -o:
+// vitals run (the workload's output and the logs), beat (quiet), the
+// parents of subcommands, and cobra's own.
+var printsNothing = []string{"vitals", "vitals run", "vitals beat", "vitals import", "vitals completion", "vitals help"}
+
+// printsTables are the commands that print a table, and so take wide too.
+var printsTables = []string{"vitals checks"}
+
+// Every command that prints a result takes the one -o: the same flag, the
+// same set (wide where it prints a table), the same help.
+func TestEveryCommandThatPrintsTakesTheOneOutputFlag(t *testing.T) {
+	var walk func(cmd *cobra.Command)
+	seen := 0
+	walk = func(cmd *cobra.Command) {
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+		path := cmd.CommandPath()
+		if strings.HasPrefix(path, "vitals completion ") || slices.Contains(printsNothing, path) {
+			if cmd.Flags().Lookup("output") != nil {
+				t.Errorf("%s: an -o, for a command that prints no result", path)
+			}
+			return
+		}
+		seen++
+		f := cmd.Flags().Lookup("output")
+		if f == nil {
+			t.Errorf("%s: no -o", path)
+			return
+		}
+		o, ok := f.Value.(*outputFlag)
+		if !ok || f.Shorthand != "o" || f.DefValue != "text" {
+			t.Errorf("%s: -o is %T, -%s, default %q; want the outputFlag, -o, text", path, f.Value, f.Shorthand, f.DefValue)
+			return
+		}
+		wantUsage := "how to print the result: text, json or yaml"
+		if slices.Contains(printsTables, path) {
+			wantUsage = "how to print the result: text (a table), wide (more columns), json or yaml"
+		}
+		if o.table != slices.Contains(printsTables, path) || f.Usage != wantUsage {
+			t.Errorf("%s: -o takes %v, %q", path, o.allowed(), f.Usage)
+		}
+	}
+	walk(newRoot(io.Discard, io.Discard))
+	if seen < 11 { // version, checks, check, health, events, restart, probe, wait, validate, import pebble, import k8s
+		t.Errorf("%d commands take -o, want at least 11", seen)
+	}
+}
+
+// -o takes its set and refuses the rest, saying the set; wide is for tables.
+func TestTheOutputFlagTakesItsSet(t *testing.T) {
+	for _, tc := range []struct {
+		table bool
+		value string
+		err   string // "": taken
+	}{
+		{false, "text", ""},
+		{false, "json", ""},
+		{false, "yaml", ""},
+		{false, "wide", "use text, json or yaml"},
+		{false, "table", "use text, json or yaml"},
+		{false, "JSON", "use text, json or yaml"},
+		{false, "", "use text, json or yaml"},
+		{true, "wide", ""},
+		{true, "text", ""},
+		{true, "table", "use text, wide, json or yaml"},
+		{true, "yml", "use text, wide, json or yaml"},
+	} {
+		o := &outputFlag{value: formatText, table: tc.table}
+		err := o.Set(tc.value)
+		switch {
+		case tc.err == "" && (err != nil || o.String() != tc.value):
+			t.Errorf("table %v, %q: %v, %q; want it taken", tc.table, tc.value, err, o)
+		case tc.err != "" && (err == nil || err.Error() != tc.err || o.value != formatText):
+			t.Errorf("table %v, %q: %v, %q; want %q, and text kept", tc.table, tc.value, err, o, tc.err)
+		}
+	}
+}
+
+// YAML is the same document as JSON: the same keys, in the same order,
+// and the same values.
+func TestYAMLIsTheSameDocumentAsJSON(t *testing.T) {
+	since := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	v := []api.Check{{Name: "db", Level: health.Ready, Kind: "postgres", Status: health.Warn, Since: since, Runs: 3,
+		SuccessThreshold: 1, FailureThreshold: 3, Period: api.Duration(10 * time.Second),
+		Last: &api.Result{Time: since, Output: "a: b # c", ObservedValue: 1.5, ObservedUnit: "ms"}}}
+	var j, y bytes.Buffer
+	(&outputFlag{value: formatJSON}).write(&j, v)
+	(&outputFlag{value: formatYAML}).write(&y, v)
+	sameDocument(t, j.Bytes(), y.Bytes())
+	if !strings.HasPrefix(y.String(), "- name: db\n  level: ready\n  kind: postgres\n") {
+		t.Errorf("YAML not in the JSON's order:\n%s", y.String())
+	}
+}
+
+// A stream's items are JSON lines, or YAML documents each after ---.
+func TestAStreamIsJSONLinesOrYAMLDocuments(t *testing.T) {
+	items := []map[string]any{{"id": 1, "type": "check-failed"}, {"id": 2, "type": "check-passed"}}
+	var j, y bytes.Buffer
+	for _, it := range items {
+		(&outputFlag{value: formatJSON}).writeItem(&j, it)
+		(&outputFlag{value: formatYAML}).writeItem(&y, it)
+	}
+	if want := "{\"id\":1,\"type\":\"check-failed\"}\n{\"id\":2,\"type\":\"check-passed\"}\n"; j.String() != want {
+		t.Errorf("JSON lines %q, want %q", j.String(), want)
+	}
+	if want := "---\nid: 1\ntype: check-failed\n---\nid: 2\ntype: check-passed\n"; y.String() != want {
+		t.Errorf("YAML documents %q, want %q", y.String(), want)
+	}
+}
+
+// A file that a command makes is printed as it is for text and yaml,
+// comments and all, and as the same document in JSON.
+func TestAFileIsPrintedAsItIsOrAsJSON(t *testing.T) {
+	file := []byte("# made by vitals import\nlisten: \":8558\"\nchecks:\n  web:\n    http: {url: \"http://localhost:8080/\"} # the kubelet's\n    period: 10s\n    failure-threshold: 3\n")
+	for _, f := range []format{formatText, formatYAML} {
+		var b bytes.Buffer
+		(&outputFlag{value: f}).writeFile(&b, file)
+		if b.String() != string(file) {
+			t.Errorf("-o %s: %q, want the file as it is", f, b.String())
+		}
+	}
+	var j bytes.Buffer
+	if err := (&outputFlag{value: formatJSON}).writeFile(&j, file); err != nil {
+		t.Fatal(err)
+	}
+	want := `{
+  "listen": ":8558",
+  "checks": {
+    "web": {
+      "http": {
+        "url": "http://localhost:8080/"
+      },
+      "period": "10s",
+      "failure-threshold": 3
+    }
+  }
+}
+`
+	if j.String() != want {
+		t.Errorf("-o json:\n%s\nwant:\n%s", j.String(), want)
+	}
+}
+
+// The wide table adds the passes and failures in a row against their
+// thresholds, the period, the timeout, when the last run began and how long
+// it took, and does not cut the last result.
+func TestTheWideTableHasMoreColumns(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)
+	long := strings.Repeat("x", 100)
+	checks := []api.Check{
+		{Name: "db", Level: health.Ready, Kind: "postgres", Status: health.Warn, Since: now.Add(-time.Minute), Runs: 6,
+			Successes: 0, Failures: 2, SuccessThreshold: 1, FailureThreshold: 3,
+			Period: api.Duration(10 * time.Second), Timeout: api.Duration(time.Second),
+			Last: &api.Result{Time: now.Add(-3 * time.Second), Duration: api.Duration(12 * time.Millisecond), Output: long}},
+		{Name: "loop", Level: health.Live, Kind: "heartbeat", Status: health.Pending, SuccessThreshold: 1, FailureThreshold: 1,
+			Period: api.Duration(10 * time.Second)},
+	}
+	var narrow, wide bytes.Buffer
+	writeChecksTable(&narrow, checks, now, false)
+	writeChecksTable(&wide, checks, now, true)
+	wantNarrow := "NAME  LEVEL  KIND       STATUS   FOR   RUNS  LAST\n" +
+		"db    ready  postgres   warn     1m0s  6     failed: " + long[:lastWidth-len("failed: ")-1] + "…\n" +
+		"loop  live   heartbeat  pending  -     0     -\n"
+	wantWide := "NAME  LEVEL  KIND       STATUS   FOR   RUNS  PASSED  FAILED  PERIOD  TIMEOUT  LAST RUN  TOOK  LAST\n" +
+		"db    ready  postgres   warn     1m0s  6     0/1     2/3     10s     1s       3s        12ms  failed: " + long + "\n" +
+		"loop  live   heartbeat  pending  -     0     0/1     0/1     10s     -        -         -     -\n"
+	if narrow.String() != wantNarrow {
+		t.Errorf("table:\n%s\nwant:\n%s", narrow.String(), wantNarrow)
+	}
+	if wide.String() != wantWide {
+		t.Errorf("wide:\n%s\nwant:\n%s", wide.String(), wantWide)
+	}
+}
+
+// sameDocument fails unless j (JSON) and y (YAML) hold the same document.
+func sameDocument(t *testing.T, j, y []byte) {
+	t.Helper()
+	fromYAML, err := yaml.YAMLToJSON(y)
+	if err != nil {
+		t.Fatalf("not YAML: %v\n%s", err, y)
+	}
+	var a, b any
+	if err := json.Unmarshal(j, &a); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, j)
+	}
+	if err := json.Unmarshal(fromYAML, &b); err != nil {
+		t.Fatalf("YAML as JSON: %v\n%s", err, fromYAML)
+	}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if !bytes.Equal(ja, jb) {
+		t.Errorf("JSON and YAML differ:\n%s\n%s", j, y)
+	}
+}
