@@ -313,7 +313,10 @@ func classify(b fence) (string, error) {
 	}
 	docs, parsed := topKeys(b.text)
 	if strings.HasPrefix(first, "# Kubernetes") {
-		if parsed && len(docs) == 1 && onlyVitalsKeys(docs[0]) {
+		if !parsed {
+			return kubernetesPart, errors.New("a block marked # Kubernetes that is not YAML of mappings")
+		}
+		if len(docs) == 1 && onlyVitalsKeys(docs[0]) {
 			return kubernetesPart, fmt.Errorf("a block marked %q has only vitals.yaml's keys (%s): it is a vitals.yaml, so mark it # vitals.yaml", first, strings.Join(docs[0], ", "))
 		}
 		return kubernetesPart, nil
@@ -576,6 +579,7 @@ func TestTheRuleSaysWhichBlocksAreAVitalsYAML(t *testing.T) {
 		{"yaml", "apiVersion: v1\nkind: ServiceAccount\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n", kubernetesManifest, ""},
 		{"yaml", "apiVersion: v1\nkind: Pod\n---\nchecks: {}\n", vitalsYAML, ""}, // a document without kind
 		{"yaml", "# Kubernetes: a container's probes\nlivenessProbe:\n  grpc: {port: 8559}\n", kubernetesPart, ""},
+		{"yaml", "# Kubernetes: a fragment\nspec: [unclosed\n", kubernetesPart, "not YAML"},
 		{"yaml", "# Kubernetes: but it is not\nchecks:\n  db: {tcp: {address: db:5432}}\n", kubernetesPart, "it is a vitals.yaml"},
 		{"yaml", "services:\n  app: {override: replace, command: app}\nchecks:\n  up: {override: replace, tcp: {port: 80}}\n", pebbleLayer, ""},
 		{"yaml", "checks:\n  up: {override: replace, tcp: {port: 80}}\n", pebbleLayer, ""},
