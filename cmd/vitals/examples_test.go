@@ -7,7 +7,8 @@ import (
 	"testing"
 )
 
-// The README's runnable examples run, and show what the README says they show.
+// The runnable examples of the README and docs/agent.md run, and show what
+// those pages say they show.
 func TestTheREADMEExamplesShowWhatTheySay(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("the examples need curl")

@@ -236,7 +236,7 @@ kubernetes: {events: true}
 
 func TestKubernetesRefusalIsLoggedOnceAndTheAgentCarriesOn(t *testing.T) {
 	p := newKubePod(t)
-	// The README's Role, but for pods/status.
+	// docs/kubernetes.md's Role, but for pods/status.
 	ctx := context.Background()
 	if _, err := p.admin.RbacV1().Roles(p.ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "vitals"}, Rules: []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}},

@@ -3,6 +3,6 @@
 package main
 
 // soak is true under -tags soak: the reliability tests run their full length
-// (README, "The reliability suite"); without the tag they run their short
+// (RELIABILITY.md; docs/development.md); without the tag they run their short
 // variants, as .ci/run does.
 const soak = true

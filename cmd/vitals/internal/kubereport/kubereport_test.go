@@ -123,7 +123,7 @@ func (c *cluster) grant(t *testing.T, rules ...rbacv1.PolicyRule) {
 	}
 }
 
-// The rules of the README's Role.
+// The rules of the Role in docs/kubernetes.md.
 var (
 	getPods         = rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}}
 	patchPodStatus  = rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods/status"}, Verbs: []string{"patch"}}
