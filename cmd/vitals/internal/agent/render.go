@@ -12,14 +12,14 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/signals"
 )
 
-// Render writes the agent's file back as YAML with every default filled
-// in (vitals validate --print). A kind's block is written as the file has
-// it, ${VAR} unexpanded, so that a secret from the environment is never
+// Render writes a file back as YAML with every default filled in (vitals
+// validate --print), under the line that names its schema for editors
+// (config.SchemaComment). A kind's block is written as the file has it,
+// ${VAR} unexpanded, so that a secret from the environment is never
 // printed; a password written into a URL is masked.
-func (a *Agent) Render() string {
-	c := a.cfg
+func Render(c *config.Config) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "listen: %q\n", c.Listen)
+	fmt.Fprintf(&b, "%s\nlisten: %q\n", config.SchemaComment, c.Listen)
 	if c.GRPCListen != "" {
 		fmt.Fprintf(&b, "grpc-listen: %q\n", c.GRPCListen)
 	}

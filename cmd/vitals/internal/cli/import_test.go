@@ -69,12 +69,12 @@ func TestImportK8sReadsStdinAndChoosesTheContainer(t *testing.T) {
 		t.Fatal(err)
 	}
 	stdout, stderr, code := runImport(t, string(pod), "k8s", "-")
-	if code != exitPass || !strings.HasPrefix(stdout, "# Made by vitals import k8s from stdin: pod/api, containers api, envoy, migrate.\n") ||
+	if code != exitPass || !strings.HasPrefix(stdout, config.SchemaComment+"\n# Made by vitals import k8s from stdin: pod/api, containers api, envoy, migrate.\n") ||
 		!strings.Contains(stderr, "vitals import: warning: pod/api has 3 containers (api, envoy, migrate), and vitals supervises one workload: ") {
 		t.Fatalf("no --container: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	stdout, stderr, code = runImport(t, string(pod), "k8s", "-", "--container", "envoy")
-	if code != exitPass || !strings.HasPrefix(stdout, "# Made by vitals import k8s from stdin: pod/api, container envoy.\n") || stderr != "" {
+	if code != exitPass || !strings.HasPrefix(stdout, config.SchemaComment+"\n# Made by vitals import k8s from stdin: pod/api, container envoy.\n") || stderr != "" {
 		t.Fatalf("--container envoy: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }

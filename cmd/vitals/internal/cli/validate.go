@@ -53,13 +53,12 @@ JSON. Without --print, -o json and -o yaml write {"file": FILE, "checks": N}.`,
 			}
 			// What vitals run builds from the file alone: a file that
 			// validates is a file that starts.
-			a, err := agent.New(c, agent.Options{Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
+			if _, err := agent.New(c, agent.Options{Logger: slog.New(slog.DiscardHandler)}); err != nil {
 				return agentError(err)
 			}
 			switch {
 			case print:
-				return output.writeFile(stdout, []byte(a.Render()))
+				return output.writeFile(stdout, []byte(agent.Render(c)))
 			case output.document():
 				return output.write(stdout, validated{File: c.File, Checks: len(c.Checks)})
 			}

@@ -161,13 +161,13 @@ func (d *Decoder) check(name string, n ast.Node, path string, kinds Kinds) (c Ch
 	var kindNode ast.Node
 	fields := checkFields(&c, &level)
 	for _, k := range kinds.Names() {
-		fields = append(fields, Field{Key: k, Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) {
+		fields = append(fields, Field{Key: k, Value: Value{Type: "mapping", Read: func(d *Decoder, n ast.Node, path string) {
 			if kindName != "" {
 				d.Errorf(n, path, "a check has one kind, and this one is %s already", kindName)
 				return
 			}
 			kindName, kindNode = k, n
-		}}})
+		}}}) // the schema has the kinds' blocks from their table
 	}
 	at, ok = d.Fields(n, path, fields)
 	if !ok {
@@ -225,7 +225,7 @@ func (d *Decoder) check(name string, n ast.Node, path string, kinds Kinds) (c Ch
 // level into level, for ParseLevel).
 func checkFields(c *Check, level *string) []Field {
 	return []Field{
-		{Key: "level", Value: String(level), Default: "ready",
+		{Key: "level", Value: Value{"string", String(level).Read, levelSchema}, Default: "ready",
 			Doc: "The endpoint the check answers to: startup (/startupz), live (/livez) or ready (/readyz)."},
 		{Key: "period", Value: Duration(&c.Period), Default: "10s",
 			Doc: "Between the starts of two runs; at least 10ms. The kubelet's default."},
@@ -239,7 +239,7 @@ func checkFields(c *Check, level *string) []Field {
 			Doc: "Consecutive failing runs that make a check fail: one lost packet should not flip a probe (Kubernetes and Pebble use 3 too)."},
 		{Key: "on-failure", Value: oneOf(&c.OnFailure, OnFailureRestart, OnFailureExit, OnFailureIgnore), Default: OnFailureIgnore,
 			Doc: "What the agent does when the check becomes fail: ignore (events and hooks only), restart (the workload; its checks start over) or exit (stop the workload and exit 1, for the kubelet to restart the container)."},
-		{Key: "component-type", Value: String(&c.ComponentType), Default: "the kind's",
+		{Key: "component-type", Value: Value{"string", String(&c.ComponentType).Read, componentTypeSchema}, Default: "the kind's", Described: true,
 			Doc: "What the check checks, as the IETF health+json answers say it (componentType): component (a part of the workload), datastore (a database or a cache it keeps its data in), system (another system it depends on) or an absolute URI for a type of your own. By default the kind's (the table of kinds below); a heartbeat's is component."},
 	}
 }

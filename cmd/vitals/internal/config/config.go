@@ -423,7 +423,7 @@ func topFields(c *Config, checks *ast.Node) []Field {
 			Doc: "Where the probe endpoints (/livez, /readyz, /startupz) and /metrics are served: HOST:PORT, or :PORT for every address."},
 		{Key: "grpc-listen", Value: String(&c.GRPCListen),
 			Doc: "Where grpc.health.v1 is served over the same checks, HOST:PORT; by default it is not."},
-		{Key: "api", Value: CString(&c.API), Default: "/run/vitals/vitals.sock, $XDG_RUNTIME_DIR/vitals/vitals.sock or $TMPDIR/vitals-UID/vitals.sock",
+		{Key: "api", Value: CString(&c.API), Default: "/run/vitals/vitals.sock, $XDG_RUNTIME_DIR/vitals/vitals.sock or $TMPDIR/vitals-UID/vitals.sock", Described: true,
 			Doc: "Where the management API listens: a unix socket's path (mode 0600), or tcp://HOST:PORT, which needs api-token-file. " +
 				"By default the user's own, where vitals checks and the other commands look for the same user: /run/vitals/vitals.sock for root while /run can be written; " +
 				"else $XDG_RUNTIME_DIR/vitals/vitals.sock when XDG_RUNTIME_DIR is a directory of the user's that only the user can enter; " +
@@ -434,17 +434,19 @@ func topFields(c *Config, checks *ast.Node) []Field {
 			Doc: "A file holding the bearer token that a TCP API asks for."},
 		{Key: "details", Value: Bool(&c.Details), Default: "true",
 			Doc: "Shows why checks fail on the probe endpoints."},
-		{Key: "service-info", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { c.ServiceInfo = d.serviceInfo(n, path) }},
+		{Key: "service-info", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { c.ServiceInfo = d.serviceInfo(n, path) }, Ref("service-info")},
 			Doc: "What the IETF health+json answers of the probe endpoints say of the service at their top: serviceId, version and releaseId (below)."},
-		{Key: "checks", Value: Value{"mapping of names to checks", func(_ *Decoder, n ast.Node, _ string) { *checks = n }},
+		{Key: "checks", Value: Value{"mapping of names to checks", func(_ *Decoder, n ast.Node, _ string) { *checks = n },
+			Schema{"type": "object", "propertyNames": nameSchema, "additionalProperties": Ref("checks.NAME")}},
 			Doc: "The checks, by name (lower case letters, digits and - _ . inside, at most 63 characters), each with one kind (below). A file without a service: needs at least one."},
-		{Key: "service", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { c.Service = d.service(n, path) }},
+		{Key: "service", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { c.Service = d.service(n, path) }, Ref("service")},
 			Doc: "The workload vitals runs and supervises (below); the command after -- on vitals run's command line takes its command's place."},
 		{Key: "drain", Value: Duration(&c.Drain), Default: "0s",
 			Doc: "How long readiness fails before the workload is stopped, on SIGTERM or SIGINT: time for the endpoints' clients to notice."},
-		{Key: "hooks", Value: Value{"list of hooks", func(d *Decoder, n ast.Node, _ string) { c.Hooks = d.hooks(n) }},
+		{Key: "hooks", Value: Value{"list of hooks", func(d *Decoder, n ast.Node, _ string) { c.Hooks = d.hooks(n) },
+			Schema{"type": "array", "items": Ref("hooks[]")}},
 			Doc: "What runs on the events, each hook an exec or a webhook (below)."},
-		{Key: "kubernetes", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { c.Kubernetes = d.kubernetes(n, path) }},
+		{Key: "kubernetes", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { c.Kubernetes = d.kubernetes(n, path) }, Ref("kubernetes")},
 			Doc: "What the agent tells Kubernetes about its pod, named by POD_NAME and POD_NAMESPACE from the downward API (below)."},
 	}
 }
@@ -518,7 +520,7 @@ func serviceFields(s *Service) []Field {
 			if d.Failures() == mark && (len(s.Command) == 0 || s.Command[0] == "") {
 				d.Errorf(n, path, "no command: give the command and its arguments as a list")
 			}
-		}}, Doc: "The program and its arguments, with no shell; required unless the command comes after -- on vitals run's command line. Found in $PATH when vitals run starts, where the workload runs."},
+		}, argvSchema}, Doc: "The program and its arguments, with no shell; required unless the command comes after -- on vitals run's command line. Found in $PATH when vitals run starts, where the workload runs."},
 		{Key: "env", Value: Value{"mapping of names to strings", func(d *Decoder, n ast.Node, path string) {
 			m, ok := yamlnode.Unwrap(n).(*ast.MappingNode)
 			if !ok {
@@ -541,13 +543,13 @@ func serviceFields(s *Service) []Field {
 					s.Env[key] = v
 				}
 			}
-		}}, Doc: "Variables added to vitals's own environment for the workload."},
+		}, Schema{"type": "object", "propertyNames": variableSchema, "additionalProperties": scalar}}, Doc: "Variables added to vitals's own environment for the workload."},
 		{Key: "dir", Value: CString(&s.Dir), Doc: "The workload's working directory; by default vitals's."},
 		{Key: "restart", Value: oneOf(&s.Restart, RestartNever, RestartOnFailure, RestartAlways), Default: RestartNever,
 			Doc: "never (vitals exits with the workload, for the kubelet to restart the container), on-failure (after a non-zero exit or a signal) or always."},
 		{Key: "backoff", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) {
 			d.Fields(n, path, serviceBackoffFields(s))
-		}}, Doc: "The wait before a restart: initial, doubled after each quick exit up to max (below)."},
+		}, Ref("service.backoff")}, Doc: "The wait before a restart: initial, doubled after each quick exit up to max (below)."},
 		{Key: "stop-signal", Value: Value{"string", func(d *Decoder, n ast.Node, path string) {
 			if v, ok := d.scalar(n, path); ok {
 				if sig, ok := signals.ParseSignal(v); ok {
@@ -556,7 +558,7 @@ func serviceFields(s *Service) []Field {
 					d.Errorf(n, path, "%q is not a signal name such as SIGTERM, SIGINT or SIGQUIT", v)
 				}
 			}
-		}}, Default: "SIGTERM", Doc: "What stops the workload: a signal's name, SIGTERM or TERM."},
+		}, signalSchema()}, Default: "SIGTERM", Doc: "What stops the workload: a signal's name, SIGTERM or TERM."},
 		{Key: "stop-timeout", Value: Duration(&s.StopTimeout), Default: DefaultStopTimeout.String(),
 			Doc: "Between the stop-signal and SIGKILL: well within a pod's default grace of 30s."},
 	}

@@ -40,7 +40,8 @@ func (d *Decoder) Failures() int { return len(d.errors) }
 func (d *Decoder) secret(values ...string) { d.secrets = append(d.secrets, values...) }
 
 // A Value reads one field's value into its destination, and says what it is
-// for the reference (docs/reference/config.md).
+// for the reference (docs/reference/config.md) and the schema
+// (docs/reference/vitals.schema.json).
 type Value struct {
 	// Type is what the value is, as the reference writes it: string,
 	// duration, bool, list of strings, ...
@@ -48,6 +49,9 @@ type Value struct {
 	// Read decodes n, found at path, into the destination, recording what
 	// is wrong with d.
 	Read func(d *Decoder, n ast.Node, path string)
+	// Schema is what the value may be, in JSON Schema's words: at most what
+	// Read accepts, never less.
+	Schema Schema
 }
 
 // A Field is one key of a mapping: how its value is read, and what the
@@ -56,9 +60,16 @@ type Field struct {
 	Key string
 	Value
 	// Default is the value an absent field takes, as the reference writes
-	// it; "" when absence means none (or the field is required, which Doc
-	// says).
+	// it; "" when absence means none (or the field is required).
 	Default string
+	// Described says that Default describes the value an absent field
+	// takes, which depends on where vitals runs or on the field's place
+	// (api's, a hook's name): the schema says it in the description, not as
+	// a value an editor would write in.
+	Described bool
+	// Required says that the mapping must have the field, as Doc says: the
+	// loader refuses one without it.
+	Required bool
 	// Doc says what the field is for, in a sentence or two.
 	Doc string
 }
@@ -191,7 +202,7 @@ func String(dst *string) Value {
 			*dst = s
 			d.secret(redact.URL(s)...)
 		}
-	}}
+	}, scalar}
 }
 
 // written is String for a value that is text even when YAML reads it as a
@@ -205,7 +216,7 @@ func written(dst *string) Value {
 			return
 		}
 		String(dst).Read(d, n, path)
-	}}
+	}, scalar}
 }
 
 // CString is String for a value the system takes as a C string, a path or a
@@ -222,7 +233,7 @@ func CString(dst *string) Value {
 			*dst = s
 			d.secret(redact.URL(s)...)
 		}
-	}}
+	}, scalar}
 }
 
 // Bool reads true or false.
@@ -242,7 +253,7 @@ func Bool(dst *bool) Value {
 		default:
 			d.Errorf(n, path, "want true or false, got %q", s)
 		}
-	}}
+	}, boolSchema}
 }
 
 // Duration reads a Go duration ("10s", "500ms", "1m30s"), never negative.
@@ -263,7 +274,7 @@ func Duration(dst *time.Duration) Value {
 		default:
 			*dst = v
 		}
-	}}
+	}, durationSchema}
 }
 
 // positive is Duration for a value that must be more than 0; what names it
@@ -275,7 +286,7 @@ func positive(dst *time.Duration, what string) Value {
 		if d.Failures() == mark && *dst == 0 {
 			d.Errorf(n, path, "0s: give %s of more than 0", what)
 		}
-	}}
+	}, durationSchema}
 }
 
 func isNumber(s string) bool {
@@ -304,12 +315,12 @@ func count(dst *int) Value {
 			return
 		}
 		*dst = int(v)
-	}}
+	}, countSchema}
 }
 
 // Strings reads a list of strings; a single string is a list of one.
 func Strings(dst *[]string) Value {
-	return Value{"list of strings", list(dst, func(d *Decoder, n ast.Node, path string) (string, bool) { return d.scalar(n, path) })}
+	return Value{"list of strings", list(dst, func(d *Decoder, n ast.Node, path string) (string, bool) { return d.scalar(n, path) }), stringsSchema}
 }
 
 // cStrings is Strings for words of a command: each a CString.
@@ -319,7 +330,7 @@ func cStrings(dst *[]string) Value {
 		var s string
 		CString(&s).Read(d, n, path)
 		return s, d.Failures() == mark
-	})}
+	}), stringsSchema}
 }
 
 // list reads a list of strings, each with item; a single string is a list
@@ -356,7 +367,7 @@ func oneOf(dst *string, words ...string) Value {
 			last := len(words) - 1
 			d.Errorf(n, path, "want %s or %s, got %q", strings.Join(words[:last], ", "), words[last], v)
 		}
-	}}
+	}, enum(words...)}
 }
 
 // Argv reads a command as a list of words: there is no shell to split one.
@@ -371,7 +382,7 @@ func Argv(dst *[]string) Value {
 			return
 		}
 		cStrings(dst).Read(d, n, path)
-	}}
+	}, argvSchema}
 }
 
 // stringMap reads a mapping of names to strings, each value a string or a
@@ -419,7 +430,7 @@ func Headers(dst *map[string][]string) Value {
 				d.secret(redact.Header(name, v)...)
 			}
 		}
-	}}
+	}, Schema{"type": "object", "propertyNames": headerNameSchema, "additionalProperties": stringsSchema}}
 }
 
 // headerName reports whether s is an HTTP header name: a token.
@@ -466,5 +477,5 @@ func Environment(dst *[]string) Value {
 				*dst = append(*dst, k+"="+v)
 			}
 		}
-	}}
+	}, Schema{"type": "object", "propertyNames": variableSchema, "additionalProperties": stringsSchema}}
 }

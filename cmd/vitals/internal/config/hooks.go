@@ -171,7 +171,7 @@ func (d *Decoder) hook(n ast.Node, path string) (s Hook, nameNode ast.Node, ok b
 // hookFields are the fields of a hook, read into s; action is the one of
 // exec and webhook given, onErrors whether on: had errors.
 func hookFields(s *Hook, action *string, onErrors *bool) []Field {
-	actionValue := func(name string, read func(d *Decoder, n ast.Node, path string)) Value {
+	actionValue := func(name string, schema Schema, read func(d *Decoder, n ast.Node, path string)) Value {
 		return Value{"mapping", func(d *Decoder, n ast.Node, path string) {
 			if *action != "" {
 				d.Errorf(n, path, "a hook has one of exec and webhook, and this one has %s already", *action)
@@ -179,7 +179,7 @@ func hookFields(s *Hook, action *string, onErrors *bool) []Field {
 			}
 			*action = name
 			read(d, n, path)
-		}}
+		}, schema}
 	}
 	return []Field{
 		{Key: "name", Value: Value{"string", func(d *Decoder, n ast.Node, path string) {
@@ -189,16 +189,16 @@ func hookFields(s *Hook, action *string, onErrors *bool) []Field {
 				}
 				s.Name = name
 			}
-		}}, Default: "hook-N", Doc: "Names the hook in logs, metrics and the API; N is its place in the list, from 1."},
+		}, expandable(nameSchema)}, Default: "hook-N", Described: true, Doc: "Names the hook in logs, metrics and the API; N is its place in the list, from 1."},
 		{Key: "on", Value: Value{"list of strings", func(d *Decoder, n ast.Node, path string) {
 			mark := d.Failures()
 			s.On = d.eventTypes(n, path)
 			*onErrors = d.Failures() > mark
-		}}, Doc: "Required: the event types the hook runs for, among " + eventTypeList() + "."},
-		{Key: "exec", Value: actionValue("exec", func(d *Decoder, n ast.Node, path string) {
+		}, eventTypesSchema()}, Required: true, Doc: "Required: the event types the hook runs for, among " + eventTypeList() + "."},
+		{Key: "exec", Value: actionValue("exec", Schema{"anyOf": []Schema{argvSchema, Ref("hooks[].exec")}}, func(d *Decoder, n ast.Node, path string) {
 			s.Exec = d.execHook(n, path)
 		}), Doc: "Runs a command for each event, with the event's JSON on stdin: the command as a list of words, or a mapping of command and timeout (below). One of exec and webhook."},
-		{Key: "webhook", Value: actionValue("webhook", func(d *Decoder, n ast.Node, path string) {
+		{Key: "webhook", Value: actionValue("webhook", Ref("hooks[].webhook"), func(d *Decoder, n ast.Node, path string) {
 			s.Webhook = d.webhookHook(n, path)
 		}), Doc: "Sends each event's JSON in an HTTP request (below). One of exec and webhook."},
 	}
@@ -244,6 +244,16 @@ func knownEventType(t health.EventType) bool {
 	return false
 }
 
+// eventTypesSchema is what eventTypes reads: a list of HookEventTypes, each
+// at most once, or one.
+func eventTypesSchema() Schema {
+	names := make([]string, len(HookEventTypes))
+	for i, t := range HookEventTypes {
+		names[i] = string(t)
+	}
+	return Schema{"anyOf": []Schema{{"enum": names}, expansion, {"type": "array", "items": enum(names...), "minItems": 1, "uniqueItems": true}}}
+}
+
 func eventTypeList() string {
 	names := make([]string, len(HookEventTypes))
 	for i, t := range HookEventTypes {
@@ -269,7 +279,7 @@ func (d *Decoder) execHook(n ast.Node, path string) *ExecHook {
 // execHookFields are the fields of a hook's exec: mapping, read into e.
 func execHookFields(e *ExecHook) []Field {
 	return []Field{
-		{Key: "command", Value: commandValue(&e.Command),
+		{Key: "command", Value: commandValue(&e.Command), Required: true,
 			Doc: "Required: the program and its arguments, with no shell (for one, [sh, -c, \"…\"]); a name without a slash is found in $PATH."},
 		{Key: "timeout", Value: positive(&e.Timeout, "a timeout"), Default: DefaultHookExecTimeout.String(),
 			Doc: "Bounds each run; then the command's process group is killed. Time to call out over the network once or twice without piling up runs."},
@@ -284,7 +294,7 @@ func commandValue(dst *[]string) Value {
 		if d.Failures() == mark {
 			d.command(n, path, *dst)
 		}
-	}}
+	}, argvSchema}
 }
 
 // command checks that a command can be run: it has a name, found in $PATH
@@ -351,7 +361,7 @@ func (d *Decoder) webhookHook(n ast.Node, path string) *WebhookHook {
 // retries into retries.
 func webhookFields(w *WebhookHook, retries *int) []Field {
 	return []Field{
-		{Key: "url", Value: String(&w.URL), Doc: "Required: an http:// or https:// URL."},
+		{Key: "url", Value: String(&w.URL), Required: true, Doc: "Required: an http:// or https:// URL."},
 		{Key: "method", Value: String(&w.Method), Default: DefaultHookMethod, Doc: "An HTTP method, in capitals."},
 		{Key: "headers", Value: Headers(&w.Header), Doc: "Sent with every request; their values are secrets, never logged or printed."},
 		{Key: "timeout", Value: positive(&w.Timeout, "a timeout"), Default: DefaultHookWebhookTimeout.String(),
@@ -372,11 +382,11 @@ func webhookFields(w *WebhookHook, retries *int) []Field {
 			default:
 				*retries = int(v)
 			}
-		}}, Default: fmt.Sprint(DefaultHookAttempts - 1),
+		}, wholeNumber(0, maxRetries)}, Default: fmt.Sprint(DefaultHookAttempts - 1),
 			Doc: fmt.Sprintf("How often a network error, a timeout, a 5xx or a 429 is tried again, at most %d: 3.5s of waiting in all with the default backoff, which rides out a restart of the receiver.", maxRetries)},
 		{Key: "backoff", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) {
 			d.Fields(n, path, webhookBackoffFields(w))
-		}}, Doc: "The waits between attempts: initial, doubled each time up to max (below)."},
+		}, Ref("hooks[].webhook.backoff")}, Doc: "The waits between attempts: initial, doubled each time up to max (below)."},
 	}
 }
 

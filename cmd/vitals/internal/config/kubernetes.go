@@ -56,7 +56,7 @@ func kubernetesFields(k *Kubernetes) []Field {
 				k.Condition = s
 				d.conditionType(n, path, s)
 			}
-		}}, Doc: "A pod condition type of your own (PREFIX/NAME, such as vitals.dev/ready) that is True exactly when /readyz answers 200: for the pod's spec.readinessGates."},
+		}, scalar}, Doc: "A pod condition type of your own (PREFIX/NAME, such as vitals.dev/ready) that is True exactly when /readyz answers 200: for the pod's spec.readinessGates."},
 	}
 }
 

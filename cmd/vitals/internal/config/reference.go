@@ -7,7 +7,8 @@ import (
 )
 
 // A Section is one mapping of the file as the reference
-// (docs/reference/config.md) shows it: where it is, and its fields.
+// (docs/reference/config.md) and the schema
+// (docs/reference/vitals.schema.json) show it: where it is, and its fields.
 type Section struct {
 	// Path is where the mapping is, as the reference writes it, such as
 	// service.backoff or hooks[].webhook; "" for the top level.
@@ -15,6 +16,9 @@ type Section struct {
 	// Doc says what the mapping is, in a sentence.
 	Doc    string
 	Fields []Field
+	// Rules are what the schema says of the mapping beyond its fields, in
+	// JSON Schema's words: the loader's rules on which fields go together.
+	Rules Schema
 }
 
 // Sections are the file's mappings but the kinds' blocks (package kinds
@@ -23,17 +27,25 @@ type Section struct {
 func Sections() []Section {
 	var c Check
 	return []Section{
-		{"", "The top level of vitals.yaml.", topFields(&Config{}, new(ast.Node))},
-		{"service-info", "What the IETF health+json answers (`?format=json`, `Accept: application/health+json` or `application/json`) say of the service at their top, whether or not vitals supervises it (service:).",
-			serviceInfoFields(&health.ServiceInfo{})},
-		{"checks.NAME", "A check: its level, its timing and exactly one kind (below). A heartbeat takes none of the timing fields: its ttl decides.",
-			checkFields(&c, new(string))},
-		{"service", "The workload, with its defaults filled in as `vitals validate --print` shows them.", serviceFields(&Service{})},
-		{"service.backoff", "The wait before a restart.", serviceBackoffFields(&Service{})},
-		{"hooks[]", "A hook, run off the engine's path for each event it is on.", hookFields(&Hook{}, new(string), new(bool))},
-		{"hooks[].exec", "A command run for each event (as a mapping; a list of words is its command).", execHookFields(&ExecHook{})},
-		{"hooks[].webhook", "An HTTP request sent for each event, with its JSON as the body.", webhookFields(&WebhookHook{}, new(int))},
-		{"hooks[].webhook.backoff", "The waits between a webhook's attempts.", webhookBackoffFields(&WebhookHook{})},
-		{"kubernetes", "What the agent tells Kubernetes about its pod; at least one of the two.", kubernetesFields(&Kubernetes{})},
+		{Path: "", Doc: "The top level of vitals.yaml.", Fields: topFields(&Config{}, new(ast.Node)),
+			// Checks, a workload, or both (parseIn).
+			Rules: Schema{"anyOf": []Schema{{"required": []string{"service"}},
+				{"required": []string{"checks"}, "properties": Schema{"checks": Schema{"minProperties": 1}}}}}},
+		{Path: "service-info", Doc: "What the IETF health+json answers (`?format=json`, `Accept: application/health+json` or `application/json`) say of the service at their top, whether or not vitals supervises it (service:).",
+			Fields: serviceInfoFields(&health.ServiceInfo{})},
+		{Path: "checks.NAME", Doc: "A check: its level, its timing and exactly one kind (below). A heartbeat takes none of the timing fields: its ttl decides.",
+			Fields: checkFields(&c, new(string))},
+		{Path: "service", Doc: "The workload, with its defaults filled in as `vitals validate --print` shows them.", Fields: serviceFields(&Service{})},
+		{Path: "service.backoff", Doc: "The wait before a restart.", Fields: serviceBackoffFields(&Service{})},
+		{Path: "hooks[]", Doc: "A hook, run off the engine's path for each event it is on.", Fields: hookFields(&Hook{}, new(string), new(bool)),
+			// One of exec and webhook (Decoder.hook).
+			Rules: Schema{"oneOf": []Schema{{"required": []string{"exec"}}, {"required": []string{"webhook"}}}}},
+		{Path: "hooks[].exec", Doc: "A command run for each event (as a mapping; a list of words is its command).", Fields: execHookFields(&ExecHook{})},
+		{Path: "hooks[].webhook", Doc: "An HTTP request sent for each event, with its JSON as the body.", Fields: webhookFields(&WebhookHook{}, new(int))},
+		{Path: "hooks[].webhook.backoff", Doc: "The waits between a webhook's attempts.", Fields: webhookBackoffFields(&WebhookHook{})},
+		{Path: "kubernetes", Doc: "What the agent tells Kubernetes about its pod; at least one of the two.", Fields: kubernetesFields(&Kubernetes{}),
+			// Something to tell (Decoder.kubernetes): events: false is nothing.
+			Rules: Schema{"anyOf": []Schema{{"required": []string{"condition"}},
+				{"required": []string{"events"}, "properties": Schema{"events": Schema{"not": Schema{"const": false}}}}}}},
 	}
 }

@@ -22,7 +22,7 @@ func (d *Decoder) serviceInfo(n ast.Node, path string) health.ServiceInfo {
 // serviceInfoFields are the fields of the service-info: block, read into s.
 func serviceInfoFields(s *health.ServiceInfo) []Field {
 	return []Field{
-		{Key: "service-id", Value: written(&s.ServiceID), Default: "the host's name",
+		{Key: "service-id", Value: written(&s.ServiceID), Default: "the host's name", Described: true,
 			Doc: "serviceId: what tells the service from others, such as its name. By default the host's name, which in a pod is the pod's, so that the answers of replicas say which one answered; \"\" leaves it out."},
 		{Key: "version", Value: written(&s.Version),
 			Doc: "version: the public version of the service, its API's, which changes only when its interface does, such as \"2\"."},

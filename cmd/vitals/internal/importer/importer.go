@@ -156,10 +156,12 @@ func (im *importer) block(k *kinds.Kind, p kinds.Peer, v node) ([]field, error) 
 	return spec, nil
 }
 
-// render writes the file: header and preamble as comments, the service
-// block's lines as they are, then the checks.
+// render writes the file: the line that names its schema for editors,
+// header and preamble as comments, the service block's lines as they are,
+// then the checks.
 func render(header, preamble, service []string, checks []check) []byte {
 	var w writer
+	w.line(0, config.SchemaComment)
 	for _, h := range header {
 		w.comment(0, h)
 	}

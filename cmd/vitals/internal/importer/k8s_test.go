@@ -15,6 +15,7 @@ import (
 	grpchealthserver "google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/grpchealth"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
@@ -74,7 +75,7 @@ func TestAStatefulSetIsFoundAmongTheDocumentsOfAFile(t *testing.T) {
 	sameLines(t, "warnings", r.Warnings, []string{
 		`postgresql-live: no host, so the kubelet probes the pod IP: written as localhost, the pod seen from inside it`,
 	})
-	if !strings.HasPrefix(string(r.YAML), "# Made by vitals import k8s from postgres.yaml: statefulset/postgres, container postgresql.\n") {
+	if !strings.HasPrefix(string(r.YAML), config.SchemaComment+"\n# Made by vitals import k8s from postgres.yaml: statefulset/postgres, container postgresql.\n") {
 		t.Errorf("header:\n%s", r.YAML)
 	}
 	checks := load(t, r.YAML)
@@ -162,7 +163,8 @@ func TestContainerImportsOneContainerOfAWorkload(t *testing.T) {
 		`api-ready: scheme HTTPS, whose certificate the kubelet does not verify: written as insecure: true (give ca-file instead to verify it)`,
 		`api-live: no host, so the kubelet probes the pod IP: written as localhost, the pod seen from inside it`,
 	})
-	want := "# Made by vitals import k8s from pod.yaml: pod/api, container api.\n" +
+	want := config.SchemaComment + "\n" +
+		"# Made by vitals import k8s from pod.yaml: pod/api, container api.\n" +
 		"checks:\n" +
 		"  api-live:\n" +
 		"    level: live\n" +
@@ -299,7 +301,7 @@ func TestEveryKindWithAPodTemplateIsFound(t *testing.T) {
 			t.Errorf("%s: %v", tt.ref, err)
 			continue
 		}
-		if !strings.HasPrefix(string(r.YAML), "# Made by vitals import k8s from m.yaml: "+tt.ref+", container app.\n") || len(r.Warnings) > 0 {
+		if !strings.HasPrefix(string(r.YAML), config.SchemaComment+"\n# Made by vitals import k8s from m.yaml: "+tt.ref+", container app.\n") || len(r.Warnings) > 0 {
 			t.Errorf("%s:\n%s%q", tt.ref, r.YAML, r.Warnings)
 		}
 		if _, ok := load(t, r.YAML)["app-ready"]; !ok {
@@ -373,7 +375,7 @@ func TestAFileThatDoesNotLoadOnThisMachineIsAWarning(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameLines(t, "warnings", r.Warnings, []string{
-		`the file does not load on this machine: vitals.yaml:6:14: checks.app-live.exec: command "vitals-import-test-no-such-command" not found in $PATH`,
+		`the file does not load on this machine: vitals.yaml:7:14: checks.app-live.exec: command "vitals-import-test-no-such-command" not found in $PATH`,
 	})
 }
 

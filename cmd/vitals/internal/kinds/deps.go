@@ -14,7 +14,7 @@ import (
 func urlBlock[S any, C health.Checker](doc string, url func(s *S) *string, build func(S) (C, error)) block[S] {
 	return block[S]{
 		fields: func(s *S) []config.Field {
-			return []config.Field{{Key: "url", Value: config.String(url(s)), Doc: doc}}
+			return []config.Field{{Key: "url", Value: config.String(url(s)), Required: true, Doc: doc}}
 		},
 		build: func(_ string, s S, _ Env) (health.Checker, error) {
 			checker, err := build(s)

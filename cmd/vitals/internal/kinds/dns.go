@@ -21,7 +21,7 @@ var DNS = define(Kind{
 }, block[probe.DNSSpec]{
 	fields: func(s *probe.DNSSpec) []config.Field {
 		return []config.Field{
-			{Key: "name", Value: config.String(&s.Name),
+			{Key: "name", Value: config.String(&s.Name), Required: true,
 				Doc: "Required: the name to look up, with resolv.conf's search domains unless it ends with a dot."},
 			{Key: "type", Value: config.String(&s.Type),
 				Doc: "The record type: A, AAAA, CNAME, MX, TXT or NS, in any case; by default any address, A or AAAA."},

@@ -18,7 +18,7 @@ var Exec = define(Kind{
 }, block[probe.ExecSpec]{
 	fields: func(s *probe.ExecSpec) []config.Field {
 		return []config.Field{
-			{Key: "command", Value: config.Argv(&s.Command),
+			{Key: "command", Value: config.Argv(&s.Command), Required: true,
 				Doc: "Required: the program and its arguments as a list, with no shell (for one, [sh, -c, \"…\"]); a name without a slash is found in $PATH when the file loads."},
 			{Key: "dir", Value: config.CString(&s.Dir), Doc: "The working directory, which must exist; by default vitals's."},
 			{Key: "env", Value: config.Environment(&s.Env),

@@ -19,7 +19,7 @@ var File = define(Kind{
 }, block[probe.FileSpec]{
 	fields: func(s *probe.FileSpec) []config.Field {
 		return []config.Field{
-			{Key: "path", Value: config.CString(&s.Path),
+			{Key: "path", Value: config.CString(&s.Path), Required: true,
 				Doc: "Required: the file, absolute or relative to vitals's working directory; symbolic links are followed."},
 			{Key: "non-empty", Value: config.Bool(&s.NonEmpty), Default: "false",
 				Doc: "A regular file's size above zero, a directory with an entry."},

@@ -22,7 +22,7 @@ var GRPC = define(Kind{
 }, block[grpchealth.GRPCSpec]{
 	fields: func(s *grpchealth.GRPCSpec) []config.Field {
 		return append([]config.Field{
-			{Key: "url", Value: config.String(&s.URL),
+			{Key: "url", Value: config.String(&s.URL), Required: true,
 				Doc: "Required: grpc://HOST:PORT[/SERVICE] in plaintext, or grpcs://… over TLS (with the fields below); without SERVICE, the server as a whole, as in the kubelet."},
 		}, tlsFields(&s.TLS)...)
 	},

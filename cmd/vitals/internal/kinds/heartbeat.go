@@ -28,7 +28,7 @@ var Heartbeat = define(Kind{
 }, block[HeartbeatSpec]{
 	fields: func(s *HeartbeatSpec) []config.Field {
 		return []config.Field{
-			{Key: "ttl", Value: config.Duration(&s.TTL),
+			{Key: "ttl", Value: config.Duration(&s.TTL), Required: true,
 				Doc: "Required, more than 0: how long after the last beat (or the start) the check fails."},
 		}
 	},

@@ -23,7 +23,7 @@ var HTTP = define(Kind{
 }, block[probe.HTTPSpec]{
 	fields: func(s *probe.HTTPSpec) []config.Field {
 		return append([]config.Field{
-			{Key: "url", Value: config.String(&s.URL), Doc: "Required: http:// or https://."},
+			{Key: "url", Value: config.String(&s.URL), Required: true, Doc: "Required: http:// or https://."},
 			{Key: "method", Value: config.String(&s.Method), Default: "GET", Doc: "In capitals, as HTTP methods are."},
 			{Key: "status", Value: config.String(&s.Status), Default: probe.DefaultStatus,
 				Doc: "The statuses that pass: codes and ranges, such as 200,204,300-399. The default is the kubelet's rule."},

@@ -61,6 +61,10 @@ type Kind struct {
 	// Import says which checks of other formats vitals import maps to the
 	// kind; nil: none.
 	Import *Import
+	// Rules are what the schema (docs/reference/vitals.schema.json) says of
+	// a block beyond its fields, in JSON Schema's words: the kind's rules on
+	// which fields go together. nil: none.
+	Rules config.Schema
 
 	// spec returns a new spec and the fields of the block reading into it.
 	spec func() (spec any, fields []config.Field)

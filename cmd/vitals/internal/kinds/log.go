@@ -17,6 +17,10 @@ var Log = define(Kind{
 	Summary:       "The workload's output: passes once a line matches pattern, fails for window after a line matches fail-pattern.",
 	Example:       "{pattern: Listening on}",
 	ComponentType: health.ComponentTypeComponent, // the workload's own output
+	// One of pattern and fail-pattern; window with fail-pattern
+	// (logwatch.NewCheck).
+	Rules: config.Schema{"anyOf": []config.Schema{{"required": []string{"pattern"}}, {"required": []string{"fail-pattern"}}},
+		"dependentRequired": map[string][]string{"window": {"fail-pattern"}}},
 	CLI: &CLI{Why: "a log check reads the output of the workload that vitals run supervises, as it comes, " +
 		"and vitals probe and vitals wait have no workload: give it as a log: check in vitals.yaml"},
 }, block[logwatch.Spec]{

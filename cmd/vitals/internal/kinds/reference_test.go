@@ -14,7 +14,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 )
 
-var update = flag.Bool("update", false, "rewrite docs/reference/config.md from the table")
+var update = flag.Bool("update", false, "rewrite docs/reference/config.md and vitals.schema.json from the tables")
 
 // referencePath is the reference, from this package's directory.
 var referencePath = filepath.Join("..", "..", "..", "..", "docs", "reference", "config.md")

@@ -21,7 +21,7 @@ var TCP = define(Kind{
 }, block[probe.TCPSpec]{
 	fields: func(s *probe.TCPSpec) []config.Field {
 		return []config.Field{
-			{Key: "address", Value: config.String(&s.Address),
+			{Key: "address", Value: config.String(&s.Address), Required: true,
 				Doc: "Required: HOST:PORT, the port a number; an empty host, as in :6379, is this machine."},
 			{Key: "send", Value: config.String(&s.Send),
 				Doc: "Written once connected; outputs give its length only, as it may hold a password. By default nothing is sent, and the connection is closed at once, as the kubelet does."},

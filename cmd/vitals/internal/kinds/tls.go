@@ -16,7 +16,7 @@ var TLS = define(Kind{
 }, block[probe.TLSSpec]{
 	fields: func(s *probe.TLSSpec) []config.Field {
 		return append([]config.Field{
-			{Key: "address", Value: config.String(&s.Address), Doc: "Required: HOST:PORT, the port a number."},
+			{Key: "address", Value: config.String(&s.Address), Required: true, Doc: "Required: HOST:PORT, the port a number."},
 			{Key: "min-validity", Value: config.Duration(&s.MinValidity), Default: "0s",
 				Doc: "Fails the check when the certificate expires sooner, so that it is renewed while there is time; by default only once it has expired."},
 		}, tlsFields(&s.TLS)...)

@@ -4,6 +4,8 @@
 package signals
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -16,6 +18,10 @@ var signals = map[string]syscall.Signal{
 	"SIGTERM": syscall.SIGTERM, "SIGCONT": syscall.SIGCONT, "SIGSTOP": syscall.SIGSTOP,
 	"SIGTSTP": syscall.SIGTSTP, "SIGWINCH": syscall.SIGWINCH,
 }
+
+// Names are the names ParseSignal reads, sorted, each as SIGTERM is
+// written.
+func Names() []string { return slices.Sorted(maps.Keys(signals)) }
 
 // ParseSignal reads a signal's name: SIGTERM, or TERM.
 func ParseSignal(name string) (syscall.Signal, bool) {
