@@ -64,7 +64,21 @@ func vitalsRun(t *testing.T, args ...string) run {
 // binaryRun is vitalsRun for a given build of vitals.
 func binaryRun(t *testing.T, binary string, args ...string) run {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	return runToEnd(t, exec.Command(binary, args...))
+}
+
+// vitalsRunWithStdin is vitalsRun with stdin to read.
+func vitalsRunWithStdin(t *testing.T, stdin string, args ...string) run {
+	t.Helper()
+	cmd := exec.Command(vitals, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	return runToEnd(t, cmd)
+}
+
+// runToEnd runs cmd, a vitals command, and returns what it did.
+func runToEnd(t *testing.T, cmd *exec.Cmd) run {
+	t.Helper()
+	args := cmd.Args[1:]
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	done := make(chan error, 1)

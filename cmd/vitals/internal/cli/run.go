@@ -149,7 +149,7 @@ func runConfig(file string, given bool, args []string) (*config.Config, error) {
 			return config.Default(), nil
 		}
 	}
-	return loadConfig(file)
+	return loadConfig(file, config.Options{})
 }
 
 // agentError is err of package agent as Main exits with it: a

@@ -19,8 +19,8 @@ import (
 const DefaultConfig = "vitals.yaml"
 
 // loadConfig reads the file, turning its errors into a configError.
-func loadConfig(path string) (*config.Config, error) {
-	c, err := config.Load(path, kinds.All)
+func loadConfig(path string, o config.Options) (*config.Config, error) {
+	c, err := config.Load(path, kinds.All, o)
 	var errs config.Errors
 	if errors.As(err, &errs) {
 		return nil, configError{errs}
@@ -30,9 +30,10 @@ func loadConfig(path string) (*config.Config, error) {
 
 func newValidate(stdout io.Writer) *cobra.Command {
 	var (
-		file   string
-		print  bool
-		output *outputFlag
+		file    string
+		print   bool
+		offline bool
+		output  *outputFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "validate [-c vitals.yaml] [--print] [-o text|json|yaml]",
@@ -41,20 +42,32 @@ func newValidate(stdout io.Writer) *cobra.Command {
 every error at once, each as FILE:LINE:COL: PATH: what is wrong. Exit 0 when
 the file is good, 2 when it is not. --print shows the file as vitals reads it,
 with every default filled in: as YAML, or with -o json as the same document in
-JSON. Without --print, -o json and -o yaml write {"file": FILE, "checks": N}.`,
+JSON. Without --print, -o json and -o yaml write {"file": FILE, "checks": N}.
+-c - reads the file from stdin.
+
+--offline checks a file for another machine, such as a CI job on another
+image than the one vitals runs in: the commands of exec checks and exec hooks
+are not looked up in $PATH, and an exec check's dir is not looked for;
+everything else is checked. (The service's command is looked up by vitals run
+only, where the workload runs.)`,
 		Example: `  vitals validate -c /etc/vitals/vitals.yaml
   vitals validate --print
-  vitals validate --print -o json | jq .checks`,
+  vitals validate --print -o json | jq .checks
+  vitals validate --offline -c deploy/vitals.yaml
+  kubectl get configmap vitals -o jsonpath='{.data.vitals\.yaml}' | vitals validate -c -`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			c, err := loadConfig(file)
+			c, err := loadConfig(file, config.Options{Offline: offline})
 			if err != nil {
 				return err
 			}
 			// What vitals run builds from the file alone: a file that
-			// validates is a file that starts.
-			if _, err := agent.New(c, agent.Options{Logger: slog.New(slog.DiscardHandler)}); err != nil {
-				return agentError(err)
+			// validates is a file that starts. Offline, the exec checks
+			// cannot be built: their commands are on another machine.
+			if !offline {
+				if _, err := agent.New(c, agent.Options{Logger: slog.New(slog.DiscardHandler)}); err != nil {
+					return agentError(err)
+				}
 			}
 			switch {
 			case print:
@@ -68,6 +81,7 @@ JSON. Without --print, -o json and -o yaml write {"file": FILE, "checks": N}.`,
 	}
 	cmd.Flags().StringVarP(&file, "config", "c", DefaultConfig, "the configuration file, - for stdin")
 	cmd.Flags().BoolVar(&print, "print", false, "print the file with its defaults filled in")
+	cmd.Flags().BoolVar(&offline, "offline", false, "check the file for another machine: look up no exec command or directory here")
 	output = addOutput(cmd, false)
 	cmd.MarkFlagFilename("config", "yaml", "yml")
 	return cmd

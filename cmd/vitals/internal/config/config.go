@@ -132,12 +132,22 @@ func (es Errors) Error() string {
 // which would otherwise be read, and parsed, until memory runs out.
 const MaxFileSize = 4 << 20
 
+// Options say how Load checks a file.
+type Options struct {
+	// Offline checks the file for another machine than this one, such as a
+	// CI job on another image than the one vitals runs in: the commands of
+	// exec checks and exec hooks are not looked up in $PATH, and an exec
+	// check's working directory is not looked for. Everything else is
+	// checked. Default false: the file is checked for this machine.
+	Offline bool
+}
+
 // Load reads and checks the file at path, - for stdin, its checks' kinds
 // read through kinds; ${VAR} expands from the process's environment. The
 // file is read through whatever path names, a symlink (as a Kubernetes
 // ConfigMap mounts one), a FIFO or a device, and never past MaxFileSize. The error is an Errors when the file is readable
 // but wrong.
-func Load(path string, kinds Kinds) (*Config, error) {
+func Load(path string, kinds Kinds, o Options) (*Config, error) {
 	name, r := "stdin", io.Reader(os.Stdin)
 	if path != "-" {
 		f, err := os.Open(path)
@@ -158,7 +168,7 @@ func Load(path string, kinds Kinds) (*Config, error) {
 		return nil, Errors{{File: name, Line: line, Column: col,
 			Msg: fmt.Sprintf("larger than %d MiB: is it the configuration? (it is read no further)", MaxFileSize>>20)}}
 	}
-	return parseIn(name, data, os.LookupEnv, os.Environ(), kinds)
+	return parseIn(name, data, os.LookupEnv, os.Environ(), kinds, o)
 }
 
 // bom is the byte order mark that some editors write at the start of a
@@ -169,14 +179,14 @@ const bom = "\uFEFF"
 // looks up the variables that ${VAR} names, and kinds has the kinds its
 // checks may have.
 func Parse(name string, data []byte, env func(string) (string, bool), kinds Kinds) (*Config, error) {
-	return parseIn(name, data, env, nil, kinds)
+	return parseIn(name, data, env, nil, kinds, Options{})
 }
 
 // parseIn is Parse that also hides the secrets of environ, the environment
 // vitals runs in: its exec checks and its workload inherit it, and a
 // command may print $DB_PASSWORD though the file never names it (as vitals
 // probe hides them).
-func parseIn(name string, data []byte, env func(string) (string, bool), environ []string, kinds Kinds) (*Config, error) {
+func parseIn(name string, data []byte, env func(string) (string, bool), environ []string, kinds Kinds, o Options) (*Config, error) {
 	// CRLF line ends read as LF, as YAML reads them: the lexer counts a
 	// comment's CRLF as two lines, which would put errors below the file's
 	// end (a file edited on Windows).
@@ -184,7 +194,7 @@ func parseIn(name string, data []byte, env func(string) (string, bool), environ 
 	if err != nil {
 		return nil, Errors{syntaxError(name, err)}
 	}
-	d := &Decoder{file: name, env: env, secrets: redact.Environ(environ)}
+	d := &Decoder{file: name, env: env, offline: o.Offline, secrets: redact.Environ(environ)}
 	c := &Config{File: name, Listen: DefaultListen, API: apisocket.Default(), APIDefault: true, Details: true}
 	var body ast.Node
 	if len(f.Docs) > 1 {

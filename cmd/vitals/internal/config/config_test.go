@@ -1641,7 +1641,7 @@ func TestLoad(t *testing.T) {
 	)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Load(path, kinds.All)
+	c, err := Load(path, kinds.All, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1653,12 +1653,12 @@ func TestLoad(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("checks: {}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Load(bad, kinds.All)
+	_, err = Load(bad, kinds.All, Options{})
 	if want := bad + ":1:9: checks: no checks: give at least one, or a service: to supervise"; err == nil || err.Error() != want {
 		t.Errorf("Load(bad, kinds.All): %v, want %s", err, want)
 	}
 
-	_, err = Load(filepath.Join(dir, "missing.yaml"), kinds.All)
+	_, err = Load(filepath.Join(dir, "missing.yaml"), kinds.All, Options{})
 	var es Errors
 	if err == nil || errors.As(err, &es) || !errors.Is(err, os.ErrNotExist) || !strings.HasPrefix(err.Error(), "read configuration: ") {
 		t.Errorf("Load(missing, kinds.All): %v, want a read error that is not an Errors", err)
@@ -1755,7 +1755,7 @@ func TestLoadReadsAtMostMaxFileSize(t *testing.T) {
 	if err := os.Symlink(filepath.Join("..data", "vitals.yaml"), link); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := Load(link, kinds.All); err != nil || c.File != link || len(c.Checks) != 1 {
+	if c, err := Load(link, kinds.All, Options{}); err != nil || c.File != link || len(c.Checks) != 1 {
 		t.Errorf("Load(symlink, kinds.All): %v", err)
 	}
 
@@ -1764,18 +1764,18 @@ func TestLoadReadsAtMostMaxFileSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The first byte past the bound: on the third line, after the '#'s read.
-	if _, err := Load(big, kinds.All); err == nil || err.Error() != fmt.Sprintf("%s:3:%d%s", big, MaxFileSize-len(good)+1, tooLarge) {
+	if _, err := Load(big, kinds.All, Options{}); err == nil || err.Error() != fmt.Sprintf("%s:3:%d%s", big, MaxFileSize-len(good)+1, tooLarge) {
 		t.Errorf("Load(big, kinds.All): %v, want it at 3:%d", err, MaxFileSize-len(good)+1)
 	}
 	exact := filepath.Join(dir, "exact.yaml")
 	if err := os.WriteFile(exact, append(good, strings.Repeat("#", MaxFileSize-len(good))...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(exact, kinds.All); err != nil {
+	if _, err := Load(exact, kinds.All, Options{}); err != nil {
 		t.Errorf("Load(a file of MaxFileSize, kinds.All): %v", err)
 	}
 
-	if _, err := Load("/dev/zero", kinds.All); err == nil || err.Error() != fmt.Sprintf("/dev/zero:1:%d%s", MaxFileSize+1, tooLarge) {
+	if _, err := Load("/dev/zero", kinds.All, Options{}); err == nil || err.Error() != fmt.Sprintf("/dev/zero:1:%d%s", MaxFileSize+1, tooLarge) {
 		t.Errorf("Load(/dev/zero, kinds.All): %v, want /dev/zero:1:%d%s", err, MaxFileSize+1, tooLarge)
 	}
 
@@ -1805,7 +1805,7 @@ func TestLoadReadsAtMostMaxFileSize(t *testing.T) {
 	}()
 	var es Errors
 	want := fmt.Sprintf("%s:%d:%d%s", fifo, MaxFileSize/7+1, MaxFileSize%7+1, tooLarge) // lines of 7 bytes
-	if _, err := Load(fifo, kinds.All); err == nil || err.Error() != want || !errors.As(err, &es) {
+	if _, err := Load(fifo, kinds.All, Options{}); err == nil || err.Error() != want || !errors.As(err, &es) {
 		t.Errorf("Load(a FIFO that never ends, kinds.All): %v, want %s", err, want)
 	}
 }

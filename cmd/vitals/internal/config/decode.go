@@ -21,9 +21,15 @@ import (
 type Decoder struct {
 	file    string
 	env     func(string) (string, bool)
+	offline bool
 	errors  Errors
 	secrets []string // values to redact (package redact finds them): of secret-named variables, in URLs, in headers
 }
+
+// Offline reports whether the file is checked for another machine than
+// this one (Options.Offline): what a value names on the machine that runs
+// it, a command in $PATH or a working directory, is not looked for here.
+func (d *Decoder) Offline() bool { return d.offline }
 
 // Errorf records an error at node n for the value at path.
 func (d *Decoder) Errorf(n ast.Node, path, format string, args ...any) {

@@ -298,14 +298,15 @@ func commandValue(dst *[]string) Value {
 }
 
 // command checks that a command can be run: it has a name, found in $PATH
-// when it has no slash, as exec.Command looks for it when the hook runs.
+// when it has no slash, as exec.Command looks for it when the hook runs
+// (unless the file is checked offline, for a machine that may have it).
 func (d *Decoder) command(n ast.Node, path string, command []string) {
 	if len(command) == 0 || command[0] == "" {
 		d.Errorf(n, path, "no command: give the command and its arguments as a list")
 		return
 	}
 	name := command[0]
-	if strings.Contains(name, "/") {
+	if strings.Contains(name, "/") || d.offline {
 		return
 	}
 	found, err := exec.LookPath(name)

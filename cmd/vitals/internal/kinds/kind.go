@@ -127,6 +127,11 @@ type block[S any] struct {
 	// build makes the checker of the check named name; nil for a beaten
 	// kind.
 	build func(name string, s S, env Env) (health.Checker, error)
+	// offline is what is checked of a block in place of building it when
+	// the file is checked for another machine (config.Decoder.Offline), for
+	// a kind whose build looks for what that machine has; nil: it is built
+	// all the same.
+	offline func(s S) error
 	// ttl is a beaten kind's ttl; nil for a kind that runs.
 	ttl func(s S) time.Duration
 }
@@ -143,6 +148,10 @@ func define[S any](k Kind, b block[S]) Kind {
 		switch {
 		case b.check != nil:
 			b.check(d, n, path, s, given)
+		case b.offline != nil && d.Offline():
+			if err := b.offline(*s); err != nil {
+				d.Errorf(n, path, "%s", probe.WithoutKind(err))
+			}
 		case b.build != nil:
 			// Built once to be checked, as it will be built to run: a
 			// dependency's connection is dialled at its first run, not
