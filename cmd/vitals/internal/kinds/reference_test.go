@@ -29,6 +29,8 @@ func reference() string {
 	b.WriteString("Every key that `vitals run` and `vitals validate` read, with its type and its default (— for\n")
 	b.WriteString("none). Durations are Go's (`500ms`, `10s`, `1m30s`); `${VAR}` expands from the environment in\n")
 	b.WriteString("any value. `vitals validate --print` shows a file with every default filled in.\n\n")
+	b.WriteString("Editors check a file as it is typed against [vitals.schema.json](vitals.schema.json), the JSON Schema\n")
+	b.WriteString("generated from the same tables: see [Editing vitals.yaml](../editor.md).\n\n")
 	for _, s := range config.Sections() {
 		title := "`" + s.Path + "`"
 		if s.Path == "" {
