@@ -24,6 +24,7 @@ import (
 	vitalsagent "github.com/vitals-dev/vitals/cmd/vitals/internal/agent"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/schematest"
 )
 
 // The documentation's promises about itself: every vitals.yaml it shows is
@@ -50,6 +51,7 @@ var docValidations = []struct {
 	validate func(name string, data []byte) error
 }{
 	{"vitals validate", validateAsValidateDoes},
+	{"the schema", schematest.Validate},
 }
 
 // validateAsValidateDoes is vitals validate's path, in process: the loader,
