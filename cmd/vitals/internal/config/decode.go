@@ -55,8 +55,8 @@ type Value struct {
 	// Read decodes n, found at path, into the destination, recording what
 	// is wrong with d.
 	Read func(d *Decoder, n ast.Node, path string)
-	// Schema is what the value may be, in JSON Schema's words: at most what
-	// Read accepts, never less.
+	// Schema is what the value may be, in JSON Schema's words: everything
+	// that Read accepts, and perhaps more, which Read refuses.
 	Schema Schema
 }
 
@@ -69,9 +69,10 @@ type Field struct {
 	// it; "" when absence means none (or the field is required).
 	Default string
 	// Described says that Default describes the value an absent field
-	// takes, which depends on where vitals runs or on the field's place
-	// (api's, a hook's name): the schema says it in the description, not as
-	// a value an editor would write in.
+	// takes rather than being one, as it depends on where vitals runs, on
+	// the field's place or on the kind (api's, a hook's name, a check's
+	// component-type): the schema has no default for the field, which an
+	// editor would write in, and Doc says it.
 	Described bool
 	// Required says that the mapping must have the field, as Doc says: the
 	// loader refuses one without it.
