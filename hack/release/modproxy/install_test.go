@@ -67,8 +67,23 @@ func TestGoInstallAtTheReleaseVersion(t *testing.T) {
 	}
 
 	// Every module the build used is one cmd/vitals/go.sum names, with the
-	// same hash: the checksum database's word, offline.
+	// same hash: the checksum database's word, offline. And it is the
+	// version the workspace builds and tests cmd/vitals with: another
+	// module of go.work that requires a newer one would test what no user
+	// gets.
 	sums := goSum(t, filepath.Join(root, "cmd", "vitals", "go.sum"))
+	list := exec.Command("go", "list", "-deps", "-f", "{{with .Module}}{{.Path}} {{.Version}}{{end}}", "./cmd/vitals")
+	list.Dir = root
+	out, err = list.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/vitals in the workspace: %v", err)
+	}
+	tested := map[string]string{}
+	for line := range strings.Lines(string(out)) {
+		if path, version, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+			tested[path] = version
+		}
+	}
 	info, err := buildinfo.ReadFile(bin)
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +94,10 @@ func TestGoInstallAtTheReleaseVersion(t *testing.T) {
 		}
 		if want := sums[d.Path+" "+d.Version]; d.Sum != want {
 			t.Errorf("go install used %s %s %s; cmd/vitals/go.sum says %q: tidy it with hack/tidy.sh cmd/vitals", d.Path, d.Version, d.Sum, want)
+		}
+		if tested[d.Path] != d.Version {
+			t.Errorf("go install builds %s %s, the workspace %s: require that version in cmd/vitals/go.mod (go work sync), or keep the other modules' requirements at or below it",
+				d.Path, d.Version, tested[d.Path])
 		}
 	}
 }

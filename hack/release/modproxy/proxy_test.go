@@ -102,10 +102,14 @@ func TestTheZipHoldsTheModulesFilesAsGitKnowsThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ignored := filepath.Join(root, "dist", "modproxy-test-ignored")
-	if err := os.MkdirAll(filepath.Dir(ignored), 0o755); err != nil {
-		t.Fatal(err)
+	dist := filepath.Join(root, "dist")
+	if _, err := os.Stat(dist); os.IsNotExist(err) {
+		if err := os.Mkdir(dist, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(dist) })
 	}
+	ignored := filepath.Join(dist, "modproxy-test-ignored")
 	if err := os.WriteFile(ignored, []byte("a build output"), 0o644); err != nil {
 		t.Fatal(err)
 	}
