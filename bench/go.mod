@@ -4,7 +4,7 @@ go 1.26.5
 
 require (
 	github.com/alexliesenfeld/health v0.8.1
-	github.com/vitals-dev/vitals v0.0.0
+	github.com/vitals-dev/vitals v0.1.0
 	sigs.k8s.io/controller-runtime v0.25.2
 )
 
@@ -26,7 +26,5 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/apimachinery v0.37.0 // indirect
 )
-
-replace github.com/vitals-dev/vitals => ../
 
 tool github.com/canonical/pebble/cmd/pebble

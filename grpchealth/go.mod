@@ -3,7 +3,7 @@ module github.com/vitals-dev/vitals/grpchealth
 go 1.26.0
 
 require (
-	github.com/vitals-dev/vitals v0.0.0
+	github.com/vitals-dev/vitals v0.1.0
 	google.golang.org/grpc v1.85.0
 )
 
@@ -14,5 +14,3 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/vitals-dev/vitals => ../

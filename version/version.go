@@ -12,11 +12,22 @@ import (
 //
 //	-ldflags "-X github.com/vitals-dev/vitals/version.Version=v1.2.3"
 //
-// Without it, it is the vitals module's version from the binary's build
-// information: the command's own when it was built with go install
+// as a release is built (hack/release.sh). Without it, it is the vitals
+// module's version from the binary's build information: the command's own
+// when it was built with go install
 // github.com/vitals-dev/vitals/cmd/vitals@VERSION, the library's when vitals
-// is a dependency, or "dev" for a build from a work tree.
-var Version = fromBuildInfo()
+// is a dependency, Go's pseudo-version of the commit for a build in a git
+// clone, or "dev" for a build without version control information.
+//
+// It has no initializer: the linker's -X sets only a variable that has none
+// or a constant one, and a call here would overwrite what -X set.
+var Version string
+
+func init() {
+	if Version == "" {
+		Version = fromBuildInfo()
+	}
+}
 
 const module = "github.com/vitals-dev/vitals"
 

@@ -1,6 +1,8 @@
 package version
 
 import (
+	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -46,5 +48,19 @@ func TestTheVersionIsTheOneTheBuildInformationRecords(t *testing.T) {
 		if got := versionIn(&tc.info); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A release is stamped with the linker's -X (hack/release.sh), which sets a
+// variable only if nothing overwrites it when the program starts.
+func TestTheLinkerStampsTheVersion(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "printversion")
+	build := exec.Command("go", "build", "-ldflags", "-X github.com/vitals-dev/vitals/version.Version=v1.2.3", "-o", bin, "./testdata/printversion")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin).Output()
+	if got := strings.TrimSpace(string(out)); err != nil || got != "v1.2.3" {
+		t.Fatalf("a build stamped v1.2.3 says %q (%v)", got, err)
 	}
 }
