@@ -46,6 +46,7 @@ esac
 [ -z "$rootfs_only" ] || [ -z "$out" ] || die "--rootfs DIR lays out files only: no OUT with it"
 
 VERSION=${VERSION:-$(git describe --tags 2>/dev/null || echo dev)}
+revision=$(git rev-parse HEAD 2>/dev/null || true)
 certs=${CA_CERTIFICATES:-/etc/ssl/certs/ca-certificates.crt}
 [ -s "$certs" ] || die "no CA certificates at $certs: install Debian's ca-certificates (apt-get install ca-certificates), or name a bundle in CA_CERTIFICATES"
 
@@ -64,7 +65,9 @@ rootfs() {
   chmod 0644 "$dir/etc/passwd" "$dir/etc/group"
   install -m 0644 "$certs" "$dir/etc/ssl/certs/ca-certificates.crt"
   # -trimpath and the fixed version make the binary the same wherever it is built from one commit.
-  CGO_ENABLED=0 GOOS=${platform%/*} GOARCH=${platform#*/} go build -trimpath \
+  # From a git work tree, vitals version says its commit (as the revision label does), whatever
+  # GOFLAGS says.
+  CGO_ENABLED=0 GOOS=${platform%/*} GOARCH=${platform#*/} go build -trimpath ${revision:+-buildvcs=true} \
     -ldflags "-s -w -X github.com/vitals-dev/vitals/version.Version=$VERSION" \
     -o "$dir/vitals" ./cmd/vitals
   chmod 0755 "$dir/vitals"
@@ -77,7 +80,6 @@ fi
 
 out=${out:-dist/vitals-image.tar}
 case $out in /*) ;; *) out=$PWD/$out ;; esac
-revision=$(git rev-parse HEAD 2>/dev/null || true)
 if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
   SOURCE_DATE_EPOCH=$(git log -1 --format=%ct 2>/dev/null || date +%s)
 fi
