@@ -20,8 +20,8 @@
 # byte.
 #
 # Environment: PLATFORM (linux/amd64; --platform wins), VERSION (git describe --tags of the release
-# tags, v*, else dev),
-# SOURCE_DATE_EPOCH (the commit's time), CA_CERTIFICATES (/etc/ssl/certs/ca-certificates.crt).
+# tags, v*, else dev), SOURCE_DATE_EPOCH (the commit's time), CA_CERTIFICATES
+# (/etc/ssl/certs/ca-certificates.crt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$HOME/go/bin:$PATH"

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -330,6 +331,89 @@ func TestTheArchiveIsTheImage(t *testing.T) {
 	if libs, _ := ef.ImportedLibraries(); len(libs) > 0 || slices.ContainsFunc(ef.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP }) {
 		t.Errorf("the image's /vitals is dynamically linked (%v), and the image has no libc", libs)
 	}
+}
+
+// The image's files are all that vitals run needs as the image's user, on a
+// read-only root with an emptyDir at /tmp, as the deploy examples run it:
+// in a chroot of the image's file system made read-only, with a tmpfs at
+// /tmp, as 65532:65532, the image's entrypoint and cmd start the agent on
+// /etc/vitals/vitals.yaml (a pod's ConfigMap), which makes its socket in
+// /tmp/vitals-65532, where vitals checks, as the same user, finds it. (What
+// a container runtime does, without its other namespaces and cgroups; the
+// mount namespace and chroot need root.)
+func TestTheImageRunsAsItsUserOnAReadOnlyRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chroot and mounts need root")
+	}
+	if err := exec.Command("unshare", "-m", "true").Run(); err != nil {
+		t.Skipf("no mount namespace here (unshare -m: %v)", err)
+	}
+	a := readArchive(t, sharedArchive(t))
+	rootfs := filepath.Join(t.TempDir(), "rootfs")
+	if err := os.Mkdir(rootfs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := mutate.Extract(a.image)
+	untar := exec.Command("tar", "-xpf", "-", "-C", rootfs)
+	untar.Stdin = files
+	if out, err := untar.CombinedOutput(); err != nil {
+		t.Fatalf("tar -x of the image's files: %v\n%s", err, out)
+	}
+	files.Close()
+	port := freePort(t)
+	config := fmt.Sprintf("listen: 127.0.0.1:%d\nchecks:\n  self:\n    level: ready\n    http: {url: \"http://127.0.0.1:%d/livez\"}\n    period: 1s\n", port, port)
+	if err := os.MkdirAll(filepath.Join(rootfs, "etc", "vitals"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rootfs, "etc", "vitals", "vitals.yaml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The script mounts the root read-only and a tmpfs at /tmp, starts the
+	// image's command, asks vitals checks until it answers, and stops it.
+	const script = `set -eu
+root=$1 user=$2; shift 2
+mount --bind "$root" "$root"
+mount -o remount,bind,ro "$root"
+mount -t tmpfs -o mode=1777 tmpfs "$root/tmp"
+chroot --userspec="$user" "$root" "$@" 2>"$root/tmp/log" &
+agent=$!
+code=1
+for _ in $(seq 100); do
+  if chroot --userspec="$user" "$root" /vitals checks; then code=0; break; fi
+  sleep 0.1
+done
+kill -TERM $agent 2>/dev/null || true
+wait $agent || true
+cat "$root/tmp/log" >&2
+exit $code`
+	cfg := a.cf.Config
+	args := append([]string{"-m", "--propagation", "private", "sh", "-c", script, "sh", rootfs, cfg.User}, cfg.Entrypoint...)
+	cmd := exec.Command("unshare", append(args, cfg.Cmd...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the image's %q as %s on a read-only root: vitals checks did not answer (%v)\n%s%s", append(cfg.Entrypoint, cfg.Cmd...), cfg.User, err, stdout.Bytes(), stderr.Bytes())
+	}
+	if !strings.Contains(stdout.String(), "self") {
+		t.Errorf("vitals checks does not list the check self:\n%s", stdout.Bytes())
+	}
+	if !strings.Contains(stderr.String(), "api=/tmp/vitals-65532/vitals.sock") {
+		t.Errorf("vitals run did not serve its API at /tmp/vitals-65532/vitals.sock:\n%s", stderr.Bytes())
+	}
+	if entries, _ := os.ReadDir(filepath.Join(rootfs, "tmp")); len(entries) > 0 {
+		t.Errorf("vitals wrote into the image's own /tmp, under the tmpfs: %v", entries)
+	}
+}
+
+// freePort is a loopback TCP port that nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // One commit, built twice, gives one archive, byte for byte.
