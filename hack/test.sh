@@ -13,9 +13,11 @@ export PATH="/usr/local/go/bin:$HOME/go/bin:$PATH"
 
 # curl (the client a user probes with), openssl (the API server's service-account keys), the real
 # servers the dependency kinds are tested against (each test starts its own, on a free loopback
-# port), wrk (bench's load generator, whose test runs every benchmark briefly) and util-linux
-# (prlimit: the connection flood runs vitals under a low open-file limit).
-packages=(curl openssl postgresql redis-server rabbitmq-server nats-server wrk util-linux)
+# port), wrk (bench's load generator, whose test runs every benchmark briefly), util-linux
+# (prlimit: the connection flood runs vitals under a low open-file limit), ca-certificates (the
+# image's CA bundle) and podman (which builds the Dockerfile, to compare it with hack/image.sh's
+# image; it runs no container).
+packages=(curl openssl postgresql redis-server rabbitmq-server nats-server wrk util-linux ca-certificates podman)
 
 command -v go >/dev/null || { echo "hack/test.sh: go is not on PATH: install Go 1.26.5 or later (https://go.dev/dl/)" >&2; exit 1; }
 command -v dpkg >/dev/null || { echo "hack/test.sh: no dpkg: this is not a Debian machine; install the equivalents of: ${packages[*]}" >&2; exit 1; }

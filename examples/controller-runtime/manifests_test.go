@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -114,10 +115,13 @@ func (w *warnings) take() []string {
 }
 
 // Every object of every example manifest is one the API server of
-// Kubernetes 1.37 accepts as it is: created with a server-side dry run
+// Kubernetes 1.37 accepts as it is, in a namespace that enforces the
+// restricted Pod Security Standard: created with a server-side dry run
 // (admission and validation run, nothing is stored), unknown fields being
-// errors and any warning a failure. Objects without a namespace go into one
-// the test creates, as `kubectl apply -n` would put them.
+// errors and any warning a failure. The standard is enforced on pods and
+// only warned of on the objects that make them, so each pod template is also
+// created as a pod. Objects without a namespace go into one the test
+// creates, as `kubectl apply -n` would put them.
 func TestManifestsAreAcceptedByTheAPIServer(t *testing.T) {
 	cfg := restConfig(t)
 	seen := &warnings{}
@@ -126,7 +130,26 @@ func TestManifestsAreAcceptedByTheAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := createNamespace(t, c, "manifests-test")
+	ns := restrictedNamespace(t, c, "manifests-test")
+	// The standard is in force there: a pod that says nothing of its
+	// security is refused.
+	bare := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: ns},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "bare", Image: "busybox"}}},
+	}
+	if err := c.Create(context.Background(), bare, client.DryRunAll); err == nil || !strings.Contains(err.Error(), `violates PodSecurity "restricted`) {
+		t.Fatalf("a pod with no securityContext in namespace %s: %v, want it refused for the restricted Pod Security Standard", ns, err)
+	}
+	seen.take()
+	create := func(what fmt.Stringer, obj *unstructured.Unstructured) {
+		t.Helper()
+		if err := c.Create(context.Background(), obj, client.DryRunAll, client.FieldValidation(metav1.FieldValidationStrict)); err != nil {
+			t.Errorf("%v: the API server refuses it: %v", what, err)
+		}
+		if w := seen.take(); len(w) > 0 {
+			t.Errorf("%v: the API server warns: %s", what, strings.Join(w, "; "))
+		}
+	}
 	for _, m := range readManifests(t) {
 		namespaced, err := c.IsObjectNamespaced(m.obj)
 		if err != nil {
@@ -138,23 +161,183 @@ func TestManifestsAreAcceptedByTheAPIServer(t *testing.T) {
 		} else if namespaced {
 			ensureNamespace(t, c, m.obj.GetNamespace())
 		}
-		if err := c.Create(context.Background(), m.obj, client.DryRunAll, client.FieldValidation(metav1.FieldValidationStrict)); err != nil {
-			t.Errorf("%v: the API server refuses it: %v", m, err)
-		}
-		if w := seen.take(); len(w) > 0 {
-			t.Errorf("%v: the API server warns: %s", m, strings.Join(w, "; "))
+		create(m, m.obj)
+		if pod := podOf(m); pod != nil {
+			create(podFrom{m}, pod)
 		}
 	}
 }
 
+// podFrom names the pod made of a manifest's pod template.
+type podFrom struct{ manifest }
+
+func (p podFrom) String() string { return p.manifest.String() + "'s pod template, as a Pod" }
+
+// podOf is a Pod of the pod template of a manifest's object (a Deployment's,
+// a Job's...), in its namespace, or nil if it has none.
+func podOf(m manifest) *unstructured.Unstructured {
+	template, ok, _ := unstructured.NestedMap(m.obj.Object, "spec", "template")
+	if !ok {
+		return nil
+	}
+	spec, ok, _ := unstructured.NestedMap(template, "spec")
+	if !ok {
+		return nil
+	}
+	pod := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "spec": spec}}
+	pod.SetName(m.obj.GetName())
+	pod.SetNamespace(m.obj.GetNamespace())
+	if labels, ok, _ := unstructured.NestedStringMap(template, "metadata", "labels"); ok {
+		pod.SetLabels(labels)
+	}
+	return pod
+}
+
+// restrictedNamespace creates a namespace named prefix-RANDOM that enforces
+// the restricted Pod Security Standard (refusing pods that do not meet it)
+// and warns of it (of the objects that make pods), and returns its name.
+func restrictedNamespace(t *testing.T, c client.Client, prefix string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: restricted}}
+	if err := c.Create(context.Background(), ns); err != nil {
+		t.Fatalf("creating a namespace %s-…: %v", prefix, err)
+	}
+	t.Cleanup(func() { c.Delete(context.Background(), ns) })
+	return ns.Name
+}
+
+// restricted are the labels of a namespace that enforces the restricted Pod
+// Security Standard, of the latest version, and warns of it.
+var restricted = map[string]string{
+	"pod-security.kubernetes.io/enforce": "restricted",
+	"pod-security.kubernetes.io/warn":    "restricted",
+}
+
 // ensureNamespace creates a namespace a manifest names, for real, unless
-// it exists.
+// it exists; as the test's own, it enforces the restricted standard.
 func ensureNamespace(t *testing.T, c client.Client, name string) {
 	t.Helper()
-	err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: restricted}})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("creating namespace %s, which a manifest names: %v", name, err)
 	}
+}
+
+// vitalsImage is the name of vitals's image, which hack/image.sh and the
+// Dockerfile build, without its tag.
+const vitalsImage = "ghcr.io/vitals-dev/vitals"
+
+// Every container of the manifests' pods runs as the vitals image's user,
+// 65532, on a read-only root file system, and each that runs `vitals run`
+// has a writable emptyDir where vitals puts its management socket: the
+// directory of the file's api:, or without one the user's own (the temp
+// directory's vitals-65532, or $XDG_RUNTIME_DIR's). A vitals sidecar is the
+// vitals image, whose entrypoint is vitals.
+func TestManifestPodsRunAsNonRootOnAReadOnlyRoot(t *testing.T) {
+	configs := map[string]string{} // each file's vitals.yaml
+	type pod struct {
+		m    manifest
+		spec corev1.PodSpec
+	}
+	var pods []pod
+	for _, m := range readManifests(t) {
+		if m.obj.GetKind() == "ConfigMap" {
+			configs[m.file], _, _ = unstructured.NestedString(m.obj.Object, "data", "vitals.yaml")
+		}
+		if p := podOf(m); p != nil {
+			var spec corev1.PodSpec
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(p.Object["spec"].(map[string]any), &spec); err != nil {
+				t.Fatalf("%v: %v", m, err)
+			}
+			pods = append(pods, pod{m, spec})
+		}
+	}
+	fromImage := 0
+	for _, p := range pods {
+		for _, c := range append(slices.Clone(p.spec.InitContainers), p.spec.Containers...) {
+			where := fmt.Sprintf("%v: container %s", p.m, c.Name)
+			user, group := p.spec.SecurityContext.RunAsUser, p.spec.SecurityContext.RunAsGroup
+			if sc := c.SecurityContext; sc != nil && sc.RunAsUser != nil {
+				user = sc.RunAsUser
+			}
+			if sc := c.SecurityContext; sc != nil && sc.RunAsGroup != nil {
+				group = sc.RunAsGroup
+			}
+			if user == nil || *user != 65532 || group == nil || *group != 65532 {
+				t.Errorf("%s does not run as 65532:65532, the vitals image's user", where)
+			}
+			if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+				t.Errorf("%s has no securityContext.readOnlyRootFilesystem: true", where)
+			}
+			image := strings.HasPrefix(c.Image, vitalsImage+":")
+			if image {
+				fromImage++
+				if len(c.Command) > 0 {
+					t.Errorf("%s replaces the vitals image's entrypoint with %q: give vitals's arguments as args", where, c.Command)
+				}
+			}
+			runs := image || len(c.Command) > 0 && path.Base(c.Command[0]) == "vitals"
+			if !runs || !slices.Contains(append(slices.Clone(c.Command), c.Args...), "run") {
+				continue
+			}
+			dir, err := socketDir(configs[p.m.file], c.Env)
+			if err != nil {
+				t.Errorf("%s: %v", where, err)
+				continue
+			}
+			if dir != "" && !emptyDirAt(p.spec, c, dir) {
+				t.Errorf("%s runs vitals run, whose socket goes in %s, and has no writable emptyDir there", where, dir)
+			}
+		}
+	}
+	if fromImage == 0 {
+		t.Errorf("no container of the manifests is the vitals image, %s", vitalsImage)
+	}
+}
+
+// socketDir is the directory where vitals run, as a user other than root
+// with the environment env, makes the socket of config's management API, or
+// "" when it makes none there (a TCP API).
+func socketDir(config string, env []corev1.EnvVar) (string, error) {
+	var c struct {
+		API string `json:"api"`
+	}
+	if err := k8syaml.Unmarshal([]byte(config), &c); err != nil {
+		return "", fmt.Errorf("its vitals.yaml: %w", err)
+	}
+	switch {
+	case strings.HasPrefix(c.API, "tcp://"):
+		return "", nil
+	case c.API != "":
+		return path.Dir(c.API), nil
+	}
+	vars := map[string]string{}
+	for _, e := range env {
+		vars[e.Name] = e.Value
+	}
+	if x := vars["XDG_RUNTIME_DIR"]; x != "" {
+		return x, nil
+	}
+	if tmp := vars["TMPDIR"]; tmp != "" {
+		return tmp, nil
+	}
+	return "/tmp", nil
+}
+
+// emptyDirAt says whether container c of the pod spec mounts an emptyDir,
+// writable, at dir or above it.
+func emptyDirAt(spec corev1.PodSpec, c corev1.Container, dir string) bool {
+	for _, m := range c.VolumeMounts {
+		if m.ReadOnly || (dir != m.MountPath && !strings.HasPrefix(dir, strings.TrimSuffix(m.MountPath, "/")+"/")) {
+			continue
+		}
+		for _, v := range spec.Volumes {
+			if v.Name == m.Name && v.EmptyDir != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // The Role of readiness-gate.yaml grants its ServiceAccount what vitals
@@ -317,7 +500,7 @@ func TestSidecarProbesWithTheAppDown(t *testing.T) {
 		for _, d := range deployments {
 			pod := d.Spec.Template.Spec
 			for _, c := range pod.InitContainers {
-				if c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways || !slices.Contains(c.Command, "run") {
+				if c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways || !slices.Contains(append(slices.Clone(c.Command), c.Args...), "run") {
 					continue
 				}
 				s := sidecar{file: file, config: config}
@@ -380,7 +563,7 @@ func TestSidecarProbesWithTheAppDown(t *testing.T) {
 				}
 				if time.Now().After(deadline) {
 					code, body := get(base + s.ready + "?verbose")
-					t.Fatalf("with the app down, the sidecar's readinessProbe (%s) and the app's livenessProbe (%v) did not all fail within 60s; %s: %d %q (does something answer on localhost:80?)",
+					t.Fatalf("with the app down, the sidecar's readinessProbe (%s) and the app's livenessProbe (%v) did not all fail within 60s; %s: %d %q (does something answer where its checks look?)",
 						s.ready, s.appLive, s.ready, code, body)
 				}
 				time.Sleep(200 * time.Millisecond)

@@ -1,0 +1,613 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"crypto/sha256"
+	"crypto/x509"
+	"debug/elf"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+)
+
+// root is the repository, from this package's directory.
+const root = "../.."
+
+// epoch is the SOURCE_DATE_EPOCH the tests build with: a time no commit
+// of this repository has, so that a test sees it was used.
+const epoch = 1700000000
+
+// hostPlatform is the platform of the image whose vitals this machine can
+// run, or "" when the image is built for no platform of this machine's.
+func hostPlatform() string {
+	p := "linux/" + runtime.GOARCH
+	if _, ok := platforms[p]; !ok || runtime.GOOS != "linux" {
+		return ""
+	}
+	return p
+}
+
+// imageSh runs hack/image.sh with args and the test's SOURCE_DATE_EPOCH.
+func imageSh(t *testing.T, args ...string) {
+	t.Helper()
+	cmd := exec.Command("bash", append([]string{filepath.Join(root, "hack", "image.sh")}, args...)...)
+	cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+strconv.Itoa(epoch))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hack/image.sh %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+var (
+	sharedOnce sync.Once
+	sharedDir  string
+	sharedErr  string
+)
+
+// sharedArchive is hack/image.sh's archive for this machine's platform,
+// built once for the tests that read it.
+func sharedArchive(t *testing.T) string {
+	t.Helper()
+	platform := hostPlatform()
+	if platform == "" {
+		t.Skipf("the image is built for %v, and this machine is %s/%s", slices.Sorted(maps.Keys(platforms)), runtime.GOOS, runtime.GOARCH)
+	}
+	sharedOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "vitals-image-test-")
+		if err != nil {
+			sharedErr = err.Error()
+			return
+		}
+		sharedDir = dir
+		cmd := exec.Command("bash", filepath.Join(root, "hack", "image.sh"), "--platform", platform, filepath.Join(dir, "vitals-image.tar"))
+		cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+strconv.Itoa(epoch))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			sharedErr = fmt.Sprintf("hack/image.sh: %v\n%s", err, out)
+		}
+	})
+	if sharedErr != "" {
+		t.Fatal(sharedErr)
+	}
+	return filepath.Join(sharedDir, "vitals-image.tar")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if sharedDir != "" {
+		os.RemoveAll(sharedDir)
+	}
+	os.Exit(code)
+}
+
+// archived is an image read from an OCI image archive.
+type archived struct {
+	desc  v1.Descriptor // its descriptor in index.json
+	image v1.Image
+	cf    *v1.ConfigFile
+	files map[string]file
+	data  map[string][]byte // the content of each file
+}
+
+// file is an entry of an image's file system, as its layers make it.
+type file struct {
+	Type     string // "dir" or "file"
+	Mode     string // octal, special bits included: 1777 for /tmp
+	UID, GID int
+	ModTime  int64 // seconds since 1970
+	Size     int64
+	SHA256   string // of a file's content
+}
+
+// readArchive reads the only image of the OCI image archive at path.
+func readArchive(t *testing.T, path string) archived {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("tar", "-xf", path, "-C", dir).CombinedOutput(); err != nil {
+		t.Fatalf("tar -xf %s: %v\n%s", path, err, out)
+	}
+	idx, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		t.Fatalf("%s is not an OCI image layout in a tar: %v", path, err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(im.Manifests) != 1 {
+		t.Fatalf("%s holds %d manifests, want one image", path, len(im.Manifests))
+	}
+	a := archived{desc: im.Manifests[0]}
+	if a.image, err = idx.Image(a.desc.Digest); err != nil {
+		t.Fatalf("%s: the image %s: %v", path, a.desc.Digest, err)
+	}
+	if a.cf, err = a.image.ConfigFile(); err != nil {
+		t.Fatal(err)
+	}
+	a.files, a.data = filesOf(t, a.image)
+	return a
+}
+
+// filesOf lists the file system of img, its layers applied in order, and
+// the content of each file.
+func filesOf(t *testing.T, img v1.Image) (map[string]file, map[string][]byte) {
+	t.Helper()
+	rc := mutate.Extract(img)
+	defer rc.Close()
+	files, data := map[string]file{}, map[string][]byte{}
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return files, data
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := "/" + strings.TrimSuffix(strings.TrimPrefix(h.Name, "./"), "/")
+		// The mode without the file type bits that some tars carry (podman's).
+		f := file{Mode: strconv.FormatInt(h.Mode&0o7777, 8), UID: h.Uid, GID: h.Gid, ModTime: h.ModTime.Unix()}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			f.Type = "dir"
+		case tar.TypeReg:
+			content, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(content)
+			f.Type, f.Size, f.SHA256 = "file", int64(len(content)), hex.EncodeToString(sum[:])
+			data[path] = content
+		default:
+			t.Fatalf("the image holds %s, of tar type %q: only directories and files are expected", h.Name, h.Typeflag)
+		}
+		files[path] = f
+	}
+}
+
+// git runs git in the repository and returns its output, or "" when it
+// fails (no git, or no repository).
+func git(args ...string) string {
+	out, err := exec.Command("git", append([]string{"-C", root}, args...)...).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// hack/image.sh makes an OCI image archive whose image is named
+// ghcr.io/vitals-dev/vitals:VERSION, runs /vitals as the non-root user
+// 65532 with the labels of the build, and holds what vitals needs and
+// nothing else: its /vitals says the same version, the CA bundle is this
+// machine's, and /tmp is writable by anyone.
+func TestTheArchiveIsTheImage(t *testing.T) {
+	a := readArchive(t, sharedArchive(t))
+	cfg := a.cf.Config
+
+	version := cfg.Labels["org.opencontainers.image.version"]
+	want := "dev"
+	if d := git("describe", "--tags", "--match", "v[0-9]*"); d != "" {
+		want = d
+	}
+	if version != want {
+		t.Errorf("the version label is %q, want %q (git describe --tags of v*, else dev)", version, want)
+	}
+	for _, key := range []string{"org.opencontainers.image.ref.name", "io.containerd.image.name"} {
+		if got := a.desc.Annotations[key]; got != "ghcr.io/vitals-dev/vitals:"+version {
+			t.Errorf("the archive's annotation %s is %q, want ghcr.io/vitals-dev/vitals:%s", key, got, version)
+		}
+	}
+	if p := a.desc.Platform; p == nil || p.OS+"/"+p.Architecture != hostPlatform() {
+		t.Errorf("the archive's platform is %v, want %s", p, hostPlatform())
+	}
+	if got := a.cf.OS + "/" + a.cf.Architecture; got != hostPlatform() {
+		t.Errorf("the image's platform is %s, want %s", got, hostPlatform())
+	}
+
+	if cfg.User != "65532:65532" {
+		t.Errorf("the image's user is %q, want 65532:65532 (non-root)", cfg.User)
+	}
+	if !slices.Equal(cfg.Entrypoint, []string{"/vitals"}) {
+		t.Errorf("the entrypoint is %q, want [/vitals]", cfg.Entrypoint)
+	}
+	if !slices.Equal(cfg.Cmd, []string{"run", "-c", "/etc/vitals/vitals.yaml"}) {
+		t.Errorf("the cmd is %q, want [run -c /etc/vitals/vitals.yaml]", cfg.Cmd)
+	}
+	created := time.Unix(epoch, 0).UTC()
+	wantLabels := map[string]string{
+		"org.opencontainers.image.title":         "vitals",
+		"org.opencontainers.image.source":        "https://github.com/vitals-dev/vitals",
+		"org.opencontainers.image.url":           "https://github.com/vitals-dev/vitals",
+		"org.opencontainers.image.documentation": "https://github.com/vitals-dev/vitals/blob/main/docs/image.md",
+		"org.opencontainers.image.licenses":      "Apache-2.0",
+		"org.opencontainers.image.version":       want,
+		"org.opencontainers.image.revision":      git("rev-parse", "HEAD"),
+		"org.opencontainers.image.created":       created.Format(time.RFC3339),
+	}
+	for k, v := range wantLabels {
+		if cfg.Labels[k] != v {
+			t.Errorf("the label %s is %q, want %q", k, cfg.Labels[k], v)
+		}
+	}
+	if cfg.Labels["org.opencontainers.image.description"] == "" {
+		t.Error("the image has no org.opencontainers.image.description label")
+	}
+	if !a.cf.Created.Time.Equal(created) {
+		t.Errorf("the image was created at %v, want SOURCE_DATE_EPOCH, %v", a.cf.Created.Time, created)
+	}
+
+	// What the image holds, exactly; every file is root's and dated
+	// SOURCE_DATE_EPOCH.
+	wantFiles := map[string]struct{ typ, mode string }{
+		"/etc":                               {"dir", "755"},
+		"/etc/group":                         {"file", "644"},
+		"/etc/passwd":                        {"file", "644"},
+		"/etc/ssl":                           {"dir", "755"},
+		"/etc/ssl/certs":                     {"dir", "755"},
+		"/etc/ssl/certs/ca-certificates.crt": {"file", "644"},
+		"/tmp":                               {"dir", "1777"},
+		"/vitals":                            {"file", "755"},
+	}
+	for path, f := range a.files {
+		w, ok := wantFiles[path]
+		switch {
+		case !ok:
+			t.Errorf("the image holds %s, which it should not", path)
+		case f.Type != w.typ || f.Mode != w.mode:
+			t.Errorf("%s is a %s of mode %s, want a %s of mode %s", path, f.Type, f.Mode, w.typ, w.mode)
+		}
+		if f.UID != 0 || f.GID != 0 || f.ModTime != epoch {
+			t.Errorf("%s is owned by %d:%d and dated %d, want root's (0:0) and SOURCE_DATE_EPOCH (%d)", path, f.UID, f.GID, f.ModTime, epoch)
+		}
+	}
+	for path := range wantFiles {
+		if _, ok := a.files[path]; !ok {
+			t.Errorf("the image has no %s", path)
+		}
+	}
+
+	// The user and group have names, for ps, id and ls.
+	for path, line := range map[string]string{"/etc/passwd": "nonroot:x:65532:65532:", "/etc/group": "nonroot:x:65532:"} {
+		if !slices.ContainsFunc(strings.Split(string(a.data[path]), "\n"), func(l string) bool { return strings.HasPrefix(l, line) }) {
+			t.Errorf("%s has no line %s…:\n%s", path, line, a.data[path])
+		}
+	}
+	// The CA bundle is this machine's (Debian's ca-certificates), and holds certificates.
+	bundle := a.data["/etc/ssl/certs/ca-certificates.crt"]
+	if host, err := os.ReadFile("/etc/ssl/certs/ca-certificates.crt"); err != nil {
+		t.Errorf("this machine's CA bundle: %v", err)
+	} else if !bytes.Equal(bundle, host) {
+		t.Errorf("the image's CA bundle (%d bytes) is not this machine's /etc/ssl/certs/ca-certificates.crt (%d bytes)", len(bundle), len(host))
+	}
+	if !x509.NewCertPool().AppendCertsFromPEM(bundle) {
+		t.Error("the image's /etc/ssl/certs/ca-certificates.crt holds no certificate")
+	}
+
+	// Its vitals runs, and says the image's version.
+	bin := filepath.Join(t.TempDir(), "vitals")
+	if err := os.WriteFile(bin, a.data["/vitals"], 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "version", "-o", "json").Output()
+	if err != nil {
+		t.Fatalf("the image's /vitals version -o json: %v", err)
+	}
+	var v struct{ Version, Revision string }
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("the image's /vitals version -o json: %v\n%s", err, out)
+	}
+	// Go records the commit where .git is a directory: in a clone, not in a
+	// work tree of git worktree add, whose .git is a file.
+	rev := ""
+	if fi, err := os.Stat(filepath.Join(root, ".git")); err == nil && fi.IsDir() {
+		rev = cfg.Labels["org.opencontainers.image.revision"]
+	}
+	if v.Version != version || v.Revision != rev {
+		t.Errorf("the image's /vitals says it is version %q of commit %q, want %q of %q", v.Version, v.Revision, version, rev)
+	}
+	// Statically linked: there is no libc in the image.
+	ef, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	if libs, _ := ef.ImportedLibraries(); len(libs) > 0 || slices.ContainsFunc(ef.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP }) {
+		t.Errorf("the image's /vitals is dynamically linked (%v), and the image has no libc", libs)
+	}
+}
+
+// The image's files are all that vitals run needs as the image's user, on a
+// read-only root with an emptyDir at /tmp, as the deploy examples run it:
+// in a chroot of the image's file system made read-only, with a tmpfs at
+// /tmp, as 65532:65532, the image's entrypoint and cmd start the agent on
+// /etc/vitals/vitals.yaml (a pod's ConfigMap), which makes its socket in
+// /tmp/vitals-65532, where vitals checks, as the same user, finds it. (What
+// a container runtime does, without its other namespaces and cgroups; the
+// mount namespace and chroot need root.)
+func TestTheImageRunsAsItsUserOnAReadOnlyRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chroot and mounts need root")
+	}
+	if err := exec.Command("unshare", "-m", "true").Run(); err != nil {
+		t.Skipf("no mount namespace here (unshare -m: %v)", err)
+	}
+	a := readArchive(t, sharedArchive(t))
+	rootfs := filepath.Join(t.TempDir(), "rootfs")
+	if err := os.Mkdir(rootfs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := mutate.Extract(a.image)
+	untar := exec.Command("tar", "-xpf", "-", "-C", rootfs)
+	untar.Stdin = files
+	if out, err := untar.CombinedOutput(); err != nil {
+		t.Fatalf("tar -x of the image's files: %v\n%s", err, out)
+	}
+	files.Close()
+	port := freePort(t)
+	config := fmt.Sprintf("listen: 127.0.0.1:%d\nchecks:\n  self:\n    level: ready\n    http: {url: \"http://127.0.0.1:%d/livez\"}\n    period: 1s\n", port, port)
+	if err := os.MkdirAll(filepath.Join(rootfs, "etc", "vitals"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rootfs, "etc", "vitals", "vitals.yaml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The script mounts the root read-only and a tmpfs at /tmp, starts the
+	// image's command, asks vitals checks until it answers, and stops it.
+	const script = `set -eu
+root=$1 user=$2; shift 2
+mount --bind "$root" "$root"
+mount -o remount,bind,ro "$root"
+mount -t tmpfs -o mode=1777 tmpfs "$root/tmp"
+chroot --userspec="$user" "$root" "$@" 2>"$root/tmp/log" &
+agent=$!
+code=1
+for _ in $(seq 100); do
+  if chroot --userspec="$user" "$root" /vitals checks; then code=0; break; fi
+  sleep 0.1
+done
+kill -TERM $agent 2>/dev/null || true
+wait $agent || true
+cat "$root/tmp/log" >&2
+exit $code`
+	cfg := a.cf.Config
+	args := append([]string{"-m", "--propagation", "private", "sh", "-c", script, "sh", rootfs, cfg.User}, cfg.Entrypoint...)
+	cmd := exec.Command("unshare", append(args, cfg.Cmd...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the image's %q as %s on a read-only root: vitals checks did not answer (%v)\n%s%s", append(cfg.Entrypoint, cfg.Cmd...), cfg.User, err, stdout.Bytes(), stderr.Bytes())
+	}
+	if !strings.Contains(stdout.String(), "self") {
+		t.Errorf("vitals checks does not list the check self:\n%s", stdout.Bytes())
+	}
+	if !strings.Contains(stderr.String(), "api=/tmp/vitals-65532/vitals.sock") {
+		t.Errorf("vitals run did not serve its API at /tmp/vitals-65532/vitals.sock:\n%s", stderr.Bytes())
+	}
+	if entries, _ := os.ReadDir(filepath.Join(rootfs, "tmp")); len(entries) > 0 {
+		t.Errorf("vitals wrote into the image's own /tmp, under the tmpfs: %v", entries)
+	}
+}
+
+// freePort is a loopback TCP port that nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// One commit, built twice, gives one archive, byte for byte.
+func TestTheArchiveIsReproducible(t *testing.T) {
+	first := sharedArchive(t)
+	second := filepath.Join(t.TempDir(), "again.tar")
+	imageSh(t, "--platform", hostPlatform(), second)
+	a, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		x, y := readArchive(t, first), readArchive(t, second)
+		for path, f := range x.files {
+			if y.files[path] != f {
+				t.Logf("%s: %+v, then %+v", path, f, y.files[path])
+			}
+		}
+		t.Errorf("two builds of one commit differ: %s (%d bytes) and %s (%d bytes)", first, len(a), second, len(b))
+	}
+}
+
+// --platform linux/arm64 builds the image for arm64 (v8), with a vitals for
+// arm64 in it.
+func TestTheArchiveForArm64(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "arm64.tar")
+	imageSh(t, "--platform", "linux/arm64", out)
+	a := readArchive(t, out)
+	if a.cf.OS != "linux" || a.cf.Architecture != "arm64" || a.cf.Variant != "v8" {
+		t.Errorf("the image is for %s/%s/%s, want linux/arm64/v8", a.cf.OS, a.cf.Architecture, a.cf.Variant)
+	}
+	if p := a.desc.Platform; p == nil || p.Architecture != "arm64" || p.Variant != "v8" {
+		t.Errorf("the archive's platform is %v, want linux/arm64/v8", p)
+	}
+	ef, err := elf.NewFile(bytes.NewReader(a.data["/vitals"]))
+	if err != nil {
+		t.Fatalf("the image's /vitals: %v", err)
+	}
+	if ef.Machine != elf.EM_AARCH64 {
+		t.Errorf("the image's /vitals is for %v, want %v", ef.Machine, elf.EM_AARCH64)
+	}
+}
+
+// podman runs podman on a store of the test's own, so that nothing of the
+// machine's images is touched.
+type podman struct {
+	t    *testing.T
+	args []string
+}
+
+func newPodman(t *testing.T) podman {
+	t.Helper()
+	if _, err := exec.LookPath("podman"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("podman is needed to build the Dockerfile (apt-get install podman)")
+		}
+		t.Skip("podman is not installed, and the Dockerfile is built with it")
+	}
+	// Not t.TempDir(): podman takes a runroot of at most 50 characters.
+	dir, err := os.MkdirTemp("", "podman-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return podman{t, []string{"--root", filepath.Join(dir, "storage"), "--runroot", filepath.Join(dir, "run"), "--storage-driver", "vfs"}}
+}
+
+func (p podman) run(args ...string) string {
+	p.t.Helper()
+	cmd := exec.Command("podman", append(slices.Clone(p.args), args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		p.t.Fatalf("podman %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.Bytes())
+	}
+	return string(out)
+}
+
+// imageFacts is what the two builds of the image must agree on.
+type imageFacts struct {
+	Platform   string
+	User       string
+	Entrypoint []string
+	Cmd        []string
+	Env        []string
+	WorkingDir string
+	Labels     map[string]string
+	Ports      map[string]struct{}
+	Volumes    map[string]struct{}
+	StopSignal string
+	Files      map[string]file
+}
+
+func factsOf(a archived) imageFacts {
+	c := a.cf.Config
+	labels := maps.Clone(c.Labels)
+	delete(labels, "io.buildah.version") // buildah says who built it
+	files := map[string]file{}
+	for path, f := range a.files {
+		f.ModTime = 0 // COPY keeps the build stage's times
+		files[path] = f
+	}
+	return imageFacts{
+		Platform: a.cf.OS + "/" + a.cf.Architecture + "/" + a.cf.Variant,
+		User:     c.User, Entrypoint: c.Entrypoint, Cmd: c.Cmd, Env: c.Env, WorkingDir: c.WorkingDir,
+		Labels: labels, Ports: c.ExposedPorts, Volumes: c.Volumes, StopSignal: c.StopSignal,
+		Files: files,
+	}
+}
+
+// The Dockerfile builds the image hack/image.sh does: podman builds its
+// final stage from the files of hack/image.sh --rootfs, which its build
+// stage runs (a build context named build stands for that stage, which
+// needs golang's image and the network), with the build's version,
+// revision and time; and the two images have the same configuration,
+// labels and files, modes and owners included. podman load reads
+// hack/image.sh's archive, under the image's name.
+func TestTheDockerfileBuildsTheSameImage(t *testing.T) {
+	ours := readArchive(t, sharedArchive(t))
+	p := newPodman(t)
+
+	ctx := t.TempDir()
+	imageSh(t, "--platform", hostPlatform(), "--rootfs", filepath.Join(ctx, "rootfs"))
+	labels := ours.cf.Config.Labels
+	p.run("build", "--build-context", "build="+ctx, "-f", filepath.Join(root, "Dockerfile"),
+		"--platform", hostPlatform(),
+		"--build-arg", "VERSION="+labels["org.opencontainers.image.version"],
+		"--build-arg", "REVISION="+labels["org.opencontainers.image.revision"],
+		"--build-arg", "CREATED="+labels["org.opencontainers.image.created"],
+		"-t", "localhost/vitals-dockerfile:test", t.TempDir())
+	saved := filepath.Join(t.TempDir(), "dockerfile.tar")
+	p.run("save", "--format", "oci-archive", "-o", saved, "localhost/vitals-dockerfile:test")
+	theirs := readArchive(t, saved)
+
+	if a, b := factsOf(ours), factsOf(theirs); !reflect.DeepEqual(a, b) {
+		aj, _ := json.MarshalIndent(a, "", "  ")
+		bj, _ := json.MarshalIndent(b, "", "  ")
+		t.Errorf("hack/image.sh's image and the Dockerfile's differ:\nhack/image.sh: %s\nDockerfile: %s", aj, bj)
+	}
+
+	name := ours.desc.Annotations["org.opencontainers.image.ref.name"]
+	out := p.run("load", "-i", sharedArchive(t))
+	if !strings.Contains(out, "Loaded image: "+name) && !strings.Contains(out, "Loaded image(s): "+name) {
+		t.Errorf("podman load of hack/image.sh's archive says %q, want it loaded as %s", out, name)
+	}
+	if got := strings.TrimSpace(p.run("image", "inspect", "--format", "{{.Config.User}} {{.Config.Entrypoint}}", name)); got != "65532:65532 [/vitals]" {
+		t.Errorf("podman image inspect %s: %q, want 65532:65532 [/vitals]", name, got)
+	}
+}
+
+// hack/image.sh refuses what it cannot do, with exit 2 and the reason,
+// before it builds anything.
+func TestImageShRefusesBadArguments(t *testing.T) {
+	existing := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--platform", "linux/s390x"}, "--platform linux/s390x: the image is built for linux/amd64 and linux/arm64"},
+		{[]string{"--frobnicate"}, "unknown flag --frobnicate"},
+		{[]string{"a.tar", "b.tar"}, "one OUT only, not a.tar and b.tar"},
+		{[]string{"--rootfs", existing}, existing + " exists: --rootfs wants a new directory"},
+		{[]string{"--rootfs", existing, "a.tar"}, "--rootfs DIR lays out files only: no OUT with it"},
+	} {
+		cmd := exec.Command("bash", append([]string{filepath.Join(root, "hack", "image.sh")}, tc.args...)...)
+		out, err := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), tc.want) {
+			t.Errorf("hack/image.sh %s: exit %d (%v), %q; want exit 2 saying %q", strings.Join(tc.args, " "), code, err, out, tc.want)
+		}
+	}
+}
+
+// The image's name is repository:version, for the versions git describe
+// gives; one that cannot be a tag is refused, naming it.
+func TestRef(t *testing.T) {
+	for _, tc := range []struct{ version, want string }{
+		{"dev", "ghcr.io/vitals-dev/vitals:dev"},
+		{"v0.1.0", "ghcr.io/vitals-dev/vitals:v0.1.0"},
+		{"v0.1.0-3-g89924ee", "ghcr.io/vitals-dev/vitals:v0.1.0-3-g89924ee"},
+		{"v1.0.0+meta", `version "v1.0.0+meta" cannot be an image tag`},
+		{"", `version "" cannot be an image tag`},
+	} {
+		got, err := ref(tc.version)
+		s := got.String()
+		if err != nil {
+			s = err.Error()
+		}
+		if !strings.HasPrefix(s, tc.want) {
+			t.Errorf("ref(%q) = %q, want %q", tc.version, s, tc.want)
+		}
+	}
+}
