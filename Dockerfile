@@ -9,7 +9,7 @@
 # configuration, which hack/image/image_test.go compares. The labels that depend on the build come
 # from --build-arg VERSION, REVISION and CREATED (hack/image.sh takes them from git):
 #
-#   docker build --build-arg VERSION="$(git describe --tags --match 'v[0-9]*' 2>/dev/null || echo dev)" \
+#   docker build --build-arg VERSION="$(bash hack/version.sh)" \
 #     --build-arg REVISION="$(git rev-parse HEAD)" \
 #     --build-arg CREATED="$(date -u -d @"$(git log -1 --format=%ct)" +%Y-%m-%dT%H:%M:%SZ)" \
 #     -t ghcr.io/vitals-dev/vitals:dev .

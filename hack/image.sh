@@ -19,8 +19,8 @@
 # time are SOURCE_DATE_EPOCH, by default the commit's time: one commit gives one archive, byte for
 # byte.
 #
-# Environment: PLATFORM (linux/amd64; --platform wins), VERSION (git describe --tags of the release
-# tags, v*, else dev), SOURCE_DATE_EPOCH (the commit's time), CA_CERTIFICATES
+# Environment: PLATFORM (linux/amd64; --platform wins), VERSION (hack/version.sh's: the release
+# tag at a clean HEAD, else v0.1.1-snapshot-abc1234 after v0.1.0), SOURCE_DATE_EPOCH (the commit's time), CA_CERTIFICATES
 # (/etc/ssl/certs/ca-certificates.crt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,8 +46,8 @@ linux/amd64|linux/arm64) ;;
 esac
 [ -z "$rootfs_only" ] || [ -z "$out" ] || die "--rootfs DIR lays out files only: no OUT with it"
 
-# The release tags are the root module's, v0.1.0; cmd/vitals/v0.1.0 is a module's, and no image tag.
-VERSION=${VERSION:-$(git describe --tags --match 'v[0-9]*' 2>/dev/null || echo dev)}
+# The release binaries' version (hack/version.sh): the tag v0.1.0, or a snapshot after it.
+VERSION=${VERSION:-$(bash hack/version.sh)}
 revision=$(git rev-parse HEAD 2>/dev/null || true)
 certs=${CA_CERTIFICATES:-/etc/ssl/certs/ca-certificates.crt}
 [ -s "$certs" ] || die "no CA certificates at $certs: install Debian's ca-certificates (apt-get install ca-certificates), or name a bundle in CA_CERTIFICATES"

@@ -11,10 +11,10 @@
 #   DIR/vitals-linux-arm64        DIR/vitals-probe-linux-arm64
 #   DIR/SHA256SUMS                (cd DIR && sha256sum -c SHA256SUMS)
 #
-# The version is the tag vX.Y.Z at HEAD when the work tree is clean: a release. Anywhere else it is
-# a snapshot of the commit, after the last tag: v0.1.1-snapshot-abc1234 after v0.1.0 (with -dirty
-# when the work tree has changes; v0.0.1-snapshot-abc1234 before the first tag). vitals version
-# says it. .goreleaser.yaml makes the same files with goreleaser, for those who release with it.
+# The version is hack/version.sh's: the tag vX.Y.Z at HEAD when the work tree is clean (a
+# release), else a snapshot of the commit after the last tag, v0.1.1-snapshot-abc1234 after v0.1.0
+# (with -dirty when the work tree has changes). vitals version says it, and hack/image.sh tags
+# its image with the same. .goreleaser.yaml makes the same files with goreleaser, for those who release with it.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$repo/dist}
@@ -29,17 +29,7 @@ die() { echo "hack/release.sh: $*" >&2; exit 1; }
 command -v go >/dev/null || die "go is not on PATH: install Go 1.26.5 or later"
 git rev-parse --git-dir >/dev/null 2>&1 || die "not a git work tree: the version comes from its tags"
 
-# The root module's tags are the release's: v0.1.0, not cmd/vitals/v0.1.0. Off a clean tag, a
-# snapshot of the next patch version, which sorts after the last release and before the next.
-if tag=$(git describe --tags --exact-match --match 'v[0-9]*' HEAD 2>/dev/null) && git diff --quiet HEAD; then
-  version=$tag
-else
-  last=$(git describe --tags --abbrev=0 --match 'v[0-9]*' HEAD 2>/dev/null) || last=v0.0.0
-  IFS=. read -r major minor patch <<<"${last#v}"
-  patch=${patch%%[-+]*}
-  version=v$major.$minor.$((patch + 1))-snapshot-$(git rev-parse --short HEAD)
-  git diff --quiet HEAD || version+=-dirty
-fi
+version=$(bash hack/version.sh)
 
 rm -f "$out"/vitals-linux-* "$out"/vitals-probe-linux-* "$out/SHA256SUMS"
 names=()

@@ -202,12 +202,12 @@ func TestTheArchiveIsTheImage(t *testing.T) {
 	cfg := a.cf.Config
 
 	version := cfg.Labels["org.opencontainers.image.version"]
-	want := "dev"
-	if d := git("describe", "--tags", "--match", "v[0-9]*"); d != "" {
-		want = d
+	out, err := exec.Command("bash", filepath.Join(root, "hack", "version.sh")).Output()
+	if err != nil {
+		t.Fatalf("hack/version.sh: %v", err)
 	}
-	if version != want {
-		t.Errorf("the version label is %q, want %q (git describe --tags of v*, else dev)", version, want)
+	if want := strings.TrimSpace(string(out)); version != want {
+		t.Errorf("the version label is %q, want %q (hack/version.sh's, as hack/release.sh stamps)", version, want)
 	}
 	for _, key := range []string{"org.opencontainers.image.ref.name", "io.containerd.image.name"} {
 		if got := a.desc.Annotations[key]; got != "ghcr.io/vitals-dev/vitals:"+version {
@@ -591,13 +591,14 @@ func TestImageShRefusesBadArguments(t *testing.T) {
 	}
 }
 
-// The image's name is repository:version, for the versions git describe
+// The image's name is repository:version, for the versions hack/version.sh
 // gives; one that cannot be a tag is refused, naming it.
 func TestRef(t *testing.T) {
 	for _, tc := range []struct{ version, want string }{
 		{"dev", "ghcr.io/vitals-dev/vitals:dev"},
 		{"v0.1.0", "ghcr.io/vitals-dev/vitals:v0.1.0"},
-		{"v0.1.0-3-g89924ee", "ghcr.io/vitals-dev/vitals:v0.1.0-3-g89924ee"},
+		{"v0.1.1-snapshot-89924ee", "ghcr.io/vitals-dev/vitals:v0.1.1-snapshot-89924ee"},
+		{"v0.1.1-snapshot-89924ee-dirty", "ghcr.io/vitals-dev/vitals:v0.1.1-snapshot-89924ee-dirty"},
 		{"v1.0.0+meta", `version "v1.0.0+meta" cannot be an image tag`},
 		{"", `version "" cannot be an image tag`},
 	} {

@@ -64,7 +64,7 @@ var (
 
 // build is what one build of the image says of itself.
 type build struct {
-	version  string    // the image's tag and vitals's version: git describe --tags of v*, or dev
+	version  string    // the image's tag and vitals's version: hack/version.sh's, or dev
 	revision string    // the commit, or empty
 	created  time.Time // the time of every file and of the image
 }
