@@ -202,11 +202,12 @@ func TestTheArchiveIsTheImage(t *testing.T) {
 	cfg := a.cf.Config
 
 	version := cfg.Labels["org.opencontainers.image.version"]
-	out, err := exec.Command("bash", filepath.Join(root, "hack", "version.sh")).Output()
+	vs, err := exec.Command("bash", filepath.Join(root, "hack", "version.sh")).Output()
 	if err != nil {
 		t.Fatalf("hack/version.sh: %v", err)
 	}
-	if want := strings.TrimSpace(string(out)); version != want {
+	want := strings.TrimSpace(string(vs))
+	if version != want {
 		t.Errorf("the version label is %q, want %q (hack/version.sh's, as hack/release.sh stamps)", version, want)
 	}
 	for _, key := range []string{"org.opencontainers.image.ref.name", "io.containerd.image.name"} {
