@@ -55,7 +55,9 @@ var (
 	durationSchema = expandable(Schema{"type": "string",
 		"pattern":             `^\+?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`,
 		"patternErrorMessage": "a duration such as 10s, 500ms or 1m30s"}, Schema{"const": 0})
-	boolSchema    = expandable(Schema{"type": "boolean"})
+	// boolSchema is true or false, or either quoted, which the loader reads
+	// alike (Helm's quote writes "true").
+	boolSchema    = expandable(Schema{"type": "boolean"}, Schema{"enum": []string{"true", "false"}})
 	stringsSchema = Schema{"anyOf": []Schema{scalar, {"type": "array", "items": scalar}}}
 	// argvSchema is a command as a list of words; a string is refused, as
 	// no shell splits it.
@@ -99,9 +101,12 @@ func signalSchema() Schema {
 	return enum(names...)
 }
 
-// wholeNumber is an integer from least to most.
+// wholeNumber is an integer from least to most, or one quoted ("3", as
+// Helm's quote writes it), which the loader reads alike; a quoted one's
+// bounds are the loader's to say.
 func wholeNumber(least, most int) Schema {
-	return expandable(Schema{"type": "integer", "minimum": least, "maximum": most})
+	return expandable(Schema{"type": "integer", "minimum": least, "maximum": most},
+		Schema{"type": "string", "pattern": `^-?[0-9]+$`})
 }
 
 // countSchema is what count reads.

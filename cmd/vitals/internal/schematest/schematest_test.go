@@ -170,6 +170,18 @@ checks:
       headers: {X-Count: 3, Accept: [text/plain, application/json]}
       body: true
 `},
+	{"booleans and whole numbers quoted, as Helm's quote writes them", `
+details: "true"
+kubernetes: {events: "true"}
+checks:
+  web:
+    http: {url: http://localhost:8080/, insecure: "false"}
+    success-threshold: "2"
+    failure-threshold: "3"
+hooks:
+  - on: check-failed
+    webhook: {url: https://example.com/hook, retries: "1"}
+`},
 	{"${VAR} in values of every type", `
 details: ${DETAILS}
 drain: ${DRAIN}
