@@ -195,7 +195,8 @@ func parseIn(name string, data []byte, env func(string) (string, bool), environ 
 		return nil, Errors{syntaxError(name, err)}
 	}
 	d := &Decoder{file: name, env: env, offline: o.Offline, secrets: redact.Environ(environ)}
-	c := &Config{File: name, Listen: DefaultListen, API: apisocket.Default(), APIDefault: true, Details: true}
+	c := defaults()
+	c.File = name
 	var body ast.Node
 	if len(f.Docs) > 1 {
 		d.Errorf(f.Docs[1].Body, "", "one YAML document per file, not %d", len(f.Docs))
@@ -210,9 +211,6 @@ func parseIn(name string, data []byte, env func(string) (string, bool), environ 
 	var checks ast.Node
 	given, _ := d.Fields(body, "", topFields(c, &checks))
 	c.APIDefault = given["api"] == nil
-	if given["service-info"] == nil {
-		c.ServiceInfo.ServiceID = hostname()
-	}
 	if checks != nil {
 		c.Checks = d.checks(checks, kinds)
 	}
@@ -444,7 +442,7 @@ func topFields(c *Config, checks *ast.Node) []Field {
 			Doc: "A file holding the bearer token that a TCP API asks for."},
 		{Key: "details", Value: Bool(&c.Details), Default: "true",
 			Doc: "Shows why checks fail on the probe endpoints."},
-		{Key: "service-info", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { c.ServiceInfo = d.serviceInfo(n, path) }, Ref("service-info")},
+		{Key: "service-info", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { d.Fields(n, path, serviceInfoFields(&c.ServiceInfo)) }, Ref("service-info")},
 			Doc: "What the IETF health+json answers of the probe endpoints say of the service at their top: serviceId, version and releaseId (below)."},
 		{Key: "checks", Value: Value{"mapping of names to checks", func(_ *Decoder, n ast.Node, _ string) { *checks = n },
 			Schema{"type": "object", "propertyNames": nameSchema, "additionalProperties": Ref("checks.NAME")}},
@@ -586,9 +584,19 @@ func serviceBackoffFields(s *Service) []Field {
 
 // Default is the configuration of a vitals run given no file: no checks,
 // no service (the command line gives the workload), and every top-level
-// default (DefaultListen, apisocket.Default(), details shown, no drain). The
+// default (DefaultListen, apisocket.Default(), details shown, no drain, the
+// host's name as service-id). The
 // environment's secrets are hidden as Load hides them. File is empty: no
 // file was read.
 func Default() *Config {
-	return &Config{Listen: DefaultListen, API: apisocket.Default(), APIDefault: true, Details: true, redactor: redact.New(redact.Environ(os.Environ())...)}
+	c := defaults()
+	c.redactor = redact.New(redact.Environ(os.Environ())...)
+	return c
+}
+
+// defaults is a file's top level before the file is read: every default of
+// it, which the file's keys replace.
+func defaults() *Config {
+	return &Config{Listen: DefaultListen, API: apisocket.Default(), APIDefault: true, Details: true,
+		ServiceInfo: health.ServiceInfo{ServiceID: hostname()}}
 }

@@ -1393,6 +1393,10 @@ func TestServiceInfo(t *testing.T) {
 			t.Errorf("%q: %+v, want %+v", tc.yaml, c.ServiceInfo, tc.want)
 		}
 	}
+	// vitals run with no file has the same default.
+	if got := Default().ServiceInfo; got != (health.ServiceInfo{ServiceID: host}) {
+		t.Errorf("with no file: %+v, want the host's name as serviceId", got)
+	}
 }
 
 // A heartbeat's timing, written as zero, is what it has anyway: the file

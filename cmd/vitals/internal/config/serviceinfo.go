@@ -3,23 +3,11 @@ package config
 import (
 	"os"
 
-	"github.com/goccy/go-yaml/ast"
-
 	"github.com/vitals-dev/vitals/health"
 )
 
-// serviceInfo reads the service-info: block; its service-id is the host's
-// name unless it gives one ("" for none).
-func (d *Decoder) serviceInfo(n ast.Node, path string) health.ServiceInfo {
-	var s health.ServiceInfo
-	given, _ := d.Fields(n, path, serviceInfoFields(&s))
-	if given["service-id"] == nil {
-		s.ServiceID = hostname()
-	}
-	return s
-}
-
-// serviceInfoFields are the fields of the service-info: block, read into s.
+// serviceInfoFields are the fields of the service-info: block, read into s,
+// which holds their defaults (defaults: service-id is the host's name).
 func serviceInfoFields(s *health.ServiceInfo) []Field {
 	return []Field{
 		{Key: "service-id", Value: written(&s.ServiceID), Default: "the host's name", Described: true,
