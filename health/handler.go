@@ -19,7 +19,8 @@ import (
 // success, in the kube-apiserver's text format; exclude=NAME (repeatable)
 // leaves a check out; format=json answers in the IETF health check response
 // format (application/health+json), and so does an Accept header that names
-// application/health+json or application/json (with a q above 0); format=text
+// application/health+json or application/json (with a q above 0), the
+// latter alone as application/json, the type it asked for; format=text
 // answers in text whatever Accept says. Accept: */* (the kubelet's) gets text.
 // GET and HEAD are served, other methods get 405. Answers are never cached.
 //

@@ -55,13 +55,10 @@ const drainGrace = 100 * time.Millisecond
 // processes of the group that were handed to it are reaped too, so that
 // they do not pile up as zombies.
 func Exec(s ExecSpec) (*Prober, error) {
-	if len(s.Command) == 0 {
-		return nil, Invalid("exec", "command is required")
+	if err := s.Validate(); err != nil {
+		return nil, err
 	}
 	name := s.Command[0]
-	if name == "" {
-		return nil, Invalid("exec", "the command's name (its first word) is empty")
-	}
 	path := name
 	if !strings.Contains(name, "/") {
 		found, err := exec.LookPath(name)
@@ -74,11 +71,6 @@ func Exec(s ExecSpec) (*Prober, error) {
 			return nil, Invalid("exec", "command %q: %w", name, err)
 		}
 		path = found
-	}
-	for _, kv := range s.Env {
-		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return nil, Invalid("exec", "env entry %q is not KEY=VALUE", kv)
-		}
 	}
 	if s.Dir != "" {
 		fi, err := os.Stat(s.Dir)

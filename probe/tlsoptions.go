@@ -26,6 +26,24 @@ type TLSOptions struct {
 	InsecureSkipVerify bool
 }
 
+// Validate says what is wrong with the options wherever they are used: a
+// client certificate without its key, or a key without its certificate. It
+// reads no file; Config does.
+func (o TLSOptions) Validate() error {
+	if (o.CertFile == "") != (o.KeyFile == "") {
+		return fmt.Errorf("client certificate needs both a certificate file and a key file (got %q and %q)", o.CertFile, o.KeyFile)
+	}
+	return nil
+}
+
+// WithoutFiles is o with no file to read (no CAFile, CertFile or KeyFile):
+// what can be built of it on a machine that does not have them, to check
+// the rest.
+func (o TLSOptions) WithoutFiles() TLSOptions {
+	o.CAFile, o.CertFile, o.KeyFile = "", "", ""
+	return o
+}
+
 // isZero reports whether no option is set.
 func (o TLSOptions) isZero() bool { return o == TLSOptions{} }
 
@@ -33,6 +51,9 @@ func (o TLSOptions) isZero() bool { return o == TLSOptions{} }
 // the files now, so that a missing or bad one fails when the probe is built
 // rather than at its first run. Kinds outside this package (gRPC) use it too.
 func (o TLSOptions) Config() (*tls.Config, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	c := &tls.Config{ServerName: o.ServerName, InsecureSkipVerify: o.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
 	if o.CAFile != "" {
 		pem, err := os.ReadFile(o.CAFile)
@@ -43,9 +64,6 @@ func (o TLSOptions) Config() (*tls.Config, error) {
 		if !c.RootCAs.AppendCertsFromPEM(pem) {
 			return nil, fmt.Errorf("CA file %s: no PEM certificate in it", o.CAFile)
 		}
-	}
-	if (o.CertFile == "") != (o.KeyFile == "") {
-		return nil, fmt.Errorf("client certificate needs both a certificate file and a key file (got %q and %q)", o.CertFile, o.KeyFile)
 	}
 	if o.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)

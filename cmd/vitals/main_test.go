@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -175,7 +176,8 @@ func TestVersionSaysTheCommitItWasBuiltFrom(t *testing.T) {
 	var b struct{ Version, Revision, Time, GoVersion, Build string }
 	// The version is Go's from git: the pseudo-version of the commit
 	// (v0.0.0-…, v0.1.1-0.… after a tag), or the tag cmd/vitals/v0.1.0 on it.
-	if err != nil || json.Unmarshal(out, &b) != nil || b.Revision != rev || b.Time == "" || b.Build != "probe" || !strings.HasPrefix(b.Version, "v") {
+	fromGit := regexp.MustCompile(`^v\d+\.\d+\.\d+(-(0\.)?\d{14}-[0-9a-f]{12})?(\+dirty)?$`)
+	if err != nil || json.Unmarshal(out, &b) != nil || b.Revision != rev || b.Time == "" || b.Build != "probe" || !fromGit.MatchString(b.Version) {
 		t.Errorf("vitals version -o json: %s %v; want revision %s, its time, a version from git and build probe", out, err, rev)
 	}
 }

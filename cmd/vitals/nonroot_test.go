@@ -185,7 +185,7 @@ func TestRunWithNowhereToPutTheSocketTurnsTheAPIOffUnlessAHeartbeatNeedsIt(t *te
 		res.Body.Close()
 		return res.StatusCode == http.StatusOK
 	})
-	for _, want := range []string{"management API off", "api=off", "permission denied"} {
+	for _, want := range []string{"management API off", "an exec probe of vitals health fails", "api=off", "permission denied"} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("the log does not say %q:\n%s", want, logs)
 		}

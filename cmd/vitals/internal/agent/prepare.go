@@ -145,10 +145,14 @@ func (r *run) listen() error {
 		// A place for the socket that cannot be made is the file's fault
 		// (or, with no file, the default's): another api: mends it.
 		ln.Close()
-		return &ConfigError{fmt.Errorf("%s: %s %s: %w%s", r.source(), r.apiField(), c.API, err, r.apiNeededBy())}
+		return &ConfigError{fmt.Errorf("%s: %s %s: %w%s", r.source(), r.apiKey(), c.API, err, r.apiNeededBy())}
 	case err != nil:
 		ln.Close()
-		return &RunError{fmt.Errorf("vitals run: serve the management API on %s (%s): %w", c.API, r.apiIn(), err)}
+		where := r.in("api")
+		if c.APIDefault {
+			where = r.apiKey()
+		}
+		return &RunError{fmt.Errorf("vitals run: serve the management API on %s (%s): %w", c.API, where, err)}
 	}
 	r.probeLn = servers.Limit(ln, "probe", caps.Probe)
 	limited := []*servers.Listener{r.probeLn}
@@ -172,21 +176,12 @@ func (r *run) listen() error {
 	return nil
 }
 
-// apiField names api: in errors: "api:", or "the default api:" when the
-// file gave none.
-func (a *Agent) apiField() string {
+// apiKey names api: in errors: "the default api:" when the file gave none.
+func (a *Agent) apiKey() string {
 	if a.cfg.APIDefault {
 		return "the default api:"
 	}
 	return "api:"
-}
-
-// apiIn says where api: comes from, as in does for the other keys.
-func (a *Agent) apiIn() string {
-	if a.cfg.APIDefault {
-		return "the default api:"
-	}
-	return a.in("api")
 }
 
 // apiNeededBy says, for an API that cannot be served, which checks need it:

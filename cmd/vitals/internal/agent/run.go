@@ -176,8 +176,10 @@ func (r *run) logRunning() {
 	api := r.cfg.API
 	if r.apiOff != nil {
 		api = "off"
-		r.logger.Warn("management API off: nothing needs it and its default socket cannot be made; vitals checks, beat and restart will not reach this vitals; give api: a path this user can write to serve it",
-			"error", r.apiOff)
+		r.logger.Warn("management API off: no check needs it and its default socket cannot be made; "+
+			"vitals checks, check, health, events and restart cannot reach this vitals (an exec probe of vitals health fails): "+
+			"give api: a path this user can write, such as an emptyDir's, to serve it",
+			"err", r.apiOff)
 	}
 	r.logger.Info("vitals running", append(attrs, "api", api, "checks", len(r.cfg.Checks))...)
 }

@@ -327,7 +327,7 @@ func TestRunNeedsItsTokenFileAndAFreeSocket(t *testing.T) {
 	// The loader reads the token file, so a file that validates is one whose API starts.
 	_, err := config.Parse("vitals.yaml", []byte(fmt.Sprintf("api: tcp://127.0.0.1:1\napi-token-file: %s\nchecks:\n  loop: {heartbeat: {ttl: 1h}}\n",
 		filepath.Join(dir, "none"))), os.LookupEnv, kinds.All)
-	if err == nil || err.Error() != "vitals.yaml:1:6: api-token-file: open "+filepath.Join(dir, "none")+": no such file or directory" {
+	if err == nil || err.Error() != "vitals.yaml:2:17: api-token-file: open "+filepath.Join(dir, "none")+": no such file or directory" {
 		t.Fatalf("%v", err)
 	}
 

@@ -43,7 +43,7 @@ Exit codes: 0 written, 2 bad usage or a file that cannot be imported.`,
 func newImportPebble(stdout, stderr io.Writer) *cobra.Command {
 	var output *outputFlag
 	cmd := &cobra.Command{
-		Use:   "pebble LAYER.yaml",
+		Use:   "pebble LAYER.yaml [-o text|json|yaml]",
 		Short: "Write a vitals.yaml from a Pebble layer's checks",
 		Long: `Write a vitals.yaml from a Pebble layer's checks: level alive is live and
 ready is ready; period and timeout (Pebble's default 3s) are kept, and
@@ -76,7 +76,7 @@ func newImportK8s(stdout, stderr io.Writer) *cobra.Command {
 		output    *outputFlag
 	)
 	cmd := &cobra.Command{
-		Use:   "k8s MANIFEST.yaml [--container NAME]",
+		Use:   "k8s MANIFEST.yaml [--container NAME] [-o text|json|yaml]",
 		Short: "Write a vitals.yaml from a Kubernetes workload's probes",
 		Long: `Write a vitals.yaml from the startupProbe, livenessProbe and readinessProbe
 of a workload's containers, as checks CONTAINER-startup, CONTAINER-live and

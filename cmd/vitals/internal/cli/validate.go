@@ -46,9 +46,11 @@ JSON. Without --print, -o json and -o yaml write {"file": FILE, "checks": N}.
 -c - reads the file from stdin.
 
 --offline checks a file for another machine, such as a CI job on another
-image than the one vitals runs in: the commands of exec checks and exec hooks
-are not looked up in $PATH, and an exec check's dir is not looked for;
-everything else is checked. (The service's command is looked up by vitals run
+image than the one vitals runs in: nothing is looked for on this machine. The
+commands of exec checks and exec hooks are not looked up in $PATH, an exec
+check's dir is not looked for, and the files mounted where vitals runs (ca-file,
+cert and key of the TLS fields, api-token-file) are not read; everything else
+is checked, ${VAR}s included. (The service's command is looked up by vitals run
 only, where the workload runs.)`,
 		Example: `  vitals validate -c /etc/vitals/vitals.yaml
   vitals validate --print
@@ -81,7 +83,7 @@ only, where the workload runs.)`,
 	}
 	cmd.Flags().StringVarP(&file, "config", "c", DefaultConfig, "the configuration file, - for stdin")
 	cmd.Flags().BoolVar(&print, "print", false, "print the file with its defaults filled in")
-	cmd.Flags().BoolVar(&offline, "offline", false, "check the file for another machine: look up no exec command or directory here")
+	cmd.Flags().BoolVar(&offline, "offline", false, "check the file for another machine: look up no exec command or directory, and read no ca-file, cert, key or api-token-file, here")
 	output = addOutput(cmd, false)
 	cmd.MarkFlagFilename("config", "yaml", "yml")
 	return cmd

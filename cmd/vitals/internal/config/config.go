@@ -135,10 +135,13 @@ const MaxFileSize = 4 << 20
 // Options say how Load checks a file.
 type Options struct {
 	// Offline checks the file for another machine than this one, such as a
-	// CI job on another image than the one vitals runs in: the commands of
-	// exec checks and exec hooks are not looked up in $PATH, and an exec
-	// check's working directory is not looked for. Everything else is
-	// checked. Default false: the file is checked for this machine.
+	// CI job on another image than the one vitals runs in: nothing is
+	// looked for on this machine. The commands of exec checks and exec
+	// hooks are not looked up in $PATH, an exec check's working directory
+	// is not looked for, and the files that are mounted where vitals runs
+	// (the TLS fields' ca-file, cert and key, api-token-file) are not read.
+	// Everything else is checked, ${VAR}s included. Default false: the
+	// file is checked for this machine.
 	Offline bool
 }
 
@@ -279,12 +282,18 @@ func (d *Decoder) address(c *Config, body ast.Node, given Given) {
 	switch {
 	case strings.HasPrefix(c.API, "tcp://"):
 		tcp(api, "api", c.API, "tcp://HOST:PORT")
-		if c.APITokenFile == "" {
+		tokenFile := cmp.Or(given["api-token-file"], api)
+		switch {
+		case c.APITokenFile == "":
 			d.Errorf(api, "api", "a TCP API (%s) needs api-token-file: anyone who reaches the port could stop checks", c.API)
-		} else if token, err := os.ReadFile(c.APITokenFile); err != nil {
-			d.Errorf(api, "api-token-file", "%v", err)
-		} else if strings.TrimSpace(string(token)) == "" {
-			d.Errorf(api, "api-token-file", "%s is empty", c.APITokenFile)
+		case d.Offline():
+			// The token is a secret mounted where vitals runs: not read here.
+		default:
+			if token, err := os.ReadFile(c.APITokenFile); err != nil {
+				d.Errorf(tokenFile, "api-token-file", "%v", err)
+			} else if strings.TrimSpace(string(token)) == "" {
+				d.Errorf(tokenFile, "api-token-file", "%s is empty", c.APITokenFile)
+			}
 		}
 	case strings.Contains(c.API, "://"):
 		d.Errorf(api, "api", "%q: give a socket path, or tcp://HOST:PORT", c.API)

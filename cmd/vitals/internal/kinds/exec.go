@@ -1,8 +1,6 @@
 package kinds
 
 import (
-	"errors"
-
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
 	"github.com/vitals-dev/vitals/health"
@@ -29,15 +27,7 @@ var Exec = define(Kind{
 	},
 	build: func(_ string, s probe.ExecSpec, _ Env) (health.Checker, error) { return probe.Exec(s) },
 	// The command and the directory are looked for where the check runs.
-	offline: func(s probe.ExecSpec) error {
-		switch {
-		case len(s.Command) == 0:
-			return errors.New("command is required")
-		case s.Command[0] == "":
-			return errors.New("the command's name (its first word) is empty")
-		}
-		return nil
-	},
+	offline: probe.ExecSpec.Validate,
 })
 
 // execFromPeer is the block of a peer's command: its words, its variables

@@ -26,6 +26,7 @@ var GRPC = define(Kind{
 				Doc: "Required: grpc://HOST:PORT[/SERVICE] in plaintext, or grpcs://… over TLS (with the fields below); without SERVICE, the server as a whole, as in the kubelet."},
 		}, tlsFields(&s.TLS)...)
 	},
+	tls: func(s *grpchealth.GRPCSpec) *probe.TLSOptions { return &s.TLS },
 	build: func(_ string, s grpchealth.GRPCSpec, _ Env) (health.Checker, error) {
 		if s.URL == "" {
 			return nil, errors.New("url is required")

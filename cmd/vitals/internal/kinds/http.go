@@ -35,6 +35,7 @@ var HTTP = define(Kind{
 				Doc: "A regular expression the body (its first 10 KiB) must not match."},
 		}, tlsFields(&s.TLS)...)
 	},
+	tls: func(s *probe.HTTPSpec) *probe.TLSOptions { return &s.TLS },
 	build: func(_ string, s probe.HTTPSpec, _ Env) (health.Checker, error) {
 		if s.URL == "" {
 			return nil, errors.New("url is required")

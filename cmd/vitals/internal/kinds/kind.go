@@ -132,6 +132,11 @@ type block[S any] struct {
 	// a kind whose build looks for what that machine has; nil: it is built
 	// all the same.
 	offline func(s S) error
+	// tls is the block's TLS options, for a kind that has the TLS fields:
+	// their files are read where the check runs, so a file checked for
+	// another machine is built without them, once the options are
+	// validated. nil: no TLS fields.
+	tls func(s *S) *probe.TLSOptions
 	// ttl is a beaten kind's ttl; nil for a kind that runs.
 	ttl func(s S) time.Duration
 }
@@ -156,7 +161,16 @@ func define[S any](k Kind, b block[S]) Kind {
 			// Built once to be checked, as it will be built to run: a
 			// dependency's connection is dialled at its first run, not
 			// here.
-			checker, err := b.build(checkName(path, name), *s, Env{})
+			built := *s
+			if b.tls != nil && d.Offline() {
+				o := b.tls(&built)
+				if err := o.Validate(); err != nil {
+					d.Errorf(n, path, "%v", err)
+					break
+				}
+				*o = o.WithoutFiles()
+			}
+			checker, err := b.build(checkName(path, name), built, Env{})
 			if err != nil {
 				d.Errorf(n, path, "%s", probe.WithoutKind(err))
 			} else if c, ok := checker.(io.Closer); ok {

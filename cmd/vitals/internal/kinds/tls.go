@@ -21,6 +21,7 @@ var TLS = define(Kind{
 				Doc: "Fails the check when the certificate expires sooner, so that it is renewed while there is time; by default only once it has expired."},
 		}, tlsFields(&s.TLS)...)
 	},
+	tls:   func(s *probe.TLSSpec) *probe.TLSOptions { return &s.TLS },
 	build: func(_ string, s probe.TLSSpec, _ Env) (health.Checker, error) { return probe.TLS(s) },
 })
 
