@@ -1,15 +1,13 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/goccy/go-yaml"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 )
 
 // outputCommands are the commands that print a result, each as far as its
@@ -80,7 +78,7 @@ func TestTheOneShotCommandsPrintTheSameDocumentInJSONAndYAML(t *testing.T) {
 		if j.code != 0 || y.code != 0 {
 			t.Fatalf("%v: exit %d and %d\n%s\n%s", args, j.code, y.code, j.stderr, y.stderr)
 		}
-		if got, want := document(t, y.stdout, true), document(t, j.stdout, false); !reflect.DeepEqual(got, want) {
+		if got, want := vitalstest.Document(t, []byte(y.stdout), true), vitalstest.Document(t, []byte(j.stdout), false); !reflect.DeepEqual(got, want) {
 			t.Errorf("%v: YAML and JSON differ:\n%s\n%s", args, y.stdout, j.stdout)
 		}
 		if args[0] == "import" || args[len(args)-1] == "--print" {
@@ -101,7 +99,7 @@ func TestTheOneShotCommandsPrintTheSameDocumentInJSONAndYAML(t *testing.T) {
 		if j.code != y.code {
 			t.Errorf("%v: exit %d in JSON, %d in YAML", args, j.code, y.code)
 		}
-		if got, want := shape(document(t, y.stdout, true)), shape(document(t, j.stdout, false)); !reflect.DeepEqual(got, want) {
+		if got, want := shape(vitalstest.Document(t, []byte(y.stdout), true)), shape(vitalstest.Document(t, []byte(j.stdout), false)); !reflect.DeepEqual(got, want) {
 			t.Errorf("%v: YAML and JSON differ in shape:\n%s\n%s", args, y.stdout, j.stdout)
 		}
 	}
@@ -131,7 +129,7 @@ func TestTheAgentsCommandsPrintTheSameDocumentInJSONAndYAML(t *testing.T) {
 	}
 	for _, args := range [][]string{{"checks"}, {"check", "ok"}, {"health"}, {"restart"}} {
 		j, y := cli(append(args, "-o", "json")...), cli(append(args, "-o", "yaml")...)
-		if got, want := shape(document(t, y.stdout, true)), shape(document(t, j.stdout, false)); !reflect.DeepEqual(got, want) {
+		if got, want := shape(vitalstest.Document(t, []byte(y.stdout), true)), shape(vitalstest.Document(t, []byte(j.stdout), false)); !reflect.DeepEqual(got, want) {
 			t.Errorf("%v: YAML and JSON differ in shape:\n%s\n%s", args, y.stdout, j.stdout)
 		}
 	}
@@ -144,29 +142,10 @@ func TestTheAgentsCommandsPrintTheSameDocumentInJSONAndYAML(t *testing.T) {
 		t.Fatalf("%d JSON lines, %d YAML documents:\n%s\n%s", len(lines), len(docs), j.stdout, y.stdout)
 	}
 	for i, line := range lines {
-		if got, want := document(t, docs[i], true), document(t, line, false); !reflect.DeepEqual(got, want) {
+		if got, want := vitalstest.Document(t, []byte(docs[i]), true), vitalstest.Document(t, []byte(line), false); !reflect.DeepEqual(got, want) {
 			t.Errorf("event %d: YAML %s, JSON %s", i, docs[i], line)
 		}
 	}
-}
-
-// document decodes s, JSON or YAML; YAML through its JSON, so that both
-// decode to the same Go values.
-func document(t *testing.T, s string, isYAML bool) any {
-	t.Helper()
-	b := []byte(s)
-	if isYAML {
-		var err error
-		if b, err = yaml.YAMLToJSON(b); err != nil {
-			t.Fatalf("not YAML: %v\n%s", err, s)
-		}
-	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&v); err != nil || dec.More() {
-		t.Fatalf("not one JSON document (%v):\n%s", err, s)
-	}
-	return v
 }
 
 // shape is a document without its scalars' values: its keys, its nesting

@@ -4,17 +4,17 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -196,20 +196,7 @@ func TestTheWideTableHasMoreColumns(t *testing.T) {
 // sameDocument fails unless j (JSON) and y (YAML) hold the same document.
 func sameDocument(t *testing.T, j, y []byte) {
 	t.Helper()
-	fromYAML, err := yaml.YAMLToJSON(y)
-	if err != nil {
-		t.Fatalf("not YAML: %v\n%s", err, y)
-	}
-	var a, b any
-	if err := json.Unmarshal(j, &a); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, j)
-	}
-	if err := json.Unmarshal(fromYAML, &b); err != nil {
-		t.Fatalf("YAML as JSON: %v\n%s", err, fromYAML)
-	}
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	if !bytes.Equal(ja, jb) {
+	if !reflect.DeepEqual(vitalstest.Document(t, j, false), vitalstest.Document(t, y, true)) {
 		t.Errorf("JSON and YAML differ:\n%s\n%s", j, y)
 	}
 }
