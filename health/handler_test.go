@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"reflect"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/health/healthtest"
+	"github.com/vitals-dev/vitals/internal/testenv"
 )
 
 const (
@@ -1195,10 +1195,7 @@ func TestStatusCodeAndBodyAgreeWhileAChecksFlips(t *testing.T) {
 func TestCurlFailsOnReadyzWhenNotReady(t *testing.T) {
 	curl, err := exec.LookPath("curl")
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("curl is needed in CI: %v", err)
-		}
-		t.Skipf("no curl: %v", err)
+		testenv.Missing(t, "no curl: %v", err)
 	}
 	s := newProbeStack(t)
 	s.run(t)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/internal/testenv"
 	"github.com/vitals-dev/vitals/probe"
 )
 
@@ -218,7 +219,7 @@ func TestExecRunsArgvWithoutAShell(t *testing.T) {
 func TestExecFindsACommandInPathWhenBuilt(t *testing.T) {
 	sh, err := exec.LookPath("sh")
 	if err != nil {
-		t.Skip("no sh in $PATH")
+		testenv.Missing(t, "no sh in $PATH")
 	}
 	p, err := probe.Exec(probe.ExecSpec{Command: []string{"sh", "-c", "echo found as $0"}})
 	if err != nil {
@@ -413,7 +414,7 @@ func TestExecTimesOutAtTheDeadlineAndKillsTheWholeProcessGroup(t *testing.T) {
 // exits, and once killed must be reaped, or each run leaves a zombie.
 func TestExecAsASubreaperLeavesNoZombieOfTheCommandsGroup(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh in $PATH")
+		testenv.Missing(t, "no sh in $PATH")
 	}
 	cmd := exec.Command(os.Args[0], "subreaper", "3")
 	cmd.Env = append(os.Environ(), execHelperEnv+"=1", "GORACE=atexit_sleep_ms=0")
@@ -428,7 +429,7 @@ func TestExecAsASubreaperLeavesNoZombieOfTheCommandsGroup(t *testing.T) {
 // the deadline for the probe's own words.
 func TestExecTimesOutOnTimeThoughAProcessThatLeftTheGroupHoldsTheOutput(t *testing.T) {
 	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("no setsid in $PATH")
+		testenv.Missing(t, "no setsid in $PATH")
 	}
 	const timeout, slack = 500 * time.Millisecond, 100 * time.Millisecond
 	for attempt := 1; attempt <= 3; attempt++ {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/internal/testenv"
 	"github.com/vitals-dev/vitals/probe"
 )
 
@@ -37,7 +38,7 @@ import (
 // outlived its group's kill, or one nobody reaped, is then in plain sight.
 func TestReadyzStaysAsFastWhileCheckersHangAndExecChecksTimeOut(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh in $PATH")
+		testenv.Missing(t, "no sh in $PATH")
 	}
 	const (
 		hung        = 10

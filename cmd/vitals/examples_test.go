@@ -5,13 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vitals-dev/vitals/internal/testenv"
 )
 
 // The runnable examples of the README and docs/agent.md run, and show what
 // those pages say they show.
 func TestTheREADMEExamplesShowWhatTheySay(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("the examples need curl")
+		testenv.Missing(t, "the examples need curl")
 	}
 	for _, tc := range []struct {
 		script string

@@ -26,6 +26,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
+	"github.com/vitals-dev/vitals/internal/testenv"
 )
 
 // R8, a connection flood: under a low open-file limit, clients open more
@@ -55,10 +56,10 @@ func TestAConnectionFloodStarvesNeitherTheChecksNorAFreshLivez(t *testing.T) {
 		hold = time.Minute
 	}
 	if _, err := exec.LookPath("prlimit"); err != nil {
-		t.Skip("the flood needs prlimit (util-linux)")
+		testenv.Missing(t, "the flood needs prlimit (util-linux)")
 	}
 	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("the flood needs curl")
+		testenv.Missing(t, "the flood needs curl")
 	}
 	// The test process holds the clients' ends.
 	var lim syscall.Rlimit
@@ -375,7 +376,7 @@ func (f *flood) client(ctx context.Context, silent bool) {
 // the processes it starts.
 func TestTheWorkloadKeepsItsOpenFileLimitWhileVitalsSizesItsCapsFromTheHardOne(t *testing.T) {
 	if _, err := exec.LookPath("prlimit"); err != nil {
-		t.Skip("needs prlimit (util-linux)")
+		testenv.Missing(t, "needs prlimit (util-linux)")
 	}
 	addr, dir := freeAddr(t), vitalstest.ShortDir(t)
 	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\nchecks:\n  ok:\n    file: {path: %s}\n",

@@ -23,6 +23,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/internal/kubeenv"
+	"github.com/vitals-dev/vitals/internal/testenv"
 	"github.com/vitals-dev/vitals/probe/probetest"
 )
 
@@ -164,7 +165,7 @@ func TestVersionSaysWhatItIs(t *testing.T) {
 func TestVersionSaysTheCommitItWasBuiltFrom(t *testing.T) {
 	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	if err != nil {
-		t.Skipf("not a git work tree here: %v", err)
+		testenv.Missing(t, "not a git work tree here: %v", err)
 	}
 	bin := filepath.Join(t.TempDir(), "vitals")
 	if out, err := exec.Command("go", "build", "-tags", "vitals_probe", "-buildvcs=true", "-o", bin, ".").CombinedOutput(); err != nil {
@@ -794,7 +795,7 @@ func reapsWhatTheWorkloadLeaves(t *testing.T, how string) {
 func TestRunsExecChecksBesideTheReaper(t *testing.T) {
 	truePath, err := exec.LookPath("true")
 	if err != nil {
-		t.Skip("no true in $PATH")
+		testenv.Missing(t, "no true in $PATH")
 	}
 	addr := freeAddr(t)
 	dir := t.TempDir()

@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/vitals-dev/vitals/internal/testenv"
 )
 
 // With no file (no -c, and no vitals.yaml where it runs), vitals run --
@@ -13,7 +15,7 @@ import (
 // network and a /run of its own (user, network and mount namespaces).
 func TestRunWithoutAFileSupervisesTheCommandOnTheDefaults(t *testing.T) {
 	if err := exec.Command("unshare", "-rnm", "true").Run(); err != nil {
-		t.Skipf("no user, network and mount namespaces here (unshare: %v), and the defaults are the machine's", err)
+		testenv.Missing(t, "no user, network and mount namespaces here (unshare: %v), and the defaults are the machine's", err)
 	}
 	dir := t.TempDir()
 	inside := `mount -t tmpfs none /run && ip link set lo up && cd "$2" && export V="$1" && exec "$1" run -- sh -c "$3"`

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
+	"github.com/vitals-dev/vitals/internal/testenv"
 )
 
 // nobody is the uid (and gid) the non-root runs take: distroless's and
@@ -24,9 +25,7 @@ const nobody = 65534
 // when the test ends.
 func nonRootPlace(t *testing.T) (dir, binary, tmp string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("running as another user needs root")
-	}
+	testenv.NeedRoot(t, "running as another user")
 	dir, err := os.MkdirTemp("", "vitals-nonroot")
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
+	"github.com/vitals-dev/vitals/internal/testenv"
 )
 
 // children lists the processes whose parent is pid, with their state (R, S,
@@ -42,7 +43,7 @@ func children(pid int) map[int]string {
 // of every orphan of its workload, and reaps each one as it exits.
 func TestAsPID1ItReapsEveryOrphan(t *testing.T) {
 	if out, err := exec.Command("unshare", "--pid", "--fork", "true").CombinedOutput(); err != nil {
-		t.Skipf("this machine does not allow a new PID namespace (unshare --pid --fork: %v: %s); run as root to test vitals as PID 1", err, bytes.TrimSpace(out))
+		testenv.Missing(t, "this machine does not allow a new PID namespace (unshare --pid --fork: %v: %s); run as root to test vitals as PID 1", err, bytes.TrimSpace(out))
 	}
 	const orphans = 5
 	dir := t.TempDir()

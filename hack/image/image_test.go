@@ -27,6 +27,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+
+	"github.com/vitals-dev/vitals/internal/testenv"
 )
 
 // root is the repository, from this package's directory.
@@ -343,11 +345,9 @@ func TestTheArchiveIsTheImage(t *testing.T) {
 // a container runtime does, without its other namespaces and cgroups; the
 // mount namespace and chroot need root.)
 func TestTheImageRunsAsItsUserOnAReadOnlyRoot(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("chroot and mounts need root")
-	}
+	testenv.NeedRoot(t, "a chroot with its own mounts")
 	if err := exec.Command("unshare", "-m", "true").Run(); err != nil {
-		t.Skipf("no mount namespace here (unshare -m: %v)", err)
+		testenv.Missing(t, "no mount namespace here (unshare -m: %v)", err)
 	}
 	a := readArchive(t, sharedArchive(t))
 	rootfs := filepath.Join(t.TempDir(), "rootfs")
@@ -472,10 +472,7 @@ type podman struct {
 func newPodman(t *testing.T) podman {
 	t.Helper()
 	if _, err := exec.LookPath("podman"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("podman is needed to build the Dockerfile (apt-get install podman)")
-		}
-		t.Skip("podman is not installed, and the Dockerfile is built with it")
+		testenv.Missing(t, "podman is needed to build the Dockerfile (apt-get install podman)")
 	}
 	// Not t.TempDir(): podman takes a runroot of at most 50 characters.
 	dir, err := os.MkdirTemp("", "podman-")

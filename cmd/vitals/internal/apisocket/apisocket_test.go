@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/vitals-dev/vitals/internal/testenv"
 )
 
 // someone is a user other than the one running the tests.
@@ -25,9 +27,7 @@ func mkdir(t *testing.T, dir string, mode os.FileMode) string {
 // chown gives path to uid, which only root can.
 func chown(t *testing.T, path string, uid int) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("only root can give a directory to another user")
-	}
+	testenv.NeedRoot(t, "giving a directory to another user")
 	if err := os.Lchown(path, uid, uid); err != nil {
 		t.Fatal(err)
 	}

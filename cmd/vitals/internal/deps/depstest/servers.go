@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vitals-dev/vitals/internal/testenv"
 )
 
 // Server is a server process that a test starts, stops and starts again.
@@ -242,10 +244,7 @@ func Need(t testing.TB, paths ...string) string {
 			return found
 		}
 	}
-	if os.Getenv("CI") == "" {
-		t.Skipf("%s is not installed (apt-get install postgresql redis-server rabbitmq-server nats-server)", paths[0])
-	}
-	t.Fatalf("%s is not installed: .ci/run installs postgresql, redis-server, rabbitmq-server and nats-server", paths[0])
+	testenv.Missing(t, "%s is not installed (apt-get install postgresql redis-server rabbitmq-server nats-server)", paths[0])
 	return ""
 }
 
