@@ -42,8 +42,9 @@ for platform in "${platforms[@]}"; do
     fi
     echo "hack/release.sh: $name ($version)"
     # -s -w: no symbol table or DWARF, as release binaries ship (a third smaller); -trimpath: no
-    # path of this machine in the binary, so that the same commit builds the same bytes.
-    CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath "${tags[@]}" \
+    # path of this machine in the binary, so that the same commit builds the same bytes;
+    # -buildvcs=true: the commit and its time in the binary (vitals version), whatever GOFLAGS says.
+    CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -buildvcs=true "${tags[@]}" \
       -ldflags "-s -w -X github.com/vitals-dev/vitals/version.Version=$version" \
       -o "$out/$name" ./cmd/vitals || die "go build of $name failed"
     names+=("$name")

@@ -15,9 +15,9 @@ export PATH="/usr/local/go/bin:$HOME/go/bin:$PATH"
 # servers the dependency kinds are tested against (each test starts its own, on a free loopback
 # port), wrk (bench's load generator, whose test runs every benchmark briefly), util-linux
 # (prlimit: the connection flood runs vitals under a low open-file limit), ca-certificates (the
-# image's CA bundle) and podman (which builds the Dockerfile, to compare it with hack/image.sh's
-# image; it runs no container).
-packages=(curl openssl postgresql redis-server rabbitmq-server nats-server wrk util-linux ca-certificates podman)
+# image's CA bundle), podman (which builds the Dockerfile, to compare it with hack/image.sh's
+# image; it runs no container) and git (the version of a build, the release's and the image's).
+packages=(curl openssl postgresql redis-server rabbitmq-server nats-server wrk util-linux ca-certificates podman git)
 
 command -v go >/dev/null || { echo "hack/test.sh: go is not on PATH: install Go 1.26.5 or later (https://go.dev/dl/)" >&2; exit 1; }
 command -v dpkg >/dev/null || { echo "hack/test.sh: no dpkg: this is not a Debian machine; install the equivalents of: ${packages[*]}" >&2; exit 1; }
@@ -37,7 +37,13 @@ if [ "${#missing[@]}" -gt 0 ]; then
   fi
 fi
 
-# The tests fail, rather than skip, when what they need is not there.
+# Some tests need root: vitals run as another user (uid 65534), as PID 1 of a PID namespace, and
+# the image's files in a chroot on a read-only root. As another user they fail, saying so.
+if [ "$(id -u)" -ne 0 ]; then
+  echo "hack/test.sh: as uid $(id -u), the tests that need root (vitals as another user, as PID 1, the image in a chroot) fail: run hack/test.sh as root to run them" >&2
+fi
+
+# The tests fail, rather than skip, when what they need is not there (internal/testenv).
 export CI="${CI:-true}"
 bash hack/kube-env.sh build >/dev/null
 timeout=(-timeout 20m)

@@ -566,7 +566,21 @@ func supervised(t *testing.T, extra string, what ...string) (*exec.Cmd, *vitalst
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); killWorkload(ready) })
+	t.Cleanup(func() {
+		// vitals stops its workload as it stops, also one that a restart
+		// has just started and whose pid is not yet in ready; killed, it
+		// would leave it behind.
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		killWorkload(ready)
+	})
 	return cmd, logs, addr, ready
 }
 

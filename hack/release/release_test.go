@@ -57,9 +57,13 @@ func TestReleaseMakesStaticStampedBinariesAndTheirChecksums(t *testing.T) {
 	// The version the binaries say: the amd64 full build runs here.
 	full := filepath.Join(dist, "vitals-linux-"+runtime.GOARCH)
 	out, err := exec.Command(full, "version", "-o", "json").Output()
-	var stamped struct{ Version string }
+	var stamped struct{ Version, Revision, Time string }
 	if err != nil || json.Unmarshal(out, &stamped) != nil {
 		t.Fatalf("%s version -o json: %s (%v)", full, out, err)
+	}
+	// The commit and its time, whatever GOFLAGS says (-buildvcs=false here).
+	if stamped.Revision != strings.TrimSpace(string(head)) || stamped.Time == "" {
+		t.Errorf("%s version -o json: %s; want revision %s and its time", full, out, head)
 	}
 	version := stamped.Version
 	m := releaseVersion.FindStringSubmatch(version)
