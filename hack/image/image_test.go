@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"maps"
 	"net"
@@ -54,7 +55,13 @@ func hostPlatform() string {
 // imageSh runs hack/image.sh with args and the test's SOURCE_DATE_EPOCH.
 func imageSh(t *testing.T, args ...string) {
 	t.Helper()
-	cmd := exec.Command("bash", append([]string{filepath.Join(root, "hack", "image.sh")}, args...)...)
+	imageShIn(t, root, args...)
+}
+
+// imageShIn runs the hack/image.sh of the repository at repo.
+func imageShIn(t *testing.T, repo string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("bash", append([]string{filepath.Join(repo, "hack", "image.sh")}, args...)...)
 	cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+strconv.Itoa(epoch))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("hack/image.sh %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -700,11 +707,11 @@ func factsOf(a archived) imageFacts {
 
 // The Dockerfile builds the image hack/image.sh does: podman builds its
 // final stage from the files of hack/image.sh --rootfs, which its build
-// stage runs (a build context named build stands for that stage, which
-// needs golang's image and the network), with the build's version,
-// revision and time; and the two images have the same configuration,
-// labels and files, modes and owners included. podman load reads
-// hack/image.sh's archive, under the image's name.
+// stage makes (TestTheDockerfileBuildStageIsHackImageSh; here a build
+// context named build stands for that stage, which needs golang's image
+// and the network), with the build's version, revision and time; and the
+// two images have the same configuration, labels and files, modes and
+// owners included.
 func TestTheDockerfileBuildsTheSameImage(t *testing.T) {
 	ours := readShared(t).host(t)
 	p := newPodman(t)
@@ -727,6 +734,312 @@ func TestTheDockerfileBuildsTheSameImage(t *testing.T) {
 		bj, _ := json.MarshalIndent(b, "", "  ")
 		t.Errorf("hack/image.sh's image and the Dockerfile's differ:\nhack/image.sh: %s\nDockerfile: %s", aj, bj)
 	}
+}
+
+// instruction is one instruction of a Dockerfile, its lines joined.
+type instruction struct {
+	Cmd  string // upper case: FROM, ARG, RUN...
+	Args string
+}
+
+// dockerfileStages are the Dockerfile's stages, by name (the last, unnamed,
+// is ""), each with its instructions, FROM first: its lines as Docker joins
+// them (a line that ends in a backslash goes on, comment lines are left out).
+func dockerfileStages(t *testing.T) map[string][]instruction {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var joined []string
+	cur := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		if trimmed := strings.TrimSpace(line); strings.HasPrefix(trimmed, "#") || trimmed == "" && cur == "" {
+			continue
+		}
+		if body, ok := strings.CutSuffix(strings.TrimRight(line, " \t"), "\\"); ok {
+			cur += body + " "
+			continue
+		}
+		joined = append(joined, strings.TrimSpace(cur+line))
+		cur = ""
+	}
+	stages := map[string][]instruction{}
+	name := ""
+	for _, l := range joined {
+		cmd, args, _ := strings.Cut(l, " ")
+		in := instruction{strings.ToUpper(cmd), strings.TrimSpace(args)}
+		if in.Cmd == "FROM" {
+			f := strings.Fields(in.Args)
+			name = ""
+			if len(f) >= 3 && strings.EqualFold(f[len(f)-2], "AS") {
+				name = f[len(f)-1]
+			}
+			if _, twice := stages[name]; twice {
+				t.Fatalf("the Dockerfile has two stages named %q", name)
+			}
+		}
+		stages[name] = append(stages[name], in)
+	}
+	return stages
+}
+
+// cloneOfWorkTree is a git clone of the repository, whose HEAD is the work
+// tree as it is: its commit, and when the work tree has changes, a commit
+// of them on top. Its .git is a directory, as a user's clone's is (a work
+// tree of git worktree add has a file that points elsewhere).
+func cloneOfWorkTree(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "clone")
+	run := func(dir string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=vitals test", "-c", "user.email=test@vitals.invalid"}, args...)...)
+		out, err := cmd.Output()
+		if err != nil {
+			stderr := ""
+			if e, ok := err.(*exec.ExitError); ok {
+				stderr = string(e.Stderr)
+			}
+			t.Fatalf("git %s in %s: %v\n%s", strings.Join(args, " "), dir, err, stderr)
+		}
+		return string(out)
+	}
+	run(root, "clone", "-q", "--no-checkout", ".", dir)
+	run(dir, "checkout", "-q", "--detach", strings.TrimSpace(run(root, "rev-parse", "HEAD")))
+	changed := strings.Split(strings.TrimSuffix(run(root, "ls-files", "-z", "--modified", "--others", "--exclude-standard"), "\x00"), "\x00")
+	deleted := strings.Split(strings.TrimSuffix(run(root, "ls-files", "-z", "--deleted"), "\x00"), "\x00")
+	if changed[0] == "" && deleted[0] == "" {
+		return dir
+	}
+	for _, f := range deleted {
+		if f != "" {
+			os.Remove(filepath.Join(dir, f))
+		}
+	}
+	for _, f := range changed {
+		if f == "" || slices.Contains(deleted, f) {
+			continue
+		}
+		cp := exec.Command("cp", "-p", "--parents", f, dir)
+		cp.Dir = root
+		if out, err := cp.CombinedOutput(); err != nil {
+			t.Fatalf("cp %s into the clone: %v\n%s", f, err, out)
+		}
+	}
+	run(dir, "add", "-A")
+	run(dir, "commit", "-q", "--no-verify", "-m", "the work tree")
+	return dir
+}
+
+// The Dockerfile's build stage makes the files hack/image.sh --rootfs does,
+// byte for byte, from a clone, for each platform: its /vitals says
+// hack/version.sh's version and the clone's commit, as one that
+// hack/image.sh builds does.
+//
+// Without golang's image (nor a container to run it in), the stage is
+// played here as Docker plays it: podman builds its instructions other
+// than FROM and RUN on scratch, from the clone as the context (so
+// .dockerignore says what the build is sent), and the stage's RUN line runs
+// in those files under /bin/sh with only what golang's image and Docker
+// give it: its ARGs (TARGETOS and TARGETARCH those of the platform, as
+// buildx gives them), Go and git, Go's caches of this machine in place of
+// the cache mounts (no download: GOPROXY=off). When the test runs as root,
+// so does the line, in files that another user owns, which git refuses to
+// read unless told to trust them (safe.directory). The cache mounts are
+// where golang's image keeps those caches: GOMODCACHE under its GOPATH, /go,
+// and GOCACHE in root's home.
+func TestTheDockerfileBuildStageIsHackImageSh(t *testing.T) {
+	if hostPlatform() == "" {
+		t.Skipf("the image is built for %v, and this machine is %s/%s", slices.Sorted(maps.Keys(platforms)), runtime.GOOS, runtime.GOARCH)
+	}
+	p := newPodman(t)
+	stage := dockerfileStages(t)["build"]
+	if len(stage) == 0 || !strings.Contains(stage[0].Args, "golang:") {
+		t.Fatalf("the Dockerfile has no stage named build FROM golang's image: %v", stage)
+	}
+
+	// The stage's instructions, on scratch: the context as the RUN line
+	// finds it.
+	var args []instruction
+	var run string
+	containerfile := "FROM scratch\n"
+	for _, in := range stage[1:] {
+		switch in.Cmd {
+		case "ARG":
+			args = append(args, in)
+		case "RUN":
+			if run != "" {
+				t.Fatalf("the build stage has two RUN lines; this test plays one: %s", in.Args)
+			}
+			run = in.Args
+		case "WORKDIR", "COPY":
+			if run != "" {
+				t.Fatalf("the build stage's %s comes after its RUN line; this test plays it before: %s", in.Cmd, in.Args)
+			}
+			containerfile += in.Cmd + " " + in.Args + "\n"
+		default:
+			t.Fatalf("the build stage has a %s, which this test does not play: %s", in.Cmd, in.Args)
+		}
+	}
+	workdir := "/"
+	for _, in := range stage {
+		if in.Cmd == "WORKDIR" {
+			workdir = in.Args
+		}
+	}
+	clone := cloneOfWorkTree(t)
+	cf := filepath.Join(t.TempDir(), "Containerfile")
+	if err := os.WriteFile(cf, []byte(containerfile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stageRoot := filepath.Join(t.TempDir(), "stage")
+	p.run("build", "-f", cf, "--output", "type=local,dest="+stageRoot, clone)
+	src := filepath.Join(stageRoot, workdir)
+	if os.Geteuid() == 0 {
+		if out, err := exec.Command("chown", "-R", "65534:65534", stageRoot).CombinedOutput(); err != nil {
+			t.Fatalf("chown the context: %v\n%s", err, out)
+		}
+	}
+
+	// The RUN line: its --mount flags, then its command.
+	var caches []string
+	for strings.HasPrefix(run, "--") {
+		flag, rest, _ := strings.Cut(run, " ")
+		run = strings.TrimSpace(rest)
+		if opts, ok := strings.CutPrefix(flag, "--mount="); ok && strings.Contains(","+opts+",", ",type=cache,") {
+			for _, o := range strings.Split(opts, ",") {
+				if target, ok := strings.CutPrefix(o, "target="); ok {
+					caches = append(caches, target)
+				}
+			}
+		}
+	}
+	goenv := exec.Command("go", "env", "GOMODCACHE", "GOCACHE")
+	goenv.Env = []string{"PATH=" + os.Getenv("PATH"), "GOPATH=/go", "HOME=/root", "GOENV=off", "GOTOOLCHAIN=local"}
+	out, err := goenv.Output()
+	if err != nil {
+		t.Fatalf("go env: %v", err)
+	}
+	if want := strings.Fields(string(out)); !reflect.DeepEqual(slices.Sorted(slices.Values(caches)), slices.Sorted(slices.Values(want))) {
+		t.Errorf("the build stage's cache mounts are %q, want golang's image's GOMODCACHE and GOCACHE, %q", caches, want)
+	}
+	if strings.Count(run, "--rootfs /rootfs") != 1 || !slices.Contains(dockerfileStages(t)[""], instruction{"COPY", "--from=build /rootfs/ /"}) {
+		t.Fatalf("the build stage's RUN line does not lay out /rootfs, which the final stage copies: %s", run)
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := exec.Command("bash", filepath.Join(clone, "hack", "version.sh")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := exec.Command("git", "-C", clone, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantVersion, wantRevision := strings.TrimSpace(string(vs)), strings.TrimSpace(string(head))
+
+	// Each platform's stage, as docker buildx builds them: the same line,
+	// cross-compiling on this machine.
+	for _, platform := range slices.Sorted(maps.Keys(platforms)) {
+		rootfs := filepath.Join(t.TempDir(), "rootfs")
+		line := strings.Replace(run, "--rootfs /rootfs", "--rootfs "+rootfs, 1)
+		env := []string{
+			"PATH=" + filepath.Dir(goBin) + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+			"HOME=" + t.TempDir(), "GOTOOLCHAIN=local", "GOPROXY=off",
+			"GOMODCACHE=" + goEnv(t, "GOMODCACHE"), "GOCACHE=" + goEnv(t, "GOCACHE"),
+		}
+		build := "linux/" + runtime.GOARCH
+		automatic := map[string]string{
+			"TARGETPLATFORM": platform, "TARGETOS": "linux", "TARGETARCH": strings.TrimPrefix(platform, "linux/"),
+			"BUILDPLATFORM": build, "BUILDOS": "linux", "BUILDARCH": runtime.GOARCH,
+		}
+		for _, a := range args {
+			name, value, hasDefault := strings.Cut(a.Args, "=")
+			if v, ok := automatic[name]; ok {
+				env = append(env, name+"="+v)
+			} else if hasDefault {
+				env = append(env, name+"="+strings.Trim(value, `"`))
+			}
+		}
+		sh := exec.Command("/bin/sh", "-c", line)
+		sh.Dir, sh.Env = src, env
+		if out, err := sh.CombinedOutput(); err != nil {
+			t.Fatalf("the build stage's RUN line for %s, %s: %v\n%s", platform, line, err, out)
+		}
+
+		// hack/image.sh --rootfs in the clone, as its user runs it.
+		want := filepath.Join(t.TempDir(), "rootfs")
+		imageShIn(t, clone, "--platform", platform, "--rootfs", want)
+		got, wanted := dirFiles(t, rootfs), dirFiles(t, want)
+		if !reflect.DeepEqual(got, wanted) {
+			gj, _ := json.MarshalIndent(got, "", "  ")
+			wj, _ := json.MarshalIndent(wanted, "", "  ")
+			t.Errorf("the build stage's files for %s differ from hack/image.sh --rootfs's:\nbuild stage: %s\nhack/image.sh: %s", platform, gj, wj)
+		}
+		if platform != hostPlatform() {
+			continue
+		}
+		var v struct {
+			Version, Revision string
+			Modified          bool
+		}
+		out, err := exec.Command(filepath.Join(rootfs, "vitals"), "version", "-o", "json").Output()
+		if err != nil || json.Unmarshal(out, &v) != nil {
+			t.Fatalf("the build stage's vitals version -o json: %v\n%s", err, out)
+		}
+		if v.Version != wantVersion || v.Revision != wantRevision || v.Modified {
+			t.Errorf("the build stage's vitals is version %q of commit %q (modified %v), want %q of %q, unmodified", v.Version, v.Revision, v.Modified, wantVersion, wantRevision)
+		}
+	}
+}
+
+// goEnv is go env NAME of this machine.
+func goEnv(t *testing.T, name string) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", name).Output()
+	if err != nil {
+		t.Fatalf("go env %s: %v", name, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// dirFiles lists the files under dir, by path from dir: their type, mode
+// and content (not their owners or times, which the layer sets).
+func dirFiles(t *testing.T, dir string) map[string]file {
+	t.Helper()
+	files := map[string]file{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == dir {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		f := file{Type: "dir", Mode: strconv.FormatInt(int64(info.Mode().Perm()), 8)}
+		if info.Mode()&fs.ModeSticky != 0 {
+			f.Mode = "1" + f.Mode
+		}
+		if info.Mode().IsRegular() {
+			content, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(content)
+			f.Type, f.Size, f.SHA256 = "file", int64(len(content)), hex.EncodeToString(sum[:])
+		} else if !info.IsDir() {
+			f.Type = info.Mode().Type().String()
+		}
+		rel, _ := filepath.Rel(dir, path)
+		files["/"+rel] = f
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
 
 // podman load reads hack/image.sh's archive of both platforms and keeps,
