@@ -1194,3 +1194,33 @@ func TestRef(t *testing.T) {
 		}
 	}
 }
+
+// -rootfs takes each platform's directory once, as PLATFORM=DIR, for the
+// platforms the image is built for; anything else is refused, naming it.
+func TestRootfsFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // the flags' String, or the last error
+	}{
+		{[]string{"linux/amd64=/a"}, "linux/amd64=/a"},
+		{[]string{"linux/arm64=/b", "linux/amd64=/a"}, "linux/amd64=/a linux/arm64=/b"},
+		{[]string{"linux/amd64=/a", "linux/amd64=/b"}, "linux/amd64 is given twice"},
+		{[]string{"linux/s390x=/a"}, `"linux/s390x=/a": want PLATFORM=DIR, PLATFORM linux/amd64 or linux/arm64`},
+		{[]string{"/a"}, `"/a": want PLATFORM=DIR`},
+		{[]string{"linux/amd64="}, `"linux/amd64=": want PLATFORM=DIR`},
+	} {
+		r := rootfsFlags{}
+		got := ""
+		for _, a := range tc.args {
+			if err := r.Set(a); err != nil {
+				got = err.Error()
+			}
+		}
+		if got == "" {
+			got = r.String()
+		}
+		if !strings.HasPrefix(got, tc.want) {
+			t.Errorf("-rootfs %s: %q, want %q", strings.Join(tc.args, " -rootfs "), got, tc.want)
+		}
+	}
+}
