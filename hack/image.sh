@@ -1,34 +1,41 @@
 #!/usr/bin/env bash
 # vitals's container image, built without a container daemon:
 #
-#   hack/image.sh [--platform linux/amd64|linux/arm64] [OUT]
+#   hack/image.sh [OUT]
 #       an OCI image archive, OUT (default dist/vitals-image.tar): an OCI image layout in a tar,
-#       named ghcr.io/vitals-dev/vitals:VERSION, which podman load, skopeo (oci-archive:OUT) and
-#       containerd's import read
-#   hack/image.sh [--platform ...] --rootfs DIR
-#       only the image's files, laid out in DIR (a new directory): what the Dockerfile's build
-#       stage runs
+#       whose index.json names ghcr.io/vitals-dev/vitals:VERSION an image index of two images,
+#       linux/amd64 and linux/arm64, each with the static vitals of its platform: the
+#       multi-platform image that a registry serves under that name (skopeo copy --all pushes it
+#       so). podman load, skopeo (oci-archive:OUT) and containerd's import read it; podman load
+#       takes this machine's platform's image from it.
+#   hack/image.sh --platform linux/amd64|linux/arm64 [OUT]
+#       an archive of that platform's image only, named the same
+#   hack/image.sh --platform ... --rootfs DIR
+#       only the image's files for that platform, laid out in DIR (a new directory): what the
+#       Dockerfile's build stage runs
 #
 # The image is FROM scratch, with what vitals needs: a static vitals (CGO_ENABLED=0) as /vitals,
 # its entrypoint; /etc/passwd and /etc/group naming root and nonroot (65532:65532, the user it
 # runs as); the CA certificates of this machine (Debian's ca-certificates) at
 # /etc/ssl/certs/ca-certificates.crt; and a /tmp that any user can write (1777), where a non-root
-# vitals puts its management socket. hack/image/main.go makes of them one layer, the image's
-# configuration (the Dockerfile's final stage says the same: hack/image/image_test.go compares
-# the two) and the archive, with go-containerregistry. Every file time and the image's creation
-# time are SOURCE_DATE_EPOCH, by default the commit's time: one commit gives one archive, byte for
-# byte.
+# vitals puts its management socket. hack/image/main.go makes of each platform's files one layer,
+# the image's configuration (the Dockerfile's final stage says the same: hack/image/image_test.go
+# compares the two) and the archive, with go-containerregistry. Every file time and the image's
+# creation time are SOURCE_DATE_EPOCH, by default the commit's time: one commit gives one archive,
+# byte for byte.
 #
-# Environment: PLATFORM (linux/amd64; --platform wins), VERSION (hack/version.sh's: the release
-# tag at a clean HEAD, else v0.1.1-snapshot-abc1234 after v0.1.0), SOURCE_DATE_EPOCH (the commit's time), CA_CERTIFICATES
-# (/etc/ssl/certs/ca-certificates.crt).
+# Environment: PLATFORM (as --platform, which wins; unset, both), VERSION (hack/version.sh's: the
+# release tag at a clean HEAD, else v0.1.1-snapshot-abc1234 after v0.1.0), SOURCE_DATE_EPOCH (the
+# commit's time), CA_CERTIFICATES (/etc/ssl/certs/ca-certificates.crt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$HOME/go/bin:$PATH"
 
 die() { echo "hack/image.sh: $*" >&2; exit 2; }
 
-platform=${PLATFORM:-linux/amd64}
+# The platforms the image is built for, in an image index by default.
+all_platforms=(linux/amd64 linux/arm64)
+platform=${PLATFORM:-}
 rootfs_only= out=
 while [ $# -gt 0 ]; do
   case $1 in
@@ -41,10 +48,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 case $platform in
-linux/amd64|linux/arm64) ;;
+''|linux/amd64|linux/arm64) ;;
 *) die "--platform $platform: the image is built for linux/amd64 and linux/arm64" ;;
 esac
 [ -z "$rootfs_only" ] || [ -z "$out" ] || die "--rootfs DIR lays out files only: no OUT with it"
+[ -z "$rootfs_only" ] || [ -n "$platform" ] || die "--rootfs DIR lays out one platform's files: say which with --platform linux/amd64 or linux/arm64"
 
 # The release binaries' version (hack/version.sh): the tag v0.1.0, or a snapshot after it.
 VERSION=${VERSION:-$(bash hack/version.sh)}
@@ -52,11 +60,11 @@ revision=$(git rev-parse HEAD 2>/dev/null || true)
 certs=${CA_CERTIFICATES:-/etc/ssl/certs/ca-certificates.crt}
 [ -s "$certs" ] || die "no CA certificates at $certs: install Debian's ca-certificates (apt-get install ca-certificates), or name a bundle in CA_CERTIFICATES"
 
-# rootfs DIR: the image's files, in a new directory DIR, each with its mode set here (whatever the
+# rootfs PLATFORM DIR: the image's files for PLATFORM, in a new directory DIR, each with its mode set here (whatever the
 # umask): directories 0755, files 0644, vitals 0755, /tmp 1777. Owners are the builder's: the
 # layer and the Dockerfile's COPY make them root's.
 rootfs() {
-  local dir=$1
+  local platform=$1 dir=$2
   [ ! -e "$dir" ] || die "$dir exists: --rootfs wants a new directory"
   install -d -m 0755 "$dir" "$dir/etc" "$dir/etc/ssl" "$dir/etc/ssl/certs"
   install -d -m 1777 "$dir/tmp"
@@ -76,7 +84,7 @@ rootfs() {
 }
 
 if [ -n "$rootfs_only" ]; then
-  rootfs "$rootfs_only"
+  rootfs "$platform" "$rootfs_only"
   exit 0
 fi
 
@@ -87,7 +95,14 @@ if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-rootfs "$tmp/rootfs"
-(cd hack/image && go run . -rootfs "$tmp/rootfs" -out "$out" -platform "$platform" \
+platforms=("${all_platforms[@]}")
+[ -z "$platform" ] || platforms=("$platform")
+flags=()
+for p in "${platforms[@]}"; do
+  rootfs "$p" "$tmp/${p//\//-}"
+  flags+=(-rootfs "$p=$tmp/${p//\//-}")
+done
+(cd hack/image && go run . "${flags[@]}" -out "$out" \
   -version "$VERSION" -revision "$revision" -created "$SOURCE_DATE_EPOCH")
-echo "$out: ghcr.io/vitals-dev/vitals:$VERSION ($platform)"
+list="${platforms[*]}"
+echo "$out: ghcr.io/vitals-dev/vitals:$VERSION (${list// /, })"

@@ -16,8 +16,9 @@ export PATH="/usr/local/go/bin:$HOME/go/bin:$PATH"
 # port), wrk (bench's load generator, whose test runs every benchmark briefly), util-linux
 # (prlimit: the connection flood runs vitals under a low open-file limit), ca-certificates (the
 # image's CA bundle), podman (which builds the Dockerfile, to compare it with hack/image.sh's
-# image; it runs no container) and git (the version of a build, the release's and the image's).
-packages=(curl openssl postgresql redis-server rabbitmq-server nats-server wrk util-linux ca-certificates podman git)
+# image; it runs no container), skopeo (which publishes the image's archive, to a registry on
+# loopback) and git (the version of a build, the release's and the image's).
+packages=(curl openssl postgresql redis-server rabbitmq-server nats-server wrk util-linux ca-certificates podman skopeo git)
 
 command -v go >/dev/null || { echo "hack/test.sh: go is not on PATH: install Go 1.26.5 or later (https://go.dev/dl/)" >&2; exit 1; }
 command -v dpkg >/dev/null || { echo "hack/test.sh: no dpkg: this is not a Debian machine; install the equivalents of: ${packages[*]}" >&2; exit 1; }

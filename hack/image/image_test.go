@@ -10,8 +10,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
+	"log"
 	"maps"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,9 +28,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/vitals-dev/vitals/internal/testenv"
 )
@@ -51,7 +57,13 @@ func hostPlatform() string {
 // imageSh runs hack/image.sh with args and the test's SOURCE_DATE_EPOCH.
 func imageSh(t *testing.T, args ...string) {
 	t.Helper()
-	cmd := exec.Command("bash", append([]string{filepath.Join(root, "hack", "image.sh")}, args...)...)
+	imageShIn(t, root, args...)
+}
+
+// imageShIn runs the hack/image.sh of the repository at repo.
+func imageShIn(t *testing.T, repo string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("bash", append([]string{filepath.Join(repo, "hack", "image.sh")}, args...)...)
 	cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+strconv.Itoa(epoch))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("hack/image.sh %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -64,14 +76,10 @@ var (
 	sharedErr  string
 )
 
-// sharedArchive is hack/image.sh's archive for this machine's platform,
-// built once for the tests that read it.
+// sharedArchive is hack/image.sh's archive, of both platforms, built once
+// for the tests that read it.
 func sharedArchive(t *testing.T) string {
 	t.Helper()
-	platform := hostPlatform()
-	if platform == "" {
-		t.Skipf("the image is built for %v, and this machine is %s/%s", slices.Sorted(maps.Keys(platforms)), runtime.GOOS, runtime.GOARCH)
-	}
 	sharedOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "vitals-image-test-")
 		if err != nil {
@@ -79,7 +87,7 @@ func sharedArchive(t *testing.T) string {
 			return
 		}
 		sharedDir = dir
-		cmd := exec.Command("bash", filepath.Join(root, "hack", "image.sh"), "--platform", platform, filepath.Join(dir, "vitals-image.tar"))
+		cmd := exec.Command("bash", filepath.Join(root, "hack", "image.sh"), filepath.Join(dir, "vitals-image.tar"))
 		cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+strconv.Itoa(epoch))
 		if out, err := cmd.CombinedOutput(); err != nil {
 			sharedErr = fmt.Sprintf("hack/image.sh: %v\n%s", err, out)
@@ -91,6 +99,25 @@ func sharedArchive(t *testing.T) string {
 	return filepath.Join(sharedDir, "vitals-image.tar")
 }
 
+var (
+	readOnce sync.Once
+	read     *archive
+)
+
+// readShared is sharedArchive, read once for the tests that read it.
+func readShared(t *testing.T) archive {
+	t.Helper()
+	path := sharedArchive(t)
+	readOnce.Do(func() {
+		a := readArchiveIn(t, path, filepath.Join(sharedDir, "layout"))
+		read = &a
+	})
+	if read == nil {
+		t.Fatalf("%s could not be read (see the first test that read it)", path)
+	}
+	return *read
+}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if sharedDir != "" {
@@ -99,9 +126,22 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// archive is what an OCI image archive holds.
+type archive struct {
+	path string
+	// desc is the descriptor of index.json's only entry, which names the
+	// image: an image index (of one image per platform) or an image.
+	desc  v1.Descriptor
+	index v1.ImageIndex // what desc is, when it is an index
+	// images are the images, by platform (linux/amd64), in the index's
+	// order.
+	images    map[string]archived
+	platforms []string
+}
+
 // archived is an image read from an OCI image archive.
 type archived struct {
-	desc  v1.Descriptor // its descriptor in index.json
+	desc  v1.Descriptor // its descriptor: in index.json, or in the image index
 	image v1.Image
 	cf    *v1.ConfigFile
 	files map[string]file
@@ -118,33 +158,87 @@ type file struct {
 	SHA256   string // of a file's content
 }
 
-// readArchive reads the only image of the OCI image archive at path.
-func readArchive(t *testing.T, path string) archived {
+// readArchive reads the OCI image archive at path, whose index.json names
+// one image, or one image index of images.
+func readArchive(t *testing.T, path string) archive {
 	t.Helper()
-	dir := t.TempDir()
+	return readArchiveIn(t, path, t.TempDir())
+}
+
+// readArchiveIn reads the archive at path, extracted into dir, which must
+// stay as long as its images are read.
+func readArchiveIn(t *testing.T, path, dir string) archive {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if out, err := exec.Command("tar", "-xf", path, "-C", dir).CombinedOutput(); err != nil {
 		t.Fatalf("tar -xf %s: %v\n%s", path, err, out)
 	}
-	idx, err := layout.ImageIndexFromPath(dir)
+	top, err := layout.ImageIndexFromPath(dir)
 	if err != nil {
 		t.Fatalf("%s is not an OCI image layout in a tar: %v", path, err)
 	}
-	im, err := idx.IndexManifest()
+	im, err := top.IndexManifest()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(im.Manifests) != 1 {
-		t.Fatalf("%s holds %d manifests, want one image", path, len(im.Manifests))
+		t.Fatalf("%s's index.json lists %d manifests, want one, which names the image", path, len(im.Manifests))
 	}
-	a := archived{desc: im.Manifests[0]}
-	if a.image, err = idx.Image(a.desc.Digest); err != nil {
-		t.Fatalf("%s: the image %s: %v", path, a.desc.Digest, err)
+	a := archive{path: path, desc: im.Manifests[0], images: map[string]archived{}}
+	descs := []v1.Descriptor{a.desc}
+	from := top
+	if a.desc.MediaType.IsIndex() {
+		if a.index, err = top.ImageIndex(a.desc.Digest); err != nil {
+			t.Fatalf("%s: the image index %s: %v", path, a.desc.Digest, err)
+		}
+		m, err := a.index.IndexManifest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		descs, from = m.Manifests, a.index
 	}
-	if a.cf, err = a.image.ConfigFile(); err != nil {
-		t.Fatal(err)
+	for _, d := range descs {
+		img := archived{desc: d}
+		if img.image, err = from.Image(d.Digest); err != nil {
+			t.Fatalf("%s: the image %s: %v", path, d.Digest, err)
+		}
+		if img.cf, err = img.image.ConfigFile(); err != nil {
+			t.Fatal(err)
+		}
+		img.files, img.data = filesOf(t, img.image)
+		p := img.cf.OS + "/" + img.cf.Architecture
+		if _, twice := a.images[p]; twice {
+			t.Fatalf("%s holds two images for %s", path, p)
+		}
+		a.images[p] = img
+		a.platforms = append(a.platforms, p)
 	}
-	a.files, a.data = filesOf(t, a.image)
 	return a
+}
+
+// only is the archive's image, which must be its only one.
+func (a archive) only(t *testing.T) archived {
+	t.Helper()
+	if a.index != nil || len(a.platforms) != 1 {
+		t.Fatalf("%s holds an image index of %v, want a single image", a.path, a.platforms)
+	}
+	return a.images[a.platforms[0]]
+}
+
+// host is the archive's image for this machine's platform.
+func (a archive) host(t *testing.T) archived {
+	t.Helper()
+	p := hostPlatform()
+	if p == "" {
+		t.Skipf("the image is built for %v, and this machine is %s/%s", slices.Sorted(maps.Keys(platforms)), runtime.GOOS, runtime.GOARCH)
+	}
+	img, ok := a.images[p]
+	if !ok {
+		t.Fatalf("%s holds no image for %s, only for %v", a.path, p, a.platforms)
+	}
+	return img
 }
 
 // filesOf lists the file system of img, its layers applied in order, and
@@ -198,9 +292,11 @@ func git(args ...string) string {
 // ghcr.io/vitals-dev/vitals:VERSION, runs /vitals as the non-root user
 // 65532 with the labels of the build, and holds what vitals needs and
 // nothing else: its /vitals says the same version, the CA bundle is this
-// machine's, and /tmp is writable by anyone.
+// machine's, and /tmp is writable by anyone. (This machine's platform's
+// image; TestTheArchiveIsAMultiPlatformImage holds the other to it.)
 func TestTheArchiveIsTheImage(t *testing.T) {
-	a := readArchive(t, sharedArchive(t))
+	all := readShared(t)
+	a := all.host(t)
 	cfg := a.cf.Config
 
 	version := cfg.Labels["org.opencontainers.image.version"]
@@ -213,12 +309,12 @@ func TestTheArchiveIsTheImage(t *testing.T) {
 		t.Errorf("the version label is %q, want %q (hack/version.sh's, as hack/release.sh stamps)", version, want)
 	}
 	for _, key := range []string{"org.opencontainers.image.ref.name", "io.containerd.image.name"} {
-		if got := a.desc.Annotations[key]; got != "ghcr.io/vitals-dev/vitals:"+version {
+		if got := all.desc.Annotations[key]; got != "ghcr.io/vitals-dev/vitals:"+version {
 			t.Errorf("the archive's annotation %s is %q, want ghcr.io/vitals-dev/vitals:%s", key, got, version)
 		}
 	}
 	if p := a.desc.Platform; p == nil || p.OS+"/"+p.Architecture != hostPlatform() {
-		t.Errorf("the archive's platform is %v, want %s", p, hostPlatform())
+		t.Errorf("the image index says the image is for %v, want %s", p, hostPlatform())
 	}
 	if got := a.cf.OS + "/" + a.cf.Architecture; got != hostPlatform() {
 		t.Errorf("the image's platform is %s, want %s", got, hostPlatform())
@@ -349,7 +445,7 @@ func TestTheImageRunsAsItsUserOnAReadOnlyRoot(t *testing.T) {
 	if err := exec.Command("unshare", "-m", "true").Run(); err != nil {
 		testenv.Missing(t, "no mount namespace here (unshare -m: %v)", err)
 	}
-	a := readArchive(t, sharedArchive(t))
+	a := readShared(t).host(t)
 	rootfs := filepath.Join(t.TempDir(), "rootfs")
 	if err := os.Mkdir(rootfs, 0o755); err != nil {
 		t.Fatal(err)
@@ -417,11 +513,12 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// One commit, built twice, gives one archive, byte for byte.
+// One commit, built twice, gives one archive, byte for byte: the same
+// image index, of the same images.
 func TestTheArchiveIsReproducible(t *testing.T) {
 	first := sharedArchive(t)
 	second := filepath.Join(t.TempDir(), "again.tar")
-	imageSh(t, "--platform", hostPlatform(), second)
+	imageSh(t, second)
 	a, err := os.ReadFile(first)
 	if err != nil {
 		t.Fatal(err)
@@ -432,21 +529,85 @@ func TestTheArchiveIsReproducible(t *testing.T) {
 	}
 	if !bytes.Equal(a, b) {
 		x, y := readArchive(t, first), readArchive(t, second)
-		for path, f := range x.files {
-			if y.files[path] != f {
-				t.Logf("%s: %+v, then %+v", path, f, y.files[path])
+		for p, img := range x.images {
+			for path, f := range img.files {
+				if y.images[p].files[path] != f {
+					t.Logf("%s %s: %+v, then %+v", p, path, f, y.images[p].files[path])
+				}
 			}
 		}
 		t.Errorf("two builds of one commit differ: %s (%d bytes) and %s (%d bytes)", first, len(a), second, len(b))
 	}
 }
 
-// --platform linux/arm64 builds the image for arm64 (v8), with a vitals for
-// arm64 in it.
-func TestTheArchiveForArm64(t *testing.T) {
+// The archive is the multi-platform image a registry serves as
+// ghcr.io/vitals-dev/vitals:VERSION: index.json names an OCI image index,
+// which lists one image for linux/amd64 and one for linux/arm64 (v8), each
+// said by its platform, as docker buildx and registries say them. The two
+// are one image but for their platform and their /vitals, static, each for
+// its processor.
+func TestTheArchiveIsAMultiPlatformImage(t *testing.T) {
+	a := readShared(t)
+	if a.desc.MediaType != types.OCIImageIndex || a.index == nil {
+		t.Fatalf("index.json names a %s, want an image index (%s) of both platforms' images", a.desc.MediaType, types.OCIImageIndex)
+	}
+	if v := a.images[a.platforms[0]].cf.Config.Labels["org.opencontainers.image.version"]; a.desc.Annotations["org.opencontainers.image.ref.name"] != "ghcr.io/vitals-dev/vitals:"+v {
+		t.Errorf("index.json names the image index %q, want ghcr.io/vitals-dev/vitals:%s", a.desc.Annotations["org.opencontainers.image.ref.name"], v)
+	}
+	im, err := a.index.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64", Variant: "v8"}}
+	if len(im.Manifests) != len(want) {
+		t.Fatalf("the image index lists %d images (%v), want %d", len(im.Manifests), a.platforms, len(want))
+	}
+	machines := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
+	for i, d := range im.Manifests {
+		if d.MediaType != types.OCIManifestSchema1 || d.ArtifactType != "" || d.Platform == nil || !d.Platform.Equals(want[i]) {
+			t.Errorf("the image index's entry %d is a %s (artifactType %q) for %v, want an image (%s, no artifactType) for %v", i, d.MediaType, d.ArtifactType, d.Platform, types.OCIManifestSchema1, want[i])
+			continue
+		}
+		img := a.images[want[i].OS+"/"+want[i].Architecture]
+		if got := (v1.Platform{OS: img.cf.OS, Architecture: img.cf.Architecture, Variant: img.cf.Variant}); !got.Equals(want[i]) {
+			t.Errorf("the image the index lists for %v says it is for %v", want[i], got)
+		}
+		ef, err := elf.NewFile(bytes.NewReader(img.data["/vitals"]))
+		if err != nil {
+			t.Errorf("the %v image's /vitals: %v", want[i], err)
+			continue
+		}
+		if ef.Machine != machines[want[i].Architecture] {
+			t.Errorf("the %v image's /vitals is for %v, want %v", want[i], ef.Machine, machines[want[i].Architecture])
+		}
+		if libs, _ := ef.ImportedLibraries(); len(libs) > 0 || slices.ContainsFunc(ef.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP }) {
+			t.Errorf("the %v image's /vitals is dynamically linked (%v), and the image has no libc", want[i], libs)
+		}
+	}
+	// Alike but for the platform and /vitals.
+	amd, arm := a.images["linux/amd64"], a.images["linux/arm64"]
+	x, y := factsOf(amd), factsOf(arm)
+	x.Platform, y.Platform = "", ""
+	if x.Files["/vitals"].SHA256 == y.Files["/vitals"].SHA256 {
+		t.Error("both platforms' images hold the same /vitals")
+	}
+	delete(x.Files, "/vitals")
+	delete(y.Files, "/vitals")
+	if !reflect.DeepEqual(x, y) {
+		xj, _ := json.MarshalIndent(x, "", "  ")
+		yj, _ := json.MarshalIndent(y, "", "  ")
+		t.Errorf("the linux/amd64 and linux/arm64 images differ in more than their platform and /vitals:\namd64: %s\narm64: %s", xj, yj)
+	}
+}
+
+// --platform makes an archive of that platform's image alone, the very
+// image (of the same digest) that the archive of both platforms lists for
+// it: an arm64 image, whose /vitals is for arm64.
+func TestTheArchiveOfOnePlatform(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "arm64.tar")
 	imageSh(t, "--platform", "linux/arm64", out)
-	a := readArchive(t, out)
+	one := readArchive(t, out)
+	a := one.only(t)
 	if a.cf.OS != "linux" || a.cf.Architecture != "arm64" || a.cf.Variant != "v8" {
 		t.Errorf("the image is for %s/%s/%s, want linux/arm64/v8", a.cf.OS, a.cf.Architecture, a.cf.Variant)
 	}
@@ -460,6 +621,22 @@ func TestTheArchiveForArm64(t *testing.T) {
 	if ef.Machine != elf.EM_AARCH64 {
 		t.Errorf("the image's /vitals is for %v, want %v", ef.Machine, elf.EM_AARCH64)
 	}
+	both := readShared(t)
+	if got, want := a.desc.Digest, both.images["linux/arm64"].desc.Digest; got != want {
+		t.Errorf("hack/image.sh --platform linux/arm64 makes the image %s, and the archive of both platforms lists %s for linux/arm64", got, want)
+	}
+	if got, want := one.desc.Annotations["org.opencontainers.image.ref.name"], both.desc.Annotations["org.opencontainers.image.ref.name"]; got != want {
+		t.Errorf("the archive of one platform names its image %q, that of both %q", got, want)
+	}
+}
+
+// need fails the test when the command tool is not installed (with CI set),
+// or skips it, saying why it is needed.
+func need(t *testing.T, tool, why string) {
+	t.Helper()
+	if _, err := exec.LookPath(tool); err != nil {
+		testenv.Missing(t, "%s is not installed, and is needed %s (apt-get install %s)", tool, why, tool)
+	}
 }
 
 // podman runs podman on a store of the test's own, so that nothing of the
@@ -471,9 +648,7 @@ type podman struct {
 
 func newPodman(t *testing.T) podman {
 	t.Helper()
-	if _, err := exec.LookPath("podman"); err != nil {
-		testenv.Missing(t, "podman is needed to build the Dockerfile (apt-get install podman)")
-	}
+	need(t, "podman", "to build the Dockerfile and load the archive")
 	// Not t.TempDir(): podman takes a runroot of at most 50 characters.
 	dir, err := os.MkdirTemp("", "podman-")
 	if err != nil {
@@ -529,13 +704,13 @@ func factsOf(a archived) imageFacts {
 
 // The Dockerfile builds the image hack/image.sh does: podman builds its
 // final stage from the files of hack/image.sh --rootfs, which its build
-// stage runs (a build context named build stands for that stage, which
-// needs golang's image and the network), with the build's version,
-// revision and time; and the two images have the same configuration,
-// labels and files, modes and owners included. podman load reads
-// hack/image.sh's archive, under the image's name.
+// stage makes (TestTheDockerfileBuildStageIsHackImageSh; here a build
+// context named build stands for that stage, which needs golang's image
+// and the network), with the build's version, revision and time; and the
+// two images have the same configuration, labels and files, modes and
+// owners included.
 func TestTheDockerfileBuildsTheSameImage(t *testing.T) {
-	ours := readArchive(t, sharedArchive(t))
+	ours := readShared(t).host(t)
 	p := newPodman(t)
 
 	ctx := t.TempDir()
@@ -549,22 +724,427 @@ func TestTheDockerfileBuildsTheSameImage(t *testing.T) {
 		"-t", "localhost/vitals-dockerfile:test", t.TempDir())
 	saved := filepath.Join(t.TempDir(), "dockerfile.tar")
 	p.run("save", "--format", "oci-archive", "-o", saved, "localhost/vitals-dockerfile:test")
-	theirs := readArchive(t, saved)
+	theirs := readArchive(t, saved).only(t)
 
 	if a, b := factsOf(ours), factsOf(theirs); !reflect.DeepEqual(a, b) {
 		aj, _ := json.MarshalIndent(a, "", "  ")
 		bj, _ := json.MarshalIndent(b, "", "  ")
 		t.Errorf("hack/image.sh's image and the Dockerfile's differ:\nhack/image.sh: %s\nDockerfile: %s", aj, bj)
 	}
+}
 
-	name := ours.desc.Annotations["org.opencontainers.image.ref.name"]
+// instruction is one instruction of a Dockerfile, its lines joined.
+type instruction struct {
+	Cmd  string // upper case: FROM, ARG, RUN...
+	Args string
+}
+
+// dockerfileStages are the Dockerfile's stages, by name (the last, unnamed,
+// is ""), each with its instructions, FROM first: its lines as Docker joins
+// them (a line that ends in a backslash goes on, comment lines are left out).
+func dockerfileStages(t *testing.T) map[string][]instruction {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var joined []string
+	cur := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		if trimmed := strings.TrimSpace(line); strings.HasPrefix(trimmed, "#") || trimmed == "" && cur == "" {
+			continue
+		}
+		if body, ok := strings.CutSuffix(strings.TrimRight(line, " \t"), "\\"); ok {
+			cur += body + " "
+			continue
+		}
+		joined = append(joined, strings.TrimSpace(cur+line))
+		cur = ""
+	}
+	stages := map[string][]instruction{}
+	name := ""
+	for _, l := range joined {
+		cmd, args, _ := strings.Cut(l, " ")
+		in := instruction{strings.ToUpper(cmd), strings.TrimSpace(args)}
+		if in.Cmd == "FROM" {
+			f := strings.Fields(in.Args)
+			name = ""
+			if len(f) >= 3 && strings.EqualFold(f[len(f)-2], "AS") {
+				name = f[len(f)-1]
+			}
+			if _, twice := stages[name]; twice {
+				t.Fatalf("the Dockerfile has two stages named %q", name)
+			}
+		}
+		stages[name] = append(stages[name], in)
+	}
+	return stages
+}
+
+// cloneOfWorkTree is a git clone of the repository, whose HEAD is the work
+// tree as it is: its commit, and when the work tree has changes, a commit
+// of them on top. Its .git is a directory, as a user's clone's is (a work
+// tree of git worktree add has a file that points elsewhere).
+func cloneOfWorkTree(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "clone")
+	run := func(dir string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=vitals test", "-c", "user.email=test@vitals.invalid"}, args...)...)
+		out, err := cmd.Output()
+		if err != nil {
+			stderr := ""
+			if e, ok := err.(*exec.ExitError); ok {
+				stderr = string(e.Stderr)
+			}
+			t.Fatalf("git %s in %s: %v\n%s", strings.Join(args, " "), dir, err, stderr)
+		}
+		return string(out)
+	}
+	run(root, "clone", "-q", "--no-checkout", ".", dir)
+	run(dir, "checkout", "-q", "--detach", strings.TrimSpace(run(root, "rev-parse", "HEAD")))
+	changed := strings.Split(strings.TrimSuffix(run(root, "ls-files", "-z", "--modified", "--others", "--exclude-standard"), "\x00"), "\x00")
+	deleted := strings.Split(strings.TrimSuffix(run(root, "ls-files", "-z", "--deleted"), "\x00"), "\x00")
+	if changed[0] == "" && deleted[0] == "" {
+		return dir
+	}
+	for _, f := range deleted {
+		if f != "" {
+			os.Remove(filepath.Join(dir, f))
+		}
+	}
+	for _, f := range changed {
+		if f == "" || slices.Contains(deleted, f) {
+			continue
+		}
+		cp := exec.Command("cp", "-p", "--parents", f, dir)
+		cp.Dir = root
+		if out, err := cp.CombinedOutput(); err != nil {
+			t.Fatalf("cp %s into the clone: %v\n%s", f, err, out)
+		}
+	}
+	run(dir, "add", "-A")
+	run(dir, "commit", "-q", "--no-verify", "-m", "the work tree")
+	return dir
+}
+
+// The Dockerfile's build stage makes the files hack/image.sh --rootfs does,
+// byte for byte, from a clone, for each platform: its /vitals says
+// hack/version.sh's version and the clone's commit, as one that
+// hack/image.sh builds does.
+//
+// Without golang's image (nor a container to run it in), the stage is
+// played here as Docker plays it: podman builds its instructions other
+// than FROM and RUN on scratch, from the clone as the context (so
+// .dockerignore says what the build is sent), and the stage's RUN line runs
+// in those files under /bin/sh with only what golang's image and Docker
+// give it: its ARGs (TARGETOS and TARGETARCH those of the platform, as
+// buildx gives them), Go and git, Go's caches of this machine in place of
+// the cache mounts (no download: GOPROXY=off). When the test runs as root,
+// so does the line, in files that another user owns, which git refuses to
+// read unless told to trust them (safe.directory). The cache mounts are
+// where golang's image keeps those caches: GOMODCACHE under its GOPATH, /go,
+// and GOCACHE in root's home.
+func TestTheDockerfileBuildStageIsHackImageSh(t *testing.T) {
+	if hostPlatform() == "" {
+		t.Skipf("the image is built for %v, and this machine is %s/%s", slices.Sorted(maps.Keys(platforms)), runtime.GOOS, runtime.GOARCH)
+	}
+	p := newPodman(t)
+	stage := dockerfileStages(t)["build"]
+	if len(stage) == 0 || !strings.Contains(stage[0].Args, "golang:") {
+		t.Fatalf("the Dockerfile has no stage named build FROM golang's image: %v", stage)
+	}
+
+	// The stage's instructions, on scratch: the context as the RUN line
+	// finds it.
+	var args []instruction
+	var run string
+	containerfile := "FROM scratch\n"
+	for _, in := range stage[1:] {
+		switch in.Cmd {
+		case "ARG":
+			args = append(args, in)
+		case "RUN":
+			if run != "" {
+				t.Fatalf("the build stage has two RUN lines; this test plays one: %s", in.Args)
+			}
+			run = in.Args
+		case "WORKDIR", "COPY":
+			if run != "" {
+				t.Fatalf("the build stage's %s comes after its RUN line; this test plays it before: %s", in.Cmd, in.Args)
+			}
+			containerfile += in.Cmd + " " + in.Args + "\n"
+		default:
+			t.Fatalf("the build stage has a %s, which this test does not play: %s", in.Cmd, in.Args)
+		}
+	}
+	workdir := "/"
+	for _, in := range stage {
+		if in.Cmd == "WORKDIR" {
+			workdir = in.Args
+		}
+	}
+	clone := cloneOfWorkTree(t)
+	cf := filepath.Join(t.TempDir(), "Containerfile")
+	if err := os.WriteFile(cf, []byte(containerfile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stageRoot := filepath.Join(t.TempDir(), "stage")
+	p.run("build", "-f", cf, "--output", "type=local,dest="+stageRoot, clone)
+	src := filepath.Join(stageRoot, workdir)
+	if os.Geteuid() == 0 {
+		if out, err := exec.Command("chown", "-R", "65534:65534", stageRoot).CombinedOutput(); err != nil {
+			t.Fatalf("chown the context: %v\n%s", err, out)
+		}
+	}
+
+	// The RUN line: its --mount flags, then its command.
+	var caches []string
+	for strings.HasPrefix(run, "--") {
+		flag, rest, _ := strings.Cut(run, " ")
+		run = strings.TrimSpace(rest)
+		if opts, ok := strings.CutPrefix(flag, "--mount="); ok && strings.Contains(","+opts+",", ",type=cache,") {
+			for _, o := range strings.Split(opts, ",") {
+				if target, ok := strings.CutPrefix(o, "target="); ok {
+					caches = append(caches, target)
+				}
+			}
+		}
+	}
+	goenv := exec.Command("go", "env", "GOMODCACHE", "GOCACHE")
+	goenv.Env = []string{"PATH=" + os.Getenv("PATH"), "GOPATH=/go", "HOME=/root", "GOENV=off", "GOTOOLCHAIN=local"}
+	out, err := goenv.Output()
+	if err != nil {
+		t.Fatalf("go env: %v", err)
+	}
+	if want := strings.Fields(string(out)); !reflect.DeepEqual(slices.Sorted(slices.Values(caches)), slices.Sorted(slices.Values(want))) {
+		t.Errorf("the build stage's cache mounts are %q, want golang's image's GOMODCACHE and GOCACHE, %q", caches, want)
+	}
+	if strings.Count(run, "--rootfs /rootfs") != 1 || !slices.Contains(dockerfileStages(t)[""], instruction{"COPY", "--from=build /rootfs/ /"}) {
+		t.Fatalf("the build stage's RUN line does not lay out /rootfs, which the final stage copies: %s", run)
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := exec.Command("bash", filepath.Join(clone, "hack", "version.sh")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := exec.Command("git", "-C", clone, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantVersion, wantRevision := strings.TrimSpace(string(vs)), strings.TrimSpace(string(head))
+
+	// Each platform's stage, as docker buildx builds them: the same line,
+	// cross-compiling on this machine.
+	for _, platform := range slices.Sorted(maps.Keys(platforms)) {
+		rootfs := filepath.Join(t.TempDir(), "rootfs")
+		line := strings.Replace(run, "--rootfs /rootfs", "--rootfs "+rootfs, 1)
+		env := []string{
+			"PATH=" + filepath.Dir(goBin) + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+			"HOME=" + t.TempDir(), "GOTOOLCHAIN=local", "GOPROXY=off",
+			"GOMODCACHE=" + goEnv(t, "GOMODCACHE"), "GOCACHE=" + goEnv(t, "GOCACHE"),
+		}
+		build := "linux/" + runtime.GOARCH
+		automatic := map[string]string{
+			"TARGETPLATFORM": platform, "TARGETOS": "linux", "TARGETARCH": strings.TrimPrefix(platform, "linux/"),
+			"BUILDPLATFORM": build, "BUILDOS": "linux", "BUILDARCH": runtime.GOARCH,
+		}
+		for _, a := range args {
+			name, value, hasDefault := strings.Cut(a.Args, "=")
+			if v, ok := automatic[name]; ok {
+				env = append(env, name+"="+v)
+			} else if hasDefault {
+				env = append(env, name+"="+strings.Trim(value, `"`))
+			}
+		}
+		sh := exec.Command("/bin/sh", "-c", line)
+		sh.Dir, sh.Env = src, env
+		if out, err := sh.CombinedOutput(); err != nil {
+			t.Fatalf("the build stage's RUN line for %s, %s: %v\n%s", platform, line, err, out)
+		}
+
+		// hack/image.sh --rootfs in the clone, as its user runs it.
+		want := filepath.Join(t.TempDir(), "rootfs")
+		imageShIn(t, clone, "--platform", platform, "--rootfs", want)
+		got, wanted := dirFiles(t, rootfs), dirFiles(t, want)
+		if !reflect.DeepEqual(got, wanted) {
+			gj, _ := json.MarshalIndent(got, "", "  ")
+			wj, _ := json.MarshalIndent(wanted, "", "  ")
+			t.Errorf("the build stage's files for %s differ from hack/image.sh --rootfs's:\nbuild stage: %s\nhack/image.sh: %s", platform, gj, wj)
+		}
+		if platform != hostPlatform() {
+			continue
+		}
+		var v struct {
+			Version, Revision string
+			Modified          bool
+		}
+		out, err := exec.Command(filepath.Join(rootfs, "vitals"), "version", "-o", "json").Output()
+		if err != nil || json.Unmarshal(out, &v) != nil {
+			t.Fatalf("the build stage's vitals version -o json: %v\n%s", err, out)
+		}
+		if v.Version != wantVersion || v.Revision != wantRevision || v.Modified {
+			t.Errorf("the build stage's vitals is version %q of commit %q (modified %v), want %q of %q, unmodified", v.Version, v.Revision, v.Modified, wantVersion, wantRevision)
+		}
+	}
+}
+
+// goEnv is go env NAME of this machine.
+func goEnv(t *testing.T, name string) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", name).Output()
+	if err != nil {
+		t.Fatalf("go env %s: %v", name, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// dirFiles lists the files under dir, by path from dir: their type, mode
+// and content (not their owners or times, which the layer sets).
+func dirFiles(t *testing.T, dir string) map[string]file {
+	t.Helper()
+	files := map[string]file{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == dir {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		f := file{Type: "dir", Mode: strconv.FormatInt(int64(info.Mode().Perm()), 8)}
+		if info.Mode()&fs.ModeSticky != 0 {
+			f.Mode = "1" + f.Mode
+		}
+		if info.Mode().IsRegular() {
+			content, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(content)
+			f.Type, f.Size, f.SHA256 = "file", int64(len(content)), hex.EncodeToString(sum[:])
+		} else if !info.IsDir() {
+			f.Type = info.Mode().Type().String()
+		}
+		rel, _ := filepath.Rel(dir, path)
+		files["/"+rel] = f
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// podman load reads hack/image.sh's archive of both platforms and keeps,
+// under the image's name, the image for this machine's platform.
+func TestPodmanLoadsTheArchive(t *testing.T) {
+	a := readShared(t)
+	host := a.host(t)
+	p := newPodman(t)
+	name := a.desc.Annotations["org.opencontainers.image.ref.name"]
 	out := p.run("load", "-i", sharedArchive(t))
 	if !strings.Contains(out, "Loaded image: "+name) && !strings.Contains(out, "Loaded image(s): "+name) {
 		t.Errorf("podman load of hack/image.sh's archive says %q, want it loaded as %s", out, name)
 	}
-	if got := strings.TrimSpace(p.run("image", "inspect", "--format", "{{.Config.User}} {{.Config.Entrypoint}}", name)); got != "65532:65532 [/vitals]" {
-		t.Errorf("podman image inspect %s: %q, want 65532:65532 [/vitals]", name, got)
+	config, err := host.image.ConfigName()
+	if err != nil {
+		t.Fatal(err)
 	}
+	got := strings.TrimSpace(p.run("image", "inspect", "--format", "{{.Id}} {{.Os}}/{{.Architecture}} {{.Config.User}} {{.Config.Entrypoint}}", name))
+	if want := config.Hex + " " + hostPlatform() + " 65532:65532 [/vitals]"; got != want {
+		t.Errorf("podman image inspect %s: %q, want %q (the archive's %s image)", name, got, want, hostPlatform())
+	}
+}
+
+// A release publishes the archive as docs/install.md says, with skopeo copy
+// --all --preserve-digests oci-archive:dist/vitals-image.tar
+// docker://ghcr.io/vitals-dev/vitals:vX.Y.Z: the registry then serves,
+// under the tag, the archive's image index, of the same digest, and each
+// platform's image with the same manifest, configuration and layer. (The
+// registry here is go-containerregistry's, on loopback over HTTP, which
+// stands for ghcr.io.)
+func TestSkopeoPublishesBothPlatforms(t *testing.T) {
+	need(t, "skopeo", "to push the archive to a registry, as a release does")
+	a := readShared(t)
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	tag := a.images[a.platforms[0]].cf.Config.Labels["org.opencontainers.image.version"]
+	dest := strings.TrimPrefix(srv.URL, "http://") + "/vitals-dev/vitals:" + tag
+	cmd := exec.Command("skopeo", "copy", "--all", "--preserve-digests", "--dest-tls-verify=false", "oci-archive:"+sharedArchive(t), "docker://"+dest)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("skopeo copy --all of the archive to %s: %v\n%s", dest, err, out)
+	}
+	// What the registry serves, read as a client pulls it (the OCI
+	// distribution API): the tag, then each image by its digest.
+	index := pull(t, srv.URL, "vitals-dev/vitals", tag, types.OCIImageIndex)
+	raw, err := a.index.RawManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(index, raw) {
+		t.Errorf("the registry serves as %s:\n%s\nwant the archive's image index, %s:\n%s", tag, index, a.desc.Digest, raw)
+	}
+	for _, p := range a.platforms {
+		img := a.images[p]
+		manifest := pull(t, srv.URL, "vitals-dev/vitals", img.desc.Digest.String(), types.OCIManifestSchema1)
+		if raw, err := img.image.RawManifest(); err != nil || !bytes.Equal(manifest, raw) {
+			t.Errorf("the registry serves as the %s image %s:\n%s\nwant the archive's:\n%s", p, img.desc.Digest, manifest, raw)
+		}
+		config, _ := img.image.ConfigName()
+		layers, _ := img.image.Layers()
+		for _, d := range []v1.Hash{config, digestOf(t, layers[0])} {
+			resp, err := http.Head(srv.URL + "/v2/vitals-dev/vitals/blobs/" + d.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("the registry has no blob %s of the %s image: HEAD says %s", d, p, resp.Status)
+			}
+		}
+	}
+}
+
+// pull is the manifest that the registry at url serves as repo:reference,
+// of the media type want, checked against the digest it says it has.
+func pull(t *testing.T, url, repo, reference string, want types.MediaType) []byte {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url+"/v2/"+repo+"/manifests/"+reference, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", string(want))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != string(want) {
+		t.Fatalf("the registry serves %s:%s as %s, a %q, want a %s:\n%s", repo, reference, resp.Status, resp.Header.Get("Content-Type"), want, body)
+	}
+	sum := sha256.Sum256(body)
+	if got := "sha256:" + hex.EncodeToString(sum[:]); resp.Header.Get("Docker-Content-Digest") != got {
+		t.Errorf("the registry says %s:%s is %s, and it is %s", repo, reference, resp.Header.Get("Docker-Content-Digest"), got)
+	}
+	return body
+}
+
+// digestOf is the digest of layer.
+func digestOf(t *testing.T, layer v1.Layer) v1.Hash {
+	t.Helper()
+	d, err := layer.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 // hack/image.sh refuses what it cannot do, with exit 2 and the reason,
@@ -578,7 +1158,8 @@ func TestImageShRefusesBadArguments(t *testing.T) {
 		{[]string{"--platform", "linux/s390x"}, "--platform linux/s390x: the image is built for linux/amd64 and linux/arm64"},
 		{[]string{"--frobnicate"}, "unknown flag --frobnicate"},
 		{[]string{"a.tar", "b.tar"}, "one OUT only, not a.tar and b.tar"},
-		{[]string{"--rootfs", existing}, existing + " exists: --rootfs wants a new directory"},
+		{[]string{"--platform", "linux/amd64", "--rootfs", existing}, existing + " exists: --rootfs wants a new directory"},
+		{[]string{"--rootfs", filepath.Join(existing, "new")}, "--rootfs DIR lays out one platform's files: say which with --platform linux/amd64 or linux/arm64"},
 		{[]string{"--rootfs", existing, "a.tar"}, "--rootfs DIR lays out files only: no OUT with it"},
 	} {
 		cmd := exec.Command("bash", append([]string{filepath.Join(root, "hack", "image.sh")}, tc.args...)...)
@@ -607,6 +1188,36 @@ func TestRef(t *testing.T) {
 		}
 		if !strings.HasPrefix(s, tc.want) {
 			t.Errorf("ref(%q) = %q, want %q", tc.version, s, tc.want)
+		}
+	}
+}
+
+// -rootfs takes each platform's directory once, as PLATFORM=DIR, for the
+// platforms the image is built for; anything else is refused, naming it.
+func TestRootfsFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // the flags' String, or the last error
+	}{
+		{[]string{"linux/amd64=/a"}, "linux/amd64=/a"},
+		{[]string{"linux/arm64=/b", "linux/amd64=/a"}, "linux/amd64=/a linux/arm64=/b"},
+		{[]string{"linux/amd64=/a", "linux/amd64=/b"}, "linux/amd64 is given twice"},
+		{[]string{"linux/s390x=/a"}, `"linux/s390x=/a": want PLATFORM=DIR, PLATFORM linux/amd64 or linux/arm64`},
+		{[]string{"/a"}, `"/a": want PLATFORM=DIR`},
+		{[]string{"linux/amd64="}, `"linux/amd64=": want PLATFORM=DIR`},
+	} {
+		r := rootfsFlags{}
+		got := ""
+		for _, a := range tc.args {
+			if err := r.Set(a); err != nil {
+				got = err.Error()
+			}
+		}
+		if got == "" {
+			got = r.String()
+		}
+		if !strings.HasPrefix(got, tc.want) {
+			t.Errorf("-rootfs %s: %q, want %q", strings.Join(tc.args, " -rootfs "), got, tc.want)
 		}
 	}
 }

@@ -1,14 +1,18 @@
 // Command image builds vitals's container image without a container daemon,
-// for hack/image.sh. From a directory that holds the image's files (which
-// hack/image.sh --rootfs lays out, as the Dockerfile's build stage does), it
-// makes one layer, the image's configuration (the Dockerfile's final stage
-// says the same; image_test.go holds the two together) and an OCI image
-// layout in a tar, which podman load, skopeo (oci-archive:FILE) and
-// containerd's import read:
+// for hack/image.sh. From the directories that hold the image's files for
+// each platform (which hack/image.sh --rootfs lays out, as the Dockerfile's
+// build stage does), it makes for each one layer and the image's
+// configuration (the Dockerfile's final stage says the same; image_test.go
+// holds the two together), and writes an OCI image layout in a tar, which
+// podman load, skopeo (oci-archive:FILE) and containerd's import read:
 //
-//	go run . -rootfs DIR -out FILE [-platform linux/amd64] [-version dev] [-revision SHA] [-created UNIX]
+//	go run . -rootfs linux/amd64=DIR [-rootfs linux/arm64=DIR] -out FILE [-version dev] [-revision SHA] [-created UNIX]
 //
-// go-containerregistry makes the image and writes the layout; this command
+// With one -rootfs, the archive's index.json names that platform's image;
+// with more, it names an image index of them, one image per platform, as a
+// registry serves a multi-platform image (skopeo copy --all pushes it so).
+//
+// go-containerregistry makes the images and writes the layout; this command
 // decides what goes in them. Every time in the archive is -created
 // (hack/image.sh passes SOURCE_DATE_EPOCH, by default the commit's time), so
 // the same files and flags give the same archive, byte for byte.
@@ -26,8 +30,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -103,40 +110,68 @@ func ref(version string) (name.Tag, error) {
 	return tag, nil
 }
 
+// rootfsFlags are the -rootfs flags: the directory of each platform's
+// files, by platform.
+type rootfsFlags map[string]string
+
+func (r rootfsFlags) String() string {
+	var s []string
+	for _, p := range slices.Sorted(maps.Keys(r)) {
+		s = append(s, p+"="+r[p])
+	}
+	return strings.Join(s, " ")
+}
+
+func (r rootfsFlags) Set(v string) error {
+	p, dir, ok := strings.Cut(v, "=")
+	if _, known := platforms[p]; !ok || !known || dir == "" {
+		return fmt.Errorf("%q: want PLATFORM=DIR, PLATFORM linux/amd64 or linux/arm64", v)
+	}
+	if _, twice := r[p]; twice {
+		return fmt.Errorf("%s is given twice", p)
+	}
+	r[p] = dir
+	return nil
+}
+
+const usage = "usage: image -rootfs linux/amd64=DIR [-rootfs linux/arm64=DIR] -out FILE [-version dev] [-revision SHA] [-created UNIX]"
+
 func main() {
-	rootfs := flag.String("rootfs", "", "the directory of the image's files (hack/image.sh --rootfs DIR)")
+	rootfs := rootfsFlags{}
+	flag.Var(rootfs, "rootfs", "`PLATFORM=DIR`: the image's files for PLATFORM (linux/amd64 or linux/arm64), laid out by hack/image.sh --rootfs DIR; once per platform")
 	out := flag.String("out", "", "the OCI image archive to write")
-	platform := flag.String("platform", "linux/amd64", "the platform of the binary in -rootfs: linux/amd64 or linux/arm64")
 	version := flag.String("version", "dev", "vitals's version: the image's tag and its version label")
 	revision := flag.String("revision", "", "the commit the image is built from")
 	created := flag.Int64("created", 0, "the image's time, in seconds since 1970 (SOURCE_DATE_EPOCH)")
 	flag.Parse()
-	if flag.NArg() > 0 || *rootfs == "" || *out == "" {
-		fmt.Fprintln(os.Stderr, "usage: image -rootfs DIR -out FILE [-platform linux/amd64] [-version dev] [-revision SHA] [-created UNIX]")
-		os.Exit(2)
-	}
-	p, ok := platforms[*platform]
-	if !ok {
-		fmt.Fprintf(os.Stderr, "image: -platform %s: the image is built for linux/amd64 and linux/arm64\n", *platform)
+	if flag.NArg() > 0 || len(rootfs) == 0 || *out == "" {
+		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)
 	}
 	b := build{version: *version, revision: *revision, created: time.Unix(*created, 0).UTC()}
-	if err := write(*out, *rootfs, p, b); err != nil {
+	if err := write(*out, rootfs, b); err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)
 		os.Exit(1)
 	}
 }
 
-// write builds the image of the files in rootfs and writes its archive to
-// out, in place of what was there only once it is whole.
-func write(out, rootfs string, p v1.Platform, b build) error {
+// write builds the image of each platform's files and writes their archive
+// to out, in place of what was there only once it is whole: of one
+// platform, the image; of more, an image index of them, in the order of
+// their platforms' names.
+func write(out string, rootfs rootfsFlags, b build) error {
 	tag, err := ref(b.version)
 	if err != nil {
 		return err
 	}
-	img, err := image(rootfs, p, b)
-	if err != nil {
-		return err
+	var adds []mutate.IndexAddendum
+	for _, name := range slices.Sorted(maps.Keys(rootfs)) {
+		p := platforms[name]
+		img, err := image(rootfs[name], p, b)
+		if err != nil {
+			return fmt.Errorf("the image for %s: %w", name, err)
+		}
+		adds = append(adds, mutate.IndexAddendum{Add: notArtifact{img}, Descriptor: v1.Descriptor{Platform: &p}})
 	}
 	dir, err := os.MkdirTemp("", "vitals-image-")
 	if err != nil {
@@ -149,11 +184,16 @@ func write(out, rootfs string, p v1.Platform, b build) error {
 	}
 	// The image's name for the tools that load the archive: podman and
 	// skopeo read the OCI annotation, containerd its own.
-	named := map[string]string{
+	named := layout.WithAnnotations(map[string]string{
 		"org.opencontainers.image.ref.name": tag.String(),
 		"io.containerd.image.name":          tag.String(),
+	})
+	if len(adds) == 1 {
+		err = l.AppendImage(adds[0].Add.(v1.Image), named, layout.WithPlatform(*adds[0].Platform))
+	} else {
+		err = l.AppendIndex(mutate.AppendManifests(empty.Index, adds...), named)
 	}
-	if err := l.AppendImage(img, layout.WithAnnotations(named), layout.WithPlatform(p)); err != nil {
+	if err != nil {
 		return fmt.Errorf("write the image into the OCI layout %s: %w", dir, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
@@ -177,6 +217,20 @@ func write(out, rootfs string, p v1.Platform, b build) error {
 	return os.Rename(f.Name(), out)
 }
 
+// notArtifact is an image whose descriptor says no artifactType: it is an
+// image, as docker buildx's indexes say of theirs (go-containerregistry
+// otherwise gives it its config's media type, which the OCI image spec asks
+// of the referrers API's answers, not of an index).
+type notArtifact struct{ v1.Image }
+
+// ArtifactType is "", for go-containerregistry's partial.Descriptor.
+func (notArtifact) ArtifactType() (string, error) { return "", nil }
+
+// layerCompression is gzip's default level (6): on vitals's binary, level 9
+// makes a layer smaller by less than 1% and takes two and a half times as
+// long, for each platform.
+const layerCompression = gzip.DefaultCompression
+
 // image is the image of the files in rootfs: one layer, and the
 // configuration above.
 func image(rootfs string, p v1.Platform, b build) (v1.Image, error) {
@@ -186,7 +240,7 @@ func image(rootfs string, p v1.Platform, b build) (v1.Image, error) {
 	}
 	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(files.Bytes())), nil
-	}, tarball.WithMediaType(types.OCILayer), tarball.WithCompressionLevel(gzip.BestCompression), tarball.WithCompressedCaching)
+	}, tarball.WithMediaType(types.OCILayer), tarball.WithCompressionLevel(layerCompression), tarball.WithCompressedCaching)
 	if err != nil {
 		return nil, fmt.Errorf("make a layer of %s: %w", rootfs, err)
 	}
