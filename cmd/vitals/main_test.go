@@ -600,14 +600,7 @@ func exited(t *testing.T, cmd *exec.Cmd) int {
 // pidIn waits (a guard only) for the workload to write its pid to ready.
 func pidIn(t *testing.T, ready string) int {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if b, err := os.ReadFile(ready); err == nil && len(b) > 0 {
-			pid, _ := strconv.Atoi(string(b))
-			return pid
-		}
-	}
-	t.Fatal("the workload was not ready within 20s")
-	return 0
+	return workloadtest.WaitPID(t, ready)
 }
 
 // waitReadyzIs waits (a guard only) until /readyz on addr answers code.

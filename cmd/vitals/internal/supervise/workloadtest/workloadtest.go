@@ -3,19 +3,23 @@
 //
 //	func init() { workloadtest.Main() }
 //
-// and start os.Args[0] with Env set and the arguments Run describes.
+// and start os.Args[0] with Env set and the arguments Run describes (vitals
+// run -- os.Args[0] ..., or Command and Start).
 package workloadtest
 
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -27,6 +31,43 @@ func Main() {
 	if os.Getenv(Env) != "" {
 		os.Exit(Run(os.Args[1:]))
 	}
+}
+
+// Command is the test binary as a workload that does what, with ready as
+// its file and args after it, as Run describes them. It runs in a process
+// group of its own, which Start kills.
+func Command(what, ready string, args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], append([]string{what, ready}, args...)...)
+	cmd.Env = append(os.Environ(), Env+"=1")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+// Start starts cmd, a Command, and kills its group when t ends.
+func Start(t testing.TB, cmd *exec.Cmd) {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+}
+
+// WaitPID waits (a guard of 20 seconds only) for a workload to write its
+// pid to ready, and returns it.
+func WaitPID(t testing.TB, ready string) int {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(ready); err == nil && len(b) > 0 {
+			pid, _ := strconv.Atoi(string(b))
+			return pid
+		}
+	}
+	t.Fatal("the workload was not ready within 20s")
+	return 0
 }
 
 // Run is the workload: args[0] says what it does, args[1] is a file it
@@ -49,6 +90,11 @@ func Main() {
 //	                 503 while FILE.503 holds its pid (it broke); SIGTERM ends it with 0
 //	flood FILE MB    writes MB megabytes of numbered lines, alternating stdout and stderr,
 //	                 then "flood done" on stdout, and sleeps
+//	connect FILE ADDR  dials ADDR until it connects (a broker that comes up late), writes
+//	                 its pid, and holds the connection; when the server closes it, dials
+//	                 again, as a client of a broker does
+//	connect-child FILE ADDR  starts a child that does connect FILE ADDR, and sleeps
+//	listen FILE ADDR listens on ADDR, writes its pid, and sleeps
 func Run(args []string) int {
 	ready := func() { os.WriteFile(args[1], []byte(strconv.Itoa(os.Getpid())), 0o600) }
 	switch args[0] {
@@ -121,6 +167,23 @@ func Run(args []string) int {
 		flood(mb)
 		ready()
 		time.Sleep(time.Hour)
+	case "connect":
+		connect(ready, args[2])
+	case "connect-child":
+		if _, err := os.StartProcess(os.Args[0], []string{os.Args[0], "connect", args[1], args[2]},
+			&os.ProcAttr{Env: os.Environ(), Files: []*os.File{nil, os.Stdout, os.Stderr}}); err != nil {
+			return 99
+		}
+		time.Sleep(time.Hour)
+	case "listen":
+		ln, err := net.Listen("tcp", args[2])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer ln.Close()
+		ready()
+		time.Sleep(time.Hour)
 	case "fork-away", "fork-own-group":
 		// A grandchild that leaves the workload's group (setsid, or
 		// setpgid), outlives it, then exits: vitals, its subreaper, must
@@ -138,6 +201,25 @@ func Run(args []string) int {
 		return 0
 	}
 	return 100
+}
+
+// connect holds a connection to addr, made again whenever the server
+// closes it; ready is called at the first.
+func connect(ready func(), addr string) {
+	first := true
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		if first {
+			ready()
+			first = false
+		}
+		io.Copy(io.Discard, c) // until the server closes it
+		c.Close()
+	}
 }
 
 func serve(ready, addr string) int {
