@@ -550,11 +550,19 @@ func init() { workloadtest.Main() }
 // its logs, the probe address, and the workload's ready file.
 func supervised(t *testing.T, extra string, what ...string) (*exec.Cmd, *vitalstest.Buffer, string, string) {
 	t.Helper()
+	return supervisedBy(t, func(dir string) string {
+		os.WriteFile(filepath.Join(dir, "ok"), []byte("ok"), 0o600)
+		return fmt.Sprintf("%s\nchecks:\n  ok:\n    file: {path: %s}\n    period: 100ms\n    failure-threshold: 1\n", extra, filepath.Join(dir, "ok"))
+	}, what...)
+}
+
+// supervisedBy is supervised with the file's lines after listen: and api:
+// as file writes them, given the test's directory.
+func supervisedBy(t *testing.T, file func(dir string) string, what ...string) (*exec.Cmd, *vitalstest.Buffer, string, string) {
+	t.Helper()
 	addr := freeAddr(t)
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "ok"), []byte("ok"), 0o600)
-	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\n%s\nchecks:\n  ok:\n    file: {path: %s}\n    period: 100ms\n    failure-threshold: 1\n",
-		addr, filepath.Join(dir, "vitals.sock"), extra, filepath.Join(dir, "ok")))
+	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\n%s", addr, filepath.Join(dir, "vitals.sock"), file(dir)))
 	ready := filepath.Join(dir, "ready")
 	args := append([]string{"run", "-c", path, "--", os.Args[0], what[0], ready}, what[1:]...)
 	cmd := exec.Command(vitals, args...)

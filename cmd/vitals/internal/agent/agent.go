@@ -24,6 +24,7 @@ import (
 	"log"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -108,6 +109,11 @@ type Agent struct {
 	wake      wakeUps
 	// closers are the checks that keep a connection between runs.
 	closers []io.Closer
+	// workloadChecks are the checks that look at the workload's
+	// processes, which ask supervisor for its pid at each run: nil until
+	// the workload has started.
+	workloadChecks []string
+	supervisor     atomic.Pointer[supervise.Supervisor]
 }
 
 // New builds the agent of cfg: the Monitor with its checks, the metrics,
@@ -167,12 +173,19 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 
 // buildChecks builds the file's checks through the table of kinds and adds
 // them to the Monitor, a heartbeat by its ttl. A log check registers with
-// the workload's output as it is built (whether there is a workload to read
-// is Run's to say, as the command line may give it); a checker that keeps a
-// connection between runs is closed once the Monitor has stopped.
+// the workload's output as it is built, and a check of the workload's
+// processes for its pid (whether there is a workload is Run's to say, as
+// the command line may give it); a checker that keeps a connection between
+// runs is closed once the Monitor has stopped.
 func (a *Agent) buildChecks() error {
 	a.heartbeats = map[string]*health.Heartbeat{}
-	env := kinds.Env{Output: func(c *logwatch.Check) { a.logChecks = append(a.logChecks, c) }}
+	env := kinds.Env{
+		Output: func(c *logwatch.Check) { a.logChecks = append(a.logChecks, c) },
+		Workload: func(check string) func() int {
+			a.workloadChecks = append(a.workloadChecks, check)
+			return a.workloadPID
+		},
+	}
 	for _, ch := range a.cfg.Checks {
 		if ch.Heartbeat > 0 {
 			hb, err := a.monitor.Heartbeat(ch.Name, ch.Heartbeat, ch.Level)
@@ -194,6 +207,15 @@ func (a *Agent) buildChecks() error {
 		}
 	}
 	return nil
+}
+
+// workloadPID is the pid of the workload's run that runs now, 0 when none
+// does.
+func (a *Agent) workloadPID() int {
+	if sv := a.supervisor.Load(); sv != nil {
+		return sv.PID()
+	}
+	return 0
 }
 
 // hookSpecs are the file's hooks as package hooks runs them.

@@ -59,7 +59,8 @@ func (a *Agent) prepare() (*run, error) {
 
 // checkCommandLine checks what the file needs of the command line: the
 // workload's command when the file has a service: without one, and a
-// workload for the checks that read its output or restart it.
+// workload for the checks that read its output, look at its processes or
+// restart it.
 func (a *Agent) checkCommandLine() error {
 	c := a.cfg
 	if a.spec != nil && len(a.spec.Command) == 0 {
@@ -68,13 +69,16 @@ func (a *Agent) checkCommandLine() error {
 	if a.spec != nil {
 		return nil
 	}
-	readsOutput := make(map[string]bool, len(a.logChecks))
+	needs := make(map[string]error, len(a.logChecks)+len(a.workloadChecks))
 	for _, lc := range a.logChecks {
-		readsOutput[lc.Name()] = true
+		needs[lc.Name()] = kinds.ErrNoWorkload
+	}
+	for _, name := range a.workloadChecks {
+		needs[name] = kinds.ErrNoProcesses
 	}
 	for _, ch := range c.Checks {
-		if readsOutput[ch.Name] {
-			return &ConfigError{ch.Errorf("%v", kinds.ErrNoWorkload)}
+		if err := needs[ch.Name]; err != nil {
+			return &ConfigError{ch.Errorf("%v", err)}
 		}
 		if ch.OnFailure == config.OnFailureRestart {
 			return &ConfigError{fmt.Errorf("%s: checks.%s.on-failure: restart needs a workload to restart: give service: in the file, or the command after --", c.File, ch.Name)}
@@ -224,6 +228,7 @@ func (r *run) superviseWorkload() error {
 		return &RunError{fmt.Errorf("vitals run: %w", err)}
 	}
 	r.sv, r.exited = sv, sv.Done()
+	r.supervisor.Store(sv.Supervisor)
 	return nil
 }
 

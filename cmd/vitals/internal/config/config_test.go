@@ -48,7 +48,7 @@ func parse(t *testing.T, data string) (*Config, error) {
 }
 
 // The fields of a Check wanted: list of every field in the check's wanted.
-const wantFields = "amqp, component-type, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, log, nats, on-failure, period, postgres, redis, success-threshold, tcp, timeout, tls"
+const wantFields = "amqp, component-type, connection, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, listening, log, nats, on-failure, period, postgres, redis, success-threshold, tcp, timeout, tls"
 
 const topFields = "api, api-token-file, checks, details, drain, grpc-listen, hooks, kubernetes, listen, service, service-info"
 
@@ -266,14 +266,14 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"    htp: {url: \"http://x/\"}",
 		), []string{
 			`vitals.yaml:3:5: checks.web.htp: unknown field "htp" (want ` + wantFields + `)`,
-			`vitals.yaml:3:8: checks.web: no kind: give one of amqp, dns, exec, file, grpc, heartbeat, http, log, nats, postgres, redis, tcp, tls`,
+			`vitals.yaml:3:8: checks.web: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, nats, postgres, redis, tcp, tls`,
 		}},
 		{"no kind", y(
 			"checks:",
 			"  web:",
 			"    level: live",
 		), []string{
-			`vitals.yaml:3:10: checks.web: no kind: give one of amqp, dns, exec, file, grpc, heartbeat, http, log, nats, postgres, redis, tcp, tls`,
+			`vitals.yaml:3:10: checks.web: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, nats, postgres, redis, tcp, tls`,
 		}},
 		{"two kinds", y(
 			"checks:",
@@ -922,7 +922,7 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"    <<: {heartbeat: {ttl: 1s}}",
 		), []string{
 			`vitals.yaml:3:5: checks.a.<<: unknown field "<<" (want ` + wantFields + `)`,
-			`vitals.yaml:3:7: checks.a: no kind: give one of amqp, dns, exec, file, grpc, heartbeat, http, log, nats, postgres, redis, tcp, tls`,
+			`vitals.yaml:3:7: checks.a: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, nats, postgres, redis, tcp, tls`,
 		}},
 		{"null values", y(
 			"details: null",

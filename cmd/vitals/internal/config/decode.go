@@ -302,7 +302,11 @@ func isNumber(s string) bool {
 }
 
 // count reads a whole number of at least 1.
-func count(dst *int) Value {
+func count(dst *int) Value { return Whole(dst, 1, math.MaxInt32) }
+
+// Whole reads a whole number from least to most, written as a number or
+// quoted ("3", as Helm's quote writes it).
+func Whole(dst *int, least, most int) Value {
 	return Value{"integer", func(d *Decoder, n ast.Node, path string) {
 		s, ok := d.scalar(n, path)
 		if !ok {
@@ -313,16 +317,16 @@ func count(dst *int) Value {
 			d.Errorf(n, path, "want a whole number, got %q", s)
 			return
 		}
-		if v < 1 {
-			d.Errorf(n, path, "%d is not at least 1", v)
+		if v < int64(least) {
+			d.Errorf(n, path, "%d is not at least %d", v, least)
 			return
 		}
-		if v > math.MaxInt32 {
-			d.Errorf(n, path, "%d is too large: at most %d", v, math.MaxInt32)
+		if v > int64(most) {
+			d.Errorf(n, path, "%d is too large: at most %d", v, most)
 			return
 		}
 		*dst = int(v)
-	}, countSchema}
+	}, wholeNumber(least, most)}
 }
 
 // Strings reads a list of strings; a single string is a list of one.

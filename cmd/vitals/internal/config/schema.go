@@ -1,7 +1,6 @@
 package config
 
 import (
-	"math"
 	"strings"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/signals"
@@ -108,6 +107,3 @@ func wholeNumber(least, most int) Schema {
 	return expandable(Schema{"type": "integer", "minimum": least, "maximum": most},
 		Schema{"type": "string", "pattern": `^-?[0-9]+$`})
 }
-
-// countSchema is what count reads.
-var countSchema = wholeNumber(1, math.MaxInt32)

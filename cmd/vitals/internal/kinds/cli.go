@@ -84,6 +84,10 @@ func boolFlag(p *bool) FlagValue {
 	return flagValue(p, func(f *pflag.FlagSet, name, usage string) { f.Bool(name, false, usage) }, (*pflag.FlagSet).GetBool)
 }
 
+func intFlag(p *int) FlagValue {
+	return flagValue(p, func(f *pflag.FlagSet, name, usage string) { f.Int(name, 0, usage) }, (*pflag.FlagSet).GetInt)
+}
+
 func durationFlag(p *time.Duration) FlagValue {
 	return flagValue(p, func(f *pflag.FlagSet, name, usage string) { f.Duration(name, 0, usage) }, (*pflag.FlagSet).GetDuration)
 }

@@ -9,7 +9,7 @@
 // file and one line in All.
 //
 // kinds imports config and the packages that build checkers (probe,
-// grpchealth, deps, logwatch); config imports none of them. In the probe
+// grpchealth, deps, logwatch, procnet); config imports none of them. In the probe
 // build (-tags vitals_probe) the dependency kinds are names and schemes
 // only (deps_probe.go), so that it links none of their clients.
 package kinds
@@ -32,6 +32,7 @@ import (
 // All is every kind, in the order the reference lists them.
 var All = Table{
 	&HTTP, &TCP, &TLS, &Exec, &File, &DNS, &GRPC, &Log, &Heartbeat,
+	&Connection, &Listening,
 	&Postgres, &Redis, &AMQP, &NATS,
 }
 
@@ -113,6 +114,12 @@ type Env struct {
 	// reads from then on. nil when there is no workload: a log check then
 	// fails to build.
 	Output func(*logwatch.Check)
+	// Workload registers a check that looks at the workload's processes
+	// (a connection or listening check that names no others), and returns
+	// what gives the pid of the workload's run that runs now, 0 between
+	// runs. nil when there is no workload: such a check then fails to
+	// build.
+	Workload func(check string) (pid func() int)
 }
 
 // block is a kind's block read into a spec of type S.

@@ -56,7 +56,12 @@ func TestEveryKindDecodesAppearsInTheReferenceAndBuilds(t *testing.T) {
 				t.Errorf("loaded with component type %q, want the kind's, %q", ch.ComponentType, k.ComponentType)
 			}
 			var registered []*logwatch.Check
-			checker, err := kinds.All.Build(ch, kinds.Env{Output: func(lc *logwatch.Check) { registered = append(registered, lc) }})
+			var looksAtWorkload []string
+			checker, err := kinds.All.Build(ch, kinds.Env{Output: func(lc *logwatch.Check) { registered = append(registered, lc) },
+				Workload: func(check string) func() int {
+					looksAtWorkload = append(looksAtWorkload, check)
+					return func() int { return 0 }
+				}})
 			if _, beaten := k.Beaten(ch.Spec); beaten {
 				if ch.Heartbeat <= 0 || err == nil || !strings.HasSuffix(err.Error(), "runs nothing: the workload beats it") {
 					t.Errorf("a beaten kind: ttl %v, Build %v, %v", ch.Heartbeat, checker, err)
@@ -71,6 +76,9 @@ func TestEveryKindDecodesAppearsInTheReferenceAndBuilds(t *testing.T) {
 			}
 			if (k.Name == kinds.Log.Name) != (len(registered) == 1) {
 				t.Errorf("%d checks registered with the output", len(registered))
+			}
+			if lookAt := k.Name == kinds.Connection.Name || k.Name == kinds.Listening.Name; lookAt != slices.Equal(looksAtWorkload, []string{"a"}) {
+				t.Errorf("checks registered for the workload's pid: %q", looksAtWorkload)
 			}
 		})
 	}

@@ -284,6 +284,14 @@ func (s *Supervisor) Current() (run int, running bool) {
 	return s.run, s.pid > 0 && s.req == nil && !s.finishing && !hasExited(s.pid)
 }
 
+// PID is the pid of the workload's run that runs now; 0 between runs,
+// once it has exited (a restart gives the next run a new pid).
+func (s *Supervisor) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pid
+}
+
 // Finishing says that vitals is stopping (it drains): from now on the
 // workload is not restarted, by its policy or on request; it runs until Stop.
 // One that waits out its backoff has exited for good.
