@@ -300,6 +300,8 @@ var bad = []struct {
 	{"a command as one string", "checks:\n  ls: {exec: {command: ls -l}}\n", "/checks/ls/exec/command", "got string, want array"},
 	{"a header name with a space", "checks:\n  web: {http: {url: http://localhost/, headers: {X Probe: a}}}\n", "/checks/web/http/headers", "invalid propertyName 'X Probe'"},
 	{"a variable name with a dash", "checks:\n  t: {exec: {command: [true], env: {MY-VAR: a}}}\n", "/checks/t/exec/env", "invalid propertyName 'MY-VAR'"},
+	{"a connection check that names its processes twice", "checks:\n  mq: {connection: {remote: \"rabbitmq:5672\", pid-file: /run/st2.pid, process: st2rulesengine}}\n", "/checks/mq/connection", "'not' failed"},
+	{"a listening check on port 0", "checks:\n  web: {listening: {port: 0, any-process: true}}\n", "/checks/web/listening/port", "minimum: got 0, want 1"},
 	{"a log check with neither pattern", "service: {command: [sleep, \"1\"]}\nchecks:\n  l: {log: {stream: stdout}}\n", "/checks/l/log", "missing property 'fail-pattern'"},
 	{"a mapping where a list goes", "checks:\n  up: {heartbeat: {ttl: 1m}}\nhooks: {on: stopping}\n", "/hooks", "got object, want array"},
 	{"a hook without on", "checks:\n  up: {heartbeat: {ttl: 1m}}\nhooks:\n  - exec: [true]\n", "/hooks/0", "missing property 'on'"},

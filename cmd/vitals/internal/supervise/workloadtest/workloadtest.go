@@ -167,23 +167,8 @@ func Run(args []string) int {
 		flood(mb)
 		ready()
 		time.Sleep(time.Hour)
-	case "connect":
-		connect(ready, args[2])
-	case "connect-child":
-		if _, err := os.StartProcess(os.Args[0], []string{os.Args[0], "connect", args[1], args[2]},
-			&os.ProcAttr{Env: os.Environ(), Files: []*os.File{nil, os.Stdout, os.Stderr}}); err != nil {
-			return 99
-		}
-		time.Sleep(time.Hour)
-	case "listen":
-		ln, err := net.Listen("tcp", args[2])
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer ln.Close()
-		ready()
-		time.Sleep(time.Hour)
+	case "connect", "connect-child", "listen":
+		return sockets(args, ready)
 	case "fork-away", "fork-own-group":
 		// A grandchild that leaves the workload's group (setsid, or
 		// setpgid), outlives it, then exits: vitals, its subreaper, must
@@ -201,6 +186,30 @@ func Run(args []string) int {
 		return 0
 	}
 	return 100
+}
+
+// sockets is the workload of connect, connect-child and listen.
+func sockets(args []string, ready func()) int {
+	switch args[0] {
+	case "connect":
+		connect(ready, args[2])
+	case "connect-child":
+		if _, err := os.StartProcess(os.Args[0], []string{os.Args[0], "connect", args[1], args[2]},
+			&os.ProcAttr{Env: os.Environ(), Files: []*os.File{nil, os.Stdout, os.Stderr}}); err != nil {
+			return 99
+		}
+		time.Sleep(time.Hour)
+	case "listen":
+		ln, err := net.Listen("tcp", args[2])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer ln.Close()
+		ready()
+		time.Sleep(time.Hour)
+	}
+	return 0
 }
 
 // connect holds a connection to addr, made again whenever the server
