@@ -91,7 +91,7 @@ func processFields(p *procnet.Processes) []config.Field {
 		{Key: "process", Value: config.String(&p.Name),
 			Doc: "Counts the sockets of every process of this name, and of those under them, in place of the workload's: its comm as ps shows it (a script's own name, cut to 15 characters) or argv[0]'s base name. For another container of the pod, with shareProcessNamespace: true."},
 		{Key: "any-process", Value: config.Bool(&p.AnyProcess), Default: "false",
-			Doc: "Counts every socket of vitals's network namespace, whoever holds it, as ss shows them: in Kubernetes, those of every container of the pod, with no shared process namespace needed."},
+			Doc: "Counts every socket of vitals's network namespace, as ss shows them, but vitals's own (an amqp check's connection): in Kubernetes, those of every container of the pod, with no shared process namespace needed."},
 	}
 }
 

@@ -26,9 +26,9 @@ type Processes struct {
 	// shareProcessNamespace: true.
 	Name string
 	// AnyProcess counts every socket of vitals's network namespace,
-	// whoever holds it, as ss shows them: in Kubernetes, those of every
-	// container of the pod, which share it, with no access to their
-	// processes needed.
+	// whoever holds it but vitals, as ss shows them: in Kubernetes, those
+	// of every container of the pod, which share it, with no access to
+	// their processes needed.
 	AnyProcess bool
 }
 
@@ -100,7 +100,13 @@ func look(ctx context.Context, p Processes, workload func() int) (looked, error)
 		if err != nil {
 			return looked{}, err
 		}
-		return looked{sockets: slices.DeleteFunc(s, func(s Socket) bool { return s.Inode == 0 })}, nil
+		// vitals's own sockets are not the workload's: an amqp check's
+		// connection to the broker would pass a connection check of it.
+		mine, err := socketInodes(os.Getpid())
+		if err != nil {
+			return looked{}, err
+		}
+		return looked{sockets: slices.DeleteFunc(s, func(s Socket) bool { return s.Inode == 0 || slices.Contains(mine, s.Inode) })}, nil
 	}
 	procs, err := processes()
 	if err != nil {
