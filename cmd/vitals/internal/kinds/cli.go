@@ -26,7 +26,7 @@ type Flag struct {
 	// take it before it.
 	Usage string
 	// Value is the field the flag's value goes to, as stringFlag,
-	// stringsFlag, boolFlag or durationFlag bind it.
+	// stringsFlag, boolFlag, intFlag or durationFlag bind it.
 	Value FlagValue
 	// File says the flag's value is a file name, for shell completion.
 	File bool
@@ -82,6 +82,10 @@ func stringsFlag(p *[]string) FlagValue {
 
 func boolFlag(p *bool) FlagValue {
 	return flagValue(p, func(f *pflag.FlagSet, name, usage string) { f.Bool(name, false, usage) }, (*pflag.FlagSet).GetBool)
+}
+
+func intFlag(p *int) FlagValue {
+	return flagValue(p, func(f *pflag.FlagSet, name, usage string) { f.Int(name, 0, usage) }, (*pflag.FlagSet).GetInt)
 }
 
 func durationFlag(p *time.Duration) FlagValue {

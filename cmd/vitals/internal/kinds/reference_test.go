@@ -79,12 +79,19 @@ func reference() string {
 // fields writes a table of fields.
 func fields(b *strings.Builder, fs []config.Field) {
 	b.WriteString("| key | type | default | |\n|---|---|---|---|\n")
+	rows(b, "", fs)
+}
+
+// rows writes a row of each field, its key after prefix, and after a
+// mapping of known keys the rows of its fields, as KEY.FIELD.
+func rows(b *strings.Builder, prefix string, fs []config.Field) {
 	for _, f := range fs {
 		def := "—"
 		if f.Default != "" {
 			def = "`" + f.Default + "`"
 		}
-		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", f.Key, f.Type, def, cell(f.Doc))
+		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", prefix+f.Key, f.Type, def, cell(f.Doc))
+		rows(b, prefix+f.Key+".", f.Fields)
 	}
 }
 
