@@ -132,10 +132,11 @@ func (s AMQPSpec) validate() error {
 // and passes when the answer with that id comes within the run's timeout
 // and contains Expect; the observed value is the round trip in
 // milliseconds. A ping unanswered at the timeout leaves the connection
-// open: the next run uses it. A refused login fails with "authentication
-// failed: " before amqp091-go's words; RabbitMQ refuses one only after 3s,
-// and within a shorter timeout the output says that the broker answered,
-// then went silent, and why that may be.
+// open: the next run uses it. The connection sends heartbeats, so a
+// broker that went away is noticed between runs too. A refused login fails
+// with "authentication failed: " before amqp091-go's words; RabbitMQ
+// refuses one only after 3s, and within a shorter timeout the output says
+// that the broker answered, then went silent, and why that may be.
 func AMQP(s AMQPSpec) (*probe.Prober, error) {
 	_, shown, secret, err := parseURL("amqp", s.URL, "amqp", "amqps")
 	if err != nil {

@@ -274,8 +274,8 @@ func TestAPingThatCannotBeDeliveredFailsAtOnce(t *testing.T) {
 }
 
 // However many runs, passing or failing, a probe holds one connection to
-// the broker, as the broker counts them; after a restart of the broker it
-// dials again, once.
+// the broker, as the broker counts them: those it lists now, and those its
+// log says it accepted. After a restart of the broker it dials again, once.
 func TestTheBrokerSeesOneConnectionOverManyRuns(t *testing.T) {
 	t.Parallel()
 	s := depstest.AMQP.Private(t)
@@ -289,7 +289,7 @@ func TestTheBrokerSeesOneConnectionOverManyRuns(t *testing.T) {
 		"slow":      amqpProber(t, s.Addr, deps.AMQPSpec{Ping: &deps.AMQPPing{RoutingKey: "st2.silent"}}),
 	}
 	depstest.Responder(t, url, "st2.silent", func(amqp.Delivery, func(string, string)) {})
-	connections := func(want int, when string) {
+	connections := func(want, ever int, when string) {
 		t.Helper()
 		n, err := s.AMQPConnections("vitals")
 		if err != nil {
@@ -297,6 +297,10 @@ func TestTheBrokerSeesOneConnectionOverManyRuns(t *testing.T) {
 		}
 		if n != want {
 			t.Fatalf("%s: RabbitMQ lists %d connections named vitals, want %d", when, n, want)
+		}
+		// Logged as each is accepted, before rabbitmqctl lists it.
+		if n := strings.Count(s.Log(), "has a client-provided name: vitals"); n != ever {
+			t.Fatalf("%s: RabbitMQ's log has %d connections named vitals, want %d:\n%s", when, n, ever, s.Log())
 		}
 	}
 	for range 10 {
@@ -311,7 +315,7 @@ func TestTheBrokerSeesOneConnectionOverManyRuns(t *testing.T) {
 			}
 		}
 	}
-	connections(len(checks), "after 10 runs of each of 4 probes")
+	connections(len(checks), len(checks), "after 10 runs of each of 4 probes")
 
 	s.Stop()
 	if err := s.Start(); err != nil {
@@ -319,5 +323,5 @@ func TestTheBrokerSeesOneConnectionOverManyRuns(t *testing.T) {
 	}
 	// The responders' connections went with the broker: the queue is gone.
 	expect(t, checks["consumers"], runTimeout, "after a restart", false, `queue "st2.actionrunner" does not exist: .*`, "")
-	connections(1, "after a restart and one run")
+	connections(1, len(checks)+1, "after a restart and one run")
 }
