@@ -54,7 +54,7 @@ var HTTP = define(Kind{
 		if s.URL == "" {
 			return nil, errors.New("url is required")
 		}
-		return s.probe()
+		return s.prober()
 	},
 })
 
@@ -66,8 +66,8 @@ type HTTPSpec struct {
 	JSON []jsonbody.Expect
 }
 
-// probe builds the check of s.
-func (s HTTPSpec) probe() (*probe.Prober, error) {
+// prober builds the check of s.
+func (s HTTPSpec) prober() (*probe.Prober, error) {
 	if len(s.JSON) > 0 {
 		if s.Method == http.MethodHead {
 			return nil, errors.New("json with method HEAD: a HEAD answer has no body to judge")
@@ -259,7 +259,7 @@ var httpCLI = takes(CLI{
 			s.JSON = append(s.JSON, e)
 		}
 		s.URL = target
-		return s.probe()
+		return s.prober()
 	},
 })
 
