@@ -49,7 +49,7 @@ func parse(t *testing.T, data string) (*Config, error) {
 }
 
 // The fields of a Check wanted: list of every field in the check's wanted.
-const wantFields = "amqp, component-type, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, log, nats, on-failure, period, postgres, redis, success-threshold, tcp, timeout, tls"
+const wantFields = "amqp, component-type, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, log, nats, on-failure, period, postgres, redis, stable-for, success-threshold, tcp, timeout, tls"
 
 const topFields = "api, api-token-file, checks, details, drain, grpc-listen, hooks, kubernetes, listen, service, service-info"
 
@@ -692,6 +692,30 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"    initial-delay: -5s",
 		), []string{
 			`vitals.yaml:4:20: checks.web.initial-delay: -5s is negative`,
+		}},
+		{"stable-for negative", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\"}",
+			"    stable-for: -30s",
+		), []string{
+			`vitals.yaml:4:17: checks.web.stable-for: -30s is negative`,
+		}},
+		{"stable-for without a unit", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\"}",
+			"    stable-for: 30",
+		), []string{
+			`vitals.yaml:4:17: checks.web.stable-for: "30" has no unit: write 30s (or ms, m, h)`,
+		}},
+		{"stable-for a list", y(
+			"checks:",
+			"  hb:",
+			"    heartbeat: {ttl: 1s}",
+			"    stable-for: [30s]",
+		), []string{
+			`vitals.yaml:4:17: checks.hb.stable-for: want a single value, got a list`,
 		}},
 		{"threshold 0", y(
 			"checks:",
@@ -1434,6 +1458,31 @@ func TestServiceInfo(t *testing.T) {
 	// vitals run with no file has the same default.
 	if got := Default().ServiceInfo; got != (health.ServiceInfo{ServiceID: host}) {
 		t.Errorf("with no file: %+v, want the host's name as serviceId", got)
+	}
+}
+
+// A kind whose failure is an event (a log line, a ttl passing) fails at
+// the first: its checks' failure-threshold is 1 unless they give one; the
+// others' is the kubelet's 3. stable-for is read for any kind, a heartbeat
+// too.
+func TestTheFailureThresholdIsTheKindsAndStableForAnyChecks(t *testing.T) {
+	c := mustParse(t, y(
+		"checks:",
+		"  errors: {log: {fail-pattern: \"connection to MQ lost\"}}",
+		"  errors3: {log: {fail-pattern: \"connection to MQ lost\"}, failure-threshold: 3}",
+		"  web: {http: {url: \"http://localhost:8080/\"}, stable-for: 30s}",
+		"  loop: {heartbeat: {ttl: 1s}, stable-for: 1m}",
+	))
+	for i, want := range []struct {
+		failure   int
+		stableFor time.Duration
+	}{{1, 0}, {3, 0}, {3, 30 * time.Second}, {1, time.Minute}} {
+		ch := c.Checks[i]
+		h := ch.Health(nil)
+		if ch.FailureThreshold != want.failure || h.FailureThreshold != want.failure || ch.StableFor != want.stableFor || h.StableFor != want.stableFor {
+			t.Errorf("%s: failure threshold %d (to the engine %d), stable for %v (%v); want %d, %v",
+				ch.Name, ch.FailureThreshold, h.FailureThreshold, ch.StableFor, h.StableFor, want.failure, want.stableFor)
+		}
 	}
 }
 
