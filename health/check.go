@@ -100,7 +100,8 @@ type Observation struct {
 
 // Check is one named, scheduled check. The zero value of every timing field
 // means the Monitor's default: the kubelet's (period 10s, timeout 1s, no
-// initial delay, thresholds 1 and 3) unless changed with WithDefaults.
+// initial delay, thresholds 1 and 3) unless changed with WithDefaults, and no
+// StableFor.
 type Check struct {
 	// Name identifies the check in endpoints, events and exclusions:
 	// [a-z0-9]([-a-z0-9_.]*[a-z0-9])?, at most 63 characters. Required.
@@ -127,6 +128,16 @@ type Check struct {
 	// Default 3, as in Kubernetes and Pebble: one lost packet should not flip a
 	// probe.
 	FailureThreshold int
+	// StableFor is how long a check must have passed, with no failed run,
+	// before it counts as passing: Kubernetes's minReadySeconds, for one
+	// check. Once its runs meet SuccessThreshold it stays pending (or
+	// failed) for StableFor more, and passes at that moment unless a run
+	// fails first; a failed run starts the wait over, from the next runs
+	// that meet SuccessThreshold. A passing check that fails below
+	// FailureThreshold warns and passes again as any check does, with no
+	// new wait. The wait starts over with the check (Reset). Default 0: a
+	// check passes the moment its runs meet SuccessThreshold.
+	StableFor time.Duration
 
 	// ComponentType is the check's componentType in the IETF JSON format,
 	// which says what the checked thing is: "component" (a part of the
@@ -158,6 +169,14 @@ var kubeletDefaults = Defaults{
 	SuccessThreshold: 1,
 	FailureThreshold: 3,
 }
+
+// EventFailureThreshold is the failure threshold of heartbeats and watchdogs,
+// and the one to give a check whose failure is an event at a known moment (a
+// line in a log, a deadline passing) rather than a state polled every
+// period: 1, so that it fails at that moment. Such a failure is not the lost
+// packet that the kubelet's 3 forgives, and two more periods would only
+// delay it.
+const EventFailureThreshold = 1
 
 // Errors that Add, Heartbeat and Watchdog wrap; test for them with errors.Is.
 var (
@@ -223,7 +242,7 @@ type CheckError struct {
 	Name string // the check's name, as given
 	// Field is the Check field that is wrong: "Name", "Level", "Period",
 	// "Timeout", "InitialDelay", "SuccessThreshold", "FailureThreshold",
-	// "ComponentType" or "Checker".
+	// "StableFor", "ComponentType" or "Checker".
 	Field string
 	Msg   string // what is wrong, such as "timeout 2s is longer than period 1s"
 }
@@ -264,6 +283,8 @@ func (c Check) withDefaults(d Defaults) (Check, error) {
 		return invalid("SuccessThreshold", "success threshold %d is below 1", c.SuccessThreshold)
 	case c.FailureThreshold < 0:
 		return invalid("FailureThreshold", "failure threshold %d is below 1", c.FailureThreshold)
+	case c.StableFor < 0:
+		return invalid("StableFor", "time to be stable %v is negative", c.StableFor)
 	case !validComponentType(c.ComponentType):
 		return invalid("ComponentType", "component type %q is not component, datastore, system or an absolute URI", c.ComponentType)
 	}

@@ -19,9 +19,11 @@
 // little jitter, each run under a timeout. A check passes after
 // SuccessThreshold passing runs in a row and fails after FailureThreshold
 // failing ones; in between, a passing check whose latest runs failed reports
-// warn. A checker that ignores its context is recorded as failed at the
-// timeout and is never run twice at once; a checker that panics is a failed
-// run with the panic's message.
+// warn. With a StableFor, a check counts as passing only once it has passed
+// that long with no failed run (minReadySeconds for one check), and passes at
+// that moment. A checker that ignores its context is recorded as failed at
+// the timeout and is never run twice at once; a checker that panics is a
+// failed run with the panic's message.
 //
 // Two kinds of check are fed by the program rather than run: a Heartbeat,
 // which fails once its ttl passes without a Beat (a loop that stopped), and a

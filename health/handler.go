@@ -89,7 +89,7 @@ func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("unknown format %q: use json or text", f), http.StatusBadRequest)
 		return
 	}
-	rep := v.report(ep, q["exclude"], h.m.details)
+	rep := v.report(ep, q["exclude"], h.m.details, h.m.clock.Now())
 	rep.service = h.m.service
 	var body []byte
 	var code int

@@ -34,7 +34,9 @@ const never = math.MinInt64
 
 // Heartbeat adds a heartbeat check. ttl must be positive. The check is judged
 // again every default period, which refreshes how long ago the last beat was.
-func (m *Monitor) Heartbeat(name string, ttl time.Duration, level Level) (*Heartbeat, error) {
+// It fails the moment the ttl passes (its failure threshold is
+// EventFailureThreshold, 1). opts may give it a StableFor.
+func (m *Monitor) Heartbeat(name string, ttl time.Duration, level Level, opts ...TimedOption) (*Heartbeat, error) {
 	if ttl <= 0 {
 		return nil, fmt.Errorf("heartbeat %q: ttl %v is not positive: %w", name, ttl, ErrInvalidCheck)
 	}
@@ -42,7 +44,7 @@ func (m *Monitor) Heartbeat(name string, ttl time.Duration, level Level) (*Heart
 	h.last.Store(never)
 	h.start.Store(never)
 	h.failing.Store(true)
-	if err := m.addTimed(name, level, h, "heartbeat"); err != nil {
+	if err := m.addTimed(name, level, h, "heartbeat", opts); err != nil {
 		return nil, err
 	}
 	return h, nil

@@ -179,13 +179,18 @@ type Recorded struct {
 	// From and To are the check's status before and after the result; equal
 	// when it changed nothing.
 	From, To Status
+	// Stable: no run ended, the check's wait to be stable did
+	// (Check.StableFor), and it passed. Result is its latest result, told
+	// of already.
+	Stable bool
 }
 
 // WithRecorder sets a function told of every result the Monitor records, in
 // order for each check, once the state has changed and outside the Monitor's
 // lock: for metrics that must count every run, which the bounded history and
-// event log cannot promise. It is called on the check's goroutine, so it must
-// be quick.
+// event log cannot promise; and of every change of status that no result
+// made (Recorded.Stable: a check that became stable). It is called on the
+// check's goroutine, so it must be quick.
 func WithRecorder(f func(Recorded)) Option {
 	return func(m *Monitor) { m.recorder = f }
 }
@@ -267,6 +272,9 @@ type entry struct {
 	timed timedCheck // set for heartbeats and watchdogs, which are judged from timestamps
 
 	runMu sync.Mutex // held for a run and its record: the worker's or RunNow's, never both
+	// waits wakes the check's worker when a result recorded outside its
+	// loop (RunNow) starts a wait to be stable; nil without a StableFor.
+	waits chan struct{}
 
 	// guarded by Monitor.mu
 	state   checkState
@@ -289,7 +297,7 @@ type checkView struct {
 }
 
 func (e *entry) thresholds() thresholds {
-	return thresholds{success: e.check.SuccessThreshold, failure: e.check.FailureThreshold}
+	return thresholds{success: e.check.SuccessThreshold, failure: e.check.FailureThreshold, stableFor: e.check.StableFor}
 }
 
 func (e *entry) publishView() {
@@ -332,6 +340,9 @@ func (m *Monitor) add(e *entry) error {
 		return fmt.Errorf("add startup check %q: %w (it latches until the process restarts)", name, ErrStartupLatched)
 	}
 	e.history = newHistory(m.historySize)
+	if e.check.StableFor > 0 {
+		e.waits = make(chan struct{}, 1)
+	}
 	e.publishView()
 	m.byName[name] = e
 	// Appending never writes within the length a published view holds, so
@@ -623,34 +634,80 @@ func (m *Monitor) startWorkerLocked(e *entry, added time.Time) {
 }
 
 // record applies one result of a run begun in generation gen to a check's
-// state and returns its new status. A run begun before the check was removed
+// state and returns its new state. A run begun before the check was removed
 // or started over (Reset) is not recorded.
-func (m *Monitor) record(e *entry, r Result, gen uint64) Status {
+func (m *Monitor) record(e *entry, r Result, gen uint64) checkState {
 	r.Output = m.output(r.Output)
 	m.mu.Lock()
 	defer m.unlockAndLog()
 	if e.removed || e.gen != gen {
-		return e.state.status
+		return e.state
 	}
 	// Events are stamped when recorded, not when the run began, so that their
 	// times grow with their ids.
 	now := m.clock.Now()
 	next, tr := e.state.after(r, e.thresholds(), now)
+	if next.waiting && !e.state.waiting {
+		notify(e.waits) // the worker sleeps until the check is stable, or its next run
+	}
 	e.state = next
 	e.history.add(r)
 	e.publishView()
 	from := next.status
 	if tr != nil {
 		from = tr.from
-		m.levels.counts[e.check.Level][tr.from]--
-		m.levels.counts[e.check.Level][tr.to]++
-		m.checkChangedLocked(e, *tr, r.Output, now)
+		m.transitionLocked(e, *tr, r.Output, now)
 	}
 	if m.recorder != nil {
 		m.recorded = append(m.recorded, Recorded{Check: e.check.Name, Level: e.check.Level, Kind: e.check.Kind,
 			Result: r, From: from, To: next.status})
 	}
-	return next.status
+	return next
+}
+
+// settle passes a check of generation gen whose wait to be stable is over
+// by now, and returns its state.
+func (m *Monitor) settle(e *entry, gen uint64) checkState {
+	m.mu.Lock()
+	defer m.unlockAndLog()
+	if e.removed || e.gen != gen {
+		return e.state
+	}
+	now := m.clock.Now()
+	next, tr := e.state.settle(e.thresholds(), now)
+	if tr == nil {
+		return next
+	}
+	e.state = next
+	e.publishView()
+	output := fmt.Sprintf("stable for %v", e.check.StableFor)
+	if last := next.last.Output; last != "" {
+		output += ": " + last
+	}
+	m.transitionLocked(e, *tr, output, now)
+	if m.recorder != nil {
+		m.recorded = append(m.recorded, Recorded{Check: e.check.Name, Level: e.check.Level, Kind: e.check.Kind,
+			Result: next.last, From: tr.from, To: tr.to, Stable: true})
+	}
+	return next
+}
+
+// stableAt is when the check passes, if it waits to be stable.
+func (m *Monitor) stableAt(e *entry) (time.Time, bool) {
+	if e.check.StableFor == 0 {
+		return time.Time{}, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return e.state.stableAt(e.thresholds())
+}
+
+// transitionLocked counts a check's change of status in its level, and
+// says it.
+func (m *Monitor) transitionLocked(e *entry, tr transition, output string, now time.Time) {
+	m.levels.counts[e.check.Level][tr.from]--
+	m.levels.counts[e.check.Level][tr.to]++
+	m.checkChangedLocked(e, tr, output, now)
 }
 
 func (m *Monitor) checkChangedLocked(e *entry, tr transition, output string, now time.Time) {
@@ -728,12 +785,30 @@ func (m *Monitor) unlockAndLog() {
 	}
 }
 
+// TimedOption sets more of a heartbeat or a watchdog than its name, level
+// and deadline.
+type TimedOption func(*timedOptions)
+
+type timedOptions struct{ stableFor time.Duration }
+
+// StableFor is Check.StableFor, for a heartbeat or a watchdog: it passes
+// once it has passed that long with no failure (a heartbeat, once beaten in
+// time for d). Default 0: at once.
+func StableFor(d time.Duration) TimedOption {
+	return func(o *timedOptions) { o.stableFor = d }
+}
+
 // addTimed adds a heartbeat or watchdog. Their deadlines are exact, so both
-// thresholds are 1: a ttl that has passed has passed, and one beat is proof of
-// life. They run nothing, so they have no timeout and no initial delay.
-func (m *Monitor) addTimed(name string, level Level, t timedCheck, kind string) error {
+// thresholds are 1 (EventFailureThreshold): a ttl that has passed has
+// passed, and one beat is proof of life. They run nothing, so they have no
+// timeout and no initial delay.
+func (m *Monitor) addTimed(name string, level Level, t timedCheck, kind string, opts []TimedOption) error {
+	var o timedOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	c := Check{Name: name, Level: level, Kind: kind, ComponentType: ComponentTypeComponent,
-		SuccessThreshold: 1, FailureThreshold: 1}
+		SuccessThreshold: 1, FailureThreshold: EventFailureThreshold, StableFor: o.stableFor}
 	c, err := c.withDefaults(m.defaults)
 	if err != nil {
 		return err

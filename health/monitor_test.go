@@ -66,6 +66,7 @@ func TestAddRejectsBadChecksWithAReason(t *testing.T) {
 		{"negative delay", health.Check{Name: "db", Level: health.Ready, Checker: ok, InitialDelay: -time.Second}, "initial delay -1s is negative", "InitialDelay"},
 		{"negative success threshold", health.Check{Name: "db", Level: health.Ready, Checker: ok, SuccessThreshold: -1}, "success threshold -1 is below 1", "SuccessThreshold"},
 		{"negative failure threshold", health.Check{Name: "db", Level: health.Ready, Checker: ok, FailureThreshold: -2}, "failure threshold -2 is below 1", "FailureThreshold"},
+		{"negative stable time", health.Check{Name: "db", Level: health.Ready, Checker: ok, StableFor: -time.Second}, "time to be stable -1s is negative", "StableFor"},
 		{"timeout over period", health.Check{Name: "db", Level: health.Ready, Checker: ok, Period: time.Second, Timeout: 2 * time.Second}, "timeout 2s is longer than period 1s", "Timeout"},
 		{"misspelt component type", health.Check{Name: "db", Level: health.Ready, Checker: ok, ComponentType: "datstore"},
 			`component type "datstore" is not component, datastore, system or an absolute URI`, "ComponentType"},

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 )
 
 // endpoint is one of the probe endpoints.
@@ -59,12 +60,14 @@ const (
 	monitorLine = "monitor"
 )
 
-func (v *monitorView) report(ep endpoint, exclude []string, details bool) report {
+// report is the endpoint's answer at now, which says how long a check has
+// to wait to be stable.
+func (v *monitorView) report(ep endpoint, exclude []string, details bool, now time.Time) report {
 	rep := report{endpoint: ep, ok: true, details: details}
 	lines := make([]line, 0, len(v.entries)+2)
 	for _, e := range v.entries {
 		if ep.counts(e.check.Level) {
-			lines = append(lines, v.line(e, details))
+			lines = append(lines, v.line(e, details, now))
 		}
 	}
 	if ep != livez && ep != healthz {
@@ -103,8 +106,8 @@ func (v *monitorView) report(ep endpoint, exclude []string, details bool) report
 	return rep
 }
 
-// line judges one check for one endpoint.
-func (v *monitorView) line(e *entry, details bool) line {
+// line judges one check for one endpoint at now.
+func (v *monitorView) line(e *entry, details bool, now time.Time) line {
 	cv := e.view.Load()
 	ln := line{name: e.check.Name, e: e, v: cv}
 	if cv.stopped {
@@ -124,6 +127,9 @@ func (v *monitorView) line(e *entry, details bool) line {
 		ln.ok, ln.word, ln.reason = true, "warn", withheld(cv.reason)
 	case Fail:
 		ln.word, ln.reason = "failed", withheld(cv.reason)
+		if cv.waiting {
+			ln.reason = stableIn(cv.checkState, e, now)
+		}
 	case Pending:
 		// A pending live check does not fail liveness, nor readiness: the
 		// kubelet starts liveness as Success.
@@ -137,6 +143,8 @@ func (v *monitorView) line(e *entry, details bool) line {
 			ln.reason = "waiting for the first beat"
 		case cv.runs == 0:
 			ln.reason = "no result yet"
+		case cv.waiting:
+			ln.reason = stableIn(cv.checkState, e, now)
 		case cv.last.OK:
 			ln.reason = fmt.Sprintf("%d of %d passes needed", cv.successes, e.check.SuccessThreshold)
 		default:
@@ -144,6 +152,17 @@ func (v *monitorView) line(e *entry, details bool) line {
 		}
 	}
 	return ln
+}
+
+// stableIn is the reason of a check whose runs pass, waiting to be stable:
+// "pass, stable in 12s" (to the second; to the millisecond under one).
+func stableIn(s checkState, e *entry, now time.Time) string {
+	at, _ := s.stableAt(e.thresholds())
+	left := max(at.Sub(now), 0)
+	if left < time.Second {
+		return "pass, stable in " + left.Round(time.Millisecond).String()
+	}
+	return "pass, stable in " + left.Round(time.Second).String()
 }
 
 // oneLine keeps a check's output from breaking the line-based text format.
@@ -187,7 +206,7 @@ func (m *Monitor) Checker(level Level) func(*http.Request) error {
 		if v.passing[level] {
 			return nil
 		}
-		return v.report(ep, nil, m.details).err()
+		return v.report(ep, nil, m.details, m.clock.Now()).err()
 	}
 }
 

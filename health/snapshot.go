@@ -24,11 +24,16 @@ type CheckState struct {
 	InitialDelay     time.Duration
 	SuccessThreshold int
 	FailureThreshold int
+	StableFor        time.Duration
 
 	Status  Status
 	Stopped bool // by StopCheck: not run, and left out of the levels
 	// Since is when Status last changed; zero while the check is still pending.
-	Since                time.Time
+	Since time.Time
+	// StableAt is when a check whose runs pass but which has not passed for
+	// StableFor yet will pass, unless a run fails first; zero when it waits
+	// for nothing.
+	StableAt             time.Time
 	ConsecutiveSuccesses int
 	ConsecutiveFailures  int
 	Runs                 int      // results recorded since the check was added or last started over (Reset)
@@ -72,12 +77,16 @@ func (m *Monitor) CheckState(name string) (CheckState, bool) {
 
 func (e *entry) stateLocked() CheckState {
 	c := e.check
+	var stableAt time.Time
+	if at, waiting := e.state.stableAt(e.thresholds()); waiting {
+		stableAt = at
+	}
 	return CheckState{
 		Name: c.Name, Level: c.Level, Kind: c.Kind,
 		Period: c.Period, Timeout: c.Timeout, InitialDelay: c.InitialDelay,
-		SuccessThreshold: c.SuccessThreshold, FailureThreshold: c.FailureThreshold,
+		SuccessThreshold: c.SuccessThreshold, FailureThreshold: c.FailureThreshold, StableFor: c.StableFor,
 		Status: e.state.status, Stopped: e.stopped, Since: e.state.since,
 		ConsecutiveSuccesses: e.state.successes, ConsecutiveFailures: e.state.failures,
-		Runs: e.state.runs, History: e.history.results(),
+		Runs: e.state.runs, History: e.history.results(), StableAt: stableAt,
 	}
 }

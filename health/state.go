@@ -52,10 +52,11 @@ func (s *Status) UnmarshalText(b []byte) error {
 func (s Status) passing() bool { return s == Pass || s == Warn }
 
 // This file is the state machine of vitals, all of it: how results make a
-// check's status (checkState.after), which changes are events
-// (transition.event), when a check stops running (stops), and how statuses
-// make the levels' verdicts (levelState.verdicts). Everything here is a pure
-// function of its inputs, table-tested with no goroutine and no clock.
+// check's status (checkState.after), how time alone makes a waiting check
+// stable (checkState.settle), which changes are events (transition.event),
+// when a check stops running (stops), and how statuses make the levels'
+// verdicts (levelState.verdicts). Everything here is a pure function of its
+// inputs, table-tested with no goroutine and no clock.
 
 // checkState is one check's state between runs.
 type checkState struct {
@@ -66,10 +67,19 @@ type checkState struct {
 	last      Result
 	lastBad   Result    // the latest failed run, which explains warn and fail
 	since     time.Time // when status last changed; zero while it never has
+	// waiting: the runs met the success threshold of a check that was not
+	// passing, at stableFrom, and it passes once stableFor has passed since
+	// with no failed run (Check.StableFor).
+	waiting    bool
+	stableFrom time.Time
 }
 
-// thresholds are a check's SuccessThreshold and FailureThreshold.
-type thresholds struct{ success, failure int }
+// thresholds are a check's SuccessThreshold and FailureThreshold, and its
+// StableFor: how long it must have passed before it counts as passing.
+type thresholds struct {
+	success, failure int
+	stableFor        time.Duration
+}
 
 // transition is a change of a check's status.
 type transition struct{ from, to Status }
@@ -82,6 +92,11 @@ type transition struct{ from, to Status }
 //	pass    --failure----> warn     (fewer than F failures in a row)
 //	warn    --success----> pass     warn    --failure×F--> fail
 //	fail    --success×S--> pass
+//
+// With a stableFor, the successes that would make a pending or failed check
+// pass start a wait instead, and the check passes once stableFor has passed
+// with no failed run (settle); a failed run ends the wait, so that the next
+// S successes start it over.
 func (s checkState) after(r Result, t thresholds, now time.Time) (checkState, *transition) {
 	from := s.status
 	if r.OK {
@@ -91,6 +106,7 @@ func (s checkState) after(r Result, t thresholds, now time.Time) (checkState, *t
 		s.failures++
 		s.successes = 0
 		s.lastBad = r
+		s.waiting, s.stableFrom = false, time.Time{}
 	}
 	s.runs++
 	s.last = r
@@ -101,14 +117,33 @@ func (s checkState) after(r Result, t thresholds, now time.Time) (checkState, *t
 		s.status = Warn
 	case r.OK && s.status == Warn:
 		s.status = Pass // one success ends a warning: the check never stopped passing
-	case r.OK && s.successes >= t.success:
-		s.status = Pass
+	case r.OK && s.successes >= t.success && !s.status.passing() && !s.waiting:
+		s.waiting, s.stableFrom = true, now // with no stableFor, settled at once below
+	}
+	return s.settled(from, t, now)
+}
+
+// settle is the state at now of a check whose last result is s's: a check
+// that has waited stableFor since its runs met the success threshold passes.
+func (s checkState) settle(t thresholds, now time.Time) (checkState, *transition) {
+	return s.settled(s.status, t, now)
+}
+
+func (s checkState) settled(from Status, t thresholds, now time.Time) (checkState, *transition) {
+	if s.waiting && !now.Before(s.stableFrom.Add(t.stableFor)) {
+		s.status, s.waiting, s.stableFrom = Pass, false, time.Time{}
 	}
 	if s.status == from {
 		return s, nil
 	}
 	s.since = now
 	return s, &transition{from, s.status}
+}
+
+// stableAt is when a waiting check passes unless a run fails first; false
+// when it waits for nothing.
+func (s checkState) stableAt(t thresholds) (time.Time, bool) {
+	return s.stableFrom.Add(t.stableFor), s.waiting
 }
 
 // event is the type of the event a transition makes. Every transition has

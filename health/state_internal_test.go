@@ -38,10 +38,10 @@ func TestStateMachine(t *testing.T) {
 		{"a failure between others resets the count", kubelet, "PFFPFF", "PWWPWW"},
 		{"a failed check passes again on success", kubelet, "FFFP", "--FP"},
 		{"a failed check stays failed while it keeps failing", kubelet, "FFFFF", "--FFF"},
-		{"a success threshold of 3 needs three passes in a row", thresholds{3, 3}, "PPP", "--P"},
-		{"a failure resets the passes needed", thresholds{3, 3}, "PPFPPP", "-----P"},
-		{"a failed check needs the success threshold to pass again", thresholds{2, 1}, "FPFPP", "FFFFP"},
-		{"a failure threshold of 1 fails at once", thresholds{1, 1}, "PFP", "PFP"},
+		{"a success threshold of 3 needs three passes in a row", thresholds{success: 3, failure: 3}, "PPP", "--P"},
+		{"a failure resets the passes needed", thresholds{success: 3, failure: 3}, "PPFPPP", "-----P"},
+		{"a failed check needs the success threshold to pass again", thresholds{success: 2, failure: 1}, "FPFPP", "FFFFP"},
+		{"a failure threshold of 1 fails at once", thresholds{success: 1, failure: 1}, "PFP", "PFP"},
 		{"with a success threshold of 1 a pass after a failure decides", kubelet, "FPFF", "-PWW"},
 	}
 	for _, tt := range tests {
@@ -54,6 +54,72 @@ func TestStateMachine(t *testing.T) {
 				t.Fatalf("runs %s with thresholds %+v: statuses %s, want %s", tt.runs, tt.th, got.String(), tt.want)
 			}
 		})
+	}
+}
+
+func TestStability(t *testing.T) {
+	stable3s := thresholds{success: 1, failure: 3, stableFor: 3 * time.Second}
+	tests := []struct {
+		name string
+		th   thresholds
+		// One step a second: P a passing run, F a failing one, . none (the
+		// clock only reaches that second).
+		steps string
+		want  string // the status after each step: - pending, P pass, W warn, F fail
+	}{
+		{"a check passes once it has passed for its stable time", stable3s, "P...", "---P"},
+		{"runs that go on passing do not hasten it", stable3s, "PPPP", "---P"},
+		{"it passes at the moment, not at its next run", stable3s, "P..P", "---P"},
+		{"a failure in the wait starts it over", stable3s, "PPFP...", "------P"},
+		{"failures up to the threshold in the wait fail it", stable3s, "PFFF", "---F"},
+		{"a failed check waits to be stable again, failed meanwhile", stable3s, "FFFP...", "--FFFFP"},
+		{"once stable, a failure below the threshold warns as before", stable3s, "P...FP", "---PWP"},
+		{"once stable, a warning check passes again with no wait", stable3s, "P...FFP", "---PWWP"},
+		{"a failed stable check waits again", stable3s, "P...FFFP...", "---PWWFFFFP"},
+		{"the wait starts at the success threshold", thresholds{success: 2, failure: 3, stableFor: 2 * time.Second}, "PP..", "---P"},
+		{"no stable time passes at the success threshold", thresholds{success: 1, failure: 3}, "P", "P"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			var s checkState
+			var got strings.Builder
+			for i, step := range tt.steps {
+				now := at.Add(time.Duration(i) * time.Second)
+				switch step {
+				case '.':
+					s, _ = s.settle(tt.th, now)
+				default:
+					s, _ = s.after(Result{OK: step == 'P'}, tt.th, now)
+				}
+				got.WriteByte(map[Status]byte{Pending: '-', Pass: 'P', Warn: 'W', Fail: 'F'}[s.status])
+			}
+			if got.String() != tt.want {
+				t.Fatalf("steps %s with %+v: statuses %s, want %s", tt.steps, tt.th, got.String(), tt.want)
+			}
+		})
+	}
+}
+
+func TestAStableCheckPassesWithOneTransitionAtTheMomentAndSaysWhenBefore(t *testing.T) {
+	th := thresholds{success: 1, failure: 3, stableFor: 30 * time.Second}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s, tr := checkState{}.after(Result{OK: true}, th, at)
+	if stable, waiting := s.stableAt(th); tr != nil || !waiting || !stable.Equal(at.Add(30*time.Second)) {
+		t.Fatalf("after a pass: transition %v, stable at %v (waiting %v); want none, at 30s", tr, stable.Sub(at), waiting)
+	}
+	if s, tr = s.settle(th, at.Add(30*time.Second-time.Nanosecond)); tr != nil {
+		t.Fatalf("a nanosecond early: transition %v", *tr)
+	}
+	s, tr = s.settle(th, at.Add(30*time.Second))
+	if tr == nil || *tr != (transition{Pending, Pass}) || !s.since.Equal(at.Add(30*time.Second)) || tr.event() != EventCheckPassed {
+		t.Fatalf("at 30s: transition %v since %v, want pending to pass at 30s", tr, s.since)
+	}
+	if _, waiting := s.stableAt(th); waiting {
+		t.Fatal("a passed check still waits")
+	}
+	if _, tr = s.settle(th, at.Add(time.Hour)); tr != nil {
+		t.Fatalf("settled again: transition %v", *tr)
 	}
 }
 

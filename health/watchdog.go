@@ -37,7 +37,9 @@ type unit struct {
 
 // Watchdog adds a watchdog check. limit must be positive: make it longer than
 // the slowest healthy unit of work, since exceeding it is taken for a hang.
-func (m *Monitor) Watchdog(name string, limit time.Duration, level Level) (*Watchdog, error) {
+// It fails the moment a unit reaches the limit (its failure threshold is
+// EventFailureThreshold, 1). opts may give it a StableFor.
+func (m *Monitor) Watchdog(name string, limit time.Duration, level Level, opts ...TimedOption) (*Watchdog, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("watchdog %q: limit %v is not positive: %w", name, limit, ErrInvalidCheck)
 	}
@@ -46,7 +48,7 @@ func (m *Monitor) Watchdog(name string, limit time.Duration, level Level) (*Watc
 		return nil, fmt.Errorf("watchdog %q: a watchdog cannot be a startup check, since it passes while idle: %w", name, ErrInvalidCheck)
 	}
 	w := &Watchdog{clock: m.clock, limit: limit, woken: make(chan struct{}, 1)}
-	if err := m.addTimed(name, level, w, "watchdog"); err != nil {
+	if err := m.addTimed(name, level, w, "watchdog", opts); err != nil {
 		return nil, err
 	}
 	return w, nil

@@ -20,14 +20,26 @@ type worker struct {
 
 // runChecker is the whole life of one check, in one loop (the kubelet's worker
 // is the model): wait for the initial delay, wait for startup to pass, run,
-// record, and again every period, until ctx ends or the check stops. added is
-// when the check began to count: Start, Add after Start, or Reset.
+// record, and again every period, until ctx ends or the check stops. A check
+// waiting to be stable (StableFor) passes at that moment, not at its next
+// run. added is when the check began to count: Start, Add after Start, or
+// Reset.
 func (m *Monitor) runChecker(ctx context.Context, e *entry, added time.Time, w worker) {
 	c := e.check
 	due := added.Add(c.InitialDelay)
 	for {
-		if !m.sleepUntil(ctx, due, nil) {
+		wake := due
+		if at, waiting := m.stableAt(e); waiting && at.Before(due) {
+			wake = at
+		}
+		if !m.sleepUntil(ctx, wake, nil, e.waits) {
 			return
+		}
+		if c.StableFor > 0 && stops(c.Level, m.settle(e, w.gen).status) {
+			return
+		}
+		if m.clock.Now().Before(due) {
+			continue // woken to settle the check, or to sleep until it is stable
 		}
 		if c.Level != Startup && !fired(w.startup) {
 			if !waitStartup(ctx, w.startup) {
@@ -44,7 +56,7 @@ func (m *Monitor) runChecker(ctx context.Context, e *entry, added time.Time, w w
 		if !ran {
 			r = stillRunning(m.clock.Now(), c.Timeout)
 		}
-		status := m.record(e, r, w.gen)
+		status := m.record(e, r, w.gen).status
 		e.runMu.Unlock()
 		if stops(c.Level, status) {
 			return
@@ -223,9 +235,9 @@ func notify(ch chan<- struct{}) {
 	}
 }
 
-// sleepUntil waits until the clock reaches due, wake yields, or ctx ends; it
-// reports false for the last.
-func (m *Monitor) sleepUntil(ctx context.Context, due time.Time, wake <-chan struct{}) bool {
+// sleepUntil waits until the clock reaches due, wake or waits yields, or ctx
+// ends; it reports false for the last.
+func (m *Monitor) sleepUntil(ctx context.Context, due time.Time, wake, waits <-chan struct{}) bool {
 	d := due.Sub(m.clock.Now())
 	if d <= 0 {
 		return ctx.Err() == nil
@@ -241,6 +253,8 @@ func (m *Monitor) sleepUntil(ctx context.Context, due time.Time, wake <-chan str
 	case <-t.C():
 		return true
 	case <-wake:
+		return true
+	case <-waits:
 		return true
 	case <-ctx.Done():
 		return false
@@ -288,7 +302,8 @@ type timedCheck interface {
 
 // runTimed is the loop of a heartbeat or watchdog: judge it now, then again at
 // its deadline, on a wake, or every period (which refreshes the output of a
-// failing check, such as how long the oldest unit of work has run).
+// failing check, such as how long the oldest unit of work has run), and
+// settle it the moment it is stable (StableFor).
 func (m *Monitor) runTimed(ctx context.Context, e *entry, w worker) {
 	c, t := e.check, e.timed
 	if c.Level != Startup && !waitStartup(ctx, w.startup) {
@@ -310,10 +325,15 @@ func (m *Monitor) runTimed(ctx context.Context, e *entry, w worker) {
 		// A judgement is a result when the period is due or it changes the
 		// status: a wake that changes nothing (a unit of work begun on an idle
 		// watchdog) leaves no trace in the history.
+		// A judgement is also a result when it starts or ends a wait to be
+		// stable.
 		e.runMu.Lock()
+		if c.StableFor > 0 {
+			state = m.settle(e, w.gen)
+		}
 		if r, decided := t.evaluate(now); decided {
-			if _, tr := state.after(r, e.thresholds(), now); periodic || tr != nil {
-				state.status = m.record(e, r, w.gen)
+			if next, tr := state.after(r, e.thresholds(), now); periodic || tr != nil || next.waiting != state.waiting {
+				state = m.record(e, r, w.gen)
 			}
 		}
 		e.runMu.Unlock()
@@ -327,7 +347,10 @@ func (m *Monitor) runTimed(ctx context.Context, e *entry, w worker) {
 		if d := t.deadline(now); !d.IsZero() && d.Before(next) {
 			next = d
 		}
-		if !m.sleepUntil(ctx, next, t.wake()) {
+		if at, waiting := state.stableAt(e.thresholds()); waiting && at.Before(next) {
+			next = at
+		}
+		if !m.sleepUntil(ctx, next, t.wake(), e.waits) {
 			return
 		}
 	}

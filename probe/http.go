@@ -35,10 +35,33 @@ type HTTPSpec struct {
 	// Status lists the statuses that pass: codes and ranges, such as
 	// "200,204,300-399". Default DefaultStatus, 200-399, the kubelet's rule.
 	Status string
+	// RequestBody is sent as the request's content, with its length; its
+	// Content-Type is Header's to say. It is never shown. Default none.
+	RequestBody string
+	// NoFollowRedirects makes a redirect the answer, whatever its host, so
+	// that Status can expect a 302 and ResponseHeader its Location. Default
+	// false: redirects to the same host are followed, at most 10, and a
+	// redirect to another host is the answer, as in the kubelet.
+	NoFollowRedirects bool
 	// Body is a regular expression the body must match, and NotBody one it
 	// must not. Only the first 10 KiB of a body is read. Neither goes with
 	// method HEAD, whose answer has no body. Default none.
 	Body, NotBody string
+	// ResponseHeader names headers the answer must have, each with regular
+	// expressions (RE2, unanchored: ^…$ for a whole value), each of which
+	// must match one of the header's values. Names are tokens in any case.
+	// A failure names the header, never its values: they may hold secrets
+	// (Set-Cookie). Default none.
+	ResponseHeader http.Header
+	// CheckBody, when set, judges the whole body once the status, the
+	// response headers and the patterns have passed: its error fails the
+	// run, after "HTTP 200: ". A body longer than 10 KiB fails the run
+	// without it, as it would judge a part; with method HEAD, whose answer
+	// has no body, the spec is refused. It may be called from several
+	// goroutines at once. The root module has no JSON query language:
+	// vitals's json: assertions (JSONPath, RFC 9535) come in through it.
+	// Default none.
+	CheckBody func(body []byte) error
 	// TLS says how an https server is verified.
 	TLS TLSOptions
 }
@@ -57,13 +80,20 @@ const (
 // (keep-alive off, so a probe sees what a new client sees), with
 // User-Agent vitals/<version> and Accept */*. Redirects are followed to the
 // same host only, at most 10; a redirect elsewhere is the answer, and a 3xx
-// passes with the default status set, as in the kubelet.
+// passes with the default status set, as in the kubelet. With
+// NoFollowRedirects every redirect is the answer.
+//
+// The answer is judged in this order, and the first failure is the run's:
+// the status, the response headers (every one that is missing or does not
+// match is named), the body patterns, then CheckBody.
 //
 // A failure says why: Go's error for a request that got no answer (without
 // the `Get "URL": ` the kubelet's output starts with), "HTTP probe
 // failed with statuscode: 503" (the kubelet's words) for a status outside the
-// set, and the pattern for a body that does not match. The body itself is
-// never shown: it may hold secrets. A redirect to another host says where it
+// set, "HTTP 302: header Location does not match \"^/login\"" for a
+// response header, and the pattern for a body that does not match. The body
+// itself is never shown, nor a header's value: they may hold secrets. A
+// redirect to another host says where it
 // leads: "HTTP probe failed with statuscode: 302 (a redirect to
 // login.example.com, not followed)". The observed value is the latency in
 // milliseconds.
@@ -111,8 +141,15 @@ func HTTP(s HTTPSpec) (*Prober, error) {
 				return nil, Invalid("http", "%s pattern %q with method HEAD: a HEAD answer has no body to match", p.what, p.expr)
 			}
 		}
+		if s.CheckBody != nil {
+			return nil, Invalid("http", "a body check with method HEAD: a HEAD answer has no body to judge")
+		}
 	}
 	header, err := requestHeader(s.Header)
+	if err != nil {
+		return nil, Invalid("http", "%w", err)
+	}
+	responseHeader, err := responseHeaderPatterns(s.ResponseHeader)
 	if err != nil {
 		return nil, Invalid("http", "%w", err)
 	}
@@ -136,9 +173,12 @@ func HTTP(s HTTPSpec) (*Prober, error) {
 		TLSHandshakeTimeout: 0,    // the context's deadline bounds every phase
 	}
 	client := &http.Client{Transport: transport, CheckRedirect: sameHostRedirects}
+	if s.NoFollowRedirects {
+		client.CheckRedirect = noRedirects
+	}
 
-	h := &httpProbe{method: method, url: u.String(), host: host, header: header,
-		statuses: statuses, body: body, notBody: notBody, client: client}
+	h := &httpProbe{method: method, url: u.String(), host: host, header: header, requestBody: s.RequestBody,
+		statuses: statuses, responseHeader: responseHeader, body: body, notBody: notBody, checkBody: s.CheckBody, client: client}
 	return &Prober{kind: "http", target: method + " " + u.Redacted(), measure: h.measure}, nil
 }
 
@@ -163,6 +203,62 @@ func requestHeader(spec http.Header) (http.Header, error) {
 	return header, nil
 }
 
+// headerPattern is a response header the answer must have, and the
+// patterns one of its values must match, each.
+type headerPattern struct {
+	name     string // canonical
+	patterns []*regexp.Regexp
+}
+
+// responseHeaderPatterns compiles the spec's ResponseHeader, by canonical
+// name in order, a name given in two cases having the patterns of both.
+func responseHeaderPatterns(spec http.Header) ([]headerPattern, error) {
+	byName := map[string][]string{}
+	for name, patterns := range spec {
+		if !validHeaderName(name) {
+			return nil, fmt.Errorf("response header %q: the name is not a token", name)
+		}
+		if len(patterns) == 0 {
+			return nil, fmt.Errorf("response header %q: no pattern (\"\" for any value)", name)
+		}
+		key := http.CanonicalHeaderKey(name)
+		byName[key] = append(byName[key], patterns...)
+	}
+	var out []headerPattern
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		h := headerPattern{name: name}
+		for _, expr := range byName[name] {
+			re, err := regexp.Compile(expr)
+			if err != nil {
+				return nil, fmt.Errorf("response header %s pattern %q: %w", name, expr, err)
+			}
+			h.patterns = append(h.patterns, re)
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// missingHeaders says which of want the answer's header h lacks, or has
+// with no value a pattern matches: "Location is missing", "Location does
+// not match \"^/login\"", joined by "; "; "" when none.
+func missingHeaders(h http.Header, want []headerPattern) string {
+	var wrong []string
+	for _, w := range want {
+		values := h.Values(w.name)
+		if len(values) == 0 {
+			wrong = append(wrong, "header "+w.name+" is missing")
+			continue
+		}
+		for _, re := range w.patterns {
+			if !slices.ContainsFunc(values, re.MatchString) {
+				wrong = append(wrong, fmt.Sprintf("header %s does not match %q", w.name, re.String()))
+			}
+		}
+	}
+	return strings.Join(wrong, "; ")
+}
+
 // hostOnly is the host of a Host header, without its port or an IPv6
 // address's brackets.
 func hostOnly(hostport string) string {
@@ -175,13 +271,20 @@ func hostOnly(hostport string) string {
 type httpProbe struct {
 	method, url, host string
 	header            http.Header
+	requestBody       string
 	statuses          StatusSet
+	responseHeader    []headerPattern
 	body, notBody     *regexp.Regexp
+	checkBody         func([]byte) error
 	client            *http.Client
 }
 
 func (h *httpProbe) measure(ctx context.Context) (health.Observation, error) {
-	req, err := http.NewRequestWithContext(ctx, h.method, h.url, nil)
+	var content io.Reader
+	if h.requestBody != "" {
+		content = strings.NewReader(h.requestBody) // with its length, and again for a 307 or 308
+	}
+	req, err := http.NewRequestWithContext(ctx, h.method, h.url, content)
 	if err != nil {
 		return health.Observation{}, err
 	}
@@ -196,7 +299,9 @@ func (h *httpProbe) measure(ctx context.Context) (health.Observation, error) {
 		return health.Observation{}, err
 	}
 	defer res.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(res.Body, maxBody))
+	body, err := io.ReadAll(io.LimitReader(res.Body, maxBody+1)) // one more: a body that was cut
+	cut := len(body) > maxBody
+	body = body[:min(len(body), maxBody)]
 	took := time.Since(start)
 	obs := latency(took)
 	obs.Message = fmt.Sprintf("HTTP %d in %v", res.StatusCode, took.Round(time.Microsecond))
@@ -210,10 +315,22 @@ func (h *httpProbe) measure(ctx context.Context) (health.Observation, error) {
 		return obs, fmt.Errorf("HTTP probe failed with statuscode: %d%s", res.StatusCode, note)
 	case err != nil:
 		return obs, fmt.Errorf("HTTP %d: read body: %w", res.StatusCode, err)
+	}
+	if wrong := missingHeaders(res.Header, h.responseHeader); wrong != "" {
+		return obs, fmt.Errorf("HTTP %d: %s", res.StatusCode, wrong)
+	}
+	switch {
 	case h.body != nil && !h.body.Match(body):
 		return obs, fmt.Errorf("HTTP %d: body does not match %q", res.StatusCode, h.body.String())
 	case h.notBody != nil && h.notBody.Match(body):
 		return obs, fmt.Errorf("HTTP %d: body matches %q", res.StatusCode, h.notBody.String())
+	case h.checkBody == nil:
+	case cut:
+		return obs, fmt.Errorf("HTTP %d: the body is longer than %d KiB, all that is read of one: too long to judge whole", res.StatusCode, maxBody>>10)
+	default:
+		if err := h.checkBody(body); err != nil {
+			return obs, fmt.Errorf("HTTP %d: %w", res.StatusCode, err)
+		}
 	}
 	return obs, nil
 }
@@ -242,6 +359,9 @@ func sameHostRedirects(req *http.Request, via []*http.Request) error {
 	}
 	return nil
 }
+
+// noRedirects makes every redirect the answer (HTTPSpec.NoFollowRedirects).
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // defaultHeader sets a header the spec does not set, and drops one the spec
 // sets to "" (which asks for no such header). An empty User-Agent stays, as

@@ -1,6 +1,7 @@
 package probe_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/pem"
@@ -108,7 +109,10 @@ func TestHTTPStatusSetsTakeListsAndRanges(t *testing.T) {
 	}
 }
 
-func TestHTTPFollowsRedirectsOnTheSameHostOnly(t *testing.T) {
+// By default vitals follows redirects as the kubelet's prober does
+// (pkg/probe/http, RedirectChecker with followNonLocalRedirects false): to
+// the same host, at most 10; a redirect to another host is the answer.
+func TestHTTPFollowsRedirectsOnTheSameHostOnlyByDefaultAsTheKubeletDoes(t *testing.T) {
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "never asked", http.StatusInternalServerError)
 	}))
@@ -143,6 +147,142 @@ func TestHTTPFollowsRedirectsOnTheSameHostOnly(t *testing.T) {
 	// The kubelet's code fails a probe after 10 redirects (its docs say otherwise).
 	if r := measureHTTP(t, probe.HTTPSpec{URL: local + "/loop"}); r.OK || !strings.Contains(r.Output, "stopped after 10 redirects") {
 		t.Fatalf("redirect loop: %+v, want a failure after 10 redirects", r)
+	}
+}
+
+func TestHTTPWithoutFollowingRedirectsExpectsA302AndItsLocation(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/app":
+			http.Redirect(w, r, "/login?next=/app", http.StatusFound)
+		case "/login":
+			fmt.Fprint(w, "login form")
+		}
+	}))
+	defer srv.Close()
+	loginRedirect := probe.HTTPSpec{URL: srv.URL + "/app", Status: "302", ResponseHeader: http.Header{"Location": {`^/login\?next=`}}}
+	// Followed, as by default, the redirect ends at the form: the 302 the
+	// check expects is never seen.
+	if r := measureHTTP(t, loginRedirect); r.OK || r.Output != "HTTP probe failed with statuscode: 200" {
+		t.Fatalf("a same-host 302, followed: %+v, want the 200 of the login form to fail status 302", r)
+	}
+	loginRedirect.NoFollowRedirects = true
+	if r := measureHTTP(t, loginRedirect); !r.OK || !strings.HasPrefix(r.Output, "HTTP 302 in ") || strings.Contains(r.Output, "redirect") {
+		t.Fatalf("the same 302, not followed: %+v, want a pass with its Location matched", r)
+	}
+	loginRedirect.ResponseHeader = http.Header{"location": {"^/sso"}}
+	if r := measureHTTP(t, loginRedirect); r.OK || r.Output != `HTTP 302: header Location does not match "^/sso"` {
+		t.Fatalf("a Location elsewhere: %+v, want the header named", r)
+	}
+}
+
+func TestHTTPSendsARequestBodyWithItsMethodAndHeaders(t *testing.T) {
+	type request struct{ method, contentType, body string }
+	got := make(chan request, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- request{r.Method, r.Header.Get("Content-Type"), string(body)}
+		switch {
+		case r.URL.Path == "/moved":
+			http.Redirect(w, r, "/graphql", http.StatusTemporaryRedirect) // the method and body again
+		case r.Method != http.MethodPost || r.ContentLength != int64(len(body)) || !strings.Contains(string(body), "__typename"):
+			http.Error(w, "want a POST of a query", http.StatusBadRequest)
+		}
+	}))
+	defer srv.Close()
+	const query = `{"query":"{ __typename }"}`
+	spec := probe.HTTPSpec{URL: srv.URL + "/graphql", Method: "POST", RequestBody: query,
+		Header: http.Header{"Content-Type": {"application/json"}}}
+	if r := measureHTTP(t, spec); !r.OK {
+		t.Fatalf("a POST of a query: %+v, want the server to take it", r)
+	}
+	if r := <-got; r != (request{"POST", "application/json", query}) {
+		t.Fatalf("the server got %+v", r)
+	}
+	spec.URL = srv.URL + "/moved"
+	if r := measureHTTP(t, spec); !r.OK {
+		t.Fatalf("a POST redirected by a 307: %+v, want the body sent again", r)
+	}
+	for range 2 {
+		if r := <-got; r.body != query {
+			t.Fatalf("the server got %+v, want the body each time", r)
+		}
+	}
+	spec.RequestBody, spec.URL = "", srv.URL+"/graphql"
+	if r := measureHTTP(t, spec); r.OK || r.Output != "HTTP probe failed with statuscode: 400" {
+		t.Fatalf("a POST with no body: %+v, want the server's 400", r)
+	}
+}
+
+func TestHTTPResponseHeadersMustBeThereAndMatchAndTheOutputNamesThem(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Add("Set-Cookie", "csrf=1")
+		w.Header().Add("Set-Cookie", "session=s3cret")
+		fmt.Fprint(w, "{}")
+	}))
+	defer srv.Close()
+	tests := []struct {
+		header http.Header
+		want   string // "" for a pass
+	}{
+		{http.Header{"Content-Type": {"^application/json"}}, ""},
+		{http.Header{"content-type": {"json"}, "CONTENT-TYPE": {"utf-8"}}, ""}, // one header, both patterns
+		{http.Header{"X-Request-Id": {""}}, "HTTP 200: header X-Request-Id is missing"},
+		{http.Header{"Set-Cookie": {"^session=", "^csrf="}}, ""}, // each pattern, one of the values
+		{http.Header{"Set-Cookie": {"^token="}}, `HTTP 200: header Set-Cookie does not match "^token="`},
+		{http.Header{"Content-Type": {"^text/"}, "X-Version": {"."}},
+			`HTTP 200: header Content-Type does not match "^text/"; header X-Version is missing`},
+	}
+	for _, tt := range tests {
+		r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL, ResponseHeader: tt.header})
+		if r.OK != (tt.want == "") || !r.OK && r.Output != tt.want {
+			t.Errorf("response headers %v: %+v, want %q", tt.header, r, tt.want)
+		}
+		if strings.Contains(r.Output, "s3cret") {
+			t.Errorf("response headers %v: %q shows a header's value", tt.header, r.Output)
+		}
+	}
+}
+
+func TestHTTPChecksAWholeBodyOfAtMost10KiBWithCheckBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/health":
+			fmt.Fprint(w, `{"status":"DOWN"}`)
+		case "/exact":
+			fmt.Fprint(w, strings.Repeat("x", 10<<10))
+		case "/long":
+			fmt.Fprint(w, strings.Repeat("x", 10<<10+1))
+		case "/gone":
+			http.Error(w, `{"status":"DOWN"}`, http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	var judged [][]byte
+	check := func(body []byte) error {
+		judged = append(judged, body)
+		if bytes.Contains(body, []byte("DOWN")) {
+			return errors.New("status is DOWN")
+		}
+		return nil
+	}
+	if r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL + "/health", CheckBody: check}); r.OK || r.Output != "HTTP 200: status is DOWN" {
+		t.Fatalf("a body the check refuses: %+v, want its error after the status", r)
+	}
+	if r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL + "/exact", CheckBody: check}); !r.OK || len(judged[1]) != 10<<10 {
+		t.Fatalf("a body of 10 KiB: %+v, want it judged whole", r)
+	}
+	want := "HTTP 200: the body is longer than 10 KiB, all that is read of one: too long to judge whole"
+	if r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL + "/long", CheckBody: check}); r.OK || r.Output != want || len(judged) != 2 {
+		t.Fatalf("a body of 10 KiB and a byte: %+v, want %q, the check not called", r, want)
+	}
+	// The status comes first, and a pattern before the check.
+	if r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL + "/gone", CheckBody: check}); r.Output != "HTTP probe failed with statuscode: 503" {
+		t.Fatalf("a 503: %+v, want the status to fail it", r)
+	}
+	if r := measureHTTP(t, probe.HTTPSpec{URL: srv.URL + "/health", Body: "UP", CheckBody: check}); r.Output != `HTTP 200: body does not match "UP"` || len(judged) != 2 {
+		t.Fatalf("a body pattern that fails: %+v, want it said before the check runs", r)
 	}
 }
 
@@ -364,6 +504,10 @@ func TestHTTPRejectsABadSpecWhenBuilt(t *testing.T) {
 		{probe.HTTPSpec{URL: "http://x/", Header: http.Header{"X": {"1\r\nX-Injected: 1"}}}, `http probe: header "X": the value has a control character`},
 		{probe.HTTPSpec{URL: "http://x/", Header: http.Header{"X": {"ok", "a\x00b"}}}, `http probe: header "X": the value has a control character`},
 		{probe.HTTPSpec{URL: "http://x/", Header: http.Header{"X": {"a\x7fb"}}}, `http probe: header "X": the value has a control character`},
+		{probe.HTTPSpec{URL: "http://x/", Method: "HEAD", CheckBody: func([]byte) error { return nil }}, `http probe: a body check with method HEAD: a HEAD answer has no body to judge`},
+		{probe.HTTPSpec{URL: "http://x/", ResponseHeader: http.Header{"Location:": {"/"}}}, `http probe: response header "Location:": the name is not a token`},
+		{probe.HTTPSpec{URL: "http://x/", ResponseHeader: http.Header{"Location": {}}}, `http probe: response header "Location": no pattern ("" for any value)`},
+		{probe.HTTPSpec{URL: "http://x/", ResponseHeader: http.Header{"location": {"[z-a]"}}}, "http probe: response header Location pattern \"[z-a]\": error parsing regexp: invalid character class range: `z-a`"},
 		{probe.HTTPSpec{URL: "http://x/", Status: "2xx"}, `http probe: status set "2xx": "2xx" is not an HTTP status code (100-599)`},
 		{probe.HTTPSpec{URL: "http://x/", Body: "("}, "http probe: body pattern \"(\": error parsing regexp: missing closing ): `(`"},
 		{probe.HTTPSpec{URL: "http://x/", NotBody: "[z-a]"}, "http probe: not-body pattern \"[z-a]\": error parsing regexp: invalid character class range: `z-a`"},

@@ -40,6 +40,7 @@ var repoRoot = filepath.Join("..", "..")
 var docsEnvironment = map[string]string{
 	"DB_PASSWORD": "db-password",
 	"HOOK_TOKEN":  "hook-token",
+	"MQ_PASSWORD": "mq-password",
 }
 
 // docValidations are what every vitals.yaml of the docs must pass, in order:

@@ -422,12 +422,15 @@ checks:
   peer-config:
     file: {path: /config/peer1/peer1.conf, non-empty: true}
     period: 2s
+    stable-for: 30s
   api:
     level: live
     http: {url: "http://admin:${API_PASSWORD}@localhost:8080/healthz"}
+  mq-lost:
+    log: {fail-pattern: "connection to MQ lost"}
 `)
 	r := vitalsRun(t, "validate", "-c", good)
-	r.expect(t, 2, "", good+":8:17: checks.api.http.url: environment variable API_PASSWORD is not set")
+	r.expect(t, 2, "", good+":9:17: checks.api.http.url: environment variable API_PASSWORD is not set")
 	cmd := exec.Command(vitals, "validate", "-c", good, "--print")
 	cmd.Env = append(os.Environ(), "API_PASSWORD=hunter2")
 	out, err := cmd.Output()
@@ -435,7 +438,8 @@ checks:
 		t.Fatalf("validate --print: %v", err)
 	}
 	for _, want := range []string{"  peer-config:\n    level: ready\n", "    period: 2s\n    timeout: 1s\n",
-		"    failure-threshold: 3\n", "admin:xxxxx@localhost"} {
+		"    failure-threshold: 3\n    stable-for: 30s\n", "admin:xxxxx@localhost",
+		"    log: {fail-pattern: \"connection to MQ lost\"}\n", "    failure-threshold: 1\n    stable-for: 0s\n"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("--print lacks %q:\n%s", want, out)
 		}

@@ -188,7 +188,7 @@ func (a *Agent) buildChecks() error {
 	}
 	for _, ch := range a.cfg.Checks {
 		if ch.Heartbeat > 0 {
-			hb, err := a.monitor.Heartbeat(ch.Name, ch.Heartbeat, ch.Level)
+			hb, err := a.monitor.Heartbeat(ch.Name, ch.Heartbeat, ch.Level, health.StableFor(ch.StableFor))
 			if err != nil { // the loader checked every check as this Monitor does
 				return fmt.Errorf("%s: check %s: %w", a.cfg.File, ch.Name, err)
 			}

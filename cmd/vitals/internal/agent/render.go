@@ -70,11 +70,11 @@ func Render(c *config.Config) string {
 		fmt.Fprintf(&b, "    %s: %s\n", ch.Kind, c.Redact(ch.Source))
 		fmt.Fprintf(&b, "    on-failure: %s\n", ch.OnFailure)
 		fmt.Fprintf(&b, "    component-type: %q\n", ch.ComponentType)
-		if ch.Heartbeat != 0 {
-			continue // its ttl is all its timing
+		if ch.Heartbeat == 0 { // its ttl is all its timing but stable-for
+			fmt.Fprintf(&b, "    period: %v\n    timeout: %v\n    initial-delay: %v\n", ch.Period, ch.Timeout, ch.InitialDelay)
+			fmt.Fprintf(&b, "    success-threshold: %d\n    failure-threshold: %d\n", ch.SuccessThreshold, ch.FailureThreshold)
 		}
-		fmt.Fprintf(&b, "    period: %v\n    timeout: %v\n    initial-delay: %v\n", ch.Period, ch.Timeout, ch.InitialDelay)
-		fmt.Fprintf(&b, "    success-threshold: %d\n    failure-threshold: %d\n", ch.SuccessThreshold, ch.FailureThreshold)
+		fmt.Fprintf(&b, "    stable-for: %v\n", ch.StableFor)
 	}
 	return b.String()
 }

@@ -196,7 +196,7 @@ func TestChecksListsEveryCheckWithItsStatusTimingAndLastResult(t *testing.T) {
 	if loop["kind"] != "heartbeat" || loop["status"] != "pending" || loop["level"] != "live" {
 		t.Errorf("loop = %v", loop)
 	}
-	for _, absent := range []string{"timeout", "since", "last"} {
+	for _, absent := range []string{"timeout", "since", "last", "stableFor", "stableAt"} {
 		if _, ok := loop[absent]; ok {
 			t.Errorf("a pending heartbeat has %s: %v", absent, loop)
 		}
@@ -209,6 +209,27 @@ func TestChecksListsEveryCheckWithItsStatusTimingAndLastResult(t *testing.T) {
 	}
 	a.expect(t, "GET", "/v1/checks?level=alive", "", 200, `"loop"`, nil) // Pebble's word
 	a.expect(t, "GET", "/v1/checks?level=sometimes", "", 400, `level: unknown level \"sometimes\"`, nil)
+}
+
+func TestACheckWaitingToBeStableSaysForHowLongAndUntilWhen(t *testing.T) {
+	a := newAgent(t, "", "")
+	must(t, a.m.Add(health.Check{Name: "mq", Level: health.Ready, Kind: "amqp", StableFor: 30 * time.Second,
+		Checker: health.CheckerFunc(func(context.Context) error { return nil })}))
+	a.waitFor(t, "mq ran", func(c api.Check) bool { return c.Name == "mq" && c.Runs == 1 })
+	var mq map[string]any
+	a.expect(t, "GET", "/v1/checks/mq", "", 200, "", &mq)
+	for key, want := range map[string]any{
+		"status": "pending", "stableFor": "30s", "stableAt": healthtest.Epoch.Add(30 * time.Second).Format(time.RFC3339),
+	} {
+		if mq[key] != want {
+			t.Errorf("mq %s = %#v, want %#v", key, mq[key], want)
+		}
+	}
+	c, err := a.client.Check(context.Background(), "mq")
+	must(t, err)
+	if time.Duration(c.StableFor) != 30*time.Second || !c.StableAt.Equal(healthtest.Epoch.Add(30*time.Second)) {
+		t.Errorf("the client read stable for %v, at %v", c.StableFor, c.StableAt)
+	}
 }
 
 func TestOneCheckHasItsHistoryAndAnUnknownOneIs404(t *testing.T) {

@@ -25,8 +25,14 @@ type Check struct {
 	Failures         int       `json:"failures"`  // consecutive failing runs, up to now
 	SuccessThreshold int       `json:"successThreshold"`
 	FailureThreshold int       `json:"failureThreshold"`
-	Runs             int       `json:"runs"` // results recorded since the agent started, or the checks last started over
-	Period           Duration  `json:"period"`
+	// StableFor is how long the check must have passed before it counts
+	// as passing; absent when it counts at once.
+	StableFor Duration `json:"stableFor,omitzero"`
+	// StableAt is when a check whose runs pass, waiting to be stable, will
+	// pass unless a run fails first; absent when it waits for nothing.
+	StableAt time.Time `json:"stableAt,omitzero"`
+	Runs     int       `json:"runs"` // results recorded since the agent started, or the checks last started over
+	Period   Duration  `json:"period"`
 	// Timeout is absent for heartbeats and watchdogs, which run nothing.
 	Timeout      Duration `json:"timeout,omitzero"`
 	InitialDelay Duration `json:"initialDelay"`
@@ -89,6 +95,7 @@ func checkOf(st health.CheckState, withHistory bool) Check {
 		Name: st.Name, Level: st.Level, Kind: st.Kind, Status: st.Status, Stopped: st.Stopped, Since: st.Since,
 		Successes: st.ConsecutiveSuccesses, Failures: st.ConsecutiveFailures,
 		SuccessThreshold: st.SuccessThreshold, FailureThreshold: st.FailureThreshold, Runs: st.Runs,
+		StableFor: Duration(st.StableFor), StableAt: st.StableAt,
 		Period: Duration(st.Period), Timeout: Duration(st.Timeout), InitialDelay: Duration(st.InitialDelay),
 	}
 	if last, ok := st.Last(); ok {

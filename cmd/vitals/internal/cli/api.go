@@ -172,7 +172,7 @@ func writeChecksTable(w io.Writer, checks []api.Check, now time.Time, wide bool)
 			last = resultWords(*c.Last)
 		}
 		if !wide {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", c.Name, c.Level, c.Kind, statusWords(c), age(c.Since, now), c.Runs, cut(last, lastWidth))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", c.Name, c.Level, c.Kind, statusWords(c, now), age(c.Since, now), c.Runs, cut(last, lastWidth))
 			continue
 		}
 		timeout, ran, took := "-", "-", "-"
@@ -182,17 +182,32 @@ func writeChecksTable(w io.Writer, checks []api.Check, now time.Time, wide bool)
 		if c.Last != nil {
 			ran, took = age(c.Last.Time, now), c.Last.Duration.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d/%d\t%d/%d\t%v\t%s\t%s\t%s\t%s\n", c.Name, c.Level, c.Kind, statusWords(c), age(c.Since, now), c.Runs,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d/%d\t%d/%d\t%v\t%s\t%s\t%s\t%s\n", c.Name, c.Level, c.Kind, statusWords(c, now), age(c.Since, now), c.Runs,
 			c.Successes, c.SuccessThreshold, c.Failures, c.FailureThreshold, c.Period, timeout, ran, took, last)
 	}
 	tw.Flush()
 }
 
-func statusWords(c api.Check) string {
-	if c.Stopped {
+// statusWords is a check's status, and why it is not passing yet when its
+// runs pass: "pending (stable in 12s)".
+func statusWords(c api.Check, now time.Time) string {
+	switch {
+	case c.Stopped:
 		return c.Status.String() + " (stopped)"
+	case !c.StableAt.IsZero():
+		return c.Status.String() + " (stable in " + stableIn(c, now) + ")"
 	}
 	return c.Status.String()
+}
+
+// stableIn is how long a check waiting to be stable has left to wait, to
+// the second (to the millisecond under one), as /readyz?verbose says it.
+func stableIn(c api.Check, now time.Time) string {
+	left := max(c.StableAt.Sub(now), 0)
+	if left < time.Second {
+		return left.Round(time.Millisecond).String()
+	}
+	return left.Round(time.Second).String()
 }
 
 // resultWords says what a result was: "ok", "ok: MESSAGE", "failed: ERROR".
@@ -297,7 +312,7 @@ the API's object; with --run, {"result": RUN, "check": CHECK}.`,
 			case ran != nil && !ran.OK:
 				return failed{fmt.Sprintf("%s: %s", name, oneLine(ran.Output))}
 			case ran == nil && (c.Status == health.Pending || c.Status == health.Fail):
-				return failed{fmt.Sprintf("%s: %s", name, whyNotPassing(c))}
+				return failed{fmt.Sprintf("%s: %s", name, whyNotPassing(c, time.Now()))}
 			}
 			return nil
 		},
@@ -309,7 +324,10 @@ the API's object; with --run, {"result": RUN, "check": CHECK}.`,
 }
 
 // whyNotPassing says why a pending or failing check is so.
-func whyNotPassing(c api.Check) string {
+func whyNotPassing(c api.Check, now time.Time) string {
+	if !c.StableAt.IsZero() {
+		return fmt.Sprintf("%s: pass, stable in %s", c.Status, stableIn(c, now))
+	}
 	for i := len(c.History) - 1; i >= 0; i-- {
 		if r := c.History[i]; !r.OK {
 			return fmt.Sprintf("%s: %s", c.Status, oneLine(r.Output))
@@ -344,6 +362,13 @@ func writeCheck(w io.Writer, c api.Check, ran *api.Result, now time.Time) {
 		status += fmt.Sprintf(" for %s (since %s)", age(c.Since, now), c.Since.Format(time.RFC3339))
 	}
 	field("status", "%s", status)
+	if c.StableFor > 0 {
+		stable := c.StableFor.String()
+		if !c.StableAt.IsZero() {
+			stable += fmt.Sprintf(" (its runs pass: stable in %s, at %s)", stableIn(c, now), c.StableAt.Format(time.RFC3339))
+		}
+		field("stable for", "%s", stable)
+	}
 	if c.Stopped {
 		field("stopped", "yes: it does not run, and the levels leave it out until it is started")
 	}

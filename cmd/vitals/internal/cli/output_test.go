@@ -193,6 +193,37 @@ func TestTheWideTableHasMoreColumns(t *testing.T) {
 	}
 }
 
+// A check whose runs pass, waiting to be stable, says how long it has
+// left, as /readyz?verbose does: in the table, in vitals check NAME and in
+// why it does not pass.
+func TestACheckWaitingToBeStableSaysWhen(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)
+	mq := api.Check{Name: "mq", Level: health.Ready, Kind: "amqp", Status: health.Pending, Runs: 2, Successes: 2,
+		SuccessThreshold: 1, FailureThreshold: 3, StableFor: api.Duration(30 * time.Second), StableAt: now.Add(12 * time.Second),
+		Period: api.Duration(10 * time.Second), Timeout: api.Duration(time.Second),
+		Last: &api.Result{Time: now.Add(-8 * time.Second), Duration: api.Duration(time.Millisecond), OK: true}}
+	var table, one bytes.Buffer
+	writeChecksTable(&table, []api.Check{mq}, now, false)
+	if want := "NAME  LEVEL  KIND  STATUS                   FOR  RUNS  LAST\n" +
+		"mq    ready  amqp  pending (stable in 12s)  -    2     ok\n"; table.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", table.String(), want)
+	}
+	writeCheck(&one, mq, nil, now)
+	if want := "stable for:    30s (its runs pass: stable in 12s, at 2026-01-01T00:01:12Z)\n"; !strings.Contains(one.String(), want) {
+		t.Errorf("vitals check:\n%s\nwant a line\n%s", one.String(), want)
+	}
+	if got, want := whyNotPassing(mq, now), "pending: pass, stable in 12s"; got != want {
+		t.Errorf("why not passing: %q, want %q", got, want)
+	}
+	mq.StableAt = time.Time{}
+	mq.Status = health.Pass
+	one.Reset()
+	writeCheck(&one, mq, nil, now)
+	if want := "stable for:    30s\n"; !strings.Contains(one.String(), want) {
+		t.Errorf("vitals check of a stable check:\n%s\nwant a line\n%s", one.String(), want)
+	}
+}
+
 // sameDocument fails unless j (JSON) and y (YAML) hold the same document.
 func sameDocument(t *testing.T, j, y []byte) {
 	t.Helper()

@@ -51,6 +51,8 @@ A static binary with no dependencies: the exec probe for images without curl.
 		Example: `  vitals probe http://localhost:8080/healthz
   vitals probe https://api.internal/ready --status 200,204 --ca-file /etc/ssl/internal.pem
   vitals probe http://localhost:8080/ --body '"status":"ok"' --header 'Host: api.example.com'
+  vitals probe http://localhost:8080/actuator/health --json '$.status=UP'
+  vitals probe http://localhost:8080/app --no-follow-redirects --status 302 --response-header 'Location: ^/login'
   vitals probe tcp://localhost:6379 --send 'PING\r\n' --expect '+PONG'
   vitals probe file:///config/peer1/peer1.conf --non-empty --max-age 10m
   vitals probe tls://example.com:443 --min-validity 168h -o json

@@ -37,6 +37,9 @@ type Kind interface {
 	// DefaultComponentType is the componentType of the kind's checks that
 	// give no component-type: component, datastore or system.
 	DefaultComponentType() string
+	// DefaultFailureThreshold is the failure-threshold of the kind's checks
+	// that give none; 0 for the kubelet's, 3.
+	DefaultFailureThreshold() int
 }
 
 // Check is one check of the file, as data: whoever runs it builds its
@@ -45,10 +48,15 @@ type Check struct {
 	Name  string
 	Level health.Level
 	// The timing, with the kubelet's defaults filled in (see
-	// health.Check.Validate); a heartbeat's as Monitor.Heartbeat runs it
-	// (judged every default period, thresholds 1), its ttl deciding.
+	// health.Check.Validate), but the kind's failure threshold where it has
+	// one (1 for a log or a heartbeat: its failures are events); a
+	// heartbeat's as Monitor.Heartbeat runs it (judged every default period,
+	// thresholds 1), its ttl deciding.
 	Period, Timeout, InitialDelay      time.Duration
 	SuccessThreshold, FailureThreshold int
+	// StableFor is how long the check must have passed, with no failed
+	// run, before it counts as passing (health.Check.StableFor); 0: at once.
+	StableFor time.Duration
 	// OnFailure is what the agent does when the check becomes fail:
 	// OnFailureIgnore (default), OnFailureRestart or OnFailureExit.
 	OnFailure string
@@ -81,7 +89,7 @@ func (c Check) Errorf(format string, args ...any) Error {
 func (c Check) Health(checker health.Checker) health.Check {
 	return health.Check{Name: c.Name, Level: c.Level, Checker: checker, Kind: c.Kind, ComponentType: c.ComponentType,
 		Period: c.Period, Timeout: c.Timeout, InitialDelay: c.InitialDelay,
-		SuccessThreshold: c.SuccessThreshold, FailureThreshold: c.FailureThreshold}
+		SuccessThreshold: c.SuccessThreshold, FailureThreshold: c.FailureThreshold, StableFor: c.StableFor}
 }
 
 // What a check's on-failure may say.
@@ -96,7 +104,7 @@ const (
 var checkKeys = map[string]string{
 	"Period": "period", "Timeout": "timeout", "InitialDelay": "initial-delay",
 	"SuccessThreshold": "success-threshold", "FailureThreshold": "failure-threshold",
-	"ComponentType": "component-type",
+	"StableFor": "stable-for", "ComponentType": "component-type",
 }
 
 // checks reads the checks mapping, in the file's order.
@@ -119,13 +127,8 @@ func (d *Decoder) checks(n ast.Node, kinds Kinds) []Check {
 			continue
 		}
 		// The engine validates each check as the Monitor will, so that a
-		// file that loads is a file that starts; a heartbeat's thresholds
-		// are 1, as Monitor.Heartbeat has them.
-		h := c.Health(nil)
-		if c.Heartbeat > 0 {
-			h.SuccessThreshold, h.FailureThreshold = 1, 1
-		}
-		v, err := h.Validate()
+		// file that loads is a file that starts.
+		v, err := c.Health(nil).Validate()
 		var ce *health.CheckError
 		if errors.As(err, &ce) {
 			switch key := checkKeys[ce.Field]; {
@@ -211,12 +214,15 @@ func (d *Decoder) check(name string, n ast.Node, path string, kinds Kinds) (c Ch
 			d.Errorf(at["component-type"], path+".component-type", "a %s is beaten by the workload, one of its own loops: its component type is %s", kindName, t)
 		}
 		c.Heartbeat = ttl
-		c.Period, c.Timeout, c.InitialDelay, c.SuccessThreshold, c.FailureThreshold = 0, 0, 0, 0, 0 // its own, below
+		c.Period, c.Timeout, c.InitialDelay, c.SuccessThreshold, c.FailureThreshold = 0, 0, 0, 0, 0 // its own: its kind's, and below
 	} else if c.Period > 0 && c.Period < MinPeriod {
 		d.Errorf(at["period"], path+".period", "%v is shorter than %v, the shortest period: more often is a busy loop, not a check", c.Period, MinPeriod)
 	}
 	if c.ComponentType == "" {
 		c.ComponentType = kind.DefaultComponentType()
+	}
+	if c.FailureThreshold == 0 {
+		c.FailureThreshold = kind.DefaultFailureThreshold() // 0 leaves it to the kubelet's default
 	}
 	return c, at, d.Failures() == before
 }
@@ -236,7 +242,9 @@ func checkFields(c *Check, level *string) []Field {
 		{Key: "success-threshold", Value: count(&c.SuccessThreshold), Default: "1",
 			Doc: "Consecutive passing runs that make a pending or failed check pass."},
 		{Key: "failure-threshold", Value: count(&c.FailureThreshold), Default: "3",
-			Doc: "Consecutive failing runs that make a check fail: one lost packet should not flip a probe (Kubernetes and Pebble use 3 too)."},
+			Doc: "Consecutive failing runs that make a check fail: one lost packet should not flip a probe (Kubernetes and Pebble use 3 too). 1 for the kinds whose failure is an event at a moment, such as a log line or a ttl passing: the check fails at that moment."},
+		{Key: "stable-for", Value: Duration(&c.StableFor), Default: "0s",
+			Doc: "How long the check must have passed, with no failed run, before it counts as passing (Kubernetes's minReadySeconds, for one check): until then it stays pending, or failed, and passes at that moment; a failed run starts the wait over. It starts over with the workload. By default a check passes at once."},
 		{Key: "on-failure", Value: oneOf(&c.OnFailure, OnFailureRestart, OnFailureExit, OnFailureIgnore), Default: OnFailureIgnore,
 			Doc: "What the agent does when the check becomes fail: ignore (events and hooks only), restart (the workload; its checks start over) or exit (stop the workload and exit 1, for the kubelet to restart the container)."},
 		{Key: "component-type", Value: Value{"string", String(&c.ComponentType).Read, componentTypeSchema}, Default: "the kind's", Described: true,

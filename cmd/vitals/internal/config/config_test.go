@@ -17,6 +17,7 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/apisocket"
 	. "github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/jsonbody"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
@@ -48,13 +49,13 @@ func parse(t *testing.T, data string) (*Config, error) {
 }
 
 // The fields of a Check wanted: list of every field in the check's wanted.
-const wantFields = "amqp, component-type, connection, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, listening, log, nats, on-failure, period, postgres, redis, success-threshold, tcp, timeout, tls"
+const wantFields = "amqp, component-type, connection, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, listening, log, nats, on-failure, period, postgres, redis, stable-for, success-threshold, tcp, timeout, tls"
 
 const topFields = "api, api-token-file, checks, details, drain, grpc-listen, hooks, kubernetes, listen, service, service-info"
 
 const serviceFields = "backoff, command, dir, env, restart, stop-signal, stop-timeout"
 
-const httpFields = "body, ca-file, cert, headers, insecure, key, method, not-body, server-name, status, url"
+const httpFields = "body, ca-file, cert, follow-redirects, headers, insecure, json, key, method, not-body, request-body, response-headers, server-name, status, url"
 
 func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 	tooLong := strings.Repeat("a", 64)
@@ -393,7 +394,7 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"  web:",
 			"    http: {url: \"http://x/\", body: \"(\"}",
 		), []string{
-			"vitals.yaml:3:11: checks.web.http: body pattern \"(\": error parsing regexp: missing closing ): `(`",
+			"vitals.yaml:3:36: checks.web.http.body: pattern \"(\": error parsing regexp: missing closing ): `(`",
 		}},
 		{"http: lower-case method", y(
 			"checks:",
@@ -433,6 +434,43 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"      headers: {X-A: \"a\\r\\nX-B: b\"}",
 		), []string{
 			`vitals.yaml:5:22: checks.web.http.headers.X-A: the value has a line break or a NUL, which a header cannot carry`,
+		}},
+		{"http: what an answer must be, each error at its field", y(
+			"checks:",
+			"  web:",
+			"    http:",
+			"      url: \"http://x/\"",
+			"      follow-redirects: no",
+			"      not-body: \"[z-a]\"",
+			"      response-headers: {\"Location:\": /, Content-Type: \"(json\", X-Id: []}",
+			"      json:",
+			"        status: UP",
+			"        $[: UP",
+			"        $.status: \"(UP\"",
+			"        $.ok: true",
+		), []string{
+			`vitals.yaml:5:25: checks.web.http.follow-redirects: want true or false, got "no"`,
+			"vitals.yaml:6:17: checks.web.http.not-body: pattern \"[z-a]\": error parsing regexp: invalid character class range: `z-a`",
+			`vitals.yaml:7:26: checks.web.http.response-headers.Location:: "Location:" is not a header name`,
+			"vitals.yaml:7:56: checks.web.http.response-headers.Content-Type: pattern \"(json\": error parsing regexp: missing closing ): `(json`",
+			`vitals.yaml:7:71: checks.web.http.response-headers.X-Id: no pattern: "" for any value`,
+			`vitals.yaml:9:9: checks.web.http.json.status: "status" is not a JSONPath query: one starts with $, the whole body, as in $.status`,
+			`vitals.yaml:10:9: checks.web.http.json.$[: "$[" is not a JSONPath query (RFC 9535): jsonpath: unexpected eof at position 3`,
+			"vitals.yaml:11:19: checks.web.http.json.$.status: pattern \"(UP\": error parsing regexp: missing closing ): `(UP`",
+		}},
+		{"http: json not a mapping", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\", json: \"$.status=UP\"}",
+		), []string{
+			`vitals.yaml:3:36: checks.web.http.json: want a mapping of JSONPath queries to patterns, such as {$.status: UP}, got "$.status=UP"`,
+		}},
+		{"http: json with method HEAD", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\", method: HEAD, json: {$.status: UP}}",
+		), []string{
+			`vitals.yaml:3:11: checks.web.http: json with method HEAD: a HEAD answer has no body to judge`,
 		}},
 		{"tcp: no address", y(
 			"checks:",
@@ -654,6 +692,30 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"    initial-delay: -5s",
 		), []string{
 			`vitals.yaml:4:20: checks.web.initial-delay: -5s is negative`,
+		}},
+		{"stable-for negative", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\"}",
+			"    stable-for: -30s",
+		), []string{
+			`vitals.yaml:4:17: checks.web.stable-for: -30s is negative`,
+		}},
+		{"stable-for without a unit", y(
+			"checks:",
+			"  web:",
+			"    http: {url: \"http://x/\"}",
+			"    stable-for: 30",
+		), []string{
+			`vitals.yaml:4:17: checks.web.stable-for: "30" has no unit: write 30s (or ms, m, h)`,
+		}},
+		{"stable-for a list", y(
+			"checks:",
+			"  hb:",
+			"    heartbeat: {ttl: 1s}",
+			"    stable-for: [30s]",
+		), []string{
+			`vitals.yaml:4:17: checks.hb.stable-for: want a single value, got a list`,
 		}},
 		{"threshold 0", y(
 			"checks:",
@@ -1259,7 +1321,7 @@ func TestTheIssuesExample(t *testing.T) {
 			Target: "file /config/peer1/peer1.conf"},
 		want{Name: "ui", Level: health.Live, Kind: "http",
 			Period: 10 * time.Second, Timeout: 3 * time.Second, SuccessThreshold: 1, FailureThreshold: 3,
-			Spec:   probe.HTTPSpec{URL: "http://localhost:8080/", Status: "200-399"},
+			Spec:   kinds.HTTPSpec{HTTPSpec: probe.HTTPSpec{URL: "http://localhost:8080/", Status: "200-399"}},
 			Target: "GET http://localhost:8080/"},
 		want{Name: "reconciler", Level: health.Live, Kind: "heartbeat",
 			Period: 10 * time.Second, SuccessThreshold: 1, FailureThreshold: 1,
@@ -1399,6 +1461,31 @@ func TestServiceInfo(t *testing.T) {
 	}
 }
 
+// A kind whose failure is an event (a log line, a ttl passing) fails at
+// the first: its checks' failure-threshold is 1 unless they give one; the
+// others' is the kubelet's 3. stable-for is read for any kind, a heartbeat
+// too.
+func TestTheFailureThresholdIsTheKindsAndStableForAnyChecks(t *testing.T) {
+	c := mustParse(t, y(
+		"checks:",
+		"  errors: {log: {fail-pattern: \"connection to MQ lost\"}}",
+		"  errors3: {log: {fail-pattern: \"connection to MQ lost\"}, failure-threshold: 3}",
+		"  web: {http: {url: \"http://localhost:8080/\"}, stable-for: 30s}",
+		"  loop: {heartbeat: {ttl: 1s}, stable-for: 1m}",
+	))
+	for i, want := range []struct {
+		failure   int
+		stableFor time.Duration
+	}{{1, 0}, {3, 0}, {3, 30 * time.Second}, {1, time.Minute}} {
+		ch := c.Checks[i]
+		h := ch.Health(nil)
+		if ch.FailureThreshold != want.failure || h.FailureThreshold != want.failure || ch.StableFor != want.stableFor || h.StableFor != want.stableFor {
+			t.Errorf("%s: failure threshold %d (to the engine %d), stable for %v (%v); want %d, %v",
+				ch.Name, ch.FailureThreshold, h.FailureThreshold, ch.StableFor, h.StableFor, want.failure, want.stableFor)
+		}
+	}
+}
+
 // A heartbeat's timing, written as zero, is what it has anyway: the file
 // loads, as it always did; only a timing that would change something is
 // refused (TestBadConfigsSayWhatAndWhere).
@@ -1478,7 +1565,7 @@ func TestExpansionIntoAURL(t *testing.T) {
 	if c.API != "/run/$HOME/${HOST}.sock" {
 		t.Errorf("API %q, want %q", c.API, "/run/$HOME/${HOST}.sock")
 	}
-	spec, ok := c.Checks[0].Spec.(probe.HTTPSpec)
+	spec, ok := c.Checks[0].Spec.(kinds.HTTPSpec)
 	if !ok {
 		t.Fatalf("Spec is a %T", c.Checks[0].Spec)
 	}
@@ -1512,10 +1599,42 @@ func TestHeaders(t *testing.T) {
 	))
 	checkChecks(t, c, want{Name: "web", Level: health.Ready, Kind: "http",
 		Period: 10 * time.Second, Timeout: time.Second, SuccessThreshold: 1, FailureThreshold: 3,
-		Spec: probe.HTTPSpec{URL: "https://example.com/healthz", Method: "HEAD", Status: "200,204",
+		Spec: kinds.HTTPSpec{HTTPSpec: probe.HTTPSpec{URL: "https://example.com/healthz", Method: "HEAD", Status: "200,204",
 			Header: map[string][]string{"X-Multi": {"a", "b"}, "X-One": {"c"}, "Host": {"internal.example.com"}},
-			TLS:    probe.TLSOptions{ServerName: "api.example.com", InsecureSkipVerify: true}},
+			TLS:    probe.TLSOptions{ServerName: "api.example.com", InsecureSkipVerify: true}}},
 		Target: "HEAD https://example.com/healthz"})
+}
+
+func TestAnHTTPCheckSaysWhatItsAnswerMustBe(t *testing.T) {
+	c := mustParse(t, y(
+		"checks:",
+		"  login:",
+		"    http:",
+		"      url: \"http://localhost:8080/login\"",
+		"      method: POST",
+		"      headers: {Content-Type: application/json}",
+		"      request-body: '{\"user\": \"probe\"}'",
+		"      follow-redirects: false",
+		"      status: 302",
+		"      response-headers: {Location: [\"^/home\", \"\\\\?first\"], set-cookie: \"\"}",
+		"      json:",
+		"        $.status: UP",
+		"        $.ratio: 1.50",
+		"        $.host: ${HOST}",
+		"        \"$.checks[?@.name=='db'].ok\": true",
+	))
+	checkChecks(t, c, want{Name: "login", Level: health.Ready, Kind: "http",
+		Period: 10 * time.Second, Timeout: time.Second, SuccessThreshold: 1, FailureThreshold: 3,
+		Spec: kinds.HTTPSpec{HTTPSpec: probe.HTTPSpec{URL: "http://localhost:8080/login", Method: "POST", Status: "302",
+			Header: map[string][]string{"Content-Type": {"application/json"}}, RequestBody: `{"user": "probe"}`,
+			NoFollowRedirects: true, ResponseHeader: map[string][]string{"Location": {"^/home", `\?first`}, "set-cookie": {""}}},
+			JSON: []jsonbody.Expect{{Query: "$.status", Want: "UP"}, {Query: "$.ratio", Want: "1.50"},
+				{Query: "$.host", Want: "example.com"}, {Query: "$.checks[?@.name=='db'].ok", Want: "true"}}},
+		Target: "POST http://localhost:8080/login"})
+	c = mustParse(t, y("checks:", "  web: {http: {url: \"http://x/\", follow-redirects: true}}"))
+	if c.Checks[0].Spec.(kinds.HTTPSpec).NoFollowRedirects {
+		t.Errorf("follow-redirects: true reads as NoFollowRedirects")
+	}
 }
 
 func TestExecEnvIsSortedKeyValue(t *testing.T) {

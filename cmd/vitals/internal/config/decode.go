@@ -79,6 +79,11 @@ type Field struct {
 	Required bool
 	// Doc says what the field is for, in a sentence or two.
 	Doc string
+	// Fields are the fields of a value that is a mapping of its own known
+	// keys (amqp's ping), which Read reads: the reference lists them as
+	// KEY.FIELD after the field, and the schema says the mapping from them,
+	// in place of Schema. nil for any other value.
+	Fields []Field
 }
 
 // Given holds the nodes of the fields a mapping gave, by key, for errors
@@ -328,6 +333,9 @@ func Whole(dst *int, least, most int) Value {
 		*dst = int(v)
 	}, wholeNumber(least, most)}
 }
+
+// Count reads a whole number of at least 1, for a field of a kind.
+func Count(dst *int) Value { return count(dst) }
 
 // Strings reads a list of strings; a single string is a list of one.
 func Strings(dst *[]string) Value {

@@ -4,7 +4,8 @@
 // constructor that validates it, as in package probe, and returns a
 // *probe.Prober, the one shape of every kind: a health.Checker and
 // health.Measurer whose observed value is the latency of one round trip in
-// milliseconds, and whose Close closes the connection it keeps.
+// milliseconds (or what the kind's spec asks it to count, as an AMQP
+// queue's consumers), and whose Close closes the connection it keeps.
 //
 // Unlike probe's kinds, which open a fresh connection every run, a prober
 // keeps its connection between runs: it dials on its first run, reuses the
@@ -48,7 +49,7 @@ func prober(kind, shown string, keep *keeper) *probe.Prober {
 // conn is a connection to a dependency, kept between runs.
 type conn interface {
 	// roundTrip does the kind's exchange on the connection (SELECT 1, PING,
-	// a channel opened and closed, a flush) under ctx.
+	// a channel opened, used and closed, a flush) under ctx.
 	roundTrip(ctx context.Context) (health.Observation, error)
 	// broken reports whether the connection cannot be used again: it is
 	// known to be closed, or err, the error of a round trip (nil before
@@ -98,7 +99,8 @@ func (k *keeper) run(ctx context.Context) (health.Observation, error) {
 
 // try does one round trip, dialling first when no connection is kept, and
 // drops the connection when the round trip broke it or was cut short by ctx
-// (which leaves it in an unknown state, such as a query still running).
+// (which leaves it in an unknown state, such as a query still running),
+// unless what ctx cut short was a wait on another client (unanswered).
 func (k *keeper) try(ctx context.Context) (health.Observation, error) {
 	if k.c == nil {
 		c, err := k.dial(ctx)
@@ -108,11 +110,18 @@ func (k *keeper) try(ctx context.Context) (health.Observation, error) {
 		k.c = c
 	}
 	obs, err := k.c.roundTrip(ctx)
-	if err != nil && (ctx.Err() != nil || k.c.broken(err)) {
+	if err != nil && (ctx.Err() != nil && !errors.As(err, new(unanswered)) || k.c.broken(err)) {
 		k.discard()
 	}
 	return obs, err
 }
+
+// unanswered is the error of a round trip that ctx ended while it waited
+// on another client than the server, such as a service that owes a ping's
+// answer: the connection is as good as it was, and is kept.
+type unanswered struct{ error }
+
+func (e unanswered) Unwrap() error { return e.error }
 
 // discard drops the kept connection, closing it in the background: a
 // broken connection's close may wait on the network, and the run has its

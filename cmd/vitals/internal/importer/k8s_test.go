@@ -16,6 +16,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/grpchealth"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
@@ -39,7 +40,9 @@ func TestADeploymentsThreeProbesBecomeChecksWithTheSameTiming(t *testing.T) {
 	}{
 		"web-startup": {
 			timing{health.Startup, 5 * time.Second, time.Second, 0, 1, 60},
-			probe.HTTPSpec{URL: "http://localhost:9090/healthz?phase=startup", Header: http.Header{"X-Probe": {"startup"}}},
+			// follow-redirects is left at its default, the kubelet's rule:
+			// same-host redirects followed, another host's the answer.
+			kinds.HTTPSpec{HTTPSpec: probe.HTTPSpec{URL: "http://localhost:9090/healthz?phase=startup", Header: http.Header{"X-Probe": {"startup"}}}},
 		},
 		"web-live": {
 			timing{health.Live, 20 * time.Second, time.Second, 15 * time.Second, 1, 3},
@@ -188,7 +191,7 @@ func TestContainerImportsOneContainerOfAWorkload(t *testing.T) {
 	if string(r.YAML) != want {
 		t.Errorf("--container api:\n%s\nwant:\n%s", r.YAML, want)
 	}
-	if spec := load(t, r.YAML)["api-ready"].Spec.(probe.HTTPSpec); !spec.TLS.InsecureSkipVerify {
+	if spec := load(t, r.YAML)["api-ready"].Spec.(kinds.HTTPSpec); !spec.TLS.InsecureSkipVerify {
 		t.Errorf("api-ready verifies the certificate, which the kubelet does not")
 	}
 
@@ -350,7 +353,7 @@ func TestProbeSettingsVitalsCannotCarryAreSaid(t *testing.T) {
 	})
 	checks := load(t, r.YAML)
 	live := checks["app-live"]
-	wantHTTP := probe.HTTPSpec{URL: "http://localhost:8080/healthz", Header: http.Header{"Accept": {""}, "X-A": {"1", "2"}}}
+	wantHTTP := kinds.HTTPSpec{HTTPSpec: probe.HTTPSpec{URL: "http://localhost:8080/healthz", Header: http.Header{"Accept": {""}, "X-A": {"1", "2"}}}}
 	if !reflect.DeepEqual(live.Spec, wantHTTP) || live.Period != 10*time.Second || live.Timeout != time.Second {
 		t.Errorf("app-live: %#v every %v within %v", live.Spec, live.Period, live.Timeout)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
 )
@@ -39,8 +40,8 @@ func TestAPebbleLayerWithTwoServicesActsOnItsChecksAndKeepsTheServicesAsComments
 	}{
 		"synapse-alive": {
 			timing{health.Live, time.Minute, 20 * time.Second, 0, 1, 5},
-			probe.HTTPSpec{URL: "http://localhost:8008/health", Status: "200-299",
-				Header: http.Header{"Host": {"matrix.example.com"}, "X-Forwarded-Proto": {"https"}}},
+			kinds.HTTPSpec{HTTPSpec: probe.HTTPSpec{URL: "http://localhost:8008/health", Status: "200-299",
+				Header: http.Header{"Host": {"matrix.example.com"}, "X-Forwarded-Proto": {"https"}}}},
 			config.OnFailureRestart,
 		},
 		"synapse-ready": {

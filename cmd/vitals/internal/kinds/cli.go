@@ -26,7 +26,7 @@ type Flag struct {
 	// take it before it.
 	Usage string
 	// Value is the field the flag's value goes to, as stringFlag,
-	// stringsFlag, boolFlag or durationFlag bind it.
+	// stringsFlag, boolFlag, intFlag or durationFlag bind it.
 	Value FlagValue
 	// File says the flag's value is a file name, for shell completion.
 	File bool

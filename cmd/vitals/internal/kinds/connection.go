@@ -3,7 +3,6 @@ package kinds
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/goccy/go-yaml/ast"
 
@@ -27,7 +26,7 @@ var Connection = define(Kind{
 		return append([]config.Field{
 			{Key: "remote", Value: config.String(&s.Remote), Required: true,
 				Doc: "Required: HOST:PORT, the host resolved at each run (a connection to any of its addresses counts), or *:PORT for any host."},
-			{Key: "min", Value: config.Whole(&s.Min, 1, math.MaxInt32), Default: "1",
+			{Key: "min", Value: config.Count(&s.Min), Default: "1",
 				Doc: "How many connections pass."},
 			{Key: "for", Value: config.Duration(&s.For), Default: "0s",
 				Doc: "How long each connection must have been held, from the run that first saw it (a connection made again starts over): a broker connection that flaps does not pass."},

@@ -65,7 +65,7 @@ func TestAConfigurationWithABadDependencyURLSaysWhere(t *testing.T) {
 	want := strings.Join([]string{
 		`vitals.yaml:3:15: checks.db.postgres: url is required (postgres://…)`,
 		`vitals.yaml:5:12: checks.cache.redis: url: scheme "http" is not redis, rediss or unix`,
-		`vitals.yaml:7:29: checks.mq.amqp.vhost: unknown field "vhost" (want url)`,
+		`vitals.yaml:7:29: checks.mq.amqp.vhost: unknown field "vhost" (want min-consumers, ping, queue, url)`,
 	}, "\n")
 	if err == nil || err.Error() != want {
 		t.Fatalf("error\n%v\nwant\n%s", err, want)

@@ -16,13 +16,17 @@ type HeartbeatSpec struct {
 }
 
 // Heartbeat runs nothing: the workload beats it through the management API
-// (POST /v1/checks/NAME/beat), and it fails when no beat came within its
-// ttl. Its ttl is all its timing: it has no period, timeout or thresholds.
+// (POST /v1/checks/NAME/beat), and it fails the moment no beat came within
+// its ttl. Its ttl is all its timing: it has no period, timeout or
+// thresholds, but may have a stable-for.
 var Heartbeat = define(Kind{
 	Name:          "heartbeat",
 	Summary:       "Beaten by the workload through the management API; fails when no beat came within the ttl.",
 	Example:       "{ttl: 1m}",
 	ComponentType: health.ComponentTypeComponent, // beaten by the workload: one of its loops; no check may say otherwise
+	// Its ttl passing is an event, and Monitor.Heartbeat fails it then;
+	// the file gives no threshold, its ttl decides.
+	FailureThreshold: health.EventFailureThreshold,
 	CLI: &CLI{Why: "a heartbeat is beaten by the workload (vitals beat NAME) and judged by the vitals run it beats, " +
 		"and there is no beat to look at once: ask that vitals with vitals check NAME"},
 }, block[HeartbeatSpec]{

@@ -4,24 +4,30 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 
+	"github.com/goccy/go-yaml/ast"
+
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/jsonbody"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
 )
 
-// HTTP is an HTTP request whose answer must have a status that passes.
+// HTTP is an HTTP request whose answer must have a status that passes,
+// and what else its block expects of the answer.
 var HTTP = define(Kind{
 	Name:          "http",
-	Summary:       "An HTTP request whose status passes (200-399 by default), with optional body patterns.",
+	Summary:       "An HTTP request whose answer passes: its status (200-399 by default), and the headers, body patterns and JSON values it expects.",
 	Example:       "{url: http://localhost:8080/healthz}",
 	ComponentType: health.ComponentTypeComponent, // the workload's own endpoint, most often
 	CLI:           httpCLI,
 	Import:        &Import{Kubelet: "httpGet", Pebble: "http", Block: httpFromPeer},
-}, block[probe.HTTPSpec]{
-	fields: func(s *probe.HTTPSpec) []config.Field {
+}, block[HTTPSpec]{
+	fields: func(s *HTTPSpec) []config.Field {
 		return append([]config.Field{
 			{Key: "url", Value: config.String(&s.URL), Required: true, Doc: "Required: http:// or https://."},
 			{Key: "method", Value: config.String(&s.Method), Default: "GET", Doc: "In capitals, as HTTP methods are."},
@@ -29,20 +35,151 @@ var HTTP = define(Kind{
 				Doc: "The statuses that pass: codes and ranges, such as 200,204,300-399. The default is the kubelet's rule."},
 			{Key: "headers", Value: config.Headers((*map[string][]string)(&s.Header)),
 				Doc: "Sent with the request; a Host header sets the virtual host. Their values are secrets, never printed."},
-			{Key: "body", Value: config.String(&s.Body),
-				Doc: "A regular expression the body (its first 10 KiB) must match."},
-			{Key: "not-body", Value: config.String(&s.NotBody),
-				Doc: "A regular expression the body (its first 10 KiB) must not match."},
+			{Key: "request-body", Value: config.String(&s.RequestBody),
+				Doc: "Sent as the request's content, never shown: give method (POST) and a Content-Type header with it. By default none."},
+			{Key: "follow-redirects", Value: followRedirects(&s.NoFollowRedirects), Default: "true",
+				Doc: "false makes a redirect the answer, so that status can expect 302 and response-headers its Location. By default redirects to the same host are followed (at most 10), and one to another host is the answer, as in the kubelet."},
+			{Key: "body", Value: pattern(&s.Body),
+				Doc: "A regular expression the answer's body (its first 10 KiB) must match."},
+			{Key: "not-body", Value: pattern(&s.NotBody),
+				Doc: "A regular expression the answer's body (its first 10 KiB) must not match."},
+			{Key: "response-headers", Value: responseHeaders(&s.ResponseHeader),
+				Doc: `Headers the answer must have, each with a regular expression (RE2, unanchored) that one of its values must match: "" for any value, a list for several. A failure names the header, never its value.`},
+			{Key: "json", Value: jsonExpects(&s.JSON),
+				Doc: "JSONPath queries (RFC 9535), such as $.status, each with a regular expression that every value it selects must match whole, as text (UP is UP, not BACKUP); a query that selects nothing fails. The body must be one JSON value of at most 10 KiB."},
 		}, tlsFields(&s.TLS)...)
 	},
-	tls: func(s *probe.HTTPSpec) *probe.TLSOptions { return &s.TLS },
-	build: func(_ string, s probe.HTTPSpec, _ Env) (health.Checker, error) {
+	tls: func(s *HTTPSpec) *probe.TLSOptions { return &s.TLS },
+	build: func(_ string, s HTTPSpec, _ Env) (health.Checker, error) {
 		if s.URL == "" {
 			return nil, errors.New("url is required")
 		}
-		return probe.HTTP(s)
+		return s.prober()
 	},
 })
+
+// HTTPSpec is an http check's block: the probe's spec, and the assertions on
+// the JSON of its answer, which the probe takes as its CheckBody.
+type HTTPSpec struct {
+	probe.HTTPSpec
+	// JSON are the json: assertions, in the file's order. Default none.
+	JSON []jsonbody.Expect
+}
+
+// prober builds the check of s.
+func (s HTTPSpec) prober() (*probe.Prober, error) {
+	if len(s.JSON) > 0 {
+		if s.Method == http.MethodHead {
+			return nil, errors.New("json with method HEAD: a HEAD answer has no body to judge")
+		}
+		check, err := jsonbody.New(s.JSON)
+		if err != nil {
+			return nil, err
+		}
+		s.CheckBody = check
+	}
+	return probe.HTTP(s.HTTPSpec)
+}
+
+// pattern reads a regular expression (RE2), compiled to say what is wrong
+// with it at the field.
+func pattern(dst *string) config.Value {
+	v := config.String(dst)
+	read := v.Read
+	v.Read = func(d *config.Decoder, n ast.Node, path string) {
+		mark := d.Failures()
+		read(d, n, path)
+		if d.Failures() != mark {
+			return
+		}
+		if _, err := regexp.Compile(*dst); err != nil {
+			d.Errorf(n, path, "pattern %q: %v", *dst, err)
+		}
+	}
+	return v
+}
+
+// followRedirects reads follow-redirects, whose default is true, into its
+// opposite, HTTPSpec.NoFollowRedirects, whose default is false.
+func followRedirects(no *bool) config.Value {
+	v := config.Bool(new(bool))
+	v.Read = func(d *config.Decoder, n ast.Node, path string) {
+		follow := true
+		config.Bool(&follow).Read(d, n, path)
+		*no = !follow
+	}
+	return v
+}
+
+// responseHeaders reads response-headers as headers are read (names that
+// are tokens, a value or a list of them), each value a regular expression
+// compiled to say what is wrong with it at the header.
+func responseHeaders(dst *http.Header) config.Value {
+	v := config.Headers((*map[string][]string)(dst))
+	read := v.Read
+	v.Type = "mapping of names to patterns"
+	v.Read = func(d *config.Decoder, n ast.Node, path string) {
+		read(d, n, path)
+		m, ok := yamlnode.Unwrap(n).(*ast.MappingNode)
+		if !ok {
+			return // read said so
+		}
+		for _, kv := range m.Values {
+			name := yamlnode.KeyName(kv.Key)
+			for _, expr := range (*dst)[name] {
+				if _, err := regexp.Compile(expr); err != nil {
+					d.Errorf(kv.Value, path+"."+name, "pattern %q: %v", expr, err)
+				}
+			}
+			if len((*dst)[name]) == 0 {
+				d.Errorf(kv.Value, path+"."+name, `no pattern: "" for any value`)
+			}
+		}
+	}
+	return v
+}
+
+// jsonExpects reads json: a mapping of JSONPath queries to the patterns
+// their values must match, in the file's order, with what is wrong with a
+// query said at the query and with a pattern at the pattern. A number is
+// the pattern as the file writes it (1.50, not 1.5).
+func jsonExpects(dst *[]jsonbody.Expect) config.Value {
+	want := config.String(new(string))
+	return config.Value{Type: "mapping of JSONPath queries to patterns", Read: func(d *config.Decoder, n ast.Node, path string) {
+		m, ok := yamlnode.Unwrap(n).(*ast.MappingNode)
+		if !ok {
+			d.Errorf(n, path, "want a mapping of JSONPath queries to patterns, such as {$.status: UP}, got %s", yamlnode.Describe(n))
+			return
+		}
+		var out []jsonbody.Expect
+		for _, kv := range m.Values {
+			query := yamlnode.KeyName(kv.Key)
+			at := path + "." + query
+			if _, err := jsonbody.ParseQuery(query); err != nil {
+				d.Errorf(kv.Key, at, "%v", err)
+				continue
+			}
+			var w string
+			switch v := yamlnode.Unwrap(kv.Value).(type) {
+			case *ast.IntegerNode, *ast.FloatNode:
+				w = v.GetToken().Value
+			default:
+				mark := d.Failures()
+				config.String(&w).Read(d, kv.Value, at)
+				if d.Failures() != mark {
+					continue
+				}
+			}
+			if _, err := jsonbody.ParseWant(w); err != nil {
+				d.Errorf(kv.Value, at, "%v", err)
+				continue
+			}
+			out = append(out, jsonbody.Expect{Query: query, Want: w})
+		}
+		*dst = out
+	}, Schema: config.Schema{"type": "object", "propertyNames": config.Schema{"type": "string", "pattern": `^\$`},
+		"additionalProperties": want.Schema}}
+}
 
 // httpFromPeer is the block of a peer's HTTP check: its URL, the statuses
 // that pass when they are not vitals's, its headers, and insecure when the
@@ -70,10 +207,12 @@ func httpFromPeer(p Peer) ([]Pair, error) {
 }
 
 // httpArgs are what an http target is built from: the spec, and the
-// headers as --header gives them.
+// flags that read into it through a parse.
 type httpArgs struct {
-	spec    probe.HTTPSpec
-	headers []string
+	spec            probe.HTTPSpec
+	headers         []string // --header "Name: value"
+	responseHeaders []string // --response-header "Name: pattern"
+	json            []string // --json QUERY=PATTERN
 }
 
 var httpCLI = takes(CLI{
@@ -92,29 +231,47 @@ var httpCLI = takes(CLI{
 					name, value, _ := strings.Cut(h, ":")
 					return redact.Header(strings.TrimSpace(name), strings.TrimSpace(value))
 				}},
+			{Name: "request-body", Value: stringFlag(&a.spec.RequestBody), Usage: "the request's content (with --method POST and a Content-Type --header)"},
+			{Name: "no-follow-redirects", Value: boolFlag(&a.spec.NoFollowRedirects), Usage: "a redirect is the answer (by default same-host redirects are followed)"},
+			{Name: "response-header", Value: stringsFlag(&a.responseHeaders), Usage: `a header the answer must have, "Name: regular expression" (repeatable)`},
+			{Name: "json", Value: stringsFlag(&a.json), Usage: "QUERY=PATTERN: every value the JSONPath query selects matches the pattern whole, as $.status=UP (repeatable)"},
 		}, tlsFlags(&a.spec.TLS)...)
 	},
 	url: func(target string, a httpArgs) (*probe.Prober, error) {
 		if _, err := parseTarget(target); err != nil {
 			return nil, err
 		}
-		header, err := parseHeaders(a.headers)
-		if err != nil {
+		s := HTTPSpec{HTTPSpec: a.spec}
+		var err error
+		if s.Header, err = parseHeaders("header", "value", a.headers); err != nil {
 			return nil, err
 		}
-		a.spec.URL, a.spec.Header = target, header
-		return probe.HTTP(a.spec)
+		if len(a.responseHeaders) > 0 {
+			if s.ResponseHeader, err = parseHeaders("response-header", "regular expression", a.responseHeaders); err != nil {
+				return nil, err
+			}
+		}
+		for _, j := range a.json {
+			e, ok := jsonbody.Cut(j)
+			if !ok {
+				return nil, fmt.Errorf("--json %q: want QUERY=PATTERN, the query a JSONPath query such as $.status (--json '$.status=UP')", j)
+			}
+			s.JSON = append(s.JSON, e)
+		}
+		s.URL = target
+		return s.prober()
 	},
 })
 
-// parseHeaders reads the "Name: value" lines of --header.
-func parseHeaders(lines []string) (http.Header, error) {
+// parseHeaders reads the "Name: value" lines of --header, or of another
+// flag of such lines, whose value is what.
+func parseHeaders(flag, what string, lines []string) (http.Header, error) {
 	h := http.Header{}
 	for _, l := range lines {
 		name, value, ok := strings.Cut(l, ":")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" || strings.ContainsAny(name, " \t") {
-			return nil, fmt.Errorf("--header %q: want \"Name: value\"", l)
+			return nil, fmt.Errorf("--%s %q: want \"Name: %s\"", flag, l, what)
 		}
 		h.Add(name, strings.TrimSpace(value))
 	}

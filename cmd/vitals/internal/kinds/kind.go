@@ -56,6 +56,13 @@ type Kind struct {
 	// vitals run it most often checks the workload beside it, its port or
 	// its endpoint: a check of an upstream service says system.
 	ComponentType string
+	// FailureThreshold is the failure-threshold of the kind's checks that
+	// give none; 0 for the kubelet's, 3, which forgives a lost packet. A
+	// kind whose failure is an event at a moment (a line in the workload's
+	// output, a ttl passing) says health.EventFailureThreshold, 1, so that
+	// its checks fail at that moment rather than two periods later; a check
+	// may still give more.
+	FailureThreshold int
 	// CLI is how vitals probe and vitals wait take a target of the kind,
 	// or why they take none.
 	CLI *CLI
@@ -226,6 +233,10 @@ func (k *Kind) Beaten(spec any) (time.Duration, bool) {
 // DefaultComponentType is the componentType of the kind's checks that say
 // none (config.Kind).
 func (k *Kind) DefaultComponentType() string { return k.ComponentType }
+
+// DefaultFailureThreshold is the failure-threshold of the kind's checks
+// that give none (config.Kind).
+func (k *Kind) DefaultFailureThreshold() int { return k.FailureThreshold }
 
 // Fields are the fields of the kind's block, for the reference.
 func (k *Kind) Fields() []config.Field {

@@ -17,6 +17,9 @@ var Log = define(Kind{
 	Summary:       "The workload's output: passes once a line matches pattern, fails for window after a line matches fail-pattern.",
 	Example:       "{pattern: Listening on}",
 	ComponentType: health.ComponentTypeComponent, // the workload's own output
+	// A fail-pattern line is an event: the check runs at once and fails
+	// then (the agent's wake-ups), not at the third run after it.
+	FailureThreshold: health.EventFailureThreshold,
 	// One of pattern and fail-pattern; window with fail-pattern
 	// (logwatch.NewCheck).
 	Rules: config.Schema{"anyOf": []config.Schema{{"required": []string{"pattern"}}, {"required": []string{"fail-pattern"}}},

@@ -71,6 +71,9 @@ func reference() string {
 	for _, k := range kinds.All {
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n```yaml\n%s: %s\n```\n\n", k.Name, k.Summary, k.Name, k.Example)
 		fields(&b, k.Fields())
+		if _, beaten := k.Beaten(nil); k.FailureThreshold != 0 && !beaten {
+			fmt.Fprintf(&b, "\nIts `failure-threshold` is %d unless the check gives one: a failure of the kind is an event, and the check fails the moment it happens.\n", k.FailureThreshold)
+		}
 		commandLine(&b, k.CLI)
 	}
 	return b.String()
@@ -79,12 +82,19 @@ func reference() string {
 // fields writes a table of fields.
 func fields(b *strings.Builder, fs []config.Field) {
 	b.WriteString("| key | type | default | |\n|---|---|---|---|\n")
+	rows(b, "", fs)
+}
+
+// rows writes a row of each field, its key after prefix, and after a
+// mapping of known keys the rows of its fields, as KEY.FIELD.
+func rows(b *strings.Builder, prefix string, fs []config.Field) {
 	for _, f := range fs {
 		def := "—"
 		if f.Default != "" {
 			def = "`" + f.Default + "`"
 		}
-		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", f.Key, f.Type, def, cell(f.Doc))
+		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", prefix+f.Key, f.Type, def, cell(f.Doc))
+		rows(b, prefix+f.Key+".", f.Fields)
 	}
 }
 

@@ -65,10 +65,19 @@ func object(path string, fields []config.Field, rules config.Schema) (config.Sch
 	props := config.Schema{}
 	var required []string
 	for _, f := range fields {
-		if f.Schema == nil {
+		var p config.Schema
+		switch {
+		case f.Fields != nil:
+			o, err := object(path+"."+f.Key, f.Fields, nil)
+			if err != nil {
+				return nil, err
+			}
+			p = o
+		case f.Schema == nil:
 			return nil, fmt.Errorf("%s.%s: its value has no schema", path, f.Key)
+		default:
+			p = maps.Clone(f.Schema)
 		}
-		p := maps.Clone(f.Schema)
 		p["description"] = description(f.Doc)
 		if f.Default != "" && !f.Described {
 			def, err := defaultValue(f)
@@ -175,6 +184,11 @@ func TestRequiredFieldsAreTheLoaders(t *testing.T) {
 	}
 	for _, k := range kinds.All {
 		fields["checks.NAME."+k.Name] = k.Fields()
+		for _, f := range k.Fields() {
+			if f.Fields != nil {
+				fields["checks.NAME."+k.Name+"."+f.Key] = f.Fields
+			}
+		}
 		example, err := fromYAML(k.Example)
 		if err != nil {
 			t.Fatal(err)

@@ -30,12 +30,11 @@ const (
 )
 
 // DefaultWindow is how long a line matching FailPattern keeps its check
-// failing when Spec.Window is zero. With the kubelet's timing (a period of
-// 10s, a failure threshold of 3) a check needs three failing runs, about 20s,
-// before it fails; a minute leaves room for a longer period, and still lets a
-// one-off error clear on its own soon after. A window shorter than
-// (failure-threshold - 1) × period never fails a check that the line ran
-// once.
+// failing when Spec.Window is zero. The line fails the check when it is
+// printed (Streams wakes it, and its failure threshold is 1 unless the file
+// gives more); a minute keeps it failing through the next runs of a check
+// given a threshold of 3 at the kubelet's period of 10s, and still lets a
+// one-off error clear on its own soon after.
 const DefaultWindow = time.Minute
 
 // Spec says what a log check looks for. Give Pattern, FailPattern or both;

@@ -3,11 +3,11 @@
 // waits on one, and costs the same however slow the checks are. The agent
 // registers a Collector and serves it at /metrics beside the probe endpoints.
 //
-//	vitals_check_up{check,level}                 1 pass or warn, 0 fail; absent while pending or stopped
+//	vitals_check_up{check,level}                 1 pass or warn, 0 fail; absent while pending or stopped (a check waiting to be stable is pending or fail)
 //	vitals_check_status{check,status}            1 for the check's status, 0 for the other three
 //	vitals_check_duration_seconds{check}         histogram of run durations (not heartbeats and watchdogs, which run nothing)
 //	vitals_check_runs_total{check,result}        results recorded, by result: pass or fail
-//	vitals_check_transitions_total{check,to}     status changes, by the status entered: pass, warn or fail
+//	vitals_check_transitions_total{check,to}     status changes, by the status entered: pass, warn or fail (becoming stable too)
 //	vitals_level_up{level}                       1 while the level's endpoint answers 200
 //	vitals_log_lines_dropped_total               vitals's own log lines dropped because the log was not read (LogLinesDropped)
 //
@@ -77,9 +77,14 @@ func New() *Collector {
 // Attach sets the Monitor whose state the gauges show.
 func (c *Collector) Attach(m *health.Monitor) { c.m = m }
 
-// Record counts one result: give it to the Monitor with health.WithRecorder.
+// Record counts one result, or a check becoming stable (a transition that
+// no run made): give it to the Monitor with health.WithRecorder.
 func (c *Collector) Record(r health.Recorded) {
 	c.ensure(r.Check)
+	if r.Stable {
+		c.transitions.WithLabelValues(r.Check, r.To.String()).Inc()
+		return
+	}
 	c.runs.WithLabelValues(r.Check, result(r.Result.OK)).Inc()
 	if r.Kind != "heartbeat" && r.Kind != "watchdog" { // they run nothing: no duration
 		c.durations.WithLabelValues(r.Check).Observe(r.Result.Duration.Seconds())

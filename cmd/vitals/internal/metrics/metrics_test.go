@@ -193,6 +193,55 @@ vitals_level_up{level="ready"} 0
 	}
 }
 
+// A check that becomes stable between runs passes with no run: its
+// transition is counted, and no run or duration.
+func TestACheckBecomingStableIsATransitionNotARun(t *testing.T) {
+	clk := healthtest.NewClock(time.Time{})
+	c := metrics.New()
+	m := health.New(health.WithClock(clk), health.WithJitter(0), health.WithLogger(slog.New(slog.DiscardHandler)), health.WithRecorder(c.Record))
+	c.Attach(m)
+	must(t, m.Add(health.Check{Name: "mq", Level: health.Ready, Checker: newCounted(true), Period: time.Hour, StableFor: 30 * time.Second}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m.Start(ctx)
+	waitRuns(t, m, "mq", 1)
+	if err := testutil.CollectAndCompare(c, strings.NewReader(header+status("mq", "pending")), "vitals_check_up", "vitals_check_status"); err != nil {
+		t.Fatalf("waiting to be stable: %v", err)
+	}
+	clk.WaitPending(ctx, 1)
+	clk.Advance(30 * time.Second)
+	want := header + `
+vitals_check_up{check="mq",level="ready"} 1
+vitals_check_runs_total{check="mq",result="pass"} 1
+vitals_check_runs_total{check="mq",result="fail"} 0
+vitals_check_transitions_total{check="mq",to="pass"} 1
+vitals_check_transitions_total{check="mq",to="warn"} 0
+vitals_check_transitions_total{check="mq",to="fail"} 0
+`
+	// The recorder is told once the state has changed: wait for it.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		err := testutil.CollectAndCompare(c, strings.NewReader(want),
+			"vitals_check_up", "vitals_check_runs_total", "vitals_check_transitions_total")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+	}
+	reg := prometheus.NewRegistry()
+	must(t, reg.Register(c))
+	families, err := reg.Gather()
+	must(t, err)
+	for _, f := range families {
+		if f.GetName() == "vitals_check_duration_seconds" {
+			if n := f.GetMetric()[0].GetHistogram().GetSampleCount(); n != 1 {
+				t.Fatalf("%d durations, want one: the run's", n)
+			}
+		}
+	}
+}
+
 func TestScrapingRunsNoCheck(t *testing.T) {
 	clk := healthtest.NewClock(time.Time{})
 	c := metrics.New()

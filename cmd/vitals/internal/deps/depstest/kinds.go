@@ -211,6 +211,7 @@ func startRabbitMQ(program string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	node := fmt.Sprintf("vitals-test-%d@localhost", port)
 	files := map[string]string{
 		"rabbitmq-env.conf": "", // in place of /etc/rabbitmq's
 		"enabled_plugins":   "[].\n",
@@ -234,7 +235,7 @@ func startRabbitMQ(program string) (*Server, error) {
 		"RABBITMQ_MNESIA_BASE="+filepath.Join(dir, "mnesia"),
 		"RABBITMQ_LOG_BASE="+filepath.Join(dir, "log"),
 		"RABBITMQ_LOGS=-", // to its output, which goes to its log
-		"RABBITMQ_NODENAME="+fmt.Sprintf("vitals-test-%d@localhost", port),
+		"RABBITMQ_NODENAME="+node,
 		"RABBITMQ_NODE_IP_ADDRESS=127.0.0.1",
 		"RABBITMQ_NODE_PORT="+strconv.Itoa(port),
 		"RABBITMQ_DIST_PORT="+strconv.Itoa(dist),
@@ -252,6 +253,11 @@ func startRabbitMQ(program string) (*Server, error) {
 			cmd.Env, cmd.Dir = env, dir
 			return cmd
 		}}
+	s.ctl = func(args ...string) *exec.Cmd {
+		cmd := exec.Command(filepath.Join(filepath.Dir(program), "rabbitmqctl"), append([]string{"--node", node}, args...)...)
+		cmd.Env, cmd.Dir = env, dir
+		return cmd
+	}
 	s.cleanup = append(s.cleanup, func() {
 		// The node started its port mapper as a daemon, outside its
 		// process group: stop it by its port.

@@ -41,6 +41,9 @@ type Server struct {
 	stopSignal syscall.Signal
 	// cleanup runs once it is stopped for good, before dir is removed.
 	cleanup []func()
+	// ctl builds the command of the server's control program with args;
+	// nil for a server that has none here.
+	ctl func(args ...string) *exec.Cmd
 
 	cmd    *exec.Cmd
 	exited chan struct{}
@@ -157,6 +160,20 @@ func (s *Server) logTail() string {
 		log = log[len(log)-keep:]
 	}
 	return log
+}
+
+// Ctl runs the server's control program with args, rabbitmqctl for a
+// RabbitMQ node, and returns its output.
+func (s *Server) Ctl(args ...string) (string, error) {
+	if s.ctl == nil {
+		return "", fmt.Errorf("%s has no control program here", s.Name)
+	}
+	cmd := s.ctl(args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s: %w%s", strings.Join(cmd.Args, " "), err, lines(string(out)))
+	}
+	return string(out), nil
 }
 
 // Private starts a server for one test, stopped and removed when it ends.
