@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -158,15 +160,7 @@ func Start(spec Spec, emit func(health.Event), logger *slog.Logger, reaper *Reap
 			return nil, fmt.Errorf("dir %s: not a directory", spec.Dir)
 		}
 	}
-	env := os.Environ()
-	keys := make([]string, 0, len(spec.Env))
-	for k := range spec.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		env = append(env, k+"="+spec.Env[k])
-	}
+	env := withEnv(os.Environ(), spec.Env)
 	s := &Supervisor{spec: spec, name: filepath.Base(spec.Command[0]), path: path, env: env, emit: emit,
 		logger: logger, reaper: reaper, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	r, err := s.start(0)
@@ -534,3 +528,29 @@ func jitter(d time.Duration) time.Duration {
 
 // isTerminal reports whether f is a terminal.
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// withEnv is env with the variables of add set, those it lacks appended
+// sorted by name. A variable env has already is replaced where it stands,
+// and a second of one name dropped: of two, C's getenv reads the first and
+// a shell the last, and every program must see what the file says.
+func withEnv(env []string, add map[string]string) []string {
+	out := make([]string, 0, len(env)+len(add))
+	seen := make(map[string]bool, len(env)+len(add))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if v, ok := add[name]; ok {
+			kv = name + "=" + v
+		}
+		out = append(out, kv)
+	}
+	for _, name := range slices.Sorted(maps.Keys(add)) {
+		if !seen[name] {
+			out = append(out, name+"="+add[name])
+		}
+	}
+	return out
+}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -95,6 +96,8 @@ func WaitPID(t testing.TB, ready string) int {
 //	                 again, as a client of a broker does
 //	connect-child FILE ADDR  starts a child that does connect FILE ADDR, and sleeps
 //	listen FILE ADDR listens on ADDR, writes its pid, and sleeps
+//	env FILE VAR...  writes every VAR=VALUE of its environment, in its order, to FILE.env
+//	                 (a VAR set twice twice), then its pid, and sleeps
 func Run(args []string) int {
 	ready := func() { os.WriteFile(args[1], []byte(strconv.Itoa(os.Getpid())), 0o600) }
 	switch args[0] {
@@ -169,6 +172,10 @@ func Run(args []string) int {
 		time.Sleep(time.Hour)
 	case "connect", "connect-child", "listen":
 		return sockets(args, ready)
+	case "env":
+		tell(args)
+		ready()
+		time.Sleep(time.Hour)
 	case "fork-away", "fork-own-group":
 		// A grandchild that leaves the workload's group (setsid, or
 		// setpgid), outlives it, then exits: vitals, its subreaper, must
@@ -278,4 +285,16 @@ func flood(mb int) {
 	out.Flush()
 	errs.Flush()
 	os.Stdout.WriteString("flood done\n")
+}
+
+// tell is what env tells before it is ready: its environment.
+func tell(args []string) {
+	var lines []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(args[2:], name) {
+			lines = append(lines, kv+"\n")
+		}
+	}
+	os.WriteFile(args[1]+".env", []byte(strings.Join(lines, "")), 0o600)
 }
