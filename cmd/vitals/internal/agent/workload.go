@@ -55,6 +55,12 @@ func startWorkload(spec supervise.Spec, m *health.Monitor, logger *slog.Logger) 
 	return &running{sv, func() { stopForwarding(); reaper.Close() }, reaper.KillOrphans}, nil
 }
 
+// ExecWorkload executes the workload in vitals's place when vitals run
+// started this process as a run of it, to give it WATCHDOG_PID
+// (supervise.ExecWorkload); it returns at once in any other. The command
+// line calls it first.
+func ExecWorkload() { supervise.ExecWorkload() }
+
 // startOver is what starts over with the workload: the checks, and what
 // the log checks saw.
 type startOver struct {

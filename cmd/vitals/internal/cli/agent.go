@@ -6,6 +6,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/agent"
 )
 
 // The full build: the agent and the commands that read its configuration.
@@ -20,3 +22,8 @@ const buildHelp = ""
 func agentCommands(stdout, stderr io.Writer) []*cobra.Command {
 	return []*cobra.Command{newRun(stderr), newValidate(stdout), newImport(stdout, stderr)}
 }
+
+// execWorkload executes the workload in vitals's place when vitals run
+// started this process as a run of it, to give it WATCHDOG_PID
+// (agent.ExecWorkload); it returns at once in any other.
+func execWorkload() { agent.ExecWorkload() }

@@ -45,8 +45,11 @@ func (e configError) Error() string { return e.err.Error() }
 
 // Main runs the command line and returns the exit code. Whatever error it
 // prints, it prints with control and bidi characters escaped (escape.Text):
-// an error may quote a file's key, a flag's value or a server's answer.
+// an error may quote a file's key, a flag's value or a server's answer. A
+// process that vitals run started as a run of its workload executes the
+// workload instead (agent.ExecWorkload).
 func Main(args []string, stdout, stderr io.Writer) int {
+	execWorkload()
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()

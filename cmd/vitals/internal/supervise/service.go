@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -59,6 +60,33 @@ type Spec struct {
 	// readiness fails at once), and reset once the new instance has its pid
 	// (they judge it, with fresh thresholds). *health.Monitor is one.
 	Checks Checks
+	// Notify, if set, is told of each run as it starts, so that what the
+	// run's processes say of themselves can be told from what others say,
+	// and is given the run's notification pipe (NotificationFD).
+	// *notify.Receiver is one.
+	Notify Notify
+	// NotificationFD, if not 0, is s6's notification-fd: the descriptor,
+	// at least 3, at which each run gets the write end of a pipe of its own,
+	// whose read end goes to Notify.
+	NotificationFD int
+	// WatchdogPID sets WATCHDOG_PID, in each run's environment, to the
+	// run's own pid, as systemd does for a service with a watchdog. Only
+	// the process itself knows its pid before it executes the command: the
+	// run is started as vitals (/proc/self/exe), which sets it and executes
+	// the command in its place, the pid unchanged (ExecWorkload).
+	WatchdogPID bool
+}
+
+// Notify is what is told of each run of the workload (package notify).
+// Both are called with the supervisor's lock held: they must not call it.
+type Notify interface {
+	// Starting is called before run (the number of restarts before it)
+	// starts, with the read end of its notification pipe (nil without
+	// Spec.NotificationFD), which it owns from then on.
+	Starting(run int, pipe *os.File)
+	// Started is called once run has started as pid (0 when it could not
+	// start), before its checks start over.
+	Started(run, pid int)
 }
 
 // Checks are what starts over with the workload.
@@ -159,6 +187,9 @@ func Start(spec Spec, emit func(health.Event), logger *slog.Logger, reaper *Reap
 		} else if !fi.IsDir() {
 			return nil, fmt.Errorf("dir %s: not a directory", spec.Dir)
 		}
+	}
+	if spec.NotificationFD != 0 && spec.NotificationFD < 3 {
+		return nil, fmt.Errorf("notification descriptor %d: 0, 1 and 2 are the workload's standard input, output and error", spec.NotificationFD)
 	}
 	env := withEnv(os.Environ(), spec.Env)
 	s := &Supervisor{spec: spec, name: filepath.Base(spec.Command[0]), path: path, env: env, emit: emit,
@@ -354,20 +385,50 @@ func (s *Supervisor) start(restarts int) (aRun, error) {
 		}
 		defer stdin.Close()
 	}
+	files := []uintptr{stdin.Fd(), out.w[0].Fd(), out.w[1].Fd()}
+	var notification *os.File // the run's end of its notification pipe
+	var pipe *os.File         // vitals's
+	if fd := s.spec.NotificationFD; fd > 0 {
+		if pipe, notification, err = os.Pipe(); err != nil {
+			out.closeWriters()
+			out.finish(s.logger)
+			return aRun{}, fmt.Errorf("a pipe for the workload's notification-fd: %w", err)
+		}
+		defer notification.Close()
+		for len(files) < fd {
+			files = append(files, ^uintptr(0)) // -1: closed in the run
+		}
+		files = append(files, notification.Fd())
+	}
+	path, env := s.path, s.env
+	if s.spec.WatchdogPID {
+		path, env = "/proc/self/exe", append(env[:len(env):len(env)], execEnv+"="+s.path)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pid, err := syscall.ForkExec(s.path, s.spec.Command, &syscall.ProcAttr{
+	if s.spec.Notify != nil {
+		s.spec.Notify.Starting(restarts, pipe)
+	} else if pipe != nil {
+		pipe.Close()
+	}
+	pid, err := syscall.ForkExec(path, s.spec.Command, &syscall.ProcAttr{
 		Dir:   s.spec.Dir,
-		Env:   s.env,
-		Files: []uintptr{stdin.Fd(), out.w[0].Fd(), out.w[1].Fd()},
+		Env:   env,
+		Files: files,
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	})
 	out.closeWriters()
 	if err != nil {
+		if s.spec.Notify != nil {
+			s.spec.Notify.Started(restarts, 0)
+		}
 		out.finish(s.logger)
 		return aRun{}, fmt.Errorf("start %s: %w", s.spec.Command[0], err)
 	}
 	s.pid, s.run = pid, restarts
+	if s.spec.Notify != nil {
+		s.spec.Notify.Started(restarts, pid)
+	}
 	if restarts > 0 && s.spec.Checks != nil {
 		// Under s.mu: no one acts on this run before its checks start over.
 		s.spec.Checks.Reset(fmt.Sprintf("%s started again (restart %d, pid %d)", s.name, restarts, pid))
@@ -553,4 +614,27 @@ func withEnv(env []string, add map[string]string) []string {
 		}
 	}
 	return out
+}
+
+// execEnv names, in the environment of a run that the supervisor starts as
+// vitals (Spec.WatchdogPID), the command that vitals executes in its
+// place.
+const execEnv = "VITALS_EXEC_WORKLOAD"
+
+// ExecWorkload is what vitals does first, before anything else, when the
+// supervisor started it as a run of the workload (Spec.WatchdogPID): it
+// sets WATCHDOG_PID to its own pid, which the command it executes in its
+// place keeps, and executes the command, with the run's arguments and
+// environment. It returns at once in any other process; it does not return
+// in that one (a command it cannot execute exits 127, as a shell's does).
+func ExecWorkload() {
+	path, ok := os.LookupEnv(execEnv)
+	if !ok {
+		return
+	}
+	os.Unsetenv(execEnv)
+	os.Setenv("WATCHDOG_PID", strconv.Itoa(os.Getpid()))
+	err := syscall.Exec(path, os.Args, os.Environ())
+	fmt.Fprintf(os.Stderr, "vitals: execute %s: %v\n", path, err)
+	os.Exit(127)
 }

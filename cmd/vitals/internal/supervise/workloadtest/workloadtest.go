@@ -98,6 +98,7 @@ func WaitPID(t testing.TB, ready string) int {
 //	listen FILE ADDR listens on ADDR, writes its pid, and sleeps
 //	env FILE VAR...  writes every VAR=VALUE of its environment, in its order, to FILE.env
 //	                 (a VAR set twice twice), then its pid, and sleeps
+//	notify-fd FILE N writes a newline to its descriptor N (s6's readiness), and sleeps
 func Run(args []string) int {
 	ready := func() { os.WriteFile(args[1], []byte(strconv.Itoa(os.Getpid())), 0o600) }
 	switch args[0] {
@@ -172,8 +173,10 @@ func Run(args []string) int {
 		time.Sleep(time.Hour)
 	case "connect", "connect-child", "listen":
 		return sockets(args, ready)
-	case "env":
-		tell(args)
+	case "env", "notify-fd":
+		if code := tell(args); code != 0 {
+			return code
+		}
 		ready()
 		time.Sleep(time.Hour)
 	case "fork-away", "fork-own-group":
@@ -287,8 +290,17 @@ func flood(mb int) {
 	os.Stdout.WriteString("flood done\n")
 }
 
-// tell is what env tells before it is ready: its environment.
-func tell(args []string) {
+// tell is what env and notify-fd tell before they are ready: their
+// environment, or a newline on their notification descriptor.
+func tell(args []string) int {
+	if args[0] == "notify-fd" {
+		fd, _ := strconv.Atoi(args[2])
+		if _, err := os.NewFile(uintptr(fd), "notification").WriteString("\n"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 97
+		}
+		return 0
+	}
 	var lines []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
@@ -297,4 +309,5 @@ func tell(args []string) {
 		}
 	}
 	os.WriteFile(args[1]+".env", []byte(strings.Join(lines, "")), 0o600)
+	return 0
 }
