@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -35,6 +36,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/metrics"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/notify"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/version"
@@ -106,7 +108,11 @@ type Agent struct {
 	// them at once when a line may change their answer.
 	logChecks []*logwatch.Check
 	streams   *logwatch.Streams
-	wake      wakeUps
+	// notify hears what the workload says of itself (notify checks, s6's
+	// notification-fd), and wakes its checks likewise; nil when nothing in
+	// the file listens.
+	notify *notify.Receiver
+	wake   wakeUps
 	// closers are the checks that keep a connection between runs.
 	closers []io.Closer
 	// workloadChecks are the checks that look at the workload's
@@ -155,10 +161,21 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 		}
 		return nil, redacted(&ConfigError{err}, cfg.Redact)
 	}
+	if a.spec != nil && a.spec.NotificationFD != 0 {
+		a.receiver() // the workload gets its pipe, whether or not a check reads it
+	}
 	// The workload's output passes through, line by line, past the log
-	// checks; a line that may change a log check's answer runs it at once.
-	a.wake = newWakeUps(a.logChecks)
-	a.streams = logwatch.New(a.logChecks, a.wake.wake)
+	// checks; a line that may change a log check's answer runs it at once,
+	// as a message or a watchdog that may change a notify check's does.
+	var woken []string
+	for _, c := range a.logChecks {
+		woken = append(woken, c.Name())
+	}
+	if a.notify != nil {
+		woken = append(woken, a.notify.Names()...)
+	}
+	a.wake = newWakeUps(woken)
+	a.streams = logwatch.New(a.logChecks, func(c *logwatch.Check) { a.wake.wake(c.Name()) })
 	// Hooks follow the events from the first; they run off the engine's path.
 	a.hooks = hooks.New(hookSpecs(cfg.Hooks), a.monitor, a.logger, cfg.Redact)
 	a.registry = prometheus.NewRegistry()
@@ -185,6 +202,7 @@ func (a *Agent) buildChecks() error {
 			a.workloadChecks = append(a.workloadChecks, check)
 			return a.workloadPID
 		},
+		Notify: func(name string, watchdog time.Duration) health.Checker { return a.receiver().Check(name, watchdog) },
 	}
 	for _, ch := range a.cfg.Checks {
 		if ch.Heartbeat > 0 {
@@ -216,6 +234,19 @@ func (a *Agent) workloadPID() int {
 		return sv.PID()
 	}
 	return 0
+}
+
+// receiver is the agent's notify Receiver, made the first time it is
+// asked for.
+func (a *Agent) receiver() *notify.Receiver {
+	if a.notify == nil {
+		fd := 0
+		if a.spec != nil {
+			fd = a.spec.NotificationFD
+		}
+		a.notify = notify.New(notify.Options{Clock: a.opts.Clock, Logger: a.logger, FD: fd})
+	}
+	return a.notify
 }
 
 // hookSpecs are the file's hooks as package hooks runs them.

@@ -348,6 +348,8 @@ func TestWhatIsNotThereWhereVitalsRunsStartsNothing(t *testing.T) {
 			"vitals.yaml:4:18: checks.started.log: a log check reads the workload's output: give service: in the file, or the command after --"},
 		{"a connection check with no workload", "checks:\n  mq: {connection: {remote: \"localhost:5672\"}}\n", nil, true,
 			"vitals.yaml:4:20: checks.mq.connection: counts the sockets of the workload's processes, as it names no others (pid-file, process or any-process): give service: in the file, or the command after --"},
+		{"a notify check with no workload", "checks:\n  up: {notify: {}}\n", nil, true,
+			"vitals.yaml:4:16: checks.up.notify: a notify check hears what the workload says of itself: give service: in the file, or the command after --"},
 		{"a restart with no workload", "checks:\n  ui: {tcp: {address: \"localhost:1\"}, on-failure: restart}\n", nil, true,
 			"vitals.yaml: checks.ui.on-failure: restart needs a workload to restart: give service: in the file, or the command after --"},
 		{"a command not on PATH", "checks:\n  a: {heartbeat: {ttl: 1h}}\n", []string{"no-such-command-here"}, true,

@@ -51,7 +51,17 @@ func (a *Agent) prepare() (*run, error) {
 		o.Monitor, o.Logger = a.monitor, a.logger
 		r.reporter, r.pod = kubereport.New(o), o.Namespace+"/"+o.Pod
 	}
+	// The notification socket is the workload's: made before the
+	// listeners, it goes if they cannot be bound.
+	if r.notify != nil {
+		if err := r.notify.Listen(); err != nil {
+			return nil, &RunError{fmt.Errorf("vitals run: %w", err)}
+		}
+	}
 	if err := r.listen(); err != nil {
+		if r.notify != nil {
+			r.notify.Close()
+		}
 		return nil, err
 	}
 	return r, nil
@@ -75,6 +85,11 @@ func (a *Agent) checkCommandLine() error {
 	}
 	for _, name := range a.workloadChecks {
 		needs[name] = kinds.ErrNoProcesses
+	}
+	if a.notify != nil {
+		for _, name := range a.notify.Names() {
+			needs[name] = kinds.ErrNoWorkloadToHear
+		}
 	}
 	for _, ch := range c.Checks {
 		if err := needs[ch.Name]; err != nil {
@@ -223,6 +238,18 @@ func (r *run) superviseWorkload() error {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	// The checks start over whenever the workload does.
 	spec.Checks = startOver{r.monitor, r.streams}
+	if r.notify != nil {
+		// Each run hears where to say it is ready, and how often it must
+		// say it is alive; the receiver hears of each run.
+		r.notify.Start(r.monitorCtx, r.wake.wake)
+		spec.Notify = r.notify
+		spec.Env = maps.Clone(spec.Env)
+		if spec.Env == nil {
+			spec.Env = map[string]string{}
+		}
+		maps.Copy(spec.Env, r.notify.Env())
+		spec.WatchdogPID = r.notify.Watchdog() > 0
+	}
 	sv, err := startWorkload(spec, r.monitor, r.logger)
 	if err != nil {
 		return &RunError{fmt.Errorf("vitals run: %w", err)}

@@ -52,6 +52,9 @@ func Render(c *config.Config) string {
 		}
 		fmt.Fprintf(&b, "  restart: %s\n  backoff: {initial: %v, max: %v}\n  stop-signal: %s\n  stop-timeout: %v\n",
 			s.Restart, s.BackoffInitial, s.BackoffMax, signals.SignalName(s.StopSignal), s.StopTimeout)
+		if s.NotificationFD != 0 {
+			fmt.Fprintf(&b, "  notification-fd: %d\n", s.NotificationFD)
+		}
 	}
 	renderHooks(&b, c)
 	if k := c.Kubernetes; k != nil {

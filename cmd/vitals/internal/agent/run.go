@@ -85,6 +85,9 @@ func (r *run) parts() []part {
 		// The checks (started with the workload) stop once nothing answers
 		// from them.
 		{stop: r.stopChecks},
+		// The notification socket goes once the workload and the checks
+		// that hear it have stopped, its directory with it.
+		{stop: r.closeNotify},
 		// Dependency checks keep a connection between runs: say goodbye to
 		// the servers rather than let them log a dropped client.
 		{stop: r.closeCheckers},
@@ -283,6 +286,12 @@ func (r *run) stopChecks(*stopping) {
 	r.stopMonitor()
 	if r.started {
 		<-r.monitor.Done()
+	}
+}
+
+func (r *run) closeNotify(*stopping) {
+	if r.notify != nil {
+		r.notify.Close()
 	}
 }
 

@@ -19,7 +19,7 @@ func workload(c *config.Config, args []string) *supervise.Spec {
 	spec := supervise.Spec{}
 	if s := c.Service; s != nil {
 		spec = supervise.Spec{Command: s.Command, Env: s.Env, Dir: s.Dir, Restart: s.Restart, BackoffInitial: s.BackoffInitial,
-			BackoffMax: s.BackoffMax, StopSignal: s.StopSignal, StopTimeout: s.StopTimeout}
+			BackoffMax: s.BackoffMax, StopSignal: s.StopSignal, StopTimeout: s.StopTimeout, NotificationFD: s.NotificationFD}
 	} else {
 		spec.StopTimeout = supervise.DefaultStopTimeout
 	}
@@ -78,23 +78,24 @@ func (s startOver) Reset(reason string) {
 	s.m.Reset(reason)
 }
 
-// wakeUps run a log check at once when the workload's Streams say that a
-// line may change its answer: off the copying goroutine, one run at a time
-// per check (a wake while one runs is kept).
-type wakeUps map[*logwatch.Check]chan struct{}
+// wakeUps run a check at once when what it reads says that its answer may
+// have changed (a log check's line, a notify check's message or watchdog):
+// off the goroutine that saw it, one run at a time per check (a wake while
+// one runs is kept).
+type wakeUps map[string]chan struct{}
 
-func newWakeUps(checks []*logwatch.Check) wakeUps {
-	w := make(wakeUps, len(checks))
-	for _, c := range checks {
-		w[c] = make(chan struct{}, 1)
+func newWakeUps(names []string) wakeUps {
+	w := make(wakeUps, len(names))
+	for _, name := range names {
+		w[name] = make(chan struct{}, 1)
 	}
 	return w
 }
 
-// wake is what the Streams call; it never blocks.
-func (w wakeUps) wake(c *logwatch.Check) {
+// wake is what the Streams and the notify Receiver call; it never blocks.
+func (w wakeUps) wake(name string) {
 	select {
-	case w[c] <- struct{}{}:
+	case w[name] <- struct{}{}:
 	default:
 	}
 }
@@ -102,12 +103,12 @@ func (w wakeUps) wake(c *logwatch.Check) {
 // start runs each check's wake-ups on m, on a goroutine of its own, until
 // ctx ends.
 func (w wakeUps) start(ctx context.Context, m *health.Monitor) {
-	for c, ch := range w {
+	for name, ch := range w {
 		go func() {
 			for {
 				select {
 				case <-ch:
-					m.RunNow(ctx, c.Name())
+					m.RunNow(ctx, name)
 				case <-ctx.Done():
 					return
 				}

@@ -17,6 +17,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -481,6 +482,10 @@ type Service struct {
 	BackoffInitial, BackoffMax time.Duration
 	StopSignal                 syscall.Signal
 	StopTimeout                time.Duration
+	// NotificationFD is s6's notification-fd: the descriptor at which the
+	// workload gets a pipe to write a newline to once it is ready, for its
+	// notify checks; 0 for none.
+	NotificationFD int
 }
 
 // What a service's restart may say.
@@ -578,7 +583,40 @@ func serviceFields(s *Service) []Field {
 		}, signalSchema()}, Default: "SIGTERM", Doc: "What stops the workload: a signal's name, SIGTERM or TERM."},
 		{Key: "stop-timeout", Value: Duration(&s.StopTimeout), Default: DefaultStopTimeout.String(),
 			Doc: "Between the stop-signal and SIGKILL: well within a pod's default grace of 30s."},
+		{Key: "notification-fd", Value: notificationFD(&s.NotificationFD),
+			Doc: "s6's notification-fd: the descriptor, 3 to 1023, at which each run of the workload gets the write end of a pipe; " +
+				"a newline written to it says the run is ready, as s6-supervise reads it, and passes its notify checks (vitals reads no further, as s6 does not: write it once, then close it). " +
+				"By default the workload gets none; NOTIFY_SOCKET is set either way when the file has a notify check."},
 	}
+}
+
+// MaxNotificationFD is the highest notification-fd: 1024 descriptors is the
+// usual soft limit on open files, which a process inherits (RLIMIT_NOFILE),
+// and a descriptor at or past it cannot be made.
+const MaxNotificationFD = 1023
+
+// notificationFD reads a service's notification-fd: 0, 1 and 2 are the
+// workload's standard input, output and error.
+func notificationFD(dst *int) Value {
+	return Value{"integer", func(d *Decoder, n ast.Node, path string) {
+		s, ok := d.scalar(n, path)
+		if !ok {
+			return
+		}
+		v, err := strconv.Atoi(s)
+		switch {
+		case err != nil || strconv.Itoa(v) != s:
+			d.Errorf(n, path, "want a descriptor's number, got %q", s)
+		case v < 0:
+			d.Errorf(n, path, "%d is no descriptor: give 3 to %d", v, MaxNotificationFD)
+		case v < 3:
+			d.Errorf(n, path, "%d is the workload's standard %s: give 3 or more", v, [...]string{"input", "output", "error"}[v])
+		case v > MaxNotificationFD:
+			d.Errorf(n, path, "%d is past %d: a descriptor at or past the usual limit on open files (1024) cannot be made", v, MaxNotificationFD)
+		default:
+			*dst = v
+		}
+	}, wholeNumber(3, MaxNotificationFD)}
 }
 
 // serviceBackoffFields are the fields of a service's backoff, read into s.

@@ -49,11 +49,11 @@ func parse(t *testing.T, data string) (*Config, error) {
 }
 
 // The fields of a Check wanted: list of every field in the check's wanted.
-const wantFields = "amqp, component-type, connection, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, listening, log, nats, on-failure, period, postgres, redis, stable-for, success-threshold, tcp, timeout, tls"
+const wantFields = "amqp, component-type, connection, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, listening, log, nats, notify, on-failure, period, postgres, redis, stable-for, success-threshold, tcp, timeout, tls"
 
 const topFields = "api, api-token-file, checks, details, drain, grpc-listen, hooks, kubernetes, listen, service, service-info"
 
-const serviceFields = "backoff, command, dir, env, restart, stop-signal, stop-timeout"
+const serviceFields = "backoff, command, dir, env, notification-fd, restart, stop-signal, stop-timeout"
 
 const httpFields = "body, ca-file, cert, follow-redirects, headers, insecure, json, key, method, not-body, request-body, response-headers, server-name, status, url"
 
@@ -267,14 +267,14 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"    htp: {url: \"http://x/\"}",
 		), []string{
 			`vitals.yaml:3:5: checks.web.htp: unknown field "htp" (want ` + wantFields + `)`,
-			`vitals.yaml:3:8: checks.web: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, nats, postgres, redis, tcp, tls`,
+			`vitals.yaml:3:8: checks.web: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, nats, notify, postgres, redis, tcp, tls`,
 		}},
 		{"no kind", y(
 			"checks:",
 			"  web:",
 			"    level: live",
 		), []string{
-			`vitals.yaml:3:10: checks.web: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, nats, postgres, redis, tcp, tls`,
+			`vitals.yaml:3:10: checks.web: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, nats, notify, postgres, redis, tcp, tls`,
 		}},
 		{"two kinds", y(
 			"checks:",
@@ -984,7 +984,7 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"    <<: {heartbeat: {ttl: 1s}}",
 		), []string{
 			`vitals.yaml:3:5: checks.a.<<: unknown field "<<" (want ` + wantFields + `)`,
-			`vitals.yaml:3:7: checks.a: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, nats, postgres, redis, tcp, tls`,
+			`vitals.yaml:3:7: checks.a: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, nats, notify, postgres, redis, tcp, tls`,
 		}},
 		{"null values", y(
 			"details: null",

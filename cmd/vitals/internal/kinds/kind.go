@@ -31,7 +31,7 @@ import (
 
 // All is every kind, in the order the reference lists them.
 var All = Table{
-	&HTTP, &TCP, &TLS, &Exec, &File, &DNS, &GRPC, &Log, &Heartbeat,
+	&HTTP, &TCP, &TLS, &Exec, &File, &DNS, &GRPC, &Log, &Heartbeat, &Notify,
 	&Connection, &Listening,
 	&Postgres, &Redis, &AMQP, &NATS,
 }
@@ -127,6 +127,11 @@ type Env struct {
 	// runs. nil when there is no workload: such a check then fails to
 	// build.
 	Workload func(check string) (pid func() int)
+	// Notify makes the checker of a notify check named name, with its
+	// watchdog (0: none), which answers from what the workload says of
+	// itself (package notify). nil when there is no workload: a notify
+	// check then fails to build.
+	Notify func(name string, watchdog time.Duration) health.Checker
 }
 
 // block is a kind's block read into a spec of type S.

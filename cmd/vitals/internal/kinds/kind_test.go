@@ -3,10 +3,12 @@
 package kinds_test
 
 import (
+	"context"
 	"io"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
@@ -56,11 +58,15 @@ func TestEveryKindDecodesAppearsInTheReferenceAndBuilds(t *testing.T) {
 				t.Errorf("loaded with component type %q, want the kind's, %q", ch.ComponentType, k.ComponentType)
 			}
 			var registered []*logwatch.Check
-			var looksAtWorkload []string
+			var looksAtWorkload, heard []string
 			checker, err := kinds.All.Build(ch, kinds.Env{Output: func(lc *logwatch.Check) { registered = append(registered, lc) },
 				Workload: func(check string) func() int {
 					looksAtWorkload = append(looksAtWorkload, check)
 					return func() int { return 0 }
+				},
+				Notify: func(name string, _ time.Duration) health.Checker {
+					heard = append(heard, name)
+					return health.CheckerFunc(func(context.Context) error { return nil })
 				}})
 			if _, beaten := k.Beaten(ch.Spec); beaten {
 				if ch.Heartbeat <= 0 || err == nil || !strings.HasSuffix(err.Error(), "runs nothing: the workload beats it") {
@@ -80,6 +86,9 @@ func TestEveryKindDecodesAppearsInTheReferenceAndBuilds(t *testing.T) {
 			if lookAt := k.Name == kinds.Connection.Name || k.Name == kinds.Listening.Name; lookAt != slices.Equal(looksAtWorkload, []string{"a"}) {
 				t.Errorf("checks registered for the workload's pid: %q", looksAtWorkload)
 			}
+			if (k.Name == kinds.Notify.Name) != slices.Equal(heard, []string{"a"}) {
+				t.Errorf("checks %q made to hear the workload", heard)
+			}
 		})
 	}
 	if !slices.IsSorted(kinds.All.Names()) || len(kinds.All.Names()) != len(kinds.All) {
@@ -95,5 +104,20 @@ func TestAKindNotInTheTableIsNone(t *testing.T) {
 		`vitals.yaml:3:9: checks.a: no kind: give one of tcp`
 	if err == nil || err.Error() != want {
 		t.Fatalf("%v, want %s", err, want)
+	}
+}
+
+// A check that reads the workload (its output, its word) does not build
+// without one.
+func TestACheckOfTheWorkloadDoesNotBuildWithoutOne(t *testing.T) {
+	for kind, want := range map[string]error{"log": kinds.ErrNoWorkload, "notify": kinds.ErrNoWorkloadToHear} {
+		k := kinds.All.Lookup(kind)
+		c, err := config.Parse("vitals.yaml", []byte("checks:\n  a:\n    "+kind+": "+k.Example+"\n"), noEnv, kinds.All)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kinds.All.Build(c.Checks[0], kinds.Env{}); err == nil || !strings.HasSuffix(err.Error(), want.Error()) {
+			t.Errorf("%s: %v, want %v", kind, err, want)
+		}
 	}
 }

@@ -231,6 +231,12 @@ service: {command: [sleep, "10"]}
 checks:
   errors: {log: {fail-pattern: ERROR, window: 30s, stream: stderr}}
 `},
+	{"notify checks and s6's notification-fd", `
+service: {command: [sleep, "10"], notification-fd: 3}
+checks:
+  up: {notify: {}, level: startup}
+  alive: {notify: {watchdog: 10s}, level: live}
+`},
 }
 
 // The schema refuses nothing that the loader accepts: every file of good,
@@ -311,6 +317,7 @@ var bad = []struct {
 	{"a webhook that retries 11 times", "checks:\n  up: {heartbeat: {ttl: 1m}}\nhooks:\n  - {on: stopping, webhook: {url: http://localhost/, retries: 11}}\n", "/hooks/0/webhook/retries", "maximum: got 11, want 10"},
 	{"a bad restart", "service: {command: [sleep, \"1\"], restart: sometimes}\n", "/service/restart", "value must be one of 'never', 'on-failure', 'always'"},
 	{"an unknown stop-signal", "service: {command: [sleep, \"1\"], stop-signal: SIGFOO}\n", "/service/stop-signal", "'SIGFOO' does not match"},
+	{"a notification-fd of standard error", "service: {command: [sleep, \"1\"], notification-fd: 2}\n", "/service/notification-fd", "minimum: got 2, want 3"},
 	{"an unknown key of a backoff", "service: {command: [sleep, \"1\"], backoff: {first: 1s}}\n", "/service/backoff", "additional properties 'first' not allowed"},
 	{"a misspelt component type", "checks:\n  db: {tcp: {address: \"localhost:5432\"}, component-type: databse}\n", "/checks/db/component-type", "'databse' does not match"},
 	{"an unknown key of service-info", "service-info: {name: web}\nchecks:\n  up: {heartbeat: {ttl: 1m}}\n", "/service-info", "additional properties 'name' not allowed"},
