@@ -12,7 +12,7 @@
 // serves, and stops them in the one order written in parts.
 //
 // It sits above the parts it connects (api, hooks, kubereport, logwatch,
-// metrics, servers, supervise) and below the command line, which only loads
+// metrics, notify, servers, supervise) and below the command line, which only loads
 // the file, calls New and Run, and turns the outcome into an exit code.
 package agent
 
