@@ -16,7 +16,7 @@ var probeBuildLeavesOut = []string{"postgres", "redis", "amqp", "nats"}
 
 // Every kind of the table is a target of vitals probe, in both builds: its
 // example runs (passing or failing, its output names the target), or the
-// command says why it runs none: log and heartbeat in both builds, the
+// command says why it runs none: log, heartbeat and notify in both builds, the
 // dependency kinds in the probe build, at each of their schemes. None is a
 // usage error otherwise.
 func TestEveryKindOfTheTableIsAProbeTargetOrSaysWhyNot(t *testing.T) {

@@ -22,7 +22,7 @@ var fullBuildOnly = []string{"postgres", "redis", "amqp", "nats"}
 var flagsInHelp = regexp.MustCompile(`--[a-z-]+`)
 
 // Every kind of the table is a target of vitals probe and vitals wait whose
-// example builds its probe, or says why it is none: log and heartbeat, and
+// example builds its probe, or says why it is none: log, heartbeat and notify, and
 // in the probe build the kinds whose clients it leaves out.
 func TestEveryKindIsATargetWhoseExampleBuildsOrSaysWhyNot(t *testing.T) {
 	schemes := map[string]string{}
