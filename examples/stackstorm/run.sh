@@ -75,7 +75,7 @@ for s in ss: s.bind(("127.0.0.1", 0))
 print(*[s.getsockname()[1] for s in ss])')
   rm -rf "$dir" && mkdir -p "$dir"
   : >"$dir/rabbitmq-env.conf" # in place of /etc/rabbitmq's
-: >"$dir/rabbitmq.conf"
+  : >"$dir/rabbitmq.conf"
   echo '[].' >"$dir/enabled_plugins"
   mq_env=(
     HOME="$dir"
@@ -130,6 +130,7 @@ changes() {
     *"(HTTP 200)") [ -n "$failed" ] && return 0 ;;
     *) failed=yes ;;
     esac
+    kill -0 "$vitals_pid" 2>/dev/null || fail "vitals exited"
     sleep 0.1
   done
   fail "$1 did not answer 200 within a minute"
@@ -154,6 +155,7 @@ for _ in $(seq 300); do
   kill -0 "$vitals_pid" 2>/dev/null || fail "vitals exited"
   sleep 0.1
 done
+curl -s -o /dev/null "$url/livez" || fail "vitals does not answer on $url"
 
 echo
 echo "\$ curl -s 'localhost:18559/startupz?verbose'   # before its line"
@@ -198,6 +200,7 @@ echo
 echo "vitals events --follow showed:"
 sed 's/^/  /' "$STACKSTORM_DIR/events.txt"
 
+echo
 echo "\$ kill -TERM vitals"
 kill -TERM "$vitals_pid"
 wait "$vitals_pid" || true
