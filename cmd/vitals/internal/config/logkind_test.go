@@ -162,3 +162,25 @@ func TestTheSpecsLogChecks(t *testing.T) {
 		t.Errorf("a new log check says %v", err)
 	}
 }
+
+// A fail-pattern line is an event: a log check with a fail-pattern alone
+// fails the moment one is printed (failure-threshold 1). A check with a
+// pattern waits for its line, failing until it comes, as a startupProbe
+// does: the kubelet's 3, not a failure at its first run (which, with
+// on-failure: restart, would restart the workload before it could print
+// the line). A threshold given is kept.
+func TestALogChecksFailureThresholdIsOneForAFailPatternAlone(t *testing.T) {
+	c := mustParse(t, y(
+		"service: {command: [app]}",
+		"checks:",
+		"  errors: {log: {fail-pattern: ERROR}}",
+		"  started: {level: startup, log: {pattern: ready}, on-failure: restart}",
+		"  both: {log: {pattern: ready, fail-pattern: ERROR}}",
+		"  given: {log: {fail-pattern: ERROR}, failure-threshold: 3}",
+	))
+	for i, want := range []int{1, 3, 3, 3} {
+		if ch := c.Checks[i]; ch.FailureThreshold != want {
+			t.Errorf("%s: failure-threshold %d, want %d", ch.Name, ch.FailureThreshold, want)
+		}
+	}
+}

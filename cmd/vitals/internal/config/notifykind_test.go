@@ -115,9 +115,15 @@ func TestTheSpecsOfNotifyChecksAndTheNotificationFD(t *testing.T) {
 	if ch := c.Checks[1]; ch.FailureThreshold != 2 || ch.Period != 10*time.Second {
 		t.Errorf("a notify check's timing: %+v; want it to take a check's timing", ch)
 	}
-	// A watchdog that runs out, and WATCHDOG=trigger, fail it at that
-	// moment.
-	if ch := c.Checks[0]; ch.FailureThreshold != 1 {
-		t.Errorf("a notify check's failure-threshold is %d by default, want 1", ch.FailureThreshold)
+	// A check that waits for READY=1 fails until it comes, as a
+	// startupProbe does: the kubelet's threshold, not a failure at its
+	// first run. A watchdog that runs out, and WATCHDOG=trigger, fail a
+	// watchdog check at that moment: 1.
+	if ch := c.Checks[0]; ch.FailureThreshold != 3 {
+		t.Errorf("a notify check's failure-threshold is %d by default, want 3", ch.FailureThreshold)
+	}
+	watchdog := mustParse(t, "service: {command: [app]}\nchecks:\n  alive: {level: live, notify: {watchdog: 10s}}\n")
+	if ch := watchdog.Checks[0]; ch.FailureThreshold != 1 {
+		t.Errorf("a notify watchdog check's failure-threshold is %d by default, want 1", ch.FailureThreshold)
 	}
 }
