@@ -670,7 +670,10 @@ func (m *Monitor) record(e *entry, r Result, gen uint64) checkState {
 func (m *Monitor) settle(e *entry, gen uint64) checkState {
 	m.mu.Lock()
 	defer m.unlockAndLog()
-	if e.removed || e.gen != gen {
+	// As a run's result is recorded only while the check counts: a stopped
+	// check is out of the levels (StopCheck took it out), and its worker may
+	// see the wake-up to settle before the stop's cancellation.
+	if e.removed || e.stopped || m.levels.paused || e.gen != gen {
 		return e.state
 	}
 	now := m.clock.Now()

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/vitals-dev/vitals/internal/timefmt"
 )
 
 // endpoint is one of the probe endpoints.
@@ -158,11 +160,7 @@ func (v *monitorView) line(e *entry, details bool, now time.Time) line {
 // "pass, stable in 12s" (to the second; to the millisecond under one).
 func stableIn(s checkState, e *entry, now time.Time) string {
 	at, _ := s.stableAt(e.thresholds())
-	left := max(at.Sub(now), 0)
-	if left < time.Second {
-		return "pass, stable in " + left.Round(time.Millisecond).String()
-	}
-	return "pass, stable in " + left.Round(time.Second).String()
+	return "pass, stable in " + timefmt.Coarse(max(at.Sub(now), 0))
 }
 
 // oneLine keeps a check's output from breaking the line-based text format.

@@ -238,3 +238,35 @@ func TestTheRecorderHearsOfACheckBecomingStable(t *testing.T) {
 		t.Fatalf("recorded first %+v, want the run, pending still", r)
 	}
 }
+
+// A check stopped the moment it becomes stable, and started again, is
+// counted in the levels once: its worker settles a check only while it runs,
+// so readiness passes with it. (The worker's wake-up to settle and the
+// stop's cancellation come together; either may be seen first.)
+func TestACheckStoppedAsItBecomesStableIsCountedOnceWhenStartedAgain(t *testing.T) {
+	for range 20 {
+		m, clk := fakeMonitor(t)
+		m.Add(health.Check{Name: "mq", Level: health.Ready, Checker: passing(), Period: time.Hour, StableFor: stableFor})
+		start(t, m)
+		waitRuns(t, m, "mq", 1)
+		advance(t, clk, 1, stableFor)
+		if err := m.StopCheck("mq"); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.StartCheck("mq"); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			st, _ := m.CheckState("mq")
+			if st.Status == health.Pass {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the check is %v after its start, not pass", st.Status)
+			}
+		}
+		if !m.Passing(health.Ready) {
+			t.Fatal("the check passes and readiness does not: the levels counted it twice")
+		}
+	}
+}

@@ -233,3 +233,26 @@ func TestAShellThatWritesANewlineToItsNotificationFDPassesItsNotifyCheck(t *test
 	os.WriteFile(gate, nil, 0o600)
 	waitProbe(t, logs, addr, "/startupz", 200, "ok")
 }
+
+// A workload that drops its privileges before it says it is ready (gosu,
+// su-exec, setpriv: a root vitals, a workload as another user) still
+// reaches NOTIFY_SOCKET: the kernel's word on its pid decides, as with
+// systemd, whose socket any process may write to.
+func TestAWorkloadThatDropsItsPrivilegesIsStillHeard(t *testing.T) {
+	testenv.NeedRoot(t, "a workload that drops its privileges")
+	py := "/usr/bin/python3" // not a pyenv's, under a home nobody cannot enter
+	if _, err := os.Stat(py); err != nil {
+		testenv.Missing(t, "no %s for the sd_notify client: %v", py, err)
+	}
+	dir, err := os.MkdirTemp("", "vitals-notify-nobody") // t.TempDir's parent is closed to nobody
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	must(t, os.Chmod(dir, 0o755))
+	client := filepath.Join(dir, "sdnotify.py")
+	b, err := os.ReadFile(sdnotify(t))
+	must(t, err)
+	must(t, os.WriteFile(client, b, 0o644))
+	logs, addr, _ := runNotified(t, fmt.Sprintf(`{command: [setpriv, --reuid=65534, --regid=65534, --clear-groups, sh, -c, "%s %s --barrier READY=1 'STATUS=as nobody' && exec sleep 60"]}`, py, client),
+		"  up: {level: startup, notify: {}, period: 100ms}\n")
+	waitProbe(t, logs, addr, "/startupz", 200, "ok")
+}

@@ -165,3 +165,26 @@ func TestAStableForCheckPassesOnceStableAndWaitsAgainAfterARestart(t *testing.T)
 		t.Fatalf("after the restart: %v, stable at %v; want pending, not ready, until 25s after it", st.Status, st.StableAt.Sub(restarted))
 	}
 }
+
+// A check that waits for a line is not failing at a moment: a startup log
+// check with a pattern stays pending at its first runs, as a startupProbe
+// does, and on-failure: restart does not restart the workload before it can
+// print the line.
+func TestAStartupPatternCheckWaitsForItsLineWithoutARestart(t *testing.T) {
+	trigger := filepath.Join(t.TempDir(), "print-ready")
+	r := start(t, parse(t, "service: {command: [sh]}\nchecks:\n  started: {level: startup, log: {pattern: ready}, on-failure: restart}\n"),
+		"sh", "-c", `while [ ! -e "$0" ]; do sleep 0.01; done; echo ready; exec sleep 3600`, trigger)
+	if st := r.state(t, "started", 1); st.Status != health.Pending || st.FailureThreshold != 3 {
+		t.Fatalf("before its line: %v, failure threshold %d; want pending, 3", st.Status, st.FailureThreshold)
+	}
+	var cursor uint64
+	if err := os.WriteFile(trigger, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.checkEvent(t, &cursor, health.EventCheckPassed, "started")
+	for _, e := range r.a.monitor.Events(0) {
+		if e.Type == health.EventCheckFailed || e.Type == health.EventServiceExited {
+			t.Fatalf("event %+v before the line: want none that fails or restarts", e)
+		}
+	}
+}

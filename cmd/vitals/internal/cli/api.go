@@ -21,6 +21,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/apisocket"
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/internal/timefmt"
 )
 
 // This file is the commands that talk to a running agent (vitals run) through
@@ -203,11 +204,7 @@ func statusWords(c api.Check, now time.Time) string {
 // stableIn is how long a check waiting to be stable has left to wait, to
 // the second (to the millisecond under one), as /readyz?verbose says it.
 func stableIn(c api.Check, now time.Time) string {
-	left := max(c.StableAt.Sub(now), 0)
-	if left < time.Second {
-		return left.Round(time.Millisecond).String()
-	}
-	return left.Round(time.Second).String()
+	return timefmt.Coarse(max(c.StableAt.Sub(now), 0))
 }
 
 // resultWords says what a result was: "ok", "ok: MESSAGE", "failed: ERROR".

@@ -38,8 +38,8 @@ type Kind interface {
 	// give no component-type: component, datastore or system.
 	DefaultComponentType() string
 	// DefaultFailureThreshold is the failure-threshold of the kind's checks
-	// that give none; 0 for the kubelet's, 3.
-	DefaultFailureThreshold() int
+	// of spec that give none; 0 for the kubelet's, 3.
+	DefaultFailureThreshold(spec any) int
 }
 
 // Check is one check of the file, as data: whoever runs it builds its
@@ -222,7 +222,7 @@ func (d *Decoder) check(name string, n ast.Node, path string, kinds Kinds) (c Ch
 		c.ComponentType = kind.DefaultComponentType()
 	}
 	if c.FailureThreshold == 0 {
-		c.FailureThreshold = kind.DefaultFailureThreshold() // 0 leaves it to the kubelet's default
+		c.FailureThreshold = kind.DefaultFailureThreshold(spec) // 0 leaves it to the kubelet's default
 	}
 	return c, at, d.Failures() == before
 }

@@ -43,6 +43,31 @@ func lookup(name string) (string, bool) {
 // expected errors can be counted in the test's source.
 func y(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
 
+// A refusal is a file the loader refuses, with every error it must say, in
+// order.
+type refusal struct {
+	name string
+	yaml string
+	want []string
+}
+
+// expectRefused parses each file of cases, and fails the test where one
+// loads or is refused with other errors.
+func expectRefused(t *testing.T, cases []refusal) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parse(t, tc.yaml)
+			if err == nil {
+				t.Fatalf("Parse succeeded, want\n%s", strings.Join(tc.want, "\n"))
+			}
+			if got, want := err.Error(), strings.Join(tc.want, "\n"); got != want {
+				t.Errorf("error\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
 func parse(t *testing.T, data string) (*Config, error) {
 	t.Helper()
 	return Parse(file, []byte(data), lookup, kinds.All)

@@ -1,7 +1,6 @@
 package config_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -15,11 +14,7 @@ const (
 )
 
 func TestBadConnectionAndListeningChecksSayWhatAndWhere(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		yaml string
-		want []string
-	}{
+	expectRefused(t, []refusal{
 		{"no remote", y(
 			"checks:",
 			"  mq:",
@@ -137,17 +132,7 @@ func TestBadConnectionAndListeningChecksSayWhatAndWhere(t *testing.T) {
 		), []string{
 			`vitals.yaml:3:29: checks.web.listening.host: unknown field "host" (want ` + listeningFields + `)`,
 		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := parse(t, tc.yaml)
-			if err == nil {
-				t.Fatalf("Parse succeeded, want\n%s", strings.Join(tc.want, "\n"))
-			}
-			if got, want := err.Error(), strings.Join(tc.want, "\n"); got != want {
-				t.Errorf("error\n%s\nwant\n%s", got, want)
-			}
-		})
-	}
+	})
 }
 
 func TestTheSpecsConnectionAndListeningChecks(t *testing.T) {

@@ -2,7 +2,6 @@ package config_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,11 +13,7 @@ import (
 const logFields = "fail-pattern, pattern, stream, window"
 
 func TestBadLogChecksSayWhatAndWhere(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		yaml string
-		want []string
-	}{
+	expectRefused(t, []refusal{
 		{"no pattern", y(
 			"checks:",
 			"  started:",
@@ -103,17 +98,7 @@ func TestBadLogChecksSayWhatAndWhere(t *testing.T) {
 		), []string{
 			`vitals.yaml:4:10: checks.started.tcp: a check has one kind, and this one is log already`,
 		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := parse(t, tc.yaml)
-			if err == nil {
-				t.Fatalf("Parse succeeded, want\n%s", strings.Join(tc.want, "\n"))
-			}
-			if got, want := err.Error(), strings.Join(tc.want, "\n"); got != want {
-				t.Errorf("error\n%s\nwant\n%s", got, want)
-			}
-		})
-	}
+	})
 }
 
 func TestTheSpecsLogChecks(t *testing.T) {
@@ -160,5 +145,27 @@ func TestTheSpecsLogChecks(t *testing.T) {
 	// Built, and waiting for its line.
 	if err := build(c.Checks[0]).Check(context.Background()); err == nil || err.Error() != `no line matching "Listening on" yet` {
 		t.Errorf("a new log check says %v", err)
+	}
+}
+
+// A fail-pattern line is an event: a log check with a fail-pattern alone
+// fails the moment one is printed (failure-threshold 1). A check with a
+// pattern waits for its line, failing until it comes, as a startupProbe
+// does: the kubelet's 3, not a failure at its first run (which, with
+// on-failure: restart, would restart the workload before it could print
+// the line). A threshold given is kept.
+func TestALogChecksFailureThresholdIsOneForAFailPatternAlone(t *testing.T) {
+	c := mustParse(t, y(
+		"service: {command: [app]}",
+		"checks:",
+		"  errors: {log: {fail-pattern: ERROR}}",
+		"  started: {level: startup, log: {pattern: ready}, on-failure: restart}",
+		"  both: {log: {pattern: ready, fail-pattern: ERROR}}",
+		"  given: {log: {fail-pattern: ERROR}, failure-threshold: 3}",
+	))
+	for i, want := range []int{1, 3, 3, 3} {
+		if ch := c.Checks[i]; ch.FailureThreshold != want {
+			t.Errorf("%s: failure-threshold %d, want %d", ch.Name, ch.FailureThreshold, want)
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package config_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -9,11 +8,7 @@ import (
 )
 
 func TestBadNotifyChecksAndNotificationFDsSayWhatAndWhere(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		yaml string
-		want []string
-	}{
+	expectRefused(t, []refusal{
 		{"a zero watchdog", y(
 			"checks:",
 			"  alive:",
@@ -76,17 +71,7 @@ func TestBadNotifyChecksAndNotificationFDsSayWhatAndWhere(t *testing.T) {
 		), []string{
 			`vitals.yaml:3:20: service.notification-fd: want a descriptor's number, got "03"`,
 		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := parse(t, tc.yaml)
-			if err == nil {
-				t.Fatalf("Parse succeeded, want\n%s", strings.Join(tc.want, "\n"))
-			}
-			if got, want := err.Error(), strings.Join(tc.want, "\n"); got != want {
-				t.Errorf("error\n%s\nwant\n%s", got, want)
-			}
-		})
-	}
+	})
 }
 
 func TestTheSpecsOfNotifyChecksAndTheNotificationFD(t *testing.T) {
@@ -115,9 +100,15 @@ func TestTheSpecsOfNotifyChecksAndTheNotificationFD(t *testing.T) {
 	if ch := c.Checks[1]; ch.FailureThreshold != 2 || ch.Period != 10*time.Second {
 		t.Errorf("a notify check's timing: %+v; want it to take a check's timing", ch)
 	}
-	// A watchdog that runs out, and WATCHDOG=trigger, fail it at that
-	// moment.
-	if ch := c.Checks[0]; ch.FailureThreshold != 1 {
-		t.Errorf("a notify check's failure-threshold is %d by default, want 1", ch.FailureThreshold)
+	// A check that waits for READY=1 fails until it comes, as a
+	// startupProbe does: the kubelet's threshold, not a failure at its
+	// first run. A watchdog that runs out, and WATCHDOG=trigger, fail a
+	// watchdog check at that moment: 1.
+	if ch := c.Checks[0]; ch.FailureThreshold != 3 {
+		t.Errorf("a notify check's failure-threshold is %d by default, want 3", ch.FailureThreshold)
+	}
+	watchdog := mustParse(t, "service: {command: [app]}\nchecks:\n  alive: {level: live, notify: {watchdog: 10s}}\n")
+	if ch := watchdog.Checks[0]; ch.FailureThreshold != 1 {
+		t.Errorf("a notify watchdog check's failure-threshold is %d by default, want 1", ch.FailureThreshold)
 	}
 }

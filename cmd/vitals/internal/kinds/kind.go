@@ -61,8 +61,14 @@ type Kind struct {
 	// kind whose failure is an event at a moment (a line in the workload's
 	// output, a ttl passing) says health.EventFailureThreshold, 1, so that
 	// its checks fail at that moment rather than two periods later; a check
-	// may still give more.
+	// may still give more. Where only some of the kind's checks fail on
+	// events (block.events), the others keep the kubelet's: a check that
+	// waits for something to come ("no line yet") is not failing at a
+	// moment, and would fail at its first run.
 	FailureThreshold int
+	// EventsWhen says, for the reference, which of the kind's checks fail
+	// on events and so have FailureThreshold: "" for every one.
+	EventsWhen string
 	// CLI is how vitals probe and vitals wait take a target of the kind,
 	// or why they take none.
 	CLI *CLI
@@ -81,6 +87,9 @@ type Kind struct {
 	check func(d *config.Decoder, n ast.Node, path string, spec any, given config.Given) any
 	// build makes the checker of a check named name from its spec.
 	build func(name string, spec any, env Env) (health.Checker, error)
+	// events says whether the checks of a spec fail on events, and so have
+	// FailureThreshold; nil: every one does.
+	events func(spec any) bool
 	// ttl is a beaten kind's ttl, read from its spec; nil for a kind that
 	// runs.
 	ttl func(spec any) time.Duration
@@ -156,6 +165,10 @@ type block[S any] struct {
 	// another machine is built without them, once the options are
 	// validated. nil: no TLS fields.
 	tls func(s *S) *probe.TLSOptions
+	// events says whether the checks of s fail on events at a moment (a
+	// fail-pattern line, a watchdog running out), and so have the kind's
+	// FailureThreshold; nil: every check of the kind does.
+	events func(s S) bool
 	// ttl is a beaten kind's ttl; nil for a kind that runs.
 	ttl func(s S) time.Duration
 }
@@ -204,6 +217,9 @@ func define[S any](k Kind, b block[S]) Kind {
 	if b.ttl != nil {
 		k.ttl = func(spec any) time.Duration { return b.ttl(spec.(S)) }
 	}
+	if b.events != nil {
+		k.events = func(spec any) bool { return b.events(spec.(S)) }
+	}
 	return k
 }
 
@@ -239,9 +255,16 @@ func (k *Kind) Beaten(spec any) (time.Duration, bool) {
 // none (config.Kind).
 func (k *Kind) DefaultComponentType() string { return k.ComponentType }
 
-// DefaultFailureThreshold is the failure-threshold of the kind's checks
-// that give none (config.Kind).
-func (k *Kind) DefaultFailureThreshold() int { return k.FailureThreshold }
+// DefaultFailureThreshold is the failure-threshold of the kind's checks of
+// spec that give none (config.Kind): FailureThreshold for those that fail
+// on events, 0 (the kubelet's) for the others. spec is nil when the block
+// had errors.
+func (k *Kind) DefaultFailureThreshold(spec any) int {
+	if k.events != nil && spec != nil && !k.events(spec) {
+		return 0
+	}
+	return k.FailureThreshold
+}
 
 // Fields are the fields of the kind's block, for the reference.
 func (k *Kind) Fields() []config.Field {

@@ -18,8 +18,12 @@ var Log = define(Kind{
 	Example:       "{pattern: Listening on}",
 	ComponentType: health.ComponentTypeComponent, // the workload's own output
 	// A fail-pattern line is an event: the check runs at once and fails
-	// then (the agent's wake-ups), not at the third run after it.
+	// then (the agent's wake-ups), not at the third run after it. A check
+	// with a pattern waits for its line, failing until it comes: the
+	// kubelet's threshold, as a startupProbe's, not a failure at its first
+	// run.
 	FailureThreshold: health.EventFailureThreshold,
+	EventsWhen:       "with fail-pattern and no pattern",
 	// One of pattern and fail-pattern; window with fail-pattern
 	// (logwatch.NewCheck).
 	Rules: config.Schema{"anyOf": []config.Schema{{"required": []string{"pattern"}}, {"required": []string{"fail-pattern"}}},
@@ -30,7 +34,7 @@ var Log = define(Kind{
 	fields: func(s *logwatch.Spec) []config.Field {
 		return []config.Field{
 			{Key: "pattern", Value: config.String(&s.Pattern),
-				Doc: "A regular expression: the check is pending until a line matches, and passes from then on."},
+				Doc: "A regular expression: the check fails until a line matches (pending for its first failure-threshold runs), and passes from then on."},
 			{Key: "fail-pattern", Value: config.String(&s.FailPattern),
 				Doc: "A regular expression: a matching line fails the check for window. One of pattern and fail-pattern, or both."},
 			{Key: "window", Value: config.Duration(&s.Window), Default: logwatch.DefaultWindow.String(),
@@ -39,6 +43,7 @@ var Log = define(Kind{
 				Doc: "The output read, stdout or stderr; by default both."},
 		}
 	},
+	events: func(s logwatch.Spec) bool { return s.Pattern == "" },
 	// What is wrong with a pattern is said at the pattern: the check is
 	// built as it will be, and its field errors placed.
 	check: func(d *config.Decoder, n ast.Node, path string, s *logwatch.Spec, given config.Given) {

@@ -29,11 +29,14 @@ var Notify = define(Kind{
 	Example:       "{}",
 	ComponentType: health.ComponentTypeComponent, // the workload's word on itself
 	// A watchdog that runs out and WATCHDOG=trigger are events at a
-	// moment, which run the check then: it fails then.
+	// moment, which run the check then: it fails then. A check that waits
+	// for READY=1 fails until it comes: the kubelet's threshold.
 	FailureThreshold: health.EventFailureThreshold,
+	EventsWhen:       "with watchdog",
 	CLI: &CLI{Why: "a notify check hears the workload that vitals run starts, on the socket vitals names to it in NOTIFY_SOCKET, " +
 		"and vitals probe and vitals wait start no workload: give it as a notify: check in vitals.yaml"},
 }, block[NotifySpec]{
+	events: func(s NotifySpec) bool { return s.Watchdog > 0 },
 	fields: func(s *NotifySpec) []config.Field {
 		return []config.Field{
 			{Key: "watchdog", Value: config.Duration(&s.Watchdog),

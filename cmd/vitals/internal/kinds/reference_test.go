@@ -72,7 +72,11 @@ func reference() string {
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n```yaml\n%s: %s\n```\n\n", k.Name, k.Summary, k.Name, k.Example)
 		fields(&b, k.Fields())
 		if _, beaten := k.Beaten(nil); k.FailureThreshold != 0 && !beaten {
-			fmt.Fprintf(&b, "\nIts `failure-threshold` is %d unless the check gives one: a failure of the kind is an event, and the check fails the moment it happens.\n", k.FailureThreshold)
+			which := "Its `failure-threshold` is"
+			if k.EventsWhen != "" {
+				which = "A check " + k.EventsWhen + " has a `failure-threshold` of"
+			}
+			fmt.Fprintf(&b, "\n%s %d unless the check gives one: its failure is an event, and the check fails the moment it happens.\n", which, k.FailureThreshold)
 		}
 		commandLine(&b, k.CLI)
 	}

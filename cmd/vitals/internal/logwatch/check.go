@@ -12,6 +12,7 @@ import (
 
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/internal/escape"
+	"github.com/vitals-dev/vitals/internal/timefmt"
 )
 
 // maxShown caps what a failing check shows of the line that failed it:
@@ -85,7 +86,7 @@ func (c *Check) Measure(context.Context) (health.Observation, error) {
 		c.mu.Unlock()
 		age := max(c.now().Sub(at), 0)
 		if failed && age < c.spec.Window {
-			problems = append(problems, fmt.Sprintf("line matching %q %s ago: %s", c.spec.FailPattern, ago(age), line))
+			problems = append(problems, fmt.Sprintf("line matching %q %s ago: %s", c.spec.FailPattern, timefmt.Coarse(age), line))
 		} else {
 			passes = append(passes, fmt.Sprintf("no line matching %q in the last %v", c.spec.FailPattern, c.spec.Window))
 		}
@@ -141,15 +142,6 @@ func (c *Check) reset() {
 	c.mu.Lock()
 	c.failed = false
 	c.mu.Unlock()
-}
-
-// ago says how long ago something was, to the second (to the millisecond
-// under a second).
-func ago(d time.Duration) string {
-	if d < time.Second {
-		return d.Round(time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
 }
 
 // shown is a line as a check's output shows it: control characters and

@@ -74,7 +74,8 @@ type Options struct {
 	FD int
 	// Dir is where the socket's directory is made; default the directory of
 	// the management API's default socket (apisocket.Default), which only
-	// vitals's user can write.
+	// vitals's user can write (for root, the temp directory when others
+	// cannot enter that one).
 	Dir string
 	// Proc is where the processes are read; default /proc.
 	Proc string
@@ -151,8 +152,14 @@ func (r *Receiver) Watchdog() time.Duration {
 	return w
 }
 
-// Listen makes the socket, in a directory of its own that only vitals's
-// user can enter (0700), and asks the kernel for each sender's credentials.
+// Listen makes the socket, in a directory of its own, and asks the kernel
+// for each sender's credentials. The socket is 0666 in a directory of a
+// random name that others may pass through but not list (0711), as
+// systemd's notification socket is open to every process: a workload that
+// drops its privileges (gosu, su-exec, setpriv) must still reach it, and
+// the credentials decide whose word counts, not the file's mode. As root,
+// the directory goes where any user can pass: the API socket's directory
+// when others may enter it (/run/vitals), else the temp directory.
 func (r *Receiver) Listen() error {
 	base := r.o.Dir
 	if base == "" {
@@ -161,9 +168,16 @@ func (r *Receiver) Listen() error {
 			return fmt.Errorf("the notification socket: %w", err)
 		}
 		base = filepath.Dir(api)
+		if fi, err := os.Stat(base); os.Geteuid() == 0 && (err != nil || fi.Mode().Perm()&0o001 == 0) {
+			base = os.TempDir()
+		}
 	}
 	dir, err := os.MkdirTemp(base, "notify-")
 	if err != nil {
+		return fmt.Errorf("the notification socket's directory: %w", err)
+	}
+	if err := os.Chmod(dir, 0o711); err != nil {
+		os.Remove(dir)
 		return fmt.Errorf("the notification socket's directory: %w", err)
 	}
 	path := filepath.Join(dir, "notify.sock")
@@ -177,6 +191,11 @@ func (r *Receiver) Listen() error {
 		return fmt.Errorf("the notification socket: %w", err)
 	}
 	if err := passCredentials(conn); err != nil {
+		conn.Close()
+		os.RemoveAll(dir)
+		return fmt.Errorf("the notification socket %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o666); err != nil {
 		conn.Close()
 		os.RemoveAll(dir)
 		return fmt.Errorf("the notification socket %s: %w", path, err)

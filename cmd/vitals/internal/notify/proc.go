@@ -1,11 +1,12 @@
 package notify
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/procnet"
 )
 
 // maxDepth bounds the walk from a sender up its parents: a process tree is
@@ -31,36 +32,14 @@ func member(proc string, pid, main int) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		ppid, pgrp, err := parseStat(b)
+		st, err := procnet.ParseStat(b)
 		if err != nil {
 			return false, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 		}
-		if pgrp == main {
+		if st.PGRP == main {
 			return true, nil
 		}
-		pid = ppid
+		pid = st.PPID
 	}
 	return false, nil
-}
-
-// parseStat reads a process's parent and process group from its
-// /proc/PID/stat: "PID (COMM) STATE PPID PGRP ...", where COMM, the
-// command's name, may hold spaces and parentheses of its own, so the
-// fields are counted from the last ")".
-func parseStat(b []byte) (ppid, pgrp int, err error) {
-	end := bytes.LastIndexByte(b, ')')
-	if end < 0 {
-		return 0, 0, fmt.Errorf("no command name in %q", b)
-	}
-	fields := bytes.Fields(b[end+1:])
-	if len(fields) < 3 {
-		return 0, 0, fmt.Errorf("no parent and process group in %q", b)
-	}
-	if ppid, err = strconv.Atoi(string(fields[1])); err != nil {
-		return 0, 0, fmt.Errorf("parent: %w", err)
-	}
-	if pgrp, err = strconv.Atoi(string(fields[2])); err != nil {
-		return 0, 0, fmt.Errorf("process group: %w", err)
-	}
-	return ppid, pgrp, nil
 }

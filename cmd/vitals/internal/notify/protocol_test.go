@@ -156,32 +156,6 @@ func TestAWatchdogExpiresAtItsDeadlineFromTheLatestPing(t *testing.T) {
 	}
 }
 
-func TestParseStatCountsFromTheLastParenthesis(t *testing.T) {
-	for _, tc := range []struct {
-		stat        string
-		ppid, pgrp  int
-		errContains string
-	}{
-		{"4242 (python3) S 4241 4240 4240 0 -1 4194560", 4241, 4240, ""},
-		{"4242 (a) b (c) R 1 4242 4242 0", 1, 4242, ""},
-		{"4242 (sh -c 'x') Z 17 17 17", 17, 17, ""},
-		{"4242 python3 S 1 1", 0, 0, "no command name"},
-		{"4242 (x) S 1", 0, 0, "no parent and process group"},
-		{"4242 (x) S one 1", 0, 0, "parent"},
-	} {
-		ppid, pgrp, err := parseStat([]byte(tc.stat))
-		if tc.errContains != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.errContains) {
-				t.Errorf("parseStat(%q): %v, want an error with %q", tc.stat, err, tc.errContains)
-			}
-			continue
-		}
-		if err != nil || ppid != tc.ppid || pgrp != tc.pgrp {
-			t.Errorf("parseStat(%q) = %d, %d, %v; want %d, %d", tc.stat, ppid, pgrp, err, tc.ppid, tc.pgrp)
-		}
-	}
-}
-
 func TestAMemberIsTheMainProcessItsDescendantsAndItsGroup(t *testing.T) {
 	// A /proc of stat files: 100 is the workload (its own group), 101 its
 	// child, 102 101's child in a session of its own, 103 a process of its

@@ -129,7 +129,9 @@ func (r run) expires(watchdog time.Duration) time.Time {
 }
 
 // ago says how long ago something was, to the millisecond under a second
-// and to the tenth of a second under a minute.
+// and to the tenth of a second under a minute: finer than timefmt.Coarse,
+// since a watchdog's output compares it with the watchdog, and "10s ago
+// (watchdog 10s)" would not say whether it has run out.
 func ago(d time.Duration) time.Duration {
 	switch {
 	case d < time.Second:

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
 )
 
 // A run that the supervisor starts as vitals (Spec.WatchdogPID) is this test
@@ -64,7 +66,7 @@ func TestEachRunWritesToItsOwnNotificationPipeAtTheDescriptorAsked(t *testing.T)
 	// 5, not 3: the descriptors between are closed in the run, not the
 	// pipe's.
 	sv, _, ready := workload(t, Spec{NotificationFD: 5, Notify: h}, "notify-fd", "5")
-	first := waitReady(t, ready)
+	first := workloadtest.WaitPID(t, ready)
 	told, pipes := h.list()
 	if want := []string{"starting 0", "started 0 " + strconv.Itoa(first)}; !slices.Equal(told, want) || pipes[0] == nil {
 		t.Fatalf("told %q with pipes %v, want %q with a pipe", told, pipes, want)
@@ -78,7 +80,7 @@ func TestEachRunWritesToItsOwnNotificationPipeAtTheDescriptorAsked(t *testing.T)
 	if got := readAll(t, pipes[0]); got != "\n" {
 		t.Fatalf("the first run's pipe held %q, want a newline", got)
 	}
-	second := waitReady(t, ready)
+	second := workloadtest.WaitPID(t, ready)
 	told, pipes = h.list()
 	if want := []string{"starting 0", "started 0 " + strconv.Itoa(first), "starting 1", "started 1 " + strconv.Itoa(second)}; !slices.Equal(told, want) || pipes[1] == nil {
 		t.Fatalf("told %q with pipes %v, want %q with a pipe", told, pipes, want)
@@ -99,7 +101,7 @@ func TestNoNotificationDescriptorBelow3(t *testing.T) {
 func TestWatchdogPIDIsTheRunsOwnPid(t *testing.T) {
 	t.Setenv("WATCHDOG_PID", "1") // vitals's own, from a manager above it: not the run's
 	_, _, ready := workload(t, Spec{WatchdogPID: true}, "env", "WATCHDOG_PID", execEnv)
-	pid := waitReady(t, ready)
+	pid := workloadtest.WaitPID(t, ready)
 	b, err := os.ReadFile(ready + ".env")
 	if want := "WATCHDOG_PID=" + strconv.Itoa(pid) + "\n"; err != nil || string(b) != want {
 		t.Fatalf("the run's environment has %q (%v), want %q and no %s", b, err, want, execEnv)

@@ -32,7 +32,7 @@ func TestRestartStopsTheRunAndStartsItAgainStartingTheChecksOver(t *testing.T) {
 	checks := &startOvers{}
 	spec := Spec{StopTimeout: 10 * time.Second, BackoffInitial: 50 * time.Millisecond, Checks: checks}
 	sv, ev, ready := workload(t, spec, "sleep")
-	first := waitReady(t, ready)
+	first := workloadtest.WaitPID(t, ready)
 	os.Remove(ready)
 	if run, running := sv.Current(); run != 0 || !running {
 		t.Fatalf("Current() = %d, %v; want run 0, running", run, running)
@@ -43,7 +43,7 @@ func TestRestartStopsTheRunAndStartsItAgainStartingTheChecksOver(t *testing.T) {
 	if !sv.Restart("check ui failed", 0, false) {
 		t.Fatal("a restart of the running run was refused")
 	}
-	second := waitReady(t, ready)
+	second := workloadtest.WaitPID(t, ready)
 	if second == first {
 		t.Fatal("the same pid runs after the restart")
 	}
@@ -88,12 +88,12 @@ func (c *startOvers) list() []string {
 
 func TestARestartByHandSkipsTheBackoff(t *testing.T) {
 	sv, ev, ready := workload(t, Spec{StopTimeout: 10 * time.Second, BackoffInitial: time.Hour, BackoffMax: time.Hour}, "sleep")
-	waitReady(t, ready)
+	workloadtest.WaitPID(t, ready)
 	os.Remove(ready)
 	if !sv.Restart("restart requested", 0, true) {
 		t.Fatal("refused")
 	}
-	waitReady(t, ready) // not an hour later
+	workloadtest.WaitPID(t, ready) // not an hour later
 	if got := ev.list(); got[1].Reason != "restart requested" {
 		t.Fatalf("events %+v", got)
 	}
@@ -101,7 +101,7 @@ func TestARestartByHandSkipsTheBackoff(t *testing.T) {
 
 func TestStopForSaysWhyAndAStopDuringTheBackoffEndsIt(t *testing.T) {
 	sv, ev, ready := workload(t, Spec{StopTimeout: 10 * time.Second}, "sleep")
-	waitReady(t, ready)
+	workloadtest.WaitPID(t, ready)
 	sv.StopFor("check ui failed")
 	done(t, sv)
 	if got := ev.list(); got[len(got)-1].Reason != "check ui failed" {
@@ -165,7 +165,7 @@ func TestTheOutputOfEveryRunGoesThroughCopyAndIsPassedOnBeforeItsExitIsTold(t *t
 
 func TestOnceFinishingTheWorkloadIsNotRestarted(t *testing.T) {
 	sv, ev, ready := workload(t, Spec{Restart: Always, BackoffInitial: time.Millisecond}, "sleep")
-	pid := waitReady(t, ready)
+	pid := workloadtest.WaitPID(t, ready)
 	sv.Finishing()
 	if run, running := sv.Current(); running {
 		t.Fatalf("Current() = %d, running, once finishing", run)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -65,19 +64,6 @@ func done(t *testing.T, sv *Supervisor) {
 	}
 }
 
-// waitReady returns the workload's pid once it is ready for signals.
-func waitReady(t *testing.T, ready string) int {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if b, err := os.ReadFile(ready); err == nil && len(b) > 0 {
-			pid, _ := strconv.Atoi(string(b))
-			return pid
-		}
-	}
-	t.Fatal("the workload was not ready within 20s")
-	return 0
-}
-
 func TestTheExitCodeIsTheWorkloadsOr128PlusItsSignal(t *testing.T) {
 	sv, ev, _ := workload(t, Spec{}, "exit", "3")
 	done(t, sv)
@@ -99,7 +85,7 @@ func TestTheExitCodeIsTheWorkloadsOr128PlusItsSignal(t *testing.T) {
 
 func TestStopSendsTheStopSignalThenSIGKILL(t *testing.T) {
 	sv, ev, ready := workload(t, Spec{StopTimeout: 10 * time.Second}, "sleep")
-	waitReady(t, ready)
+	workloadtest.WaitPID(t, ready)
 	sv.Stop()
 	done(t, sv)
 	got := ev.list()
@@ -109,7 +95,7 @@ func TestStopSendsTheStopSignalThenSIGKILL(t *testing.T) {
 
 	const stopTimeout = 300 * time.Millisecond
 	sv, ev, ready = workload(t, Spec{StopTimeout: stopTimeout}, "ignore-term")
-	waitReady(t, ready)
+	workloadtest.WaitPID(t, ready)
 	began := time.Now()
 	sv.Stop()
 	done(t, sv)
@@ -200,7 +186,7 @@ func TestNeverAndAlwaysAndOnFailureAfterSuccess(t *testing.T) {
 
 func TestSignalReachesTheWorkload(t *testing.T) {
 	sv, _, ready := workload(t, Spec{}, "hup")
-	waitReady(t, ready)
+	workloadtest.WaitPID(t, ready)
 	sv.Signal(syscall.SIGHUP)
 	done(t, sv)
 	if sv.ExitCode() != 42 {
@@ -211,7 +197,7 @@ func TestSignalReachesTheWorkload(t *testing.T) {
 func TestTheWorkloadsGroupGoesWithIt(t *testing.T) {
 	sv, _, ready := workload(t, Spec{}, "fork-in-group")
 	done(t, sv)
-	grandchild := waitReady(t, ready)
+	grandchild := workloadtest.WaitPID(t, ready)
 	if sv.ExitCode() != 0 {
 		t.Fatalf("code %d", sv.ExitCode())
 	}
