@@ -650,13 +650,20 @@ func (m *Monitor) record(e *entry, r Result, gen uint64) checkState {
 	if next.waiting && !e.state.waiting {
 		notify(e.waits) // the worker sleeps until the check is stable, or its next run
 	}
+	// A run at the moment the wait ends passes the check as settle would:
+	// it passes for being stable, and says so.
+	stable := tr != nil && tr.to == Pass && e.state.waiting
 	e.state = next
 	e.history.add(r)
 	e.publishView()
 	from := next.status
 	if tr != nil {
 		from = tr.from
-		m.transitionLocked(e, *tr, r.Output, now)
+		output := r.Output
+		if stable {
+			output = stableOutput(e.check.StableFor, r.Output)
+		}
+		m.transitionLocked(e, *tr, output, now)
 	}
 	if m.recorder != nil {
 		m.recorded = append(m.recorded, Recorded{Check: e.check.Name, Level: e.check.Level, Kind: e.check.Kind,
@@ -683,16 +690,22 @@ func (m *Monitor) settle(e *entry, gen uint64) checkState {
 	}
 	e.state = next
 	e.publishView()
-	output := fmt.Sprintf("stable for %v", e.check.StableFor)
-	if last := next.last.Output; last != "" {
-		output += ": " + last
-	}
-	m.transitionLocked(e, *tr, output, now)
+	m.transitionLocked(e, *tr, stableOutput(e.check.StableFor, next.last.Output), now)
 	if m.recorder != nil {
 		m.recorded = append(m.recorded, Recorded{Check: e.check.Name, Level: e.check.Level, Kind: e.check.Kind,
 			Result: next.last, From: tr.from, To: tr.to, Stable: true})
 	}
 	return next
+}
+
+// stableOutput is what the event of a check that passes for being stable
+// says: "stable for 25s", and its last run's output.
+func stableOutput(stableFor time.Duration, last string) string {
+	output := fmt.Sprintf("stable for %v", stableFor)
+	if last != "" {
+		output += ": " + last
+	}
+	return output
 }
 
 // stableAt is when the check passes, if it waits to be stable.

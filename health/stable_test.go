@@ -270,3 +270,35 @@ func TestACheckStoppedAsItBecomesStableIsCountedOnceWhenStartedAgain(t *testing.
 		}
 	}
 }
+
+// A run under way when the wait ends, whose result comes after it, passes
+// the check for being stable, and its event says so, as when the wait ends
+// between runs: the worker, busy with the run, could not settle it first.
+func TestARunThatEndsAfterTheWaitSaysTheCheckIsStable(t *testing.T) {
+	m, clk := fakeMonitor(t, health.WithJitter(0))
+	release := make(chan struct{})
+	var runs sync.WaitGroup
+	checker := health.CheckerFunc(func(ctx context.Context) error {
+		if clk.Now().After(healthtest.Epoch) {
+			runs.Done()
+			<-release // the second run: under way while the clock passes the end of the wait
+		}
+		return nil
+	})
+	runs.Add(1)
+	m.Add(health.Check{Name: "mq", Level: health.Ready, Checker: checker, Period: 10 * time.Second, Timeout: 9 * time.Second, StableFor: 12 * time.Second})
+	start(t, m)
+	waitRuns(t, m, "mq", 1)
+	var cursor uint64
+	for _, e := range m.Events(0) {
+		cursor = e.ID
+	}
+	advance(t, clk, 1, 10*time.Second)
+	runs.Wait()
+	advance(t, clk, 1, 3*time.Second) // 13s: the wait ended at 12s, the run goes on
+	close(release)
+	ev := waitCheckEvent(t, m, &cursor)
+	if ev.Type != health.EventCheckPassed || !ev.Time.Equal(healthtest.Epoch.Add(13*time.Second)) || ev.Output != "stable for 12s" {
+		t.Fatalf("event %+v, want check-passed at 13s, saying it is stable", ev)
+	}
+}
