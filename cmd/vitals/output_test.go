@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -148,8 +149,8 @@ func TestTheAgentsCommandsPrintTheSameDocumentInJSONAndYAML(t *testing.T) {
 	}
 }
 
-// shape is a document without its scalars' values: its keys, its nesting
-// and its lists' lengths, and the type of each scalar.
+// shape is a document without its scalars' values: its keys, its nesting,
+// the shapes its lists hold, and the type of each scalar.
 func shape(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
@@ -159,9 +160,13 @@ func shape(v any) any {
 		}
 		return m
 	case []any:
-		l := make([]any, len(x))
-		for i, e := range x {
-			l[i] = shape(e)
+		// A list's shape is the shapes of its elements, each once: the
+		// later of two runs may hold more results in a history.
+		var l []any
+		for _, e := range x {
+			if s := shape(e); !slices.ContainsFunc(l, func(o any) bool { return reflect.DeepEqual(o, s) }) {
+				l = append(l, s)
+			}
 		}
 		return l
 	}
