@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube/kubetest"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
+	"github.com/vitals-dev/vitals/cmd/vitals/kubewait"
 	"github.com/vitals-dev/vitals/internal/kubeenv"
 )
 
@@ -83,15 +86,15 @@ func (c *cluster) deploymentStatus(t *testing.T, name string, s appsv1.Deploymen
 
 // background is a vitals run that the test watches as it goes.
 type background struct {
-	cmd    *exec.Cmd
-	stderr *vitalstest.Buffer
-	done   chan struct{}
+	cmd            *exec.Cmd
+	stdout, stderr *vitalstest.Buffer
+	done           chan struct{}
 }
 
 func startVitals(t *testing.T, binary string, args ...string) *background {
 	t.Helper()
-	b := &background{cmd: exec.Command(binary, args...), stderr: &vitalstest.Buffer{}, done: make(chan struct{})}
-	b.cmd.Stderr = b.stderr
+	b := &background{cmd: exec.Command(binary, args...), stdout: &vitalstest.Buffer{}, stderr: &vitalstest.Buffer{}, done: make(chan struct{})}
+	b.cmd.Stdout, b.cmd.Stderr = b.stdout, b.stderr
 	if err := b.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -228,47 +231,21 @@ func TestWaitFailsAtOnceWhenARolloutExceedsItsProgressDeadline(t *testing.T) {
 	}
 }
 
-func (c *cluster) createPod(t *testing.T, name string, labels map[string]string) {
-	t.Helper()
-	_, err := c.cs.CoreV1().Pods(c.namespace).Create(context.Background(), &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Spec:       podTemplate.Spec,
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// podReady makes a pod Running and Ready, as its kubelet would.
-func (c *cluster) podReady(t *testing.T, name string) {
-	t.Helper()
-	ctx := context.Background()
-	p, err := c.cs.CoreV1().Pods(c.namespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Status.Phase = corev1.PodRunning
-	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
-	if _, err := c.cs.CoreV1().Pods(c.namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestWaitForEveryPodThatASelectorMatches(t *testing.T) {
 	c := newCluster(t)
 	stowaway := map[string]string{"app": "stowaway"}
-	c.createPod(t, "stowaway-a", stowaway)
-	c.createPod(t, "stowaway-b", stowaway)
-	c.createPod(t, "operator", map[string]string{"app": "operator"}) // never ready, not matched
+	kubetest.CreatePod(t, c.cs, c.namespace, "stowaway-a", stowaway)
+	kubetest.CreatePod(t, c.cs, c.namespace, "stowaway-b", stowaway)
+	kubetest.CreatePod(t, c.cs, c.namespace, "operator", map[string]string{"app": "operator"}) // never ready, not matched
 	w := startVitals(t, vitals, c.args("wait", "k8s://pods?selector=app%3Dstowaway", "--timeout", "30s")...)
 	target := "k8s pods -l app=stowaway -n " + c.namespace
 	w.said(t, "waiting: "+target+`: 0 of 2 pods ready; pod "stowaway-a": Pending`+"\n")
-	c.podReady(t, "stowaway-a")
+	kubetest.PodReady(t, c.cs, c.namespace, "stowaway-a")
 	w.said(t, "waiting: "+target+`: 1 of 2 pods ready; pod "stowaway-b": Pending`+"\n")
 	if !w.running() {
 		t.Fatalf("vitals ended with one pod of two ready:\n%s", w.stderr)
 	}
-	c.podReady(t, "stowaway-b")
+	kubetest.PodReady(t, c.cs, c.namespace, "stowaway-b")
 	if code := w.exit(t); code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", code, w.stderr)
 	}
@@ -441,7 +418,7 @@ func TestKubeProbeLooksOnceAtEveryKind(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c.createPod(t, "web-0", map[string]string{"app": "web"})
+	kubetest.CreatePod(t, c.cs, c.namespace, "web-0", map[string]string{"app": "web"})
 
 	vitalsRun(t, c.args("probe", "k8s://deploy/api")...).expect(t, 1, "",
 		"k8s deployment/api -n "+c.namespace+`: Waiting for deployment "api" rollout to finish: 1 of 2 updated replicas are available...`+"\n")
@@ -453,7 +430,7 @@ func TestKubeProbeLooksOnceAtEveryKind(t *testing.T) {
 	vitalsRun(t, c.args("probe", "k8s://pod/web-0")...).expect(t, 1, "", `Waiting for pod "web-0" to be ready: Pending`)
 	vitalsRun(t, c.args("probe", "k8s://pods?selector=app%3Dnone")...).expect(t, 1, "", "no pod matches app=none yet")
 	vitalsRun(t, c.args("probe", "k8s://job/none")...).expect(t, 1, "", `jobs.batch "none" not found`)
-	c.podReady(t, "web-0")
+	kubetest.PodReady(t, c.cs, c.namespace, "web-0")
 	vitalsRun(t, c.args("probe", "k8s://pod/web-0")...).expect(t, 0, "", "")
 	vitalsRun(t, "probe", "k8s://pod/web-0", "--kubeconfig", c.env.RestrictedKubeconfig, "-n", c.namespace).expect(t, 1, "",
 		`pods "web-0" is forbidden: User "`+c.env.RestrictedUser+`" cannot get resource "pods" in API group "" in the namespace "`+c.namespace+`"`)
@@ -583,13 +560,143 @@ func TestWaitForThePodsOfASelectorLeavesOutAPodBeingDeleted(t *testing.T) {
 	if err := c.cs.CoreV1().Pods(c.namespace).Delete(ctx, "web-old", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c.createPod(t, "web-new", web)
+	kubetest.CreatePod(t, c.cs, c.namespace, "web-new", web)
 	w := startVitals(t, vitals, c.args("wait", "k8s://pods?selector=app%3Dweb", "--timeout", "30s")...)
 	target := "k8s pods -l app=web -n " + c.namespace
 	w.said(t, "waiting: "+target+`: 0 of 1 pods ready; pod "web-new": Pending`+"\n")
-	c.podReady(t, "web-new")
+	kubetest.PodReady(t, c.cs, c.namespace, "web-new")
 	if code := w.exit(t); code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", code, w.stderr)
 	}
 	w.said(t, "ready: "+target+" (1 of 1 pods ready) after ")
+}
+
+// The document that vitals wait -o json writes for a k8s:// target, under
+// "kubernetes", is package kubewait's Result of the same target.
+func kubewaitResult(t *testing.T, c *cluster, target string) map[string]any {
+	t.Helper()
+	tg, err := kubewait.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.Namespace = c.namespace
+	config := kubetest.Config(t, c.env.Kubeconfig)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a guard only
+	defer cancel()
+	got, err := kubewait.Wait(ctx, config, tg)
+	if err != nil {
+		t.Fatalf("kubewait.Wait: %v", err)
+	}
+	b, err := json.Marshal(got[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vitalstest.Document(t, b, false).(map[string]any)
+}
+
+// A custom resource, waited for by its condition, as kubectl wait
+// --for=condition=Ready: the wait says it is waiting while the condition is
+// absent and while it is False, and ends when it is True, printing what
+// became ready.
+func TestWaitForACustomResourceByItsCondition(t *testing.T) {
+	c := newCluster(t)
+	kubetest.InstallCertificates(t, c.env.Kubeconfig)
+	kubetest.CreateCertificate(t, c.env.Kubeconfig, c.namespace, "web")
+	const url = "k8s://certificates.cert-manager.io/web?condition=Ready"
+	w := startVitals(t, vitals, c.args("wait", url, "-o", "json", "--timeout", "60s")...)
+	target := "k8s certificates.cert-manager.io/web -n " + c.namespace + " --for=condition=Ready"
+	w.said(t, "waiting: "+target+`: Waiting for certificate "web" condition Ready=True: no Ready condition yet`+"\n")
+	kubetest.CertificateReady(t, c.env.Kubeconfig, c.namespace, "web", "False", "DoesNotExist", "Issuing certificate as Secret does not exist")
+	w.said(t, "waiting: "+target+`: Waiting for certificate "web" condition Ready=True: it is False (DoesNotExist: Issuing certificate as Secret does not exist)`+"\n")
+	if !w.running() {
+		t.Fatalf("vitals ended with the condition False:\n%s", w.stderr)
+	}
+	kubetest.CertificateReady(t, c.env.Kubeconfig, c.namespace, "web", "True", "Ready", "Certificate is up to date and has not expired")
+	if code := w.exit(t); code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", code, w.stderr)
+	}
+	const met = `certificate "web" condition met: Ready=True (Ready: Certificate is up to date and has not expired)`
+	w.said(t, "ready: "+target+" ("+met+") after ")
+	doc := vitalstest.Document(t, []byte(w.stdout.String()), false)
+	want := map[string]any{"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "namespace": c.namespace, "name": "web",
+		"ready": true, "message": met}
+	results, ok := doc.([]any)
+	if !ok || len(results) != 1 || !reflect.DeepEqual(results[0].(map[string]any)["kubernetes"], want) {
+		t.Fatalf("stdout:\n%s\nwant one result whose kubernetes is %v", w.stdout, want)
+	}
+	if got := kubewaitResult(t, c, url); !reflect.DeepEqual(got, want) {
+		t.Errorf("kubewait.Wait's Result %v, the wait printed %v", got, want)
+	}
+	vitalsRun(t, c.args("probe", "k8s://certs.cert-manager.io/web?condition=Ready=False")...).expect(t, 1, "",
+		`Waiting for certificate "web" condition Ready=False: it is True (Ready: Certificate is up to date and has not expired)`)
+}
+
+// The pods of a selector, exactly one: its name is in the document that -o
+// json and -o yaml write, alike.
+func TestWaitForExactlyOnePodPrintsItsName(t *testing.T) {
+	c := newCluster(t)
+	stowaway := map[string]string{"app": "stowaway"}
+	kubetest.CreatePod(t, c.cs, c.namespace, "stowaway-a", stowaway)
+	kubetest.CreatePod(t, c.cs, c.namespace, "stowaway-b", stowaway)
+	kubetest.PodReady(t, c.cs, c.namespace, "stowaway-a")
+	kubetest.PodReady(t, c.cs, c.namespace, "stowaway-b")
+	const url = "k8s://pods?selector=app%3Dstowaway&count=1"
+	target := "k8s pods -l app=stowaway -n " + c.namespace + " (exactly 1)"
+	w := startVitals(t, vitals, c.args("wait", url, "-o", "json", "--timeout", "60s")...)
+	w.said(t, "waiting: "+target+": 2 pods match app=stowaway, want exactly 1: stowaway-a, stowaway-b\n")
+	if err := c.cs.CoreV1().Pods(c.namespace).Delete(context.Background(), "stowaway-a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if code := w.exit(t); code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", code, w.stderr)
+	}
+	want := map[string]any{"apiVersion": "v1", "kind": "Pod", "namespace": c.namespace, "selector": "app=stowaway",
+		"names": []any{"stowaway-b"}, "ready": true, "message": "1 of 1 pods ready"}
+	results, ok := vitalstest.Document(t, []byte(w.stdout.String()), false).([]any)
+	if !ok || len(results) != 1 || !reflect.DeepEqual(results[0].(map[string]any)["kubernetes"], want) {
+		t.Fatalf("stdout:\n%s\nwant one result whose kubernetes is %v", w.stdout, want)
+	}
+	if got := kubewaitResult(t, c, url); !reflect.DeepEqual(got, want) {
+		t.Errorf("kubewait.Wait's Result %v, the wait printed %v", got, want)
+	}
+	j := vitalsRun(t, c.args("wait", url, "-o", "json")...)
+	y := vitalsRun(t, c.args("wait", url, "-o", "yaml")...)
+	if j.code != 0 || y.code != 0 {
+		t.Fatalf("exit %d and %d:\n%s\n%s", j.code, y.code, j.stderr, y.stderr)
+	}
+	if got, want := shape(vitalstest.Document(t, []byte(y.stdout), true)), shape(vitalstest.Document(t, []byte(j.stdout), false)); !reflect.DeepEqual(got, want) {
+		t.Errorf("YAML and JSON differ in shape:\n%s\n%s", y.stdout, j.stdout)
+	}
+	if !strings.Contains(y.stdout, "  kubernetes:\n") || !strings.Contains(y.stdout, "- stowaway-b\n") {
+		t.Errorf("-o yaml:\n%s\nwant the pod's name under kubernetes", y.stdout)
+	}
+}
+
+// A built-in kind by a condition of its own, rather than by its rollout: a
+// Deployment Available, once observed for its latest generation.
+func TestWaitForADeploymentByItsCondition(t *testing.T) {
+	c := newCluster(t)
+	c.createDeployment(t, "api", 1)
+	w := startVitals(t, vitals, c.args("wait", "k8s://deployments.apps/api?condition=Available", "--timeout", "60s")...)
+	w.said(t, `Waiting for deployment "api" condition Available=True: no Available condition yet`)
+	available := appsv1.DeploymentCondition{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable",
+		Message: "Deployment has minimum availability.", LastUpdateTime: metav1.Now(), LastTransitionTime: metav1.Now()}
+	c.deploymentStatus(t, "api", appsv1.DeploymentStatus{Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+		Conditions: []appsv1.DeploymentCondition{available}})
+	if code := w.exit(t); code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", code, w.stderr)
+	}
+	w.said(t, `deployment "api" condition met: Available=True (MinimumReplicasAvailable: Deployment has minimum availability.)`)
+}
+
+// A resource that the API server does not serve ends the wait at once,
+// exit 1, saying what it has instead.
+func TestWaitForAResourceTheAPIServerDoesNotServeFailsAtOnce(t *testing.T) {
+	c := newCluster(t)
+	kubetest.InstallCertificates(t, c.env.Kubeconfig)
+	r := vitalsRun(t, c.args("wait", "k8s://certificate.cert-manager.io/web?condition=Ready", "k8s://certificatess.cert-manager.io/web?condition=Ready", "--timeout", "2m")...)
+	r.expect(t, 1, "", "vitals wait: k8s certificatess.cert-manager.io/web -n "+c.namespace+" --for=condition=Ready failed after ")
+	r.expect(t, 1, "", `: the API server has no resource "certificatess" in API group "cert-manager.io", which has certificates`+"\n")
+	vitalsRun(t, c.args("probe", "k8s://widgets.example.com/a?condition=Ready")...).expect(t, 1, "",
+		`the API server has no API group "example.com": is its CustomResourceDefinition installed?`)
 }

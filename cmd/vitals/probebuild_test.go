@@ -66,18 +66,20 @@ func TestTheProbeBuildLinksNoneOfTheAgentsPackages(t *testing.T) {
 		return pkgs
 	}
 	full, lean := list(), list("-tags", "vitals_probe")
-	const internal = "github.com/vitals-dev/vitals/cmd/vitals/internal/"
+	const module = "github.com/vitals-dev/vitals/cmd/vitals/"
 	// The probe build links kinds, and through it config (the file's plain
 	// data, through which the table describes each kind's fields) and
 	// logwatch (the log kind's spec): vitals probe and vitals wait read the
 	// same table as the agent. It links none of what builds the agent, nor
-	// the dependency kinds' clients (deps).
-	for _, p := range []string{"agent", "hooks", "supervise", "metrics", "deps", "importer", "kube", "kubewait"} {
-		if !full[internal+p] {
+	// the dependency kinds' clients (deps), nor the k8s:// targets'
+	// (kubewait, public for operators).
+	for _, p := range []string{"internal/agent", "internal/hooks", "internal/supervise", "internal/metrics", "internal/deps",
+		"internal/importer", "internal/kube", "kubewait"} {
+		if !full[module+p] {
 			t.Errorf("the full build does not link %s: the list of agent packages is out of date", p)
 		}
-		if lean[internal+p] {
-			t.Errorf("the probe build links internal/%s, which only the full build needs", p)
+		if lean[module+p] {
+			t.Errorf("the probe build links %s, which only the full build needs", p)
 		}
 	}
 }

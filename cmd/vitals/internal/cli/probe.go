@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -241,6 +242,9 @@ type result struct {
 	ObservedUnit  string    `json:"observedUnit,omitempty"`
 	Time          time.Time `json:"time"`
 	Duration      string    `json:"duration"`
+	// Kubernetes is what a k8s:// target of vitals wait found: the document
+	// of package kubewait's Result (the objects, the pods' names).
+	Kubernetes any `json:"kubernetes,omitempty"`
 }
 
 // resultOf is r as JSON shows it; its output, redacted already (see show),
@@ -304,14 +308,47 @@ func show(p target.Target, rd *redact.Redactor) target.Target {
 	}
 	s := target.Target{Prober: probe.New(p.Kind(), rd.Redact(p.String()), measure, p.Close)}
 	if p.Watch != nil {
-		s.Watch = func(ctx context.Context, report func(health.Result)) error {
-			return hide(rd, p.Watch(ctx, func(r health.Result) {
+		s.Watch = func(ctx context.Context, report func(health.Result, any)) error {
+			return hide(rd, p.Watch(ctx, func(r health.Result, found any) {
 				r.Output = rd.Redact(r.Output)
-				report(r)
+				report(r, hideDocument(rd, found))
 			}))
 		}
 	}
 	return s
+}
+
+// hideDocument is what a watched target found, as the document -o json
+// writes, with every string in it redacted.
+func hideDocument(rd *redact.Redactor, found any) any {
+	if found == nil {
+		return nil
+	}
+	var doc any
+	b, err := json.Marshal(found)
+	if err == nil {
+		err = json.Unmarshal(b, &doc)
+	}
+	if err != nil {
+		return nil // a document that JSON cannot write is not shown
+	}
+	var hideIn func(v any) any
+	hideIn = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			return rd.Redact(x)
+		case map[string]any:
+			for k, e := range x {
+				x[k] = hideIn(e)
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = hideIn(e)
+			}
+		}
+		return v
+	}
+	return hideIn(doc)
 }
 
 // hide returns err with its text redacted; it unwraps to err (a deadline

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -55,8 +56,12 @@ func TestAShownWatchedTargetHidesWhatItsWatchReports(t *testing.T) {
 	never := errors.New("job failed: token hunter22 refused")
 	watched := target.Target{
 		Prober: probe.New("k8s", "k8s job/hunter22", func(context.Context) (health.Observation, error) { return health.Observation{}, nil }, nil),
-		Watch: func(_ context.Context, report func(health.Result)) error {
-			report(health.Result{Time: time.Now(), Output: "pod hunter22 pending"})
+		Watch: func(_ context.Context, report func(health.Result, any)) error {
+			report(health.Result{Time: time.Now(), Output: "pod hunter22 pending"},
+				struct {
+					Names []string `json:"names"`
+					Ready bool     `json:"ready"`
+				}{[]string{"web", "hunter22-0"}, false})
 			return never
 		},
 	}
@@ -65,9 +70,14 @@ func TestAShownWatchedTargetHidesWhatItsWatchReports(t *testing.T) {
 		t.Fatalf("shown as %q, watched %v", s, s.Watch != nil)
 	}
 	var said []string
-	err := s.Watch(context.Background(), func(r health.Result) { said = append(said, r.Output) })
+	var found []any
+	err := s.Watch(context.Background(), func(r health.Result, f any) { said, found = append(said, r.Output), append(found, f) })
 	if len(said) != 1 || said[0] != "pod xxxxx pending" {
 		t.Errorf("reports %q", said)
+	}
+	want := map[string]any{"names": []any{"web", "xxxxx-0"}, "ready": false}
+	if len(found) != 1 || !reflect.DeepEqual(found[0], want) {
+		t.Errorf("found %#v, want %#v", found, want)
 	}
 	if err == nil || err.Error() != "job failed: token xxxxx refused" || !errors.Is(err, never) {
 		t.Errorf("Watch: %v", err)

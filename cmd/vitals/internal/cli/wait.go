@@ -26,13 +26,18 @@ var kubeWaitHelp, kubeWaitExample = func() (string, string) {
 	}
 	return `
 A k8s:// target is watched through the API server rather than tried again,
-and judged as kubectl rollout status judges it. One that can never be ready
-(a rollout past its progress deadline, a failed job) ends the wait at once,
-exit 1. One that is not there yet is waited for. A request that the API
-server refuses (RBAC) or that cannot reach it is tried again until --timeout,
-and its error shown.
+and judged as kubectl rollout status judges it, or with ?condition=TYPE as
+kubectl wait --for=condition=TYPE does. One that can never be ready (a
+rollout past its progress deadline, a failed job, a resource the API server
+does not serve) ends the wait at once, exit 1. One that is not there yet is
+waited for. A request that the API server refuses (RBAC) or that cannot
+reach it is tried again until --timeout, and its error shown. -o json writes
+what each k8s:// target found under "kubernetes": the objects, and the names
+of the pods a selector matched.
 `, `
-  vitals wait k8s://deployment/stowaway -n gefyra --timeout 2m`
+  vitals wait k8s://deployment/stowaway -n gefyra --timeout 2m
+  vitals wait 'k8s://pods?selector=app%3Dstowaway&count=1' -n gefyra -o json
+  vitals wait 'k8s://certificates.cert-manager.io/web?condition=Ready' -n shop`
 }()
 
 // The wait's example of a dependency target, in the full build only.
@@ -112,7 +117,8 @@ A kind's flag applies to the targets of that kind.
 			if output.document() {
 				out := make([]result, len(probes))
 				for i, p := range probes {
-					out[i] = resultOf(p, results[i])
+					out[i] = resultOf(p, results[i].Result)
+					out[i].Kubernetes = results[i].found
 				}
 				if err := output.write(stdout, out); err != nil {
 					return err
@@ -140,17 +146,24 @@ type waiter struct {
 
 // news is one target's latest result, for the loop that keeps the progress.
 type news struct {
-	i      int
-	result health.Result
-	late   bool // the end of the wait cut its attempt short
-	final  bool // the target can never pass: the wait is over
+	i int
+	finding
+	late  bool // the end of the wait cut its attempt short
+	final bool // the target can never pass: the wait is over
+}
+
+// finding is a target's result, and for a watched target what it found (a
+// k8s:// target's objects), which -o json writes.
+type finding struct {
+	health.Result
+	found any
 }
 
 // run waits for every target at once, each in a goroutine of its own that
 // tries it with a backoff, or watches it, until it passes; the loop here
 // hears their news and keeps the progress, until every target has passed,
 // one can never pass, or the time is up.
-func (w *waiter) run(ctx context.Context) ([]health.Result, error) {
+func (w *waiter) run(ctx context.Context) ([]finding, error) {
 	began := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
@@ -168,7 +181,7 @@ func (w *waiter) run(ctx context.Context) ([]health.Result, error) {
 	}
 	go func() { wg.Wait(); close(updates) }()
 
-	results := make([]health.Result, len(w.probes))
+	results := make([]finding, len(w.probes))
 	passed := make([]bool, len(w.probes))
 	ready, final := 0, -1
 	// On a terminal, the live line's time goes on between news too: a
@@ -194,14 +207,14 @@ loop:
 			}
 			n = u
 		}
-		p, r := w.probes[n.i], n.result
+		p, r := w.probes[n.i], n.Result
 		switch {
 		case r.OK: // a pass counts, even in an attempt the end cut short
-			passed[n.i], results[n.i] = true, r
+			passed[n.i], results[n.i] = true, n.finding
 			ready++
 			w.progress.passed(p.Prober, r, time.Since(began))
 		case n.final:
-			results[n.i], final = r, n.i
+			results[n.i].Result, final = r, n.i // what it found before stays
 			stop()
 			continue
 		case n.late && !results[n.i].Time.IsZero():
@@ -209,7 +222,7 @@ loop:
 			// fails than the last whole one.
 			continue
 		default:
-			results[n.i] = r
+			results[n.i] = n.finding
 			w.progress.failing(p.Prober, r)
 		}
 		w.progress.status(time.Since(began), ready, len(w.probes), w.focus(results, passed))
@@ -229,7 +242,7 @@ loop:
 // focus is what the live line shows: the last target, in the order given,
 // that has failed and not passed since. It is the same target whoever's
 // news came last, so that the line does not flicker between targets.
-func (w *waiter) focus(results []health.Result, passed []bool) string {
+func (w *waiter) focus(results []finding, passed []bool) string {
 	line := ""
 	for i, p := range w.probes {
 		if !passed[i] && !results[i].Time.IsZero() {
@@ -245,7 +258,7 @@ func (w *waiter) poll(ctx context.Context, i int, p target.Target, updates chan<
 	delay := min(firstDelay, w.interval)
 	for {
 		r := health.Run(ctx, p.Prober, w.probeTimeout)
-		updates <- news{i: i, result: r, late: ctx.Err() != nil}
+		updates <- news{i: i, finding: finding{Result: r}, late: ctx.Err() != nil}
 		if r.OK || ctx.Err() != nil {
 			return
 		}
@@ -260,13 +273,15 @@ func (w *waiter) poll(ctx context.Context, i int, p target.Target, updates chan<
 
 // watch follows a target that changes as it does, reporting every change.
 func (w *waiter) watch(ctx context.Context, i int, p target.Target, updates chan<- news) {
-	err := p.Watch(ctx, func(r health.Result) { updates <- news{i: i, result: r, late: ctx.Err() != nil} })
+	err := p.Watch(ctx, func(r health.Result, found any) {
+		updates <- news{i: i, finding: finding{r, found}, late: ctx.Err() != nil}
+	})
 	if err != nil && ctx.Err() == nil {
-		updates <- news{i: i, result: health.Result{Time: time.Now(), Output: err.Error()}, final: true}
+		updates <- news{i: i, finding: finding{Result: health.Result{Time: time.Now(), Output: err.Error()}}, final: true}
 	}
 }
 
-func (w *waiter) notReady(why string, results []health.Result, passed []bool) error {
+func (w *waiter) notReady(why string, results []finding, passed []bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "vitals wait: %s; not ready:", why)
 	for i, p := range w.probes {

@@ -19,8 +19,8 @@ func silentWatch(says string) target.Target {
 	measure := func(context.Context) (health.Observation, error) { return health.Observation{}, errors.New(says) }
 	return target.Target{
 		Prober: probe.New("k8s", "k8s deployment/api -n shop", measure, nil),
-		Watch: func(ctx context.Context, report func(health.Result)) error {
-			report(health.Result{Time: time.Now(), Output: says})
+		Watch: func(ctx context.Context, report func(health.Result, any)) error {
+			report(health.Result{Time: time.Now(), Output: says}, nil)
 			<-ctx.Done()
 			return ctx.Err()
 		},

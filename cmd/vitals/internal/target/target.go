@@ -219,8 +219,10 @@ type Target struct {
 	*probe.Prober
 	// Watch reports the target's result at every change until it passes (it
 	// returns nil), can never pass (it returns why), or ctx ends (it returns
-	// ctx's error). Nil for a target that is tried again: every kind's.
-	Watch func(ctx context.Context, report func(health.Result)) error
+	// ctx's error); with each result, what the target found, as a document
+	// for -o json and -o yaml (a k8s:// target's kubewait.Result). Nil for a
+	// target that is tried again: every kind's.
+	Watch func(ctx context.Context, report func(r health.Result, found any)) error
 }
 
 // Build makes the probe for a URL target, with the flags the user gave.

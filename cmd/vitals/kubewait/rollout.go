@@ -22,13 +22,13 @@ const progressDeadlineExceeded = "ProgressDeadlineExceeded"
 // updated OnDelete: its rollout has no status to wait for.
 var errOnlyRollingUpdate = errors.New("rollout status is only available for RollingUpdate strategy type")
 
-func deploymentStatus(d *appsv1.Deployment) (Status, error) {
+func deploymentStatus(d *appsv1.Deployment) (status, error) {
 	if d.Generation > d.Status.ObservedGeneration {
 		return waiting("Waiting for deployment spec update to be observed..."), nil
 	}
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentProgressing && c.Reason == progressDeadlineExceeded {
-			return Status{}, fmt.Errorf("deployment %q exceeded its progress deadline (%s)", d.Name, reason(c.Reason, c.Message))
+			return status{}, fmt.Errorf("deployment %q exceeded its progress deadline (%s)", d.Name, reason(c.Reason, c.Message))
 		}
 	}
 	s := d.Status
@@ -43,9 +43,9 @@ func deploymentStatus(d *appsv1.Deployment) (Status, error) {
 	return ready("deployment %q successfully rolled out", d.Name), nil
 }
 
-func daemonSetStatus(d *appsv1.DaemonSet) (Status, error) {
+func daemonSetStatus(d *appsv1.DaemonSet) (status, error) {
 	if d.Spec.UpdateStrategy.Type != appsv1.RollingUpdateDaemonSetStrategyType {
-		return Status{}, errOnlyRollingUpdate
+		return status{}, errOnlyRollingUpdate
 	}
 	if d.Generation > d.Status.ObservedGeneration {
 		return waiting("Waiting for daemon set spec update to be observed..."), nil
@@ -65,9 +65,9 @@ func daemonSetStatus(d *appsv1.DaemonSet) (Status, error) {
 // is done once every replica is ready and updated ("partitioned roll out
 // complete"), and the comparison of revisions after that is reached only
 // when rollingUpdate is absent.
-func statefulSetStatus(s *appsv1.StatefulSet) (Status, error) {
+func statefulSetStatus(s *appsv1.StatefulSet) (status, error) {
 	if s.Spec.UpdateStrategy.Type != appsv1.RollingUpdateStatefulSetStrategyType {
-		return Status{}, errOnlyRollingUpdate
+		return status{}, errOnlyRollingUpdate
 	}
 	if s.Status.ObservedGeneration == 0 || s.Generation > s.Status.ObservedGeneration {
 		return waiting("Waiting for statefulset spec update to be observed..."), nil

@@ -5,29 +5,35 @@ import (
 	"errors"
 	"net/url"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube/kubetest"
-	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/internal/kubeenv"
 )
 
 func TestMain(m *testing.M) {
+	// client-go's reflector logs each list that fails, which the tests
+	// provoke; vitals sends its logs nowhere too (package target).
+	klog.SetLogger(logr.Discard())
 	code := m.Run()
 	kubeenv.StopShared()
 	os.Exit(code)
@@ -47,13 +53,25 @@ func newFixture(t *testing.T, env *kubeenv.Env) *fixture {
 	return &fixture{env: env, cs: cs, namespace: kubetest.Namespace(t, cs, "kubewait")}
 }
 
-func (f *fixture) target(t *testing.T, target string) *Target {
+// config is the admin's client configuration.
+func (f *fixture) config(t *testing.T) *rest.Config {
 	t.Helper()
-	tg, err := New(target, kube.Options{Kubeconfig: f.env.Kubeconfig, Namespace: f.namespace})
+	return kubetest.Config(t, f.env.Kubeconfig)
+}
+
+// target is a prepared target in the fixture's namespace, as its admin.
+func (f *fixture) target(t *testing.T, target string) *prepared {
+	t.Helper()
+	tg, err := Parse(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tg
+	tg.Namespace = f.namespace
+	p, err := prepare(f.config(t), tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func (f *fixture) createDeployment(t *testing.T, name string, replicas int32) {
@@ -86,24 +104,26 @@ func (f *fixture) rollout(t *testing.T, name string, replicas, updated, availabl
 	}
 }
 
-// watching is a Watch running in the background, its reports in a channel.
+// watching is a watch running in the background, its reports in a channel.
 type watching struct {
-	reports  chan health.Result
+	reports  chan Result
 	returned chan error
-	ended    atomic.Bool // Watch has returned: a report now is a bug
+	result   Result      // what it returned, once it has
+	ended    atomic.Bool // the watch has returned: a report now is a bug
 }
 
-func startWatch(t *testing.T, tg *Target) *watching {
+func startWatch(t *testing.T, p *prepared) *watching {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	w := &watching{reports: make(chan health.Result, 100), returned: make(chan error, 1)}
+	w := &watching{reports: make(chan Result, 100), returned: make(chan error, 1)}
 	go func() {
-		err := tg.Watch(ctx, func(r health.Result) {
+		r, err := p.watch(ctx, func(r Result) {
 			if w.ended.Load() {
-				t.Errorf("a report after Watch returned: %+v", r)
+				t.Errorf("a report after the watch returned: %+v", r)
 			}
 			w.reports <- r
 		})
+		w.result = r
 		w.ended.Store(true)
 		w.returned <- err
 	}()
@@ -114,18 +134,18 @@ func startWatch(t *testing.T, tg *Target) *watching {
 	return w
 }
 
-// next waits (a guard only) for a report whose output has text.
-func (w *watching) next(t *testing.T, text string) health.Result {
+// next waits (a guard only) for a report whose message has text.
+func (w *watching) next(t *testing.T, text string) Result {
 	t.Helper()
 	guard := time.After(60 * time.Second)
 	var seen []string
 	for {
 		select {
 		case r := <-w.reports:
-			if strings.Contains(r.Output, text) {
+			if strings.Contains(r.Message, text) {
 				return r
 			}
-			seen = append(seen, r.Output)
+			seen = append(seen, r.Message)
 		case <-guard:
 			t.Fatalf("no report with %q within 60s; reports:\n%s", text, strings.Join(seen, "\n"))
 		}
@@ -149,8 +169,10 @@ func TestWatchFollowsAnObjectThroughItsDeletionAndReturnsOnceReady(t *testing.T)
 	f.createDeployment(t, "api", 2)
 	f.rollout(t, "api", 2, 2, 1)
 	w := startWatch(t, f.target(t, "k8s://deployment/api"))
-	if r := w.next(t, "1 of 2 updated replicas are available"); r.OK || r.Time.IsZero() {
-		t.Fatalf("report %+v", r)
+	want := Result{APIVersion: "apps/v1", Kind: "Deployment", Namespace: f.namespace, Name: "api",
+		Message: `Waiting for deployment "api" rollout to finish: 1 of 2 updated replicas are available...`}
+	if r := w.next(t, "1 of 2 updated replicas are available"); !reflect.DeepEqual(r, want) {
+		t.Fatalf("report %+v, want %+v", r, want)
 	}
 	if err := f.cs.AppsV1().Deployments(f.namespace).Delete(context.Background(), "api", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -159,11 +181,11 @@ func TestWatchFollowsAnObjectThroughItsDeletionAndReturnsOnceReady(t *testing.T)
 	f.createDeployment(t, "api", 2)
 	w.next(t, "Waiting for deployment spec update to be observed...")
 	f.rollout(t, "api", 2, 2, 2)
-	if r := w.next(t, `deployment "api" successfully rolled out`); !r.OK {
+	if r := w.next(t, `deployment "api" successfully rolled out`); !r.Ready {
 		t.Fatalf("report %+v, want a pass", r)
 	}
-	if err := w.end(t); err != nil {
-		t.Fatalf("Watch returned %v, want nil", err)
+	if err := w.end(t); err != nil || !w.result.Ready || w.result.Name != "api" {
+		t.Fatalf("the watch returned %+v, %v; want the deployment ready, and nil", w.result, err)
 	}
 }
 
@@ -175,7 +197,7 @@ func TestWatchOfAnObjectReadyAlreadyReturnsAtOnce(t *testing.T) {
 	if err := w.end(t); err != nil {
 		t.Fatalf("Watch returned %v, want nil", err)
 	}
-	if r := <-w.reports; !r.OK || r.Output != `deployment "api" successfully rolled out` {
+	if r := <-w.reports; !r.Ready || r.Message != `deployment "api" successfully rolled out` {
 		t.Fatalf("report %+v", r)
 	}
 }
@@ -223,8 +245,8 @@ func TestWatchSaysTheAPIServerIsGoneAndGoesOnWhenItIsBack(t *testing.T) {
 	if err := env.StopAPIServer(); err != nil {
 		t.Fatal(err)
 	}
-	if r := w.next(t, "cannot reach the API server at "+env.Server+": "); !strings.Contains(r.Output, "connection refused") {
-		t.Errorf("report %q, want connection refused", r.Output)
+	if r := w.next(t, "cannot reach the API server at "+env.Server+": "); !strings.Contains(r.Message, "connection refused") || r.Name != "api" {
+		t.Errorf("report %+v, want connection refused, for deployment api", r)
 	}
 	if err := env.StartAPIServer(); err != nil {
 		t.Fatal(err)
@@ -242,15 +264,11 @@ func TestWatchSaysTheAPIServerIsGoneAndGoesOnWhenItIsBack(t *testing.T) {
 // watch that resumes where it was has no event to say it), and nothing is
 // reported for a request the watch's own end cut short, or after the end.
 func TestAFollowerSaysTheStatusAgainOnceTheAPIServerAnswersAgain(t *testing.T) {
-	tg, err := parse("k8s://deployment/api")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg.server = "https://k8s.example:6443"
+	p := fakeTarget(t, &resource{})
 	var reports []string
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	f := &follower{t: tg, ctx: ctx, report: func(r health.Result) { reports = append(reports, r.Output) }}
+	f := &follower{p: p, ctx: ctx, report: func(r Result) { reports = append(reports, r.Message) }}
 	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
 	replicas := int32(2)
 	d, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&appsv1.Deployment{
@@ -317,16 +335,29 @@ func (r *resource) Watch(ctx context.Context, o metav1.ListOptions) (watch.Inter
 
 var refused = &url.Error{Op: "Get", URL: "https://k8s.example:6443/apis/apps/v1/…", Err: errors.New("dial tcp 10.0.0.1:6443: connect: connection refused")}
 
-func fakeTarget(t *testing.T, r *resource) *Target {
+// fakeTarget is k8s://deployment/api in namespace shop, read through r.
+func fakeTarget(t *testing.T, r *resource) *prepared {
 	t.Helper()
-	tg, err := parse("k8s://deployment/api")
+	c, err := Target{Resource: "deployment", Name: "api", Namespace: "shop"}.check()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg.server, tg.namespace, tg.client = "https://k8s.example:6443", "shop", r
-	quietClientGo()
-	return tg
+	m := c.kind.mapping()
+	return &prepared{Target: Target{Resource: "deployment", Name: "api", Namespace: "shop"}, compiled: c,
+		server: "https://k8s.example:6443", client: fakeDynamic{r}, found: &m}
 }
+
+// fakeDynamic is a dynamic client whose every resource, in every namespace,
+// is r.
+type fakeDynamic struct{ r *resource }
+
+func (d fakeDynamic) Resource(schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
+	return namespaced{d.r}
+}
+
+type namespaced struct{ *resource }
+
+func (n namespaced) Namespace(string) dynamic.ResourceInterface { return n.resource }
 
 // An API server that cannot be reached from the start is reported: Watch
 // lists, and does not stream, as a streaming list that fails is retried in
@@ -357,12 +388,15 @@ func TestWatchReturnsWhenItsContextEndsWithoutWaitingForClientGo(t *testing.T) {
 		},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	reports := make(chan health.Result, 10)
+	reports := make(chan Result, 10)
 	returned := make(chan error, 1)
-	go func() { returned <- fakeTarget(t, r).Watch(ctx, func(r health.Result) { reports <- r }) }()
+	go func() {
+		_, err := fakeTarget(t, r).watch(ctx, func(r Result) { reports <- r })
+		returned <- err
+	}()
 	select {
 	case r := <-reports:
-		if r.Output != `deployment "api" not found yet` {
+		if r.Message != `deployment "api" not found yet` {
 			t.Fatalf("report %+v", r)
 		}
 	case <-time.After(20 * time.Second):

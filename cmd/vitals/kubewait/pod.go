@@ -11,12 +11,12 @@ import (
 // podStatus: a pod is ready when its Ready condition is True, which the
 // kubelet sets once every container is ready. A pod that has finished
 // (Succeeded or Failed) never will be.
-func podStatus(p *corev1.Pod) (Status, error) {
+func podStatus(p *corev1.Pod) (status, error) {
 	switch p.Status.Phase {
 	case corev1.PodSucceeded:
-		return Status{}, fmt.Errorf("pod %q has completed (phase Succeeded) and will not become ready", p.Name)
+		return status{}, fmt.Errorf("pod %q has completed (phase Succeeded) and will not become ready", p.Name)
 	case corev1.PodFailed:
-		return Status{}, fmt.Errorf("pod %q failed (%s)", p.Name, whyFailed(p))
+		return status{}, fmt.Errorf("pod %q failed (%s)", p.Name, whyFailed(p))
 	}
 	if isReady(p) {
 		return ready("pod %q is ready", p.Name), nil
@@ -25,13 +25,16 @@ func podStatus(p *corev1.Pod) (Status, error) {
 }
 
 // podsStatus: the pods that a label selector matches are ready when there is
-// at least one and every one is. A pod that has finished is left out: it
-// never becomes ready, and an evicted pod stays Failed beside the pod that
-// replaced it. So is a pod being deleted (it has a deletionTimestamp), as a
-// ReplicaSet's count of its pods leaves it out: the old pod of a rollout,
-// not ready as it shuts down, would hold the wait until it is gone.
-func podsStatus(pods []*corev1.Pod, selector string) Status {
+// at least one (count, if not 0: exactly count) and every one is. A pod that
+// has finished (Succeeded or Failed) is left out: it never becomes ready,
+// and an evicted pod stays Failed beside the pod that replaced it. So is a
+// pod being deleted (it has a deletionTimestamp), as a ReplicaSet's count of
+// its pods leaves it out: the old pod of a rollout, not ready as it shuts
+// down, would hold the wait until it is gone. It returns the names of the
+// pods it counted, sorted.
+func podsStatus(pods []*corev1.Pod, selector string, count int) (status, []string) {
 	var running, notReady []*corev1.Pod
+	var names []string
 	finished, terminating := 0, 0
 	for _, p := range pods {
 		switch {
@@ -43,10 +46,12 @@ func podsStatus(pods []*corev1.Pod, selector string) Status {
 			continue
 		}
 		running = append(running, p)
+		names = append(names, p.Name)
 		if !isReady(p) {
 			notReady = append(notReady, p)
 		}
 	}
+	slices.Sort(names)
 	switch {
 	case len(running) == 0 && len(pods) > 0:
 		var left []string
@@ -56,14 +61,16 @@ func podsStatus(pods []*corev1.Pod, selector string) Status {
 		if terminating > 0 {
 			left = append(left, fmt.Sprintf("%d terminating", terminating))
 		}
-		return waiting("no running pod matches %s yet (%s)", selector, strings.Join(left, ", "))
+		return waiting("no running pod matches %s yet (%s)", selector, strings.Join(left, ", ")), names
 	case len(running) == 0:
-		return waiting("no pod matches %s yet", selector)
+		return waiting("no pod matches %s yet", selector), names
+	case count != 0 && len(running) != count:
+		return waiting("%d pods match %s, want exactly %d: %s", len(running), selector, count, strings.Join(names, ", ")), names
 	case len(notReady) == 0:
-		return ready("%d of %d pods ready", len(running), len(running))
+		return ready("%d of %d pods ready", len(running), len(running)), names
 	}
 	first := slices.MinFunc(notReady, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
-	return waiting("%d of %d pods ready; pod %q: %s", len(running)-len(notReady), len(running), first.Name, whyNotReady(first))
+	return waiting("%d of %d pods ready; pod %q: %s", len(running)-len(notReady), len(running), first.Name, whyNotReady(first)), names
 }
 
 func isReady(p *corev1.Pod) bool {

@@ -12,10 +12,10 @@ import (
 // is: the job controller sets that when it has decided that the Job fails,
 // and Failed follows only after the Job's pods have terminated, which may
 // take their grace period.
-func jobStatus(j *batchv1.Job) (Status, error) {
+func jobStatus(j *batchv1.Job) (status, error) {
 	for _, c := range j.Status.Conditions {
 		if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobFailed || c.Type == batchv1.JobFailureTarget) {
-			return Status{}, fmt.Errorf("job %q failed (%s)", j.Name, reason(c.Reason, c.Message))
+			return status{}, fmt.Errorf("job %q failed (%s)", j.Name, reason(c.Reason, c.Message))
 		}
 	}
 	for _, c := range j.Status.Conditions {

@@ -19,11 +19,11 @@ type judged struct {
 	failed string // the error; "" when none
 }
 
-func outcome(s Status, err error) judged {
+func outcome(s status, err error) judged {
 	if err != nil {
 		return judged{failed: err.Error()}
 	}
-	return judged{msg: s.Message, ready: s.Ready}
+	return judged{msg: s.message, ready: s.ready}
 }
 
 func TestADeploymentIsRolledOutAsKubectlRolloutStatusSays(t *testing.T) {

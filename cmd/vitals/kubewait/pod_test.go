@@ -1,6 +1,7 @@
 package kubewait
 
 import (
+	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -107,32 +108,43 @@ func terminating(p *corev1.Pod) *corev1.Pod {
 
 func TestThePodsOfASelectorAreReadyWhenThereIsOneAndAllAre(t *testing.T) {
 	tests := []struct {
-		name string
-		pods []*corev1.Pod
-		want judged
+		name  string
+		pods  []*corev1.Pod
+		count int
+		want  judged
+		names string // the pods counted
 	}{
-		{"none", nil, judged{msg: "no pod matches app=web yet"}},
-		{"only finished ones", []*corev1.Pod{pod("job-1", corev1.PodSucceeded, "False")},
-			judged{msg: "no running pod matches app=web yet (1 finished)"}},
-		{"one of two ready, the other named", []*corev1.Pod{pod("web-b", corev1.PodRunning, "True"), pod("web-c", corev1.PodRunning, "False"), pod("web-a", corev1.PodPending, "")},
-			judged{msg: `1 of 3 pods ready; pod "web-a": Pending`}},
-		{"all ready", []*corev1.Pod{pod("web-a", corev1.PodRunning, "True"), pod("web-b", corev1.PodRunning, "True")},
-			judged{msg: "2 of 2 pods ready", ready: true}},
-		{"all ready beside an evicted one", []*corev1.Pod{pod("web-a", corev1.PodRunning, "True"), pod("web-old", corev1.PodFailed, "False")},
-			judged{msg: "1 of 1 pods ready", ready: true}},
+		{"none", nil, 0, judged{msg: "no pod matches app=web yet"}, ""},
+		{"only finished ones", []*corev1.Pod{pod("job-1", corev1.PodSucceeded, "False")}, 0,
+			judged{msg: "no running pod matches app=web yet (1 finished)"}, ""},
+		{"one of two ready, the other named", []*corev1.Pod{pod("web-b", corev1.PodRunning, "True"), pod("web-c", corev1.PodRunning, "False"), pod("web-a", corev1.PodPending, "")}, 0,
+			judged{msg: `1 of 3 pods ready; pod "web-a": Pending`}, "web-a web-b web-c"},
+		{"all ready", []*corev1.Pod{pod("web-a", corev1.PodRunning, "True"), pod("web-b", corev1.PodRunning, "True")}, 0,
+			judged{msg: "2 of 2 pods ready", ready: true}, "web-a web-b"},
+		{"all ready beside an evicted one", []*corev1.Pod{pod("web-a", corev1.PodRunning, "True"), pod("web-old", corev1.PodFailed, "False")}, 0,
+			judged{msg: "1 of 1 pods ready", ready: true}, "web-a"},
 		{"all ready beside an old one terminating, not ready", []*corev1.Pod{pod("web-new", corev1.PodRunning, "True"),
-			terminating(pod("web-old", corev1.PodRunning, "False"))},
-			judged{msg: "1 of 1 pods ready", ready: true}},
+			terminating(pod("web-old", corev1.PodRunning, "False"))}, 0,
+			judged{msg: "1 of 1 pods ready", ready: true}, "web-new"},
 		{"a new one not ready beside an old one terminating", []*corev1.Pod{pod("web-new", corev1.PodPending, ""),
-			terminating(pod("web-old", corev1.PodRunning, "False"))},
-			judged{msg: `0 of 1 pods ready; pod "web-new": Pending`}},
+			terminating(pod("web-old", corev1.PodRunning, "False"))}, 0,
+			judged{msg: `0 of 1 pods ready; pod "web-new": Pending`}, "web-new"},
 		{"only terminating and finished ones", []*corev1.Pod{terminating(pod("web-old", corev1.PodRunning, "True")),
-			pod("job-1", corev1.PodSucceeded, "False")},
-			judged{msg: "no running pod matches app=web yet (1 finished, 1 terminating)"}},
+			pod("job-1", corev1.PodSucceeded, "False")}, 0,
+			judged{msg: "no running pod matches app=web yet (1 finished, 1 terminating)"}, ""},
+		{"exactly one wanted, two ready", []*corev1.Pod{pod("web-b", corev1.PodRunning, "True"), pod("web-a", corev1.PodRunning, "True")}, 1,
+			judged{msg: "2 pods match app=web, want exactly 1: web-a, web-b"}, "web-a web-b"},
+		{"exactly one wanted, one ready beside an old one terminating", []*corev1.Pod{pod("web-new", corev1.PodRunning, "True"),
+			terminating(pod("web-old", corev1.PodRunning, "True"))}, 1,
+			judged{msg: "1 of 1 pods ready", ready: true}, "web-new"},
+		{"exactly one wanted, one not ready", []*corev1.Pod{pod("web-a", corev1.PodPending, "")}, 1,
+			judged{msg: `0 of 1 pods ready; pod "web-a": Pending`}, "web-a"},
+		{"exactly one wanted, none", nil, 1, judged{msg: "no pod matches app=web yet"}, ""},
 	}
 	for _, tt := range tests {
-		if got := outcome(podsStatus(tt.pods, "app=web"), nil); got != tt.want {
-			t.Errorf("%s:\n got %+v\nwant %+v", tt.name, got, tt.want)
+		s, names := podsStatus(tt.pods, "app=web", tt.count)
+		if got := outcome(s, nil); got != tt.want || strings.Join(names, " ") != tt.names {
+			t.Errorf("%s:\n got %+v, pods %q\nwant %+v, pods %q", tt.name, got, names, tt.want, tt.names)
 		}
 	}
 }
