@@ -99,7 +99,7 @@ func (r *run) serveAPI() error {
 	if r.apiLn == nil {
 		return nil // off: see apiOff
 	}
-	opts := []api.Option{api.WithHooks(func() any { return r.hooks.Status() })}
+	opts := []api.Option{api.WithHooks(r.hooks.Status)}
 	if r.sv != nil {
 		opts = append(opts, api.WithService(r.sv.Supervisor))
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vitals-dev/vitals/client"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/apisocket"
 	"github.com/vitals-dev/vitals/health"
@@ -52,7 +53,7 @@ func (a *agentFlags) define(cmd *cobra.Command) {
 
 // client calls the API that --api, $VITALS_API or the default names, with the
 // token of --api-token-file or $VITALS_API_TOKEN.
-func (a *agentFlags) client() (*api.Client, error) {
+func (a *agentFlags) client() (*client.Client, error) {
 	token := os.Getenv("VITALS_API_TOKEN")
 	if a.tokenFile != "" {
 		var err error
@@ -60,25 +61,25 @@ func (a *agentFlags) client() (*api.Client, error) {
 			return nil, fmt.Errorf("--api-token-file: %w", err)
 		}
 	}
-	return api.NewClient(cmp.Or(a.addr, os.Getenv("VITALS_API"), apisocket.Default()), token)
+	return client.New(cmp.Or(a.addr, os.Getenv("VITALS_API"), apisocket.Default()), token)
 }
 
 // connect is what every command over the API starts with: the client, and
 // the command's context, which SIGINT or SIGTERM ends.
-func (a *agentFlags) connect(cmd *cobra.Command) (*api.Client, context.Context, context.CancelFunc, error) {
-	client, err := a.client()
+func (a *agentFlags) connect(cmd *cobra.Command) (*client.Client, context.Context, context.CancelFunc, error) {
+	conn, err := a.client()
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	return client, ctx, stop, nil
+	return conn, ctx, stop, nil
 }
 
 // fromAgent maps an API call's error to its exit code: the agent's 4xx answer
 // (an unknown check, a check that is no heartbeat, a wrong token) is bad
 // usage, 2; no answer, or a 5xx, is a failure, 1.
 func fromAgent(cmd *cobra.Command, err error) error {
-	var e *api.Error
+	var e *client.Error
 	switch {
 	case errors.As(err, &e) && e.Status == http.StatusUnauthorized:
 		return fmt.Errorf("%s (give the agent's token with --api-token-file or $VITALS_API_TOKEN)", e.Message)
@@ -130,12 +131,12 @@ write the API's objects, with thresholds and timing too.`,
 			if err != nil {
 				return err
 			}
-			client, ctx, stop, err := agent.connect(cmd)
+			conn, ctx, stop, err := agent.connect(cmd)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			checks, err := client.Checks(ctx, l)
+			checks, err := conn.Checks(ctx, l)
 			if err != nil {
 				return fromAgent(cmd, err)
 			}
@@ -160,7 +161,7 @@ const lastWidth = 72
 // writeChecksTable writes the checks as a table; wide adds the passes and
 // failures in a row against their thresholds, the period and the timeout,
 // when the last run began and how long it took, and leaves LAST uncut.
-func writeChecksTable(w io.Writer, checks []api.Check, now time.Time, wide bool) {
+func writeChecksTable(w io.Writer, checks []client.Check, now time.Time, wide bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if wide {
 		fmt.Fprintln(tw, "NAME\tLEVEL\tKIND\tSTATUS\tFOR\tRUNS\tPASSED\tFAILED\tPERIOD\tTIMEOUT\tLAST RUN\tTOOK\tLAST")
@@ -191,7 +192,7 @@ func writeChecksTable(w io.Writer, checks []api.Check, now time.Time, wide bool)
 
 // statusWords is a check's status, and why it is not passing yet when its
 // runs pass: "pending (stable in 12s)".
-func statusWords(c api.Check, now time.Time) string {
+func statusWords(c client.Check, now time.Time) string {
 	switch {
 	case c.Stopped:
 		return c.Status.String() + " (stopped)"
@@ -203,19 +204,19 @@ func statusWords(c api.Check, now time.Time) string {
 
 // stableIn is how long a check waiting to be stable has left to wait, to
 // the second (to the millisecond under one), as /readyz?verbose says it.
-func stableIn(c api.Check, now time.Time) string {
+func stableIn(c client.Check, now time.Time) string {
 	return timefmt.Coarse(max(c.StableAt.Sub(now), 0))
 }
 
 // resultWords says what a result was: "ok", "ok: MESSAGE", "failed: ERROR".
-func resultWords(r api.Result) string {
+func resultWords(r client.Result) string {
 	if d := detail(r); d != "" {
 		return verdict(r) + ": " + d
 	}
 	return verdict(r)
 }
 
-func verdict(r api.Result) string {
+func verdict(r client.Result) string {
 	if r.OK {
 		return "ok"
 	}
@@ -223,7 +224,7 @@ func verdict(r api.Result) string {
 }
 
 // detail is a result's output and observed value, on one line.
-func detail(r api.Result) string {
+func detail(r client.Result) string {
 	s := oneLine(r.Output)
 	if r.ObservedValue != nil {
 		v := fmt.Sprint(r.ObservedValue)
@@ -273,29 +274,29 @@ the API's object; with --run, {"result": RUN, "check": CHECK}.`,
   vitals check db -o json | jq '.history[] | select(.ok | not)'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			client, ctx, stop, err := agent.connect(cmd)
+			conn, ctx, stop, err := agent.connect(cmd)
 			if err != nil {
 				return err
 			}
 			defer stop()
 			name := args[0]
-			var ran *api.Result
+			var ran *client.Result
 			if run {
-				r, err := client.Run(ctx, name)
+				r, err := conn.Run(ctx, name)
 				if err != nil {
 					return fromAgent(cmd, err)
 				}
 				ran = &r
 			}
-			c, err := client.Check(ctx, name)
+			c, err := conn.Check(ctx, name)
 			if err != nil {
 				return fromAgent(cmd, err)
 			}
 			var v any = c
 			if ran != nil {
 				v = struct {
-					Result api.Result `json:"result"`
-					Check  api.Check  `json:"check"`
+					Result client.Result `json:"result"`
+					Check  client.Check  `json:"check"`
 				}{*ran, c}
 			}
 			if output.document() {
@@ -321,7 +322,7 @@ the API's object; with --run, {"result": RUN, "check": CHECK}.`,
 }
 
 // whyNotPassing says why a pending or failing check is so.
-func whyNotPassing(c api.Check, now time.Time) string {
+func whyNotPassing(c client.Check, now time.Time) string {
 	if !c.StableAt.IsZero() {
 		return fmt.Sprintf("%s: pass, stable in %s", c.Status, stableIn(c, now))
 	}
@@ -340,7 +341,7 @@ func whyNotPassing(c api.Check, now time.Time) string {
 // apart may share a second.
 const resultTime = "2006-01-02T15:04:05.000Z07:00"
 
-func writeCheck(w io.Writer, c api.Check, ran *api.Result, now time.Time) {
+func writeCheck(w io.Writer, c client.Check, ran *client.Result, now time.Time) {
 	field := func(key, format string, args ...any) {
 		fmt.Fprintf(w, "%-14s %s\n", key+":", fmt.Sprintf(format, args...))
 	}
@@ -413,12 +414,12 @@ the API's verdict on stdout, whatever it is.`,
 			if err != nil {
 				return err
 			}
-			client, ctx, stop, err := agent.connect(cmd)
+			conn, ctx, stop, err := agent.connect(cmd)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			h, err := client.Health(ctx, cmp.Or(l, health.Ready)) // --level "" too
+			h, err := conn.Health(ctx, cmp.Or(l, health.Ready)) // --level "" too
 			if err != nil {
 				return fromAgent(cmd, err)
 			}
@@ -467,7 +468,7 @@ each as a YAML document of its own, after ---.`,
   vitals events --after 41 -o json | jq 'select(.type == "check-failed")'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			client, ctx, stop, err := agent.connect(cmd)
+			conn, ctx, stop, err := agent.connect(cmd)
 			if err != nil {
 				return err
 			}
@@ -478,11 +479,11 @@ each as a YAML document of its own, after ---.`,
 			}
 			stopping := false
 			for {
-				evs, err := client.Events(ctx, after, wait)
+				evs, err := conn.Events(ctx, after, wait)
 				if follow && ctx.Err() != nil {
 					return nil // interrupted: how following ends
 				}
-				var answered *api.Error
+				var answered *client.Error
 				if err != nil && stopping && !errors.As(err, &answered) {
 					return nil // the agent said it was stopping, and it has
 				}
@@ -561,12 +562,12 @@ beat. A check that is not a heartbeat, or no check, exits 2.`,
   curl --unix-socket /run/vitals/vitals.sock -X POST http://vitals/v1/checks/work-loop/beat`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			client, ctx, stop, err := agent.connect(cmd)
+			conn, ctx, stop, err := agent.connect(cmd)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			if err := client.Beat(ctx, args[0]); err != nil {
+			if err := conn.Beat(ctx, args[0]); err != nil {
 				return fromAgent(cmd, err)
 			}
 			return nil
@@ -594,12 +595,12 @@ whose workload is not running (between a crash and its restart), exits 2.`,
   curl --unix-socket /run/vitals/vitals.sock -X POST http://vitals/v1/service/restart`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			client, ctx, stop, err := agent.connect(cmd)
+			conn, ctx, stop, err := agent.connect(cmd)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			e, err := client.RestartService(ctx)
+			e, err := conn.RestartService(ctx)
 			if err != nil {
 				return fromAgent(cmd, err)
 			}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
+	"github.com/vitals-dev/vitals/client"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/health"
 )
@@ -101,9 +101,9 @@ func TestTheOutputFlagTakesItsSet(t *testing.T) {
 // and the same values.
 func TestYAMLIsTheSameDocumentAsJSON(t *testing.T) {
 	since := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	v := []api.Check{{Name: "db", Level: health.Ready, Kind: "postgres", Status: health.Warn, Since: since, Runs: 3,
-		SuccessThreshold: 1, FailureThreshold: 3, Period: api.Duration(10 * time.Second),
-		Last: &api.Result{Time: since, Output: "a: b # c", ObservedValue: 1.5, ObservedUnit: "ms"}}}
+	v := []client.Check{{Name: "db", Level: health.Ready, Kind: "postgres", Status: health.Warn, Since: since, Runs: 3,
+		SuccessThreshold: 1, FailureThreshold: 3, Period: client.Duration(10 * time.Second),
+		Last: &client.Result{Time: since, Output: "a: b # c", ObservedValue: 1.5, ObservedUnit: "ms"}}}
 	var j, y bytes.Buffer
 	(&outputFlag{value: formatJSON}).write(&j, v)
 	(&outputFlag{value: formatYAML}).write(&y, v)
@@ -168,13 +168,13 @@ func TestAFileIsPrintedAsItIsOrAsJSON(t *testing.T) {
 func TestTheWideTableHasMoreColumns(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)
 	long := strings.Repeat("x", 100)
-	checks := []api.Check{
+	checks := []client.Check{
 		{Name: "db", Level: health.Ready, Kind: "postgres", Status: health.Warn, Since: now.Add(-time.Minute), Runs: 6,
 			Successes: 0, Failures: 2, SuccessThreshold: 1, FailureThreshold: 3,
-			Period: api.Duration(10 * time.Second), Timeout: api.Duration(time.Second),
-			Last: &api.Result{Time: now.Add(-3 * time.Second), Duration: api.Duration(12 * time.Millisecond), Output: long}},
+			Period: client.Duration(10 * time.Second), Timeout: client.Duration(time.Second),
+			Last: &client.Result{Time: now.Add(-3 * time.Second), Duration: client.Duration(12 * time.Millisecond), Output: long}},
 		{Name: "loop", Level: health.Live, Kind: "heartbeat", Status: health.Pending, SuccessThreshold: 1, FailureThreshold: 1,
-			Period: api.Duration(10 * time.Second)},
+			Period: client.Duration(10 * time.Second)},
 	}
 	var narrow, wide bytes.Buffer
 	writeChecksTable(&narrow, checks, now, false)
@@ -198,12 +198,12 @@ func TestTheWideTableHasMoreColumns(t *testing.T) {
 // why it does not pass.
 func TestACheckWaitingToBeStableSaysWhen(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)
-	mq := api.Check{Name: "mq", Level: health.Ready, Kind: "amqp", Status: health.Pending, Runs: 2, Successes: 2,
-		SuccessThreshold: 1, FailureThreshold: 3, StableFor: api.Duration(30 * time.Second), StableAt: now.Add(12 * time.Second),
-		Period: api.Duration(10 * time.Second), Timeout: api.Duration(time.Second),
-		Last: &api.Result{Time: now.Add(-8 * time.Second), Duration: api.Duration(time.Millisecond), OK: true}}
+	mq := client.Check{Name: "mq", Level: health.Ready, Kind: "amqp", Status: health.Pending, Runs: 2, Successes: 2,
+		SuccessThreshold: 1, FailureThreshold: 3, StableFor: client.Duration(30 * time.Second), StableAt: now.Add(12 * time.Second),
+		Period: client.Duration(10 * time.Second), Timeout: client.Duration(time.Second),
+		Last: &client.Result{Time: now.Add(-8 * time.Second), Duration: client.Duration(time.Millisecond), OK: true}}
 	var table, one bytes.Buffer
-	writeChecksTable(&table, []api.Check{mq}, now, false)
+	writeChecksTable(&table, []client.Check{mq}, now, false)
 	if want := "NAME  LEVEL  KIND  STATUS                   FOR  RUNS  LAST\n" +
 		"mq    ready  amqp  pending (stable in 12s)  -    2     ok\n"; table.String() != want {
 		t.Errorf("table:\n%s\nwant:\n%s", table.String(), want)
