@@ -51,7 +51,8 @@ type Spec struct {
 // the event's JSON (as GET /v1/events writes it) and a newline on stdin, and
 // vitals's environment plus VITALS_EVENT_ID, VITALS_EVENT_TYPE,
 // VITALS_EVENT_TIME (RFC 3339) and one VITALS_EVENT_<FIELD> for every other
-// field the JSON has (exitCode: VITALS_EVENT_EXIT_CODE). Exit status 0
+// field the JSON has (exitCode: VITALS_EVENT_EXIT_CODE; a notice's key and
+// data: VITALS_EVENT_KEY, and VITALS_EVENT_DATA as its JSON). Exit status 0
 // delivers the event. A command that fails is not run again for the same
 // event: a command may have done half its work, and only it knows whether a
 // second run is safe. The failure is logged with the command's output and
