@@ -22,6 +22,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/apisocket"
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/internal/escape"
 	"github.com/vitals-dev/vitals/internal/timefmt"
 )
 
@@ -35,10 +36,11 @@ import (
 // before asking again: under the idle timeouts of proxies.
 const followWait = 30 * time.Second
 
-// newAPICommands returns checks, check, health, events, beat and restart.
+// newAPICommands returns checks, check, health, events, beat, restart,
+// notify, stop, start and hooks.
 func newAPICommands(stdout, stderr io.Writer) []*cobra.Command {
 	return []*cobra.Command{newChecks(stdout), newCheck(stdout), newHealth(stdout), newEvents(stdout, stderr), newBeat(),
-		newRestart(stdout)}
+		newRestart(stdout), newNotify(stdout), newStopOrStart(stdout, false), newStopOrStart(stdout, true), newHooks(stdout)}
 }
 
 // agentFlags say where the agent's API is.
@@ -46,7 +48,7 @@ type agentFlags struct{ addr, tokenFile string }
 
 func (a *agentFlags) define(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&a.addr, "api", "", "the agent's API: a unix socket, or tcp://HOST:PORT (default $VITALS_API, else "+apisocket.Default()+")")
+	f.StringVar(&a.addr, "api", "", "the agent's API: a unix socket, tcp://HOST:PORT or an http:// URL (default $VITALS_API, else "+apisocket.Default()+")")
 	f.StringVar(&a.tokenFile, "api-token-file", "", "the file with the token of a TCP API (default: the token in $VITALS_API_TOKEN)")
 	cmd.MarkFlagFilename("api-token-file")
 }
@@ -460,7 +462,8 @@ print them as they come, until interrupted (exit 0) or until the agent stops.
 Ids grow by one: a jump after --after means the agent's log dropped events
 before they were read, and a line on stderr says so.
 
-Each line reads ID TIME TYPE and what changed; -o json writes each event as
+Each line reads ID TIME TYPE and what changed (a notice: its key and data,
+as NAME=VALUE); -o json writes each event as
 one JSON object per line (the API's form), also when following, and -o yaml
 each as a YAML document of its own, after ---.`,
 		Example: `  vitals events
@@ -543,6 +546,11 @@ func eventLine(e health.Event) string {
 		}
 	case e.Level != 0:
 		fmt.Fprintf(&b, "  %s", e.Level)
+	case e.Key != "": // notice
+		fmt.Fprintf(&b, "  %s", e.Key)
+		if len(e.Data) > 0 {
+			b.WriteString(" " + escape.Pairs(e.Data))
+		}
 	}
 	if why := cmp.Or(e.Output, e.Reason); why != "" {
 		b.WriteString(": " + oneLine(why))

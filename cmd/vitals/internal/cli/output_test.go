@@ -24,7 +24,7 @@ import (
 var printsNothing = []string{"vitals", "vitals run", "vitals beat", "vitals import", "vitals completion", "vitals help"}
 
 // printsTables are the commands that print a table, and so take wide too.
-var printsTables = []string{"vitals checks"}
+var printsTables = []string{"vitals checks", "vitals hooks"}
 
 // Every command that prints a result takes the one -o: the same flag, the
 // same set (wide where it prints a table), the same help.
@@ -62,8 +62,8 @@ func TestEveryCommandThatPrintsTakesTheOneOutputFlag(t *testing.T) {
 		}
 	}
 	walk(newRoot(io.Discard, io.Discard))
-	if seen < 11 { // version, checks, check, health, events, restart, probe, wait, validate, import pebble, import k8s
-		t.Errorf("%d commands take -o, want at least 11", seen)
+	if seen < 15 { // version, checks, check, health, events, restart, notify, stop, start, hooks, probe, wait, validate, import pebble, import k8s
+		t.Errorf("%d commands take -o, want at least 15", seen)
 	}
 }
 
@@ -190,6 +190,38 @@ func TestTheWideTableHasMoreColumns(t *testing.T) {
 	}
 	if wide.String() != wantWide {
 		t.Errorf("wide:\n%s\nwant:\n%s", wide.String(), wantWide)
+	}
+}
+
+// The hooks' table says how each hook's deliveries go; wide adds the last
+// event delivered and when the last error came, and does not cut the error.
+func TestTheHooksTableSaysHowDeliveriesGo(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)
+	long := "POST https://hooks.example.com/…: 503 Service Unavailable: " + strings.Repeat("x", 60)
+	hooks := []client.Hook{
+		{Name: "charm", Kind: "exec", Target: "notify-charm", On: []health.EventType{health.EventCheckFailed, health.EventNotice},
+			Delivered: 7, LastDeliveredID: 41},
+		{Name: "chat", Kind: "webhook", Target: "https://hooks.example.com/services/…", On: []health.EventType{health.EventNotice},
+			Delivered: 2, Failed: 1, Missed: 3, LastDeliveredID: 12, LastError: long, LastErrorTime: now.Add(-5 * time.Second), Failing: true},
+	}
+	var narrow, wide, none bytes.Buffer
+	writeHooksTable(&narrow, hooks, now, false)
+	writeHooksTable(&wide, hooks, now, true)
+	writeHooksTable(&none, nil, now, false)
+	wantNarrow := "NAME   KIND     TARGET                                ON                   DELIVERED  FAILED  MISSED  STATE    LAST ERROR\n" +
+		"charm  exec     notify-charm                          check-failed,notice  7          0       0       ok       -\n" +
+		"chat   webhook  https://hooks.example.com/services/…  notice               2          1       3       failing  " + cut(long, lastWidth) + "\n"
+	wantWide := "NAME   KIND     TARGET                                ON                   DELIVERED  FAILED  MISSED  STATE    LAST ID  ERROR AGE  LAST ERROR\n" +
+		"charm  exec     notify-charm                          check-failed,notice  7          0       0       ok       41       -          -\n" +
+		"chat   webhook  https://hooks.example.com/services/…  notice               2          1       3       failing  12       5s         " + long + "\n"
+	if narrow.String() != wantNarrow {
+		t.Errorf("table:\n%s\nwant:\n%s", narrow.String(), wantNarrow)
+	}
+	if wide.String() != wantWide {
+		t.Errorf("wide:\n%s\nwant:\n%s", wide.String(), wantWide)
+	}
+	if none.String() != "no hooks: the agent's file has none\n" {
+		t.Errorf("no hooks: %q", none.String())
 	}
 }
 

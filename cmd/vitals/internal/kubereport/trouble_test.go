@@ -57,7 +57,7 @@ func TestAnEventSaysWhyUnlessDetailsAreWithheld(t *testing.T) {
 // and data.
 func TestANoticesEventSaysItsKeyAndData(t *testing.T) {
 	for key, want := range map[string]string{
-		"example.com/config-reloaded":       "ConfigReloaded",
+		"example.com/config-reloaded":        "ConfigReloaded",
 		"canonical.com/charm/leader-elected": "CharmLeaderElected",
 		"db/leader-elected":                  "DbLeaderElected",
 		"config-reloaded":                    "ConfigReloaded",
