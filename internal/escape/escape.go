@@ -8,7 +8,7 @@
 //
 // It is the one escaper of the project: the health Monitor keeps results'
 // outputs through Text, the agent's configuration errors and the CLI's lines
-// go through Line. It lives under the root module's internal/ so that both
+// go through Line, and a notice's data is written on one line with Pairs. It lives under the root module's internal/ so that both
 // the root module and cmd/vitals can use it.
 package escape
 
