@@ -3,8 +3,8 @@ package health
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -35,15 +35,46 @@ const (
 	MaxNoticeData = 4 << 10
 )
 
-// noticeKey is the form of a key: lower-case words of letters and digits
-// joined by -, in one or more parts separated by /, after a domain and a /
-// or not: "config-reloaded", "db/leader-elected", "example.com/config-reloaded".
-// With a domain it is Pebble's form of a custom notice's key, which Pebble
-// requires and vitals takes as it is.
-var noticeKey = regexp.MustCompile(`^([a-z0-9]+(-[a-z0-9]+)*(\.[a-z0-9]+(-[a-z0-9]+)*)+/)?[a-z0-9]+(-[a-z0-9]+)*(/[a-z0-9]+(-[a-z0-9]+)*)*$`)
+// validKey reports whether key is lower-case words of letters and digits
+// joined by -, in one or more parts separated by /, the first of several
+// parts a domain or not: "config-reloaded", "db/leader-elected",
+// "example.com/config-reloaded". With a domain it is Pebble's form of a
+// custom notice's key, which Pebble requires and vitals takes as it is:
+//
+//	^[a-z0-9]+(-[a-z0-9]+)*(\.[a-z0-9]+(-[a-z0-9]+)*)+(/[a-z0-9]+(-[a-z0-9]+)*)+$
+//
+// It is written out rather than a regular expression, which every program
+// that imports the package would compile as it starts.
+func validKey(key string) bool {
+	parts := strings.Split(key, "/")
+	for i, part := range parts {
+		labels := []string{part}
+		if i == 0 && len(parts) > 1 {
+			labels = strings.Split(part, ".") // a domain's labels, or a part without one
+		}
+		for _, label := range labels {
+			if !hyphenated(label) {
+				return false
+			}
+		}
+	}
+	return true
+}
 
-// noticeName is the form of a data entry's name: letters, digits and - _ .
-var noticeName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+// hyphenated reports whether s is words of lower-case letters and digits
+// joined by single hyphens.
+func hyphenated(s string) bool {
+	if s == "" || s[0] == '-' || s[len(s)-1] == '-' || strings.Contains(s, "--") {
+		return false
+	}
+	return strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == ""
+}
+
+// validName reports whether name, a data entry's, is letters, digits and
+// - _ . only.
+func validName(name string) bool {
+	return name != "" && strings.Trim(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.") == ""
+}
 
 // NoticeError is why ValidateNotice or Notify refused a notice.
 type NoticeError struct {
@@ -73,7 +104,7 @@ func ValidateNotice(key string, data map[string]string) error {
 		return noticeError("", "no notice key: give one such as example.com/config-reloaded or config-reloaded")
 	case len(key) > MaxNoticeKey:
 		return noticeError("", "notice key of %d bytes: at most %d", len(key), MaxNoticeKey)
-	case !noticeKey.MatchString(key):
+	case !validKey(key):
 		return noticeError("", "notice key %q: want lower-case words of letters and digits joined by -, in parts separated by /, "+
 			"after a domain or not: example.com/config-reloaded, db/leader-elected, config-reloaded", key)
 	case len(data) > MaxNoticeEntries:
@@ -83,7 +114,7 @@ func ValidateNotice(key string, data map[string]string) error {
 	for _, name := range slices.Sorted(maps.Keys(data)) {
 		value := data[name]
 		switch {
-		case name == "" || len(name) > MaxNoticeName || !noticeName.MatchString(name):
+		case len(name) > MaxNoticeName || !validName(name):
 			return noticeError(name, "data name %q: want letters, digits and - _ . (at most %d bytes)", name, MaxNoticeName)
 		case len(value) > MaxNoticeValue:
 			return noticeError(name, "data %s: a value of %d bytes: at most %d", name, len(value), MaxNoticeValue)

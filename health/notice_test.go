@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -103,5 +104,41 @@ func TestNotifyRecordsANoticeInTheEventLog(t *testing.T) {
 	}
 	if e, err := m.Notify("started", nil); err != nil || e.ID != 2 || e.Data != nil {
 		t.Errorf("a notice without data: %+v %v", e, err)
+	}
+}
+
+// A key is taken exactly when it has the form the docs give as a regular
+// expression, Pebble's with its domain made optional; so every key Pebble
+// takes for a custom notice is taken. Every string of up to 5 characters of
+// an alphabet that has each kind of character tells.
+func TestAKeyIsPebblesFormWithItsDomainOptional(t *testing.T) {
+	pebble := regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*(\.[a-z0-9]+(-[a-z0-9]+)*)+(/[a-z0-9]+(-[a-z0-9]+)*)+$`)
+	vitals := regexp.MustCompile(`^([a-z0-9]+(-[a-z0-9]+)*(\.[a-z0-9]+(-[a-z0-9]+)*)+/)?[a-z0-9]+(-[a-z0-9]+)*(/[a-z0-9]+(-[a-z0-9]+)*)*$`)
+	const alphabet = "a1-./A_"
+	keys := []string{""}
+	for n := 0; n < 5; n++ {
+		for _, k := range keys {
+			if len(k) == n {
+				for _, c := range alphabet {
+					keys = append(keys, k+string(c))
+				}
+			}
+		}
+	}
+	taken := 0
+	for _, k := range keys {
+		err := health.ValidateNotice(k, nil)
+		if want := vitals.MatchString(k); (err == nil) != want {
+			t.Errorf("key %q: %v; the form says %v", k, err, want)
+		}
+		if pebble.MatchString(k) && err != nil {
+			t.Errorf("key %q, which Pebble takes: %v", k, err)
+		}
+		if err == nil {
+			taken++
+		}
+	}
+	if taken < 100 {
+		t.Fatalf("%d keys of %d taken: the alphabet tells nothing", taken, len(keys))
 	}
 }
