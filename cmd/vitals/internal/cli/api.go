@@ -77,6 +77,23 @@ func (a *agentFlags) connect(cmd *cobra.Command) (*client.Client, context.Contex
 	return conn, ctx, stop, nil
 }
 
+// ask is what a command that makes one call of the API does: connect, call,
+// and map the call's error to its exit code (fromAgent). call is a method
+// of the client, such as (*client.Client).Hooks, or a function of one.
+func ask[T any](cmd *cobra.Command, agent *agentFlags, call func(*client.Client, context.Context) (T, error)) (T, error) {
+	conn, ctx, stop, err := agent.connect(cmd)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer stop()
+	v, err := call(conn, ctx)
+	if err != nil {
+		return v, fromAgent(cmd, err)
+	}
+	return v, nil
+}
+
 // fromAgent maps an API call's error to its exit code: the agent's 4xx answer
 // (an unknown check, a check that is no heartbeat, a wrong token) is bad
 // usage, 2; no answer, or a 5xx, is a failure, 1.
@@ -133,14 +150,9 @@ write the API's objects, with thresholds and timing too.`,
 			if err != nil {
 				return err
 			}
-			conn, ctx, stop, err := agent.connect(cmd)
+			checks, err := ask(cmd, &agent, func(c *client.Client, ctx context.Context) ([]client.Check, error) { return c.Checks(ctx, l) })
 			if err != nil {
 				return err
-			}
-			defer stop()
-			checks, err := conn.Checks(ctx, l)
-			if err != nil {
-				return fromAgent(cmd, err)
 			}
 			if output.document() {
 				return output.write(stdout, checks)
@@ -416,14 +428,11 @@ the API's verdict on stdout, whatever it is.`,
 			if err != nil {
 				return err
 			}
-			conn, ctx, stop, err := agent.connect(cmd)
+			h, err := ask(cmd, &agent, func(c *client.Client, ctx context.Context) (client.Health, error) {
+				return c.Health(ctx, cmp.Or(l, health.Ready)) // --level "" too
+			})
 			if err != nil {
 				return err
-			}
-			defer stop()
-			h, err := conn.Health(ctx, cmp.Or(l, health.Ready)) // --level "" too
-			if err != nil {
-				return fromAgent(cmd, err)
 			}
 			if output.document() {
 				if err := output.write(stdout, h); err != nil {
@@ -603,14 +612,9 @@ whose workload is not running (between a crash and its restart), exits 2.`,
   curl --unix-socket /run/vitals/vitals.sock -X POST http://vitals/v1/service/restart`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			conn, ctx, stop, err := agent.connect(cmd)
+			e, err := ask(cmd, &agent, (*client.Client).RestartService)
 			if err != nil {
 				return err
-			}
-			defer stop()
-			e, err := conn.RestartService(ctx)
-			if err != nil {
-				return fromAgent(cmd, err)
 			}
 			if output.document() {
 				return output.write(stdout, e)

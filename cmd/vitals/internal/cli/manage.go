@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -48,14 +49,11 @@ nothing is sent. Prints the notice's id; -o json and -o yaml write its event.`,
 			if err != nil {
 				return err
 			}
-			conn, ctx, stop, err := agent.connect(cmd)
+			e, err := ask(cmd, &agent, func(c *client.Client, ctx context.Context) (health.Event, error) {
+				return c.Notify(ctx, args[0], data)
+			})
 			if err != nil {
 				return err
-			}
-			defer stop()
-			e, err := conn.Notify(ctx, args[0], data)
-			if err != nil {
-				return fromAgent(cmd, err)
 			}
 			if output.document() {
 				return output.write(stdout, e)
@@ -127,18 +125,15 @@ each check, once, as it is now; -o json and -o yaml write the API's checks.`,
   vitals %s db -o json`, verb, verb),
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			conn, ctx, stop, err := agent.connect(cmd)
+			act := (*client.Client).StopChecks
+			if start {
+				act = (*client.Client).StartChecks
+			}
+			checks, err := ask(cmd, &agent, func(c *client.Client, ctx context.Context) ([]client.Check, error) {
+				return act(c, ctx, args...)
+			})
 			if err != nil {
 				return err
-			}
-			defer stop()
-			act := conn.StopChecks
-			if start {
-				act = conn.StartChecks
-			}
-			checks, err := act(ctx, args...)
-			if err != nil {
-				return fromAgent(cmd, err)
 			}
 			if output.document() {
 				return output.write(stdout, checks)
@@ -173,14 +168,9 @@ the error uncut. -o json and -o yaml write the API's objects.`,
   vitals hooks -o json | jq '.[] | select(.failing)'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			conn, ctx, stop, err := agent.connect(cmd)
+			hooks, err := ask(cmd, &agent, (*client.Client).Hooks)
 			if err != nil {
 				return err
-			}
-			defer stop()
-			hooks, err := conn.Hooks(ctx)
-			if err != nil {
-				return fromAgent(cmd, err)
 			}
 			if output.document() {
 				return output.write(stdout, hooks)
