@@ -11,7 +11,7 @@ type EventType string
 
 // The event types. The engine emits the check, level and checks-reset ones,
 // and stopping on Drain; the agent emits the service ones and its own
-// stopping, saying why, through Emit.
+// stopping, saying why, through Emit; Notify emits notices.
 const (
 	EventCheckPassed    EventType = "check-passed" // a check became pass (from pending, warn or fail)
 	EventCheckWarned    EventType = "check-warned" // a passing check failed, below its failure threshold
@@ -33,6 +33,10 @@ const (
 	EventCheckRemoved EventType = "check-removed"
 	EventCheckStopped EventType = "check-stopped" // left out of the levels, kept to look at
 	EventCheckStarted EventType = "check-started" // a stopped check counts again
+	// EventNotice: the program told whoever reads its events something no
+	// check sees ("config reloaded", "leader elected"), with Notify; Key
+	// and Data say what.
+	EventNotice EventType = "notice"
 )
 
 // Transition reports whether events of the type carry a check's status
@@ -64,6 +68,11 @@ type Event struct {
 	Signal   string `json:"signal,omitempty"`
 	Restarts int    `json:"restarts,omitempty"`
 	Reason   string `json:"reason,omitempty"`
+
+	// notice (Notify). Every reader of the event shares Data: read it, do
+	// not change it.
+	Key  string            `json:"key,omitempty"`
+	Data map[string]string `json:"data,omitempty"`
 }
 
 // eventJSON is Event on the wire: from and to are there for a check's status

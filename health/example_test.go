@@ -108,3 +108,20 @@ func ExampleMonitor_Add() {
 	// check "Database": name must match [a-z0-9]([-a-z0-9_.]*[a-z0-9])? and be at most 63 characters: invalid check
 	// true
 }
+
+// A program tells whoever follows its events that its configuration was
+// reloaded: a notice, in the log with the checks' events. A key out of
+// bounds is refused, and nothing is recorded.
+func ExampleMonitor_Notify() {
+	m := health.New(health.WithLogger(slog.New(slog.DiscardHandler)))
+	e, err := m.Notify("example.com/config-reloaded", map[string]string{"generation": "4"})
+	fmt.Println(e.ID, e.Type, e.Key, e.Data, err)
+
+	_, err = m.Notify("Config Reloaded", nil)
+	fmt.Println(err)
+	fmt.Println(m.LastEventID())
+	// Output:
+	// 1 notice example.com/config-reloaded map[generation:4] <nil>
+	// notice key "Config Reloaded": want lower-case words of letters and digits joined by -, in parts separated by /, after a domain or not: example.com/config-reloaded, db/leader-elected, config-reloaded
+	// 1
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -180,7 +181,7 @@ func TestACheckFailsAtItsThresholdAndSaysWhyInTheEvent(t *testing.T) {
 	want := health.Event{ID: ev.ID, Time: healthtest.Epoch.Add(2 * time.Second), Type: health.EventCheckFailed,
 		Check: "db", Level: health.Ready, From: health.Pending, To: health.Fail,
 		Output: "dial tcp 127.0.0.1:5432: connect: connection refused"}
-	if ev != want {
+	if !reflect.DeepEqual(ev, want) {
 		t.Fatalf("event\n got %+v\nwant %+v", ev, want)
 	}
 	st, _ = m.CheckState("db")
@@ -657,7 +658,7 @@ func TestWaitEventsBlocksUntilAnEventOrTheContextEnds(t *testing.T) {
 		got <- evs[0]
 	}()
 	e := m.Emit(health.Event{Type: health.EventServiceStarted, Service: "api", PID: 42})
-	if ev := <-got; ev != e || ev.ID != 1 || !ev.Time.Equal(healthtest.Epoch) {
+	if ev := <-got; !reflect.DeepEqual(ev, e) || ev.ID != 1 || !ev.Time.Equal(healthtest.Epoch) {
 		t.Fatalf("woken with %+v, want the emitted event with id 1 at the clock's time", ev)
 	}
 }
@@ -685,7 +686,7 @@ func TestEventsMarshalFromAndToOnCheckEventsOnly(t *testing.T) {
 		t.Fatalf("check event\n got %s\nwant %s", b, want)
 	}
 	var back health.Event
-	if err := json.Unmarshal(b, &back); err != nil || back != check {
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, check) {
 		t.Fatalf("round trip: %+v %v, want %+v", back, err, check)
 	}
 	code := 0

@@ -27,6 +27,10 @@ var outputCommands = []struct {
 	{"health", nil, false, false},
 	{"events", nil, false, false},
 	{"restart", nil, false, false},
+	{"notify", []string{"example.com/config-reloaded"}, false, false},
+	{"stop", []string{"db"}, false, false},
+	{"start", []string{"db"}, false, false},
+	{"hooks", nil, true, false},
 	{"probe", []string{"http://localhost:1/"}, false, false},
 	{"wait", []string{"http://localhost:1/"}, false, false},
 	{"validate", nil, false, true},
@@ -128,7 +132,8 @@ func TestTheAgentsCommandsPrintTheSameDocumentInJSONAndYAML(t *testing.T) {
 	if r := cli("checks", "-o", "wide"); header(r.stdout) != "NAME LEVEL KIND STATUS FOR RUNS PASSED FAILED PERIOD TIMEOUT LAST RUN TOOK LAST" {
 		t.Errorf("checks -o wide:\n%s", r.stdout)
 	}
-	for _, args := range [][]string{{"checks"}, {"check", "ok"}, {"health"}, {"restart"}} {
+	for _, args := range [][]string{{"checks"}, {"check", "ok"}, {"health"}, {"restart"}, {"notify", "leader-elected", "node=a"},
+		{"stop", "ok"}, {"start", "ok"}, {"hooks"}} {
 		j, y := cli(append(args, "-o", "json")...), cli(append(args, "-o", "yaml")...)
 		if got, want := shape(vitalstest.Document(t, []byte(y.stdout), true)), shape(vitalstest.Document(t, []byte(j.stdout), false)); !reflect.DeepEqual(got, want) {
 			t.Errorf("%v: YAML and JSON differ in shape:\n%s\n%s", args, y.stdout, j.stdout)

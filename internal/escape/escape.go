@@ -8,11 +8,13 @@
 //
 // It is the one escaper of the project: the health Monitor keeps results'
 // outputs through Text, the agent's configuration errors and the CLI's lines
-// go through Line. It lives under the root module's internal/ so that both
+// go through Line, and a notice's data is written on one line with Pairs. It lives under the root module's internal/ so that both
 // the root module and cmd/vitals can use it.
 package escape
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -104,4 +106,24 @@ func escapeLen(s string) int {
 		return maxEscape
 	}
 	return 2
+}
+
+// Pairs writes name=value pairs on one line, sorted by name and separated by
+// spaces, as logfmt does: a value that is empty, or holds a space, a quote,
+// an = or anything Line would escape, is written quoted as Go quotes it
+// (strconv.Quote), so that the line reads back one pair per value. The
+// names are written with Line.
+func Pairs(pairs map[string]string) string {
+	var b strings.Builder
+	for i, name := range slices.Sorted(maps.Keys(pairs)) {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		v := pairs[name]
+		if v == "" || strings.ContainsAny(v, " \"=") || Line(v) != v {
+			v = strconv.Quote(v)
+		}
+		b.WriteString(Line(name) + "=" + v)
+	}
+	return b.String()
 }

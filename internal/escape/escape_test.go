@@ -68,3 +68,15 @@ func TestCutSplitsNeitherARuneNorAnEscape(t *testing.T) {
 		}
 	}
 }
+
+func TestPairsAreOneLineSortedAndQuotedWhereAValueNeedsIt(t *testing.T) {
+	got := Pairs(map[string]string{"path": "/etc/app.conf", "generation": "4", "note": "two words", "empty": "",
+		"eq": "a=b", "q": `say "hi"`, "nl": "one\ntwo", "esc": "\x1b[2J", "rtl": "abc\u202e"})
+	want := `empty="" eq="a=b" esc="\x1b[2J" generation=4 nl="one\ntwo" note="two words" path=/etc/app.conf q="say \"hi\"" rtl="abc\u202e"`
+	if got != want {
+		t.Errorf("Pairs:\n got %s\nwant %s", got, want)
+	}
+	if got := Pairs(nil); got != "" {
+		t.Errorf("Pairs(nil) = %q", got)
+	}
+}

@@ -102,6 +102,7 @@ type Agent struct {
 	actions    *supervise.Actions
 	exitFor    chan string // the reason of the first on-failure: exit
 	hooks      *hooks.Runner
+	collector  *metrics.Collector // /metrics of the Monitor, and of the notices the API records
 	registry   *prometheus.Registry
 	probes     http.Handler // the probe endpoints and /metrics
 	// logChecks read the workload's output, through streams, which wake
@@ -149,6 +150,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 		}
 	}, a.logger)
 	collector := metrics.New()
+	a.collector = collector
 	a.monitor = health.New(health.WithLogger(a.logger), health.WithDetails(cfg.Details), health.WithRedaction(cfg.Redact),
 		health.WithServiceInfo(cfg.ServiceInfo), health.WithClock(opts.Clock), health.WithRecorder(func(r health.Recorded) {
 			collector.Record(r)

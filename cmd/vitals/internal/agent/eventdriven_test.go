@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
+	"github.com/vitals-dev/vitals/client"
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -150,13 +150,13 @@ func TestAStableForCheckPassesOnceStableAndWaitsAgainAfterARestart(t *testing.T)
 		t.Fatalf("/readyz %d once stable, want 200", code)
 	}
 	// A restart of the workload starts the wait over, from its first run.
-	client, err := api.NewClient(r.a.cfg.API, "")
+	conn, err := client.New(r.a.cfg.API, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
-	if _, err := client.RestartService(ctx); err != nil {
+	if _, err := conn.RestartService(ctx); err != nil {
 		t.Fatal(err)
 	}
 	restarted := r.clock.Now()

@@ -94,12 +94,12 @@ func (r *run) stopGRPC(*stopping) {
 }
 
 // serveAPI serves the management API, with the workload to restart when
-// there is one.
+// there is one; the notices it records are counted in /metrics.
 func (r *run) serveAPI() error {
 	if r.apiLn == nil {
 		return nil // off: see apiOff
 	}
-	opts := []api.Option{api.WithHooks(func() any { return r.hooks.Status() })}
+	opts := []api.Option{api.WithHooks(r.hooks.Status), api.WithNoticed(r.collector.Notice)}
 	if r.sv != nil {
 		opts = append(opts, api.WithService(r.sv.Supervisor))
 	}

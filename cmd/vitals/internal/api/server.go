@@ -1,8 +1,9 @@
 // Package api is the agent's management API: JSON over HTTP, on a unix socket
 // (mode 0600, so that only its owner can stop checks) or on TCP behind a bearer
-// token. The server reads and drives the agent's health.Monitor; Client is what
-// the CLI's checks, check, health, events and beat commands use. The agent
-// wires both; this package imports nothing of the agent.
+// token. The server reads and drives the agent's health.Monitor; its JSON is
+// the wire types of the public package client, which the CLI's commands
+// use to call it. The agent wires the server; this package imports nothing
+// of the agent.
 //
 //	GET  /v1/checks[?level=L]        every check (a JSON array of Check)
 //	GET  /v1/checks/NAME             one check, with its kept results
@@ -11,12 +12,14 @@
 //	POST /v1/checks/stop, /start     {"checks": [NAME...]}: stop or start checks
 //	GET  /v1/health[?level=L]        a level's verdict (default ready)
 //	GET  /v1/events?after=ID[&wait=D] events after ID; with wait, block up to D for one
+//	POST /v1/notices                 {"key": KEY, "data": {NAME: VALUE}}: record a notice; the answer is its event
 //	POST /v1/service/restart         restart the workload at once; the answer is its service-started event
 //	GET  /v1/hooks                   the hooks and how their deliveries go
 //
 // /v1/events with Accept: text/event-stream streams events as server-sent
 // events, each with its id, resuming after Last-Event-ID. Errors are
-// {"error": "..."}: 400 a bad parameter or body, 401 a missing or wrong token,
+// {"error": "..."} (client.Error): 400 a bad parameter or body (a notice
+// that health.ValidateNotice refuses), 401 a missing or wrong token,
 // 404 an unknown check or path (or no workload to restart), 405 a wrong
 // method, 409 a beat of a check that is no heartbeat, or a restart of a
 // workload that is not running.
@@ -33,6 +36,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vitals-dev/vitals/client"
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -43,7 +47,7 @@ const (
 	// keepalive is how often an idle event stream gets a comment line: well
 	// under the idle timeouts of proxies (nginx's is 60s).
 	keepalive = 15 * time.Second
-	// maxBody caps a request body: a list of check names.
+	// maxBody caps a request body: a list of check names, a notice.
 	maxBody = 1 << 20
 	// maxUnknown is how many unknown names a 404 quotes: enough to see the
 	// typo, and an answer that stays small whatever the request names.
@@ -56,7 +60,8 @@ type Server struct {
 	heartbeats map[string]*health.Heartbeat
 	token      string
 	service    Service
-	hooks      func() any
+	hooks      func() []client.Hook
+	noticed    func(health.Event)
 	mux        *http.ServeMux
 }
 
@@ -80,6 +85,7 @@ func New(m *health.Monitor, heartbeats map[string]*health.Heartbeat, token strin
 	s.mux.HandleFunc("POST /v1/checks/start", s.stopOrStart(true))
 	s.mux.HandleFunc("GET /v1/health", s.health)
 	s.mux.HandleFunc("GET /v1/events", s.events)
+	s.mux.HandleFunc("POST /v1/notices", s.notify)
 	s.mux.HandleFunc("POST /v1/service/restart", s.restartService)
 	s.mux.HandleFunc("GET /v1/hooks", s.listHooks)
 	return s
@@ -140,7 +146,7 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	out := []Check{}
+	out := []client.Check{}
 	for _, st := range s.m.Snapshot().Checks {
 		if level == 0 || st.Level == level {
 			out = append(out, checkOf(st, false))
@@ -197,10 +203,8 @@ func (s *Server) beat(w http.ResponseWriter, r *http.Request) {
 // request; of unknown names, the 404 quotes the first maxUnknown.
 func (s *Server) stopOrStart(start bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var req Names
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
+		var req client.Names
+		if err := decode(w, r, &req); err != nil {
 			writeError(w, http.StatusBadRequest, `want a body {"checks": [NAME...]}: %v`, err)
 			return
 		}
@@ -224,7 +228,7 @@ func (s *Server) stopOrStart(start bool) http.HandlerFunc {
 			writeError(w, http.StatusNotFound, "no such check %s%s: nothing was changed", strings.Join(unknown, ", "), more)
 			return
 		}
-		out := make([]Check, 0, len(names))
+		out := make([]client.Check, 0, len(names))
 		for _, name := range names {
 			act := s.m.StopCheck
 			if start {
@@ -262,7 +266,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if level == 0 {
 		level = health.Ready // the level that needs all the others
 	}
-	h := Health{Level: level, OK: true}
+	h := client.Health{Level: level, OK: true}
 	if err := s.m.Checker(level)(r); err != nil {
 		h.OK, h.Reason = false, err.Error()
 	}
@@ -360,6 +364,14 @@ func cursor(s string) (uint64, error) {
 	return id, nil
 }
 
+// decode reads a request's JSON body into v: at most maxBody, no field that
+// v does not have.
+func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
@@ -367,7 +379,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func writeError(w http.ResponseWriter, code int, format string, args ...any) {
-	writeJSON(w, code, Error{Message: fmt.Sprintf(format, args...)})
+	writeJSON(w, code, client.Error{Message: fmt.Sprintf(format, args...)})
 }
 
 // bearer reads the token of an Authorization header; the scheme's name is

@@ -11,12 +11,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/vitals-dev/vitals/client"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/health"
@@ -34,7 +36,7 @@ type agent struct {
 	up     atomic.Bool
 	runs   atomic.Int64
 	loop   *health.Heartbeat
-	client *api.Client
+	client *client.Client
 	http   *http.Client
 	base   string
 	probes *httptest.Server // the Monitor's probe endpoints
@@ -76,19 +78,19 @@ func newAgent(t *testing.T, addr, token string) *agent {
 	})
 	a.m.Start(ctx)
 
-	a.client, err = api.NewClient(addr, token)
+	a.client, err = client.New(addr, token)
 	must(t, err)
 	network, address := "unix", addr
 	a.base = "http://vitals"
 	if strings.HasPrefix(addr, "tcp://") { // the port the listener got
 		network, address, a.base = "tcp", ln.Addr().String(), "http://"+ln.Addr().String()
-		a.client, err = api.NewClient("tcp://"+address, token)
+		a.client, err = client.New("tcp://"+address, token)
 		must(t, err)
 	}
 	a.http = &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, network, address)
 	}}}
-	a.waitFor(t, "db passes", func(c api.Check) bool { return c.Name == "db" && c.Status == health.Pass })
+	a.waitFor(t, "db passes", func(c client.Check) bool { return c.Name == "db" && c.Status == health.Pass })
 	return a
 }
 
@@ -144,7 +146,7 @@ func (a *agent) expect(t *testing.T, method, path, body string, code int, want s
 }
 
 // waitFor polls the API until a check satisfies cond.
-func (a *agent) waitFor(t *testing.T, what string, cond func(api.Check) bool) {
+func (a *agent) waitFor(t *testing.T, what string, cond func(client.Check) bool) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		checks, err := a.client.Checks(context.Background(), 0)
@@ -202,7 +204,7 @@ func TestChecksListsEveryCheckWithItsStatusTimingAndLastResult(t *testing.T) {
 		}
 	}
 
-	var live []api.Check
+	var live []client.Check
 	a.expect(t, "GET", "/v1/checks?level=live", "", 200, "", &live)
 	if len(live) != 1 || live[0].Name != "loop" {
 		t.Errorf("?level=live: %+v", live)
@@ -215,7 +217,7 @@ func TestACheckWaitingToBeStableSaysForHowLongAndUntilWhen(t *testing.T) {
 	a := newAgent(t, "", "")
 	must(t, a.m.Add(health.Check{Name: "mq", Level: health.Ready, Kind: "amqp", StableFor: 30 * time.Second,
 		Checker: health.CheckerFunc(func(context.Context) error { return nil })}))
-	a.waitFor(t, "mq ran", func(c api.Check) bool { return c.Name == "mq" && c.Runs == 1 })
+	a.waitFor(t, "mq ran", func(c client.Check) bool { return c.Name == "mq" && c.Runs == 1 })
 	var mq map[string]any
 	a.expect(t, "GET", "/v1/checks/mq", "", 200, "", &mq)
 	for key, want := range map[string]any{
@@ -249,7 +251,7 @@ func TestOneCheckHasItsHistoryAndAnUnknownOneIs404(t *testing.T) {
 		t.Errorf("a check with no result yet has history %#v, want []", loop["history"])
 	}
 	a.expect(t, "GET", "/v1/checks/nope", "", 404, `no such check \"nope\"`, nil)
-	var e *api.Error
+	var e *client.Error
 	if _, err := a.client.Check(context.Background(), "nope"); !errors.As(err, &e) || e.Status != 404 {
 		t.Fatalf("client: %v", err)
 	}
@@ -258,7 +260,7 @@ func TestOneCheckHasItsHistoryAndAnUnknownOneIs404(t *testing.T) {
 func TestRunAnswersWithAFreshResultThatCounts(t *testing.T) {
 	a := newAgent(t, "", "")
 	a.up.Store(false)
-	var r api.Result
+	var r client.Result
 	a.expect(t, "POST", "/v1/checks/db/run", "", 200, "", &r)
 	if r.OK || r.Output != "db down (run 2)" || !r.Time.Equal(a.clock.Now()) {
 		t.Fatalf("result %+v", r)
@@ -276,7 +278,7 @@ func TestRunAnswersWithAFreshResultThatCounts(t *testing.T) {
 func TestBeatMakesAHeartbeatPass(t *testing.T) {
 	a := newAgent(t, "", "")
 	a.expect(t, "POST", "/v1/checks/loop/beat", "", 204, "", nil)
-	a.waitFor(t, "loop passes", func(c api.Check) bool { return c.Name == "loop" && c.Status == health.Pass })
+	a.waitFor(t, "loop passes", func(c client.Check) bool { return c.Name == "loop" && c.Status == health.Pass })
 	must(t, a.client.Beat(context.Background(), "loop"))
 	a.expect(t, "POST", "/v1/checks/db/beat", "", 409, `check \"db\" is a tcp check, not a heartbeat`, nil)
 	a.expect(t, "POST", "/v1/checks/nope/beat", "", 404, `no such check \"nope\"`, nil)
@@ -289,7 +291,7 @@ func TestStopLeavesAFailingCheckOutOfReadinessAndStartPutsItBack(t *testing.T) {
 	if a.readyz(t) != 503 {
 		t.Fatal("/readyz passes with db failing")
 	}
-	var stopped []api.Check
+	var stopped []client.Check
 	a.expect(t, "POST", "/v1/checks/stop", `{"checks": ["db"]}`, 200, "", &stopped)
 	if len(stopped) != 1 || !stopped[0].Stopped || stopped[0].Status != health.Fail {
 		t.Fatalf("stopped: %+v", stopped)
@@ -324,7 +326,7 @@ func TestANameRepeatedInAStopIsAnsweredOnceAndTheAnswerStaysSmall(t *testing.T) 
 	for _, path := range []string{"/v1/checks/stop", "/v1/checks/start"} {
 		body := repeated("db", "boot")
 		code, _, answer := a.call(t, "POST", path, body)
-		var got []api.Check
+		var got []client.Check
 		if err := json.Unmarshal([]byte(answer), &got); code != 200 || err != nil {
 			t.Fatalf("POST %s: %d %.200s", path, code, answer)
 		}
@@ -353,7 +355,7 @@ func TestANameRepeatedInAStopIsAnsweredOnceAndTheAnswerStaysSmall(t *testing.T) 
 
 func TestHealthSaysWhetherALevelPassesAndWhy(t *testing.T) {
 	a := newAgent(t, "", "")
-	var h api.Health
+	var h client.Health
 	a.expect(t, "GET", "/v1/health", "", 200, "", &h)
 	if !h.OK || h.Level != health.Ready || h.Reason != "" {
 		t.Fatalf("%+v", h)
@@ -508,10 +510,62 @@ func TestATCPAPINeedsTheToken(t *testing.T) {
 	if _, err := a.client.Checks(context.Background(), 0); err != nil {
 		t.Fatalf("the client with the token: %v", err)
 	}
-	wrong, err := api.NewClient("tcp://"+a.base[len("http://"):], "s3cre")
+	wrong, err := client.New("tcp://"+a.base[len("http://"):], "s3cre")
 	must(t, err)
-	var e *api.Error
+	var e *client.Error
 	if _, err := wrong.Checks(context.Background(), 0); !errors.As(err, &e) || e.Status != 401 || e.Message != "wrong bearer token" {
 		t.Fatalf("the client with a wrong token: %v", err)
 	}
+}
+
+// A notice posted is an event of the log like the others: answered with
+// its event, read after its id, streamed; the client records one too.
+func TestANoticeIsRecordedInTheEventLog(t *testing.T) {
+	a := newAgent(t, "", "")
+	s := a.stream(t, "/v1/events?after=4")
+	var e health.Event
+	a.expect(t, "POST", "/v1/notices", `{"key": "example.com/config-reloaded", "data": {"generation": "4", "path": "/etc/app.conf"}}`, 200, "", &e)
+	want := health.Event{ID: 5, Time: a.clock.Now(), Type: health.EventNotice, Key: "example.com/config-reloaded",
+		Data: map[string]string{"generation": "4", "path": "/etc/app.conf"}}
+	if !reflect.DeepEqual(e, want) {
+		t.Fatalf("answered %+v, want %+v", e, want)
+	}
+	if id, streamed := s.next(t); id != "id: 5" || !reflect.DeepEqual(streamed, want) {
+		t.Fatalf("streamed %s %+v", id, streamed)
+	}
+	var evs []health.Event
+	a.expect(t, "GET", "/v1/events?after=4", "", 200, `"type":"notice","key":"example.com/config-reloaded","data":{"generation":"4","path":"/etc/app.conf"}`, &evs)
+	if len(evs) != 1 || !reflect.DeepEqual(evs[0], want) {
+		t.Fatalf("after 4: %+v", evs)
+	}
+	e, err := a.client.Notify(context.Background(), "leader-elected", nil)
+	if err != nil || e.ID != 6 || e.Type != health.EventNotice || e.Key != "leader-elected" || e.Data != nil {
+		t.Fatalf("the client's notice: %+v %v", e, err)
+	}
+}
+
+// A notice the library refuses is a 400 that says why, and records
+// nothing; so is a body that is not a notice.
+func TestABadNoticeIs400AndRecordsNothing(t *testing.T) {
+	a := newAgent(t, "", "")
+	for _, tc := range []struct{ body, want string }{
+		{`{"key": "Config Reloaded"}`, `notice key \"Config Reloaded\": want lower-case words`},
+		{`{"key": ""}`, "no notice key"},
+		{`{"data": {"a": "b"}}`, "no notice key"},
+		{`{"key": "reloaded", "data": {"a b": "c"}}`, `data name \"a b\": want letters, digits and - _ .`},
+		{`{"key": "reloaded", "data": {"log": "` + strings.Repeat("x", 1025) + `"}}`, "data log: a value of 1025 bytes: at most 1024"},
+		{`{"key": "reloaded", "data": {"generation": 4}}`, `want a body {\"key\": KEY, \"data\": {NAME: VALUE...}}, the values strings: json: cannot unmarshal number`},
+		{`{"key": "reloaded", "type": "custom"}`, `unknown field \"type\"`},
+		{`reloaded`, `want a body {\"key\": KEY`},
+	} {
+		a.expect(t, "POST", "/v1/notices", tc.body, 400, tc.want, nil)
+	}
+	if id := a.m.LastEventID(); id != 4 {
+		t.Fatalf("the last event is %d: a refused notice was recorded", id)
+	}
+	var e *client.Error
+	if _, err := a.client.Notify(context.Background(), "Bad", nil); !errors.As(err, &e) || e.Status != 400 || !strings.HasPrefix(e.Message, `notice key "Bad"`) {
+		t.Fatalf("the client: %v", err)
+	}
+	a.expect(t, "GET", "/v1/notices", "", 405, "use POST", nil)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/vitals-dev/vitals/client"
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -26,9 +27,13 @@ type Option func(*Server)
 // restarts. Without it, that path answers 404: the agent runs no workload.
 func WithService(sv Service) Option { return func(s *Server) { s.service = sv } }
 
-// WithHooks gives the Server what GET /v1/hooks answers: the hooks' states,
-// as JSON. Without it, that path answers [].
-func WithHooks(status func() any) Option { return func(s *Server) { s.hooks = status } }
+// WithHooks gives the Server what GET /v1/hooks answers: the hooks' states.
+// Without it, that path answers [].
+func WithHooks(status func() []client.Hook) Option { return func(s *Server) { s.hooks = status } }
+
+// WithNoticed gives the Server a function told of every notice POST
+// /v1/notices records, once it is in the log: the metrics count them.
+func WithNoticed(f func(health.Event)) Option { return func(s *Server) { s.noticed = f } }
 
 // restartReason is what the service-exited event of a restart by hand says.
 const restartReason = "restart requested"
@@ -73,9 +78,9 @@ func (s *Server) restartService(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listHooks(w http.ResponseWriter, r *http.Request) {
-	if s.hooks == nil {
-		writeJSON(w, http.StatusOK, []struct{}{})
-		return
+	hooks := []client.Hook{}
+	if s.hooks != nil {
+		hooks = s.hooks()
 	}
-	writeJSON(w, http.StatusOK, s.hooks())
+	writeJSON(w, http.StatusOK, hooks)
 }

@@ -18,9 +18,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vitals-dev/vitals/client"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/apisocket"
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/internal/escape"
 	"github.com/vitals-dev/vitals/internal/timefmt"
 )
 
@@ -34,10 +36,11 @@ import (
 // before asking again: under the idle timeouts of proxies.
 const followWait = 30 * time.Second
 
-// newAPICommands returns checks, check, health, events, beat and restart.
+// newAPICommands returns checks, check, health, events, beat, restart,
+// notify, stop, start and hooks.
 func newAPICommands(stdout, stderr io.Writer) []*cobra.Command {
 	return []*cobra.Command{newChecks(stdout), newCheck(stdout), newHealth(stdout), newEvents(stdout, stderr), newBeat(),
-		newRestart(stdout)}
+		newRestart(stdout), newNotify(stdout), newStopOrStart(stdout, false), newStopOrStart(stdout, true), newHooks(stdout)}
 }
 
 // agentFlags say where the agent's API is.
@@ -45,14 +48,14 @@ type agentFlags struct{ addr, tokenFile string }
 
 func (a *agentFlags) define(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&a.addr, "api", "", "the agent's API: a unix socket, or tcp://HOST:PORT (default $VITALS_API, else "+apisocket.Default()+")")
+	f.StringVar(&a.addr, "api", "", "the agent's API: a unix socket, tcp://HOST:PORT or an http:// URL (default $VITALS_API, else "+apisocket.Default()+")")
 	f.StringVar(&a.tokenFile, "api-token-file", "", "the file with the token of a TCP API (default: the token in $VITALS_API_TOKEN)")
 	cmd.MarkFlagFilename("api-token-file")
 }
 
 // client calls the API that --api, $VITALS_API or the default names, with the
 // token of --api-token-file or $VITALS_API_TOKEN.
-func (a *agentFlags) client() (*api.Client, error) {
+func (a *agentFlags) client() (*client.Client, error) {
 	token := os.Getenv("VITALS_API_TOKEN")
 	if a.tokenFile != "" {
 		var err error
@@ -60,25 +63,42 @@ func (a *agentFlags) client() (*api.Client, error) {
 			return nil, fmt.Errorf("--api-token-file: %w", err)
 		}
 	}
-	return api.NewClient(cmp.Or(a.addr, os.Getenv("VITALS_API"), apisocket.Default()), token)
+	return client.New(cmp.Or(a.addr, os.Getenv("VITALS_API"), apisocket.Default()), token)
 }
 
 // connect is what every command over the API starts with: the client, and
 // the command's context, which SIGINT or SIGTERM ends.
-func (a *agentFlags) connect(cmd *cobra.Command) (*api.Client, context.Context, context.CancelFunc, error) {
-	client, err := a.client()
+func (a *agentFlags) connect(cmd *cobra.Command) (*client.Client, context.Context, context.CancelFunc, error) {
+	conn, err := a.client()
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	return client, ctx, stop, nil
+	return conn, ctx, stop, nil
+}
+
+// ask is what a command that makes one call of the API does: connect, call,
+// and map the call's error to its exit code (fromAgent). call is a method
+// of the client, such as (*client.Client).Hooks, or a function of one.
+func ask[T any](cmd *cobra.Command, agent *agentFlags, call func(*client.Client, context.Context) (T, error)) (T, error) {
+	conn, ctx, stop, err := agent.connect(cmd)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer stop()
+	v, err := call(conn, ctx)
+	if err != nil {
+		return v, fromAgent(cmd, err)
+	}
+	return v, nil
 }
 
 // fromAgent maps an API call's error to its exit code: the agent's 4xx answer
 // (an unknown check, a check that is no heartbeat, a wrong token) is bad
 // usage, 2; no answer, or a 5xx, is a failure, 1.
 func fromAgent(cmd *cobra.Command, err error) error {
-	var e *api.Error
+	var e *client.Error
 	switch {
 	case errors.As(err, &e) && e.Status == http.StatusUnauthorized:
 		return fmt.Errorf("%s (give the agent's token with --api-token-file or $VITALS_API_TOKEN)", e.Message)
@@ -130,14 +150,9 @@ write the API's objects, with thresholds and timing too.`,
 			if err != nil {
 				return err
 			}
-			client, ctx, stop, err := agent.connect(cmd)
+			checks, err := ask(cmd, &agent, func(c *client.Client, ctx context.Context) ([]client.Check, error) { return c.Checks(ctx, l) })
 			if err != nil {
 				return err
-			}
-			defer stop()
-			checks, err := client.Checks(ctx, l)
-			if err != nil {
-				return fromAgent(cmd, err)
 			}
 			if output.document() {
 				return output.write(stdout, checks)
@@ -160,7 +175,7 @@ const lastWidth = 72
 // writeChecksTable writes the checks as a table; wide adds the passes and
 // failures in a row against their thresholds, the period and the timeout,
 // when the last run began and how long it took, and leaves LAST uncut.
-func writeChecksTable(w io.Writer, checks []api.Check, now time.Time, wide bool) {
+func writeChecksTable(w io.Writer, checks []client.Check, now time.Time, wide bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if wide {
 		fmt.Fprintln(tw, "NAME\tLEVEL\tKIND\tSTATUS\tFOR\tRUNS\tPASSED\tFAILED\tPERIOD\tTIMEOUT\tLAST RUN\tTOOK\tLAST")
@@ -191,7 +206,7 @@ func writeChecksTable(w io.Writer, checks []api.Check, now time.Time, wide bool)
 
 // statusWords is a check's status, and why it is not passing yet when its
 // runs pass: "pending (stable in 12s)".
-func statusWords(c api.Check, now time.Time) string {
+func statusWords(c client.Check, now time.Time) string {
 	switch {
 	case c.Stopped:
 		return c.Status.String() + " (stopped)"
@@ -203,19 +218,19 @@ func statusWords(c api.Check, now time.Time) string {
 
 // stableIn is how long a check waiting to be stable has left to wait, to
 // the second (to the millisecond under one), as /readyz?verbose says it.
-func stableIn(c api.Check, now time.Time) string {
+func stableIn(c client.Check, now time.Time) string {
 	return timefmt.Coarse(max(c.StableAt.Sub(now), 0))
 }
 
 // resultWords says what a result was: "ok", "ok: MESSAGE", "failed: ERROR".
-func resultWords(r api.Result) string {
+func resultWords(r client.Result) string {
 	if d := detail(r); d != "" {
 		return verdict(r) + ": " + d
 	}
 	return verdict(r)
 }
 
-func verdict(r api.Result) string {
+func verdict(r client.Result) string {
 	if r.OK {
 		return "ok"
 	}
@@ -223,7 +238,7 @@ func verdict(r api.Result) string {
 }
 
 // detail is a result's output and observed value, on one line.
-func detail(r api.Result) string {
+func detail(r client.Result) string {
 	s := oneLine(r.Output)
 	if r.ObservedValue != nil {
 		v := fmt.Sprint(r.ObservedValue)
@@ -273,29 +288,29 @@ the API's object; with --run, {"result": RUN, "check": CHECK}.`,
   vitals check db -o json | jq '.history[] | select(.ok | not)'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			client, ctx, stop, err := agent.connect(cmd)
+			conn, ctx, stop, err := agent.connect(cmd)
 			if err != nil {
 				return err
 			}
 			defer stop()
 			name := args[0]
-			var ran *api.Result
+			var ran *client.Result
 			if run {
-				r, err := client.Run(ctx, name)
+				r, err := conn.Run(ctx, name)
 				if err != nil {
 					return fromAgent(cmd, err)
 				}
 				ran = &r
 			}
-			c, err := client.Check(ctx, name)
+			c, err := conn.Check(ctx, name)
 			if err != nil {
 				return fromAgent(cmd, err)
 			}
 			var v any = c
 			if ran != nil {
 				v = struct {
-					Result api.Result `json:"result"`
-					Check  api.Check  `json:"check"`
+					Result client.Result `json:"result"`
+					Check  client.Check  `json:"check"`
 				}{*ran, c}
 			}
 			if output.document() {
@@ -321,7 +336,7 @@ the API's object; with --run, {"result": RUN, "check": CHECK}.`,
 }
 
 // whyNotPassing says why a pending or failing check is so.
-func whyNotPassing(c api.Check, now time.Time) string {
+func whyNotPassing(c client.Check, now time.Time) string {
 	if !c.StableAt.IsZero() {
 		return fmt.Sprintf("%s: pass, stable in %s", c.Status, stableIn(c, now))
 	}
@@ -340,7 +355,7 @@ func whyNotPassing(c api.Check, now time.Time) string {
 // apart may share a second.
 const resultTime = "2006-01-02T15:04:05.000Z07:00"
 
-func writeCheck(w io.Writer, c api.Check, ran *api.Result, now time.Time) {
+func writeCheck(w io.Writer, c client.Check, ran *client.Result, now time.Time) {
 	field := func(key, format string, args ...any) {
 		fmt.Fprintf(w, "%-14s %s\n", key+":", fmt.Sprintf(format, args...))
 	}
@@ -413,14 +428,11 @@ the API's verdict on stdout, whatever it is.`,
 			if err != nil {
 				return err
 			}
-			client, ctx, stop, err := agent.connect(cmd)
+			h, err := ask(cmd, &agent, func(c *client.Client, ctx context.Context) (client.Health, error) {
+				return c.Health(ctx, cmp.Or(l, health.Ready)) // --level "" too
+			})
 			if err != nil {
 				return err
-			}
-			defer stop()
-			h, err := client.Health(ctx, cmp.Or(l, health.Ready)) // --level "" too
-			if err != nil {
-				return fromAgent(cmd, err)
 			}
 			if output.document() {
 				if err := output.write(stdout, h); err != nil {
@@ -459,7 +471,8 @@ print them as they come, until interrupted (exit 0) or until the agent stops.
 Ids grow by one: a jump after --after means the agent's log dropped events
 before they were read, and a line on stderr says so.
 
-Each line reads ID TIME TYPE and what changed; -o json writes each event as
+Each line reads ID TIME TYPE and what changed (a notice: its key and data,
+as NAME=VALUE); -o json writes each event as
 one JSON object per line (the API's form), also when following, and -o yaml
 each as a YAML document of its own, after ---.`,
 		Example: `  vitals events
@@ -467,7 +480,7 @@ each as a YAML document of its own, after ---.`,
   vitals events --after 41 -o json | jq 'select(.type == "check-failed")'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			client, ctx, stop, err := agent.connect(cmd)
+			conn, ctx, stop, err := agent.connect(cmd)
 			if err != nil {
 				return err
 			}
@@ -478,11 +491,11 @@ each as a YAML document of its own, after ---.`,
 			}
 			stopping := false
 			for {
-				evs, err := client.Events(ctx, after, wait)
+				evs, err := conn.Events(ctx, after, wait)
 				if follow && ctx.Err() != nil {
 					return nil // interrupted: how following ends
 				}
-				var answered *api.Error
+				var answered *client.Error
 				if err != nil && stopping && !errors.As(err, &answered) {
 					return nil // the agent said it was stopping, and it has
 				}
@@ -542,6 +555,11 @@ func eventLine(e health.Event) string {
 		}
 	case e.Level != 0:
 		fmt.Fprintf(&b, "  %s", e.Level)
+	case e.Key != "": // notice
+		fmt.Fprintf(&b, "  %s", e.Key)
+		if len(e.Data) > 0 {
+			b.WriteString(" " + escape.Pairs(e.Data))
+		}
 	}
 	if why := cmp.Or(e.Output, e.Reason); why != "" {
 		b.WriteString(": " + oneLine(why))
@@ -561,12 +579,12 @@ beat. A check that is not a heartbeat, or no check, exits 2.`,
   curl --unix-socket /run/vitals/vitals.sock -X POST http://vitals/v1/checks/work-loop/beat`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			client, ctx, stop, err := agent.connect(cmd)
+			conn, ctx, stop, err := agent.connect(cmd)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			if err := client.Beat(ctx, args[0]); err != nil {
+			if err := conn.Beat(ctx, args[0]); err != nil {
 				return fromAgent(cmd, err)
 			}
 			return nil
@@ -594,14 +612,9 @@ whose workload is not running (between a crash and its restart), exits 2.`,
   curl --unix-socket /run/vitals/vitals.sock -X POST http://vitals/v1/service/restart`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			client, ctx, stop, err := agent.connect(cmd)
+			e, err := ask(cmd, &agent, (*client.Client).RestartService)
 			if err != nil {
 				return err
-			}
-			defer stop()
-			e, err := client.RestartService(ctx)
-			if err != nil {
-				return fromAgent(cmd, err)
 			}
 			if output.document() {
 				return output.write(stdout, e)

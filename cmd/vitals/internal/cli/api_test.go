@@ -23,6 +23,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vitals-dev/vitals/client"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/agent"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
@@ -174,9 +175,9 @@ checks:
 		!strings.Contains(o.stdout, "\nwork-loop    live   heartbeat  pending  -    0     -\n") {
 		t.Fatalf("table:\n%s", o.stdout)
 	}
-	var checks []api.Check
+	var checks []client.Check
 	o = vitals("checks", "-o", "json")
-	if err := json.Unmarshal([]byte(o.stdout), &checks); err != nil || len(checks) != 2 || checks[0].Period != api.Duration(50*time.Millisecond) {
+	if err := json.Unmarshal([]byte(o.stdout), &checks); err != nil || len(checks) != 2 || checks[0].Period != client.Duration(50*time.Millisecond) {
 		t.Fatalf("checks -o json: %v\n%s", err, o.stdout)
 	}
 	vitals("checks", "-o", "yaml").expect(t, 0, "- name: peer-config\n  level: ready\n  kind: file\n  status: fail\n", "")
@@ -199,8 +200,8 @@ checks:
 	o.expect(t, 0, "run:           ok in ", "")
 	o.expect(t, 0, "status:        pass for ", "")
 	var ran struct {
-		Result api.Result `json:"result"`
-		Check  api.Check  `json:"check"`
+		Result client.Result `json:"result"`
+		Check  client.Check  `json:"check"`
 	}
 	o = vitals("check", "peer-config", "--run", "-o", "json")
 	if err := json.Unmarshal([]byte(o.stdout), &ran); err != nil || o.code != 0 || !ran.Result.OK || ran.Check.Name != "peer-config" || len(ran.Check.History) == 0 {

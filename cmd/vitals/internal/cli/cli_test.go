@@ -124,6 +124,10 @@ func TestAnEventLineSaysWhatChangedForEveryKindOfEvent(t *testing.T) {
 			"11  2026-01-02T03:04:05.000Z  stopping: process is shutting down"},
 		{health.Event{ID: 12, Time: at, Type: health.EventServiceExited, Service: "app", PID: 42, ExitCode: &code, Restarts: 2, Reason: "crash"},
 			"12  2026-01-02T03:04:05.000Z  service-exited  app pid 42 exit code 3 restarts 2: crash"},
+		{health.Event{ID: 13, Time: at, Type: health.EventNotice, Key: "example.com/config-reloaded", Data: map[string]string{"path": "/etc/app conf", "generation": "4"}},
+			`13  2026-01-02T03:04:05.000Z  notice  example.com/config-reloaded generation=4 path="/etc/app conf"`},
+		{health.Event{ID: 14, Time: at, Type: health.EventNotice, Key: "leader-elected"},
+			"14  2026-01-02T03:04:05.000Z  notice  leader-elected"},
 	}
 	for _, tt := range tests {
 		if got := eventLine(tt.e); got != tt.want {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
+	"github.com/vitals-dev/vitals/client"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/health"
 )
@@ -24,7 +24,7 @@ import (
 var printsNothing = []string{"vitals", "vitals run", "vitals beat", "vitals import", "vitals completion", "vitals help"}
 
 // printsTables are the commands that print a table, and so take wide too.
-var printsTables = []string{"vitals checks"}
+var printsTables = []string{"vitals checks", "vitals hooks"}
 
 // Every command that prints a result takes the one -o: the same flag, the
 // same set (wide where it prints a table), the same help.
@@ -62,8 +62,8 @@ func TestEveryCommandThatPrintsTakesTheOneOutputFlag(t *testing.T) {
 		}
 	}
 	walk(newRoot(io.Discard, io.Discard))
-	if seen < 11 { // version, checks, check, health, events, restart, probe, wait, validate, import pebble, import k8s
-		t.Errorf("%d commands take -o, want at least 11", seen)
+	if seen < 15 { // version, checks, check, health, events, restart, notify, stop, start, hooks, probe, wait, validate, import pebble, import k8s
+		t.Errorf("%d commands take -o, want at least 15", seen)
 	}
 }
 
@@ -101,9 +101,9 @@ func TestTheOutputFlagTakesItsSet(t *testing.T) {
 // and the same values.
 func TestYAMLIsTheSameDocumentAsJSON(t *testing.T) {
 	since := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	v := []api.Check{{Name: "db", Level: health.Ready, Kind: "postgres", Status: health.Warn, Since: since, Runs: 3,
-		SuccessThreshold: 1, FailureThreshold: 3, Period: api.Duration(10 * time.Second),
-		Last: &api.Result{Time: since, Output: "a: b # c", ObservedValue: 1.5, ObservedUnit: "ms"}}}
+	v := []client.Check{{Name: "db", Level: health.Ready, Kind: "postgres", Status: health.Warn, Since: since, Runs: 3,
+		SuccessThreshold: 1, FailureThreshold: 3, Period: client.Duration(10 * time.Second),
+		Last: &client.Result{Time: since, Output: "a: b # c", ObservedValue: 1.5, ObservedUnit: "ms"}}}
 	var j, y bytes.Buffer
 	(&outputFlag{value: formatJSON}).write(&j, v)
 	(&outputFlag{value: formatYAML}).write(&y, v)
@@ -168,13 +168,13 @@ func TestAFileIsPrintedAsItIsOrAsJSON(t *testing.T) {
 func TestTheWideTableHasMoreColumns(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)
 	long := strings.Repeat("x", 100)
-	checks := []api.Check{
+	checks := []client.Check{
 		{Name: "db", Level: health.Ready, Kind: "postgres", Status: health.Warn, Since: now.Add(-time.Minute), Runs: 6,
 			Successes: 0, Failures: 2, SuccessThreshold: 1, FailureThreshold: 3,
-			Period: api.Duration(10 * time.Second), Timeout: api.Duration(time.Second),
-			Last: &api.Result{Time: now.Add(-3 * time.Second), Duration: api.Duration(12 * time.Millisecond), Output: long}},
+			Period: client.Duration(10 * time.Second), Timeout: client.Duration(time.Second),
+			Last: &client.Result{Time: now.Add(-3 * time.Second), Duration: client.Duration(12 * time.Millisecond), Output: long}},
 		{Name: "loop", Level: health.Live, Kind: "heartbeat", Status: health.Pending, SuccessThreshold: 1, FailureThreshold: 1,
-			Period: api.Duration(10 * time.Second)},
+			Period: client.Duration(10 * time.Second)},
 	}
 	var narrow, wide bytes.Buffer
 	writeChecksTable(&narrow, checks, now, false)
@@ -193,17 +193,49 @@ func TestTheWideTableHasMoreColumns(t *testing.T) {
 	}
 }
 
+// The hooks' table says how each hook's deliveries go; wide adds the last
+// event delivered and when the last error came, and does not cut the error.
+func TestTheHooksTableSaysHowDeliveriesGo(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)
+	long := "POST https://hooks.example.com/…: 503 Service Unavailable: " + strings.Repeat("x", 60)
+	hooks := []client.Hook{
+		{Name: "charm", Kind: "exec", Target: "notify-charm", On: []health.EventType{health.EventCheckFailed, health.EventNotice},
+			Delivered: 7, LastDeliveredID: 41},
+		{Name: "chat", Kind: "webhook", Target: "https://hooks.example.com/services/…", On: []health.EventType{health.EventNotice},
+			Delivered: 2, Failed: 1, Missed: 3, LastDeliveredID: 12, LastError: long, LastErrorTime: now.Add(-5 * time.Second), Failing: true},
+	}
+	var narrow, wide, none bytes.Buffer
+	writeHooksTable(&narrow, hooks, now, false)
+	writeHooksTable(&wide, hooks, now, true)
+	writeHooksTable(&none, nil, now, false)
+	wantNarrow := "NAME   KIND     TARGET                                ON                   DELIVERED  FAILED  MISSED  STATE    LAST ERROR\n" +
+		"charm  exec     notify-charm                          check-failed,notice  7          0       0       ok       -\n" +
+		"chat   webhook  https://hooks.example.com/services/…  notice               2          1       3       failing  " + cut(long, lastWidth) + "\n"
+	wantWide := "NAME   KIND     TARGET                                ON                   DELIVERED  FAILED  MISSED  STATE    LAST ID  ERROR AGE  LAST ERROR\n" +
+		"charm  exec     notify-charm                          check-failed,notice  7          0       0       ok       41       -          -\n" +
+		"chat   webhook  https://hooks.example.com/services/…  notice               2          1       3       failing  12       5s         " + long + "\n"
+	if narrow.String() != wantNarrow {
+		t.Errorf("table:\n%s\nwant:\n%s", narrow.String(), wantNarrow)
+	}
+	if wide.String() != wantWide {
+		t.Errorf("wide:\n%s\nwant:\n%s", wide.String(), wantWide)
+	}
+	if none.String() != "no hooks: the agent's file has none\n" {
+		t.Errorf("no hooks: %q", none.String())
+	}
+}
+
 // A check whose runs pass, waiting to be stable, says how long it has
 // left, as /readyz?verbose does: in the table, in vitals check NAME and in
 // why it does not pass.
 func TestACheckWaitingToBeStableSaysWhen(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)
-	mq := api.Check{Name: "mq", Level: health.Ready, Kind: "amqp", Status: health.Pending, Runs: 2, Successes: 2,
-		SuccessThreshold: 1, FailureThreshold: 3, StableFor: api.Duration(30 * time.Second), StableAt: now.Add(12 * time.Second),
-		Period: api.Duration(10 * time.Second), Timeout: api.Duration(time.Second),
-		Last: &api.Result{Time: now.Add(-8 * time.Second), Duration: api.Duration(time.Millisecond), OK: true}}
+	mq := client.Check{Name: "mq", Level: health.Ready, Kind: "amqp", Status: health.Pending, Runs: 2, Successes: 2,
+		SuccessThreshold: 1, FailureThreshold: 3, StableFor: client.Duration(30 * time.Second), StableAt: now.Add(12 * time.Second),
+		Period: client.Duration(10 * time.Second), Timeout: client.Duration(time.Second),
+		Last: &client.Result{Time: now.Add(-8 * time.Second), Duration: client.Duration(time.Millisecond), OK: true}}
 	var table, one bytes.Buffer
-	writeChecksTable(&table, []api.Check{mq}, now, false)
+	writeChecksTable(&table, []client.Check{mq}, now, false)
 	if want := "NAME  LEVEL  KIND  STATUS                   FOR  RUNS  LAST\n" +
 		"mq    ready  amqp  pending (stable in 12s)  -    2     ok\n"; table.String() != want {
 		t.Errorf("table:\n%s\nwant:\n%s", table.String(), want)

@@ -105,6 +105,9 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
   vitals health          exit 0 if the agent's level passes, 1 if not
   vitals events [-f]     print, or follow, the agent's events
   vitals beat NAME       beat a heartbeat check
+  vitals notify KEY      record a notice in the agent's events, for its hooks and readers
+  vitals stop CHECK...   stop checks (vitals start CHECK...: start them again)
+  vitals hooks           list the agent's hooks and how their deliveries go
   vitals restart         restart the workload
 
 Exit codes: 0 pass, 1 fail or not ready, 2 bad usage or configuration.` + buildHelp,

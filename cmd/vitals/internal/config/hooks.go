@@ -90,6 +90,7 @@ var HookEventTypes = []health.EventType{
 	health.EventServiceStarted, health.EventServiceExited,
 	health.EventStopping, health.EventChecksReset,
 	health.EventCheckStopped, health.EventCheckStarted,
+	health.EventNotice,
 }
 
 // withDefaults returns h with its zero fields set to their defaults; n is

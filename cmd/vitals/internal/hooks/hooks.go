@@ -28,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vitals-dev/vitals/client"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/internal/escape"
 )
@@ -50,7 +51,8 @@ type Spec struct {
 // the event's JSON (as GET /v1/events writes it) and a newline on stdin, and
 // vitals's environment plus VITALS_EVENT_ID, VITALS_EVENT_TYPE,
 // VITALS_EVENT_TIME (RFC 3339) and one VITALS_EVENT_<FIELD> for every other
-// field the JSON has (exitCode: VITALS_EVENT_EXIT_CODE). Exit status 0
+// field the JSON has (exitCode: VITALS_EVENT_EXIT_CODE; a notice's key and
+// data: VITALS_EVENT_KEY, and VITALS_EVENT_DATA as its JSON). Exit status 0
 // delivers the event. A command that fails is not run again for the same
 // event: a command may have done half its work, and only it knows whether a
 // second run is safe. The failure is logged with the command's output and
@@ -151,29 +153,9 @@ func (s Spec) WithDefaults(n int) Spec {
 	return s
 }
 
-// Status is where a hook stands, as GET /v1/hooks lists it.
-type Status struct {
-	Name   string             `json:"name"`
-	Kind   string             `json:"kind"`   // exec or webhook
-	Target string             `json:"target"` // the command's name, or the URL (its password hidden)
-	On     []health.EventType `json:"on"`
-	// Delivered and Failed count the events delivered and given up on (after
-	// every attempt a webhook gets).
-	Delivered uint64 `json:"delivered"`
-	Failed    uint64 `json:"failed"`
-	// Missed counts the events the hook never saw: the log dropped them
-	// while the hook was busy with older ones. They count whatever their
-	// type, since they are gone.
-	Missed uint64 `json:"missed"`
-	// LastDeliveredID is the ID of the last event delivered; 0: none yet.
-	LastDeliveredID uint64 `json:"lastDeliveredId,omitempty"`
-	// LastError is why the last failed attempt failed, and LastErrorTime when.
-	LastError     string    `json:"lastError,omitempty"`
-	LastErrorTime time.Time `json:"lastErrorTime,omitzero"`
-	// Failing is set when the hook gave up on its latest event, and cleared
-	// by the next event it delivers.
-	Failing bool `json:"failing"`
-}
+// Status is where a hook stands, as GET /v1/hooks lists it: the API's wire
+// type, client.Hook.
+type Status = client.Hook
 
 // Runner delivers a Monitor's events to hooks. Make one with New, Start it,
 // and Stop it. It is a prometheus.Collector of the hooks' metrics

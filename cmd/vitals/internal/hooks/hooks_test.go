@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -469,13 +470,7 @@ func TestAnExecHookGetsTheEventOnStdinAndInItsEnvironment(t *testing.T) {
 	if got, _ := os.ReadFile(stdin); string(got) != string(body)+"\n" {
 		t.Fatalf("stdin %q, want %q", got, string(body)+"\n")
 	}
-	got, _ := os.ReadFile(env)
-	vars := map[string]string{}
-	for line := range strings.Lines(string(got)) {
-		if k, v, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "="); ok {
-			vars[k] = v
-		}
-	}
+	vars := readEnv(t, env)
 	for k, want := range map[string]string{
 		"VITALS_EVENT_ID": "1", "VITALS_EVENT_TYPE": "service-exited", "VITALS_EVENT_TIME": ev.Time.Format(time.RFC3339Nano),
 		"VITALS_EVENT_SERVICE": "wg-entrypoint", "VITALS_EVENT_PID": "42", "VITALS_EVENT_EXIT_CODE": "0",
@@ -489,6 +484,55 @@ func TestAnExecHookGetsTheEventOnStdinAndInItsEnvironment(t *testing.T) {
 		if v, set := vars[k]; set {
 			t.Errorf("%s=%q is set: the event has no such field", k, v)
 		}
+	}
+}
+
+// readEnv reads what env wrote to path: a variable a line.
+func readEnv(t *testing.T, path string) map[string]string {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{}
+	for line := range strings.Lines(string(got)) {
+		if k, v, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "="); ok {
+			vars[k] = v
+		}
+	}
+	return vars
+}
+
+// A notice reaches a hook on notice with its key and data: in the JSON, and
+// in the environment, the data as its JSON.
+func TestAHookOnNoticesGetsTheKeyAndData(t *testing.T) {
+	env := filepath.Join(t.TempDir(), "env")
+	m := newMonitor()
+	var l vitalstest.Buffer
+	rc := newReceiver(t, nil)
+	start(t, m, &l, nil, webhook(rc.URL, health.EventNotice))
+	r := start(t, m, &l, nil, hooks.Spec{On: []health.EventType{health.EventNotice},
+		Exec: &hooks.ExecSpec{Command: []string{"sh", "-c", `env > "$1"`, "sh", env}}})
+	m.Emit(health.Event{Type: health.EventStopping}) // on no notice: skipped
+	want, err := m.Notify("example.com/config-reloaded", map[string]string{"generation": "4", "path": "/etc/app conf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, r, "delivered", func(st hooks.Status) bool { return st.Delivered == 1 })
+	vars := readEnv(t, env)
+	for k, v := range map[string]string{"VITALS_EVENT_TYPE": "notice", "VITALS_EVENT_KEY": "example.com/config-reloaded",
+		"VITALS_EVENT_DATA": `{"generation":"4","path":"/etc/app conf"}`} {
+		if vars[k] != v {
+			t.Errorf("%s=%q, want %q", k, vars[k], v)
+		}
+	}
+	for deadline := time.Now().Add(patience); len(rc.ids()) == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the webhook got nothing within %v", patience)
+		}
+	}
+	if _, got := rc.first(); got.Type != health.EventNotice || got.Key != want.Key || !maps.Equal(got.Data, want.Data) {
+		t.Fatalf("the webhook got %+v, want %+v", got, want)
 	}
 }
 

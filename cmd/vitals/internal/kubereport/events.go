@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 
 	"github.com/go-logr/logr"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube"
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/internal/escape"
 )
 
 // The reasons of the Events, as the kubelet's are words in UpperCamelCase.
@@ -101,7 +103,7 @@ func podScheme() *runtime.Scheme {
 // record turns a Monitor's event into an Event on the pod, when it is one
 // that the pod's readers want: a check that failed, one that passed from
 // pending or fail (not from warn, where it only recovered from failed runs
-// below its threshold), a restart of the workload.
+// below its threshold), a restart of the workload, a notice.
 func (w *eventWriter) record(ev health.Event) {
 	switch ev.Type {
 	case health.EventCheckFailed:
@@ -120,6 +122,8 @@ func (w *eventWriter) record(ev health.Event) {
 		if ev.Restarts > 0 {
 			w.emit(corev1.EventTypeNormal, ReasonRestarted, restartMessage(ev, w.exited[ev.Service]))
 		}
+	case health.EventNotice:
+		w.emit(corev1.EventTypeNormal, NoticeReason(ev.Key), noticeMessage(ev, w.r.o.WithholdOutput))
 	}
 }
 
@@ -156,6 +160,43 @@ func restartMessage(started, exited health.Event) string {
 	}
 	if exited.Reason != "" {
 		msg += " (" + exited.Reason + ")"
+	}
+	return msg
+}
+
+// maxReason is the longest reason the API server takes of an Event
+// (events.k8s.io/v1's validation).
+const maxReason = 128
+
+// NoticeReason is the reason of a notice's Event: the words of its key
+// after the domain, in UpperCamelCase as the kubelet's reasons are
+// (example.com/config-reloaded: ConfigReloaded; db/leader-elected:
+// DbLeaderElected), at most 128 characters. A reason of vitals's own
+// (CheckFailed, CheckPassed, Restarted) gets Notice in front, so that a
+// notice is never taken for one of them.
+func NoticeReason(key string) string {
+	if domain, path, ok := strings.Cut(key, "/"); ok && strings.Contains(domain, ".") {
+		key = path
+	}
+	var b strings.Builder
+	for word := range strings.FieldsFuncSeq(key, func(r rune) bool { return r == '/' || r == '-' }) {
+		b.WriteString(strings.ToUpper(word[:1]) + word[1:]) // a key is ASCII: health.ValidateNotice
+	}
+	reason := b.String()
+	switch reason {
+	case ReasonCheckFailed, ReasonCheckPassed, ReasonRestarted:
+		reason = "Notice" + reason
+	}
+	return reason[:min(len(reason), maxReason)]
+}
+
+// noticeMessage says a notice's key and data, the data sorted and written
+// as name=value pairs; withhold leaves the data out, as it does checks'
+// outputs: Notice "example.com/config-reloaded": generation=4 path=/etc/app.conf.
+func noticeMessage(ev health.Event, withhold bool) string {
+	msg := fmt.Sprintf("Notice %q", ev.Key)
+	if len(ev.Data) > 0 && !withhold {
+		msg += ": " + escape.Pairs(ev.Data)
 	}
 	return msg
 }

@@ -1,6 +1,7 @@
 // Package kubereport tells Kubernetes what the agent's checks find, on the
 // pod vitals runs in: an Event for each check that fails or passes and each
-// restart of the workload, as the kubelet writes them for its probes, and a
+// restart of the workload, as the kubelet writes them for its probes, and
+// for each notice the workload posts; and a
 // pod condition that follows the ready level, for spec.readinessGates. A
 // controller, a person with kubectl describe, or the endpoints controller
 // then learns of a failing check without polling vitals.
@@ -55,16 +56,17 @@ type Options struct {
 	Pod, Namespace string
 
 	// Events writes an Event on the pod for each check that fails (Warning
-	// CheckFailed), passes from pending or fail (Normal CheckPassed), and
-	// each restart of the workload (Normal Restarted).
+	// CheckFailed), passes from pending or fail (Normal CheckPassed), each
+	// restart of the workload (Normal Restarted), and each notice (Normal,
+	// its reason from its key: NoticeReason).
 	Events bool
 	// Condition is the type of the pod condition that follows the ready
 	// level, such as vitals.dev/ready; "" writes none.
 	Condition string
-	// WithholdOutput leaves checks' outputs out of Event messages, as
-	// vitals.yaml's details: false withholds them from the probe endpoints
-	// (the condition's message follows the Monitor's own setting). Default
-	// false: Events say why.
+	// WithholdOutput leaves checks' outputs, and notices' data, out of
+	// Event messages, as vitals.yaml's details: false withholds outputs
+	// from the probe endpoints (the condition's message follows the
+	// Monitor's own setting). Default false: Events say why.
 	WithholdOutput bool
 
 	// Logger is told when writes start failing and when they work again.

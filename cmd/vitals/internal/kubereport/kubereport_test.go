@@ -316,6 +316,34 @@ func TestEventsAndTheConditionFollowACheck(t *testing.T) {
 	}
 }
 
+// A notice is a Normal Event on the pod, its reason from its key and its
+// message its key and data; the same notice again raises the count of the
+// one written, as Pebble counts a notice's occurrences.
+func TestANoticeIsANormalEventOnThePod(t *testing.T) {
+	c := newCluster(t, kubeenv.SharedFor(t))
+	m := monitor(t, &switchCheck{})
+	logs := &vitalstest.Buffer{}
+	c.start(t, kubereport.Options{Monitor: m, Client: dynamicClient(t, c.env.Kubeconfig, nil), Events: true, Logger: logs.Logger()})
+	data := map[string]string{"generation": "4", "path": "/etc/app.conf"}
+	if _, err := m.Notify("example.com/config-reloaded", data); err != nil {
+		t.Fatal(err)
+	}
+	e := c.waitEvent(t, "ConfigReloaded", `Notice "example.com/config-reloaded": generation=4 path=/etc/app.conf`)
+	if e.Type != corev1.EventTypeNormal || e.Source.Component != "vitals" || e.InvolvedObject.UID != c.pod.UID {
+		t.Fatalf("Event %+v", e)
+	}
+	if _, err := m.Notify("example.com/config-reloaded", data); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the same notice counted twice", func() bool {
+		got := c.events(t, "ConfigReloaded")
+		return len(got) == 1 && got[0].Count == 2
+	})
+	if strings.Contains(logs.String(), "level=WARN") {
+		t.Fatalf("warnings with an API server that takes every write:\n%s", logs)
+	}
+}
+
 func TestWhatTheAPIServerRefusesIsSaidOnceAndHoldsNothingUp(t *testing.T) {
 	c := newCluster(t, kubeenv.SharedFor(t))
 	// The Role without pods/status: the condition is refused, the Events

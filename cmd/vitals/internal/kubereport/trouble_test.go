@@ -51,3 +51,34 @@ func TestAnEventSaysWhyUnlessDetailsAreWithheld(t *testing.T) {
 		t.Errorf("withheld: got %q, want %q", got, want)
 	}
 }
+
+// A notice's Event has a reason made of its key's words after the domain,
+// in UpperCamelCase, never one of vitals's own, and a message with its key
+// and data.
+func TestANoticesEventSaysItsKeyAndData(t *testing.T) {
+	for key, want := range map[string]string{
+		"example.com/config-reloaded":        "ConfigReloaded",
+		"canonical.com/charm/leader-elected": "CharmLeaderElected",
+		"db/leader-elected":                  "DbLeaderElected",
+		"config-reloaded":                    "ConfigReloaded",
+		"v2-ready":                           "V2Ready",
+		"check-failed":                       "NoticeCheckFailed",
+		"example.com/restarted":              "NoticeRestarted",
+		strings.Repeat("abc-", 60) + "d":     strings.Repeat("Abc", 42) + "Ab",
+	} {
+		if got := NoticeReason(key); got != want {
+			t.Errorf("NoticeReason(%q) = %q, want %q", key, got, want)
+		}
+	}
+	ev := health.Event{Type: health.EventNotice, Key: "example.com/config-reloaded", Data: map[string]string{"path": "/etc/app conf", "generation": "4"}}
+	if got, want := noticeMessage(ev, false), `Notice "example.com/config-reloaded": generation=4 path="/etc/app conf"`; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got, want := noticeMessage(ev, true), `Notice "example.com/config-reloaded"`; got != want {
+		t.Errorf("withheld: got %q, want %q", got, want)
+	}
+	ev.Data = nil
+	if got, want := noticeMessage(ev, false), `Notice "example.com/config-reloaded"`; got != want {
+		t.Errorf("no data: got %q, want %q", got, want)
+	}
+}

@@ -9,6 +9,7 @@
 //	vitals_check_runs_total{check,result}        results recorded, by result: pass or fail
 //	vitals_check_transitions_total{check,to}     status changes, by the status entered: pass, warn or fail (becoming stable too)
 //	vitals_level_up{level}                       1 while the level's endpoint answers 200
+//	vitals_notices_total{key}                    notices recorded, by key: the first 32 keys each, the others as key="_other"
 //	vitals_log_lines_dropped_total               vitals's own log lines dropped because the log was not read (LogLinesDropped)
 //
 // The gauges are read from the Monitor's state at each scrape. The counters
@@ -35,10 +36,22 @@ type Collector struct {
 	runs              *prometheus.CounterVec
 	transitions       *prometheus.CounterVec
 	durations         *prometheus.HistogramVec
+	notices           *prometheus.CounterVec
 
-	mu    sync.Mutex      // guards known
-	known map[string]bool // checks whose counters exist
+	mu         sync.Mutex      // guards known and noticeKeys
+	known      map[string]bool // checks whose counters exist
+	noticeKeys map[string]bool // the keys that have a series of notices
 }
+
+// maxNoticeKeys bounds the series of vitals_notices_total: a program's
+// notices are of a handful of kinds, and a key that carries an id (one per
+// request, per reload) must not grow the scrape without end. The notices
+// of the keys past these count under otherNoticeKey.
+const maxNoticeKeys = 32
+
+// otherNoticeKey is the key label of the notices past maxNoticeKeys keys:
+// no notice's key has an underscore (health.ValidateNotice).
+const otherNoticeKey = "_other"
 
 var (
 	statuses = []health.Status{health.Pending, health.Pass, health.Warn, health.Fail}
@@ -70,7 +83,11 @@ func New() *Collector {
 			Help:    "How long the check's runs took; a run that timed out counts its timeout.",
 			Buckets: prometheus.DefBuckets, // 5ms to 10s: around the 1s default timeout
 		}, []string{"check"}),
-		known: map[string]bool{},
+		notices: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vitals_notices_total",
+			Help: "Notices recorded, by key: the first 32 keys each, the notices of later ones as key=\"_other\".",
+		}, []string{"key"}),
+		known: map[string]bool{}, noticeKeys: map[string]bool{},
 	}
 }
 
@@ -92,6 +109,27 @@ func (c *Collector) Record(r health.Recorded) {
 	if r.From != r.To {
 		c.transitions.WithLabelValues(r.Check, r.To.String()).Inc()
 	}
+}
+
+// Notice counts a notice: give it to the management API (api.WithNoticed),
+// which records them.
+func (c *Collector) Notice(e health.Event) {
+	c.notices.WithLabelValues(c.noticeKey(e.Key)).Inc()
+}
+
+// noticeKey is the label a notice of key counts under: its key while it is
+// among the first maxNoticeKeys, otherNoticeKey past them.
+func (c *Collector) noticeKey(key string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.noticeKeys[key]:
+		return key
+	case len(c.noticeKeys) >= maxNoticeKeys:
+		return otherNoticeKey
+	}
+	c.noticeKeys[key] = true
+	return key
 }
 
 // ensure makes the counters of every label value of a check, at zero, so
@@ -119,6 +157,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.runs.Describe(ch)
 	c.transitions.Describe(ch)
 	c.durations.Describe(ch)
+	c.notices.Describe(ch)
 }
 
 // Collect sends every metric as the Monitor's state is now.
@@ -143,6 +182,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.runs.Collect(ch)
 	c.transitions.Collect(ch)
 	c.durations.Collect(ch)
+	c.notices.Collect(ch)
 }
 
 // forget drops the series of checks that were removed.

@@ -313,3 +313,57 @@ vitals_build_info{goversion="go1.26.5",revision="abc123",version="v1.2.3"} 1
 		t.Errorf("promlint: %v %v", problems, err)
 	}
 }
+
+// Notices count by key, up to 32 keys; the notices of later keys count
+// under key="_other", so that keys with ids in them cannot grow the scrape
+// without end.
+func TestNoticesCountByKeyUpToACap(t *testing.T) {
+	c := metrics.New()
+	m := health.New(health.WithLogger(slog.New(slog.DiscardHandler)), health.WithRecorder(c.Record))
+	c.Attach(m)
+	notify := func(key string) {
+		t.Helper()
+		e, err := m.Notify(key, nil)
+		must(t, err)
+		c.Notice(e)
+	}
+	notify("example.com/config-reloaded")
+	notify("example.com/config-reloaded")
+	for i := range 40 {
+		notify(fmt.Sprintf("request-%d", i))
+	}
+	notify("example.com/config-reloaded")
+	if got := noticesOf(t, c, "example.com/config-reloaded"); got != 3 {
+		t.Errorf("config-reloaded counted %v, want 3", got)
+	}
+	if got := noticesOf(t, c, "request-30"); got != 1 {
+		t.Errorf("request-30, the 32nd key, counted %v, want 1", got)
+	}
+	if got := noticesOf(t, c, "_other"); got != 9 {
+		t.Errorf("_other counted %v, want the 9 notices of the keys past 32", got)
+	}
+	if n := testutil.CollectAndCount(c, "vitals_notices_total"); n != 33 {
+		t.Errorf("%d series of notices, want 32 keys and _other", n)
+	}
+	if problems, err := testutil.CollectAndLint(c, "vitals_notices_total"); err != nil || len(problems) > 0 {
+		t.Errorf("promlint: %v %v", problems, err)
+	}
+}
+
+// noticesOf is the count of vitals_notices_total with the key, as c
+// collects it.
+func noticesOf(t *testing.T, c prometheus.Collector, key string) float64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	must(t, reg.Register(c))
+	families, err := reg.Gather()
+	must(t, err)
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			if f.GetName() == "vitals_notices_total" && m.GetLabel()[0].GetValue() == key {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}

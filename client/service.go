@@ -1,0 +1,49 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/vitals-dev/vitals/health"
+)
+
+// RestartService restarts the agent's workload at once (POST
+// /v1/service/restart) and returns its service-started event, once it runs
+// again. An agent with no workload answers 404, one whose workload is not
+// running (between an exit and its restart) 409.
+func (c *Client) RestartService(ctx context.Context) (health.Event, error) {
+	var out health.Event
+	return out, c.do(ctx, http.MethodPost, "/v1/service/restart", nil, &out)
+}
+
+// Hook is where one of the agent's hooks stands, as GET /v1/hooks lists it.
+type Hook struct {
+	Name   string             `json:"name"`
+	Kind   string             `json:"kind"`   // exec or webhook
+	Target string             `json:"target"` // the command's name, or the URL (its password and secret parts hidden)
+	On     []health.EventType `json:"on"`
+	// Delivered and Failed count the events delivered and given up on (after
+	// every attempt a webhook gets).
+	Delivered uint64 `json:"delivered"`
+	Failed    uint64 `json:"failed"`
+	// Missed counts the events the hook never saw: the log dropped them
+	// while the hook was busy with older ones. They count whatever their
+	// type, since they are gone.
+	Missed uint64 `json:"missed"`
+	// LastDeliveredID is the ID of the last event delivered; 0: none yet.
+	LastDeliveredID uint64 `json:"lastDeliveredId,omitempty"`
+	// LastError is why the last failed attempt failed, and LastErrorTime when.
+	LastError     string    `json:"lastError,omitempty"`
+	LastErrorTime time.Time `json:"lastErrorTime,omitzero"`
+	// Failing is set when the hook gave up on its latest event, and cleared
+	// by the next event it delivers.
+	Failing bool `json:"failing"`
+}
+
+// Hooks returns where each of the agent's hooks stands, in the order of its
+// file (GET /v1/hooks).
+func (c *Client) Hooks(ctx context.Context) ([]Hook, error) {
+	var out []Hook
+	return out, c.do(ctx, http.MethodGet, "/v1/hooks", nil, &out)
+}
