@@ -164,12 +164,13 @@ func (p *Pebble) Start(t testing.TB, env ...string) {
 }
 
 // environ is the environment of p's commands: the test's, with $PEBBLE
-// p's directory and no other Pebble's socket.
+// p's directory, no other Pebble's socket, and $XDG_CONFIG_HOME in p's
+// directory too, where `pebble notices` keeps what it listed.
 func (p *Pebble) environ() []string {
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, "PEBBLE=") || strings.HasPrefix(kv, "PEBBLE_SOCKET=")
+		return strings.HasPrefix(kv, "PEBBLE=") || strings.HasPrefix(kv, "PEBBLE_SOCKET=") || strings.HasPrefix(kv, "XDG_CONFIG_HOME=")
 	})
-	return append(env, "PEBBLE="+p.Dir)
+	return append(env, "PEBBLE="+p.Dir, "XDG_CONFIG_HOME="+filepath.Join(p.Dir, "config"))
 }
 
 // WaitFor waits (a guard only) until ok, failing the test with Pebble's
