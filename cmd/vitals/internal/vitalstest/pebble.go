@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vitals-dev/vitals/internal/testenv"
 )
 
 // pebblePatience bounds the waits for Pebble: long, for a loaded machine; a
@@ -55,7 +57,8 @@ var pebbleOnce struct {
 
 // PebbleBinary is the pebble command at PebbleVersion, built the way bench
 // builds it (go build of its tool, in the bench module) into the user's
-// cache directory, once for each version, and returns its path.
+// cache directory (testenv.Tool), once for each version, and returns its
+// path.
 func PebbleBinary(t testing.TB) string {
 	t.Helper()
 	pebbleOnce.Do(func() { pebbleOnce.path, pebbleOnce.err = buildPebble() })
@@ -70,28 +73,15 @@ func buildPebble() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	dest := filepath.Join(cache, "vitals-tools", "pebble-"+version)
-	if _, err := os.Stat(dest); err == nil {
-		return dest, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
-		return "", err
-	}
-	// Built beside dest and renamed, so that a test run that is stopped
-	// halfway, or another running at once, never sees half a binary.
-	partial := fmt.Sprintf("%s.%d.partial", dest, os.Getpid())
-	defer os.Remove(partial)
-	build := exec.Command("go", "build", "-o", partial, "github.com/canonical/pebble/cmd/pebble")
-	build.Dir = benchDir()
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build pebble %s in bench: %v\n%s", version, err, out)
-	}
-	return dest, os.Rename(partial, dest)
+	return testenv.Tool("pebble", version, func(path string) error {
+		build := exec.Command("go", "build", "-o", path, "github.com/canonical/pebble/cmd/pebble")
+		build.Dir = benchDir()
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			return fmt.Errorf("build pebble %s in bench: %v\n%s", version, err, out)
+		}
+		return nil
+	})
 }
 
 // A Pebble is a `pebble run` that a test started: its $PEBBLE directory,
