@@ -154,7 +154,7 @@ func (r *HookRetry) withDefaults() {
 	r.BackoffMax = cmp.Or(r.BackoffMax, max(DefaultHookBackoffMax, r.BackoffInitial))
 }
 
-// maxRetries bounds a webhook's retries: with the longest backoff, ten
+// maxRetries bounds a hook's retries: with the longest backoff, ten
 // retries already keep one event for minutes, and the events behind it wait.
 const maxRetries = 10
 

@@ -24,6 +24,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/health"
@@ -714,5 +715,21 @@ func TestTheLongestOutputFitsAPebbleNotice(t *testing.T) {
 	}
 	if n := p.Notices(t); n[0].LastData["output"] != ev.Output || len(ev.Output) < 1000 {
 		t.Fatalf("data %v, want the event's whole output, %d bytes", n[0].LastData, len(ev.Output))
+	}
+}
+
+// Every event type a hook may be on is the key of a notice Pebble takes.
+func TestEveryEventTypeIsANoticeKeyPebbleTakes(t *testing.T) {
+	p := vitalstest.StartPebble(t, "")
+	m := newMonitor()
+	var l vitalstest.Buffer
+	r := start(t, m, &l, nil, pebbleNotice(p.Socket, config.HookEventTypes...))
+	for _, typ := range config.HookEventTypes {
+		m.Emit(health.Event{Type: typ})
+	}
+	n := uint64(len(config.HookEventTypes))
+	st := waitStatus(t, r, "every event done with", func(st hooks.Status) bool { return st.Delivered+st.Failed == n })
+	if st.Failed != 0 || len(p.Notices(t)) != len(config.HookEventTypes) {
+		t.Fatalf("status %+v, notices %+v: want one notice for each of %v", st, p.Notices(t), config.HookEventTypes)
 	}
 }
