@@ -115,7 +115,12 @@ services:
 	if n.LastData["check"] != "oidc" || n.LastData["level"] != "live" {
 		t.Fatalf("data %v, want oidc's failure", n.LastData)
 	}
-	waitNotice(t, p, "vitals.dev/level-failed", 1, p.Log)
+	// A live check that fails fails live, then ready: two occurrences of
+	// one notice, the last ready's.
+	if n := waitNotice(t, p, "vitals.dev/level-failed", 2, p.Log); n.LastData["level"] != "ready" ||
+		!strings.HasPrefix(n.LastData["output"], `check "oidc" is fail`) {
+		t.Fatalf("data %v, want ready failed by oidc", n.LastData)
+	}
 	if out := p.CLI(t, "services"); !regexp.MustCompile(`vitals +enabled +active`).MatchString(out) {
 		t.Fatalf("pebble services:\n%s", out)
 	}
