@@ -7,7 +7,7 @@
 # --follow` shows it all, `pebble notices` what the charm would get. Needs Go
 # and curl: vitals, the authservice and Pebble (the version bench/go.mod pins,
 # its module fetched into Go's module cache the first time) are built with go
-# build. Takes about twenty seconds; leaves nothing behind.
+# build. Takes about half a minute; leaves nothing behind.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export KUBEFLOW_DIR PEBBLE XDG_CONFIG_HOME PATH
