@@ -20,11 +20,11 @@ func (c *Client) RestartService(ctx context.Context) (health.Event, error) {
 // Hook is where one of the agent's hooks stands, as GET /v1/hooks lists it.
 type Hook struct {
 	Name   string             `json:"name"`
-	Kind   string             `json:"kind"`   // exec or webhook
-	Target string             `json:"target"` // the command's name, or the URL (its password and secret parts hidden)
+	Kind   string             `json:"kind"`   // exec, webhook or pebble-notice
+	Target string             `json:"target"` // the command's name, the URL (its password and secret parts hidden), or Pebble's socket
 	On     []health.EventType `json:"on"`
 	// Delivered and Failed count the events delivered and given up on (after
-	// every attempt a webhook gets).
+	// every attempt a webhook or a Pebble notice gets).
 	Delivered uint64 `json:"delivered"`
 	Failed    uint64 `json:"failed"`
 	// Missed counts the events the hook never saw: the log dropped them

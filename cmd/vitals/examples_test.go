@@ -3,6 +3,7 @@ package main
 import (
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 
 // The runnable examples of the README and docs/agent.md run, and show what
 // those pages say they show, in the order they say it: each line wanted is
-// looked for after the one before.
+// looked for after the one before; and each pattern of lines matches a line.
 func TestTheREADMEExamplesShowWhatTheySay(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		testenv.Missing(t, "the examples need curl")
@@ -21,15 +22,32 @@ func TestTheREADMEExamplesShowWhatTheySay(t *testing.T) {
 		script string
 		need   func(t *testing.T) // ends the test unless what the script needs is here
 		want   []string
+		lines  []string // regular expressions, each of one line, anywhere
 	}{
-		{"examples/quickstart/run.sh", nil, []string{"[-]peer-config", "(HTTP 503)", "[+]peer-config ok", "(HTTP 200)"}},
+		{"examples/quickstart/run.sh", nil, []string{"[-]peer-config", "(HTTP 503)", "[+]peer-config ok", "(HTTP 200)"}, nil},
 		{"examples/kubeflow/run.sh", nil, []string{
+			"authservice answers 302",
+			// The charm is woken: Pebble has the notice of the exit, whose
+			// data says why.
+			"custom  vitals.dev/service-exited",
+			"key: vitals.dev/service-exited\n",
+			"occurrences: 1\n",
+			"    reason: check oidc failed\n    service: authservice\n    signal: SIGTERM\n",
 			"authservice answers 302",
 			"service-exited  authservice",
 			": check oidc failed",
 			"checks-reset: authservice started again (restart 1, pid",
 			"restarts 1",
-			`"type":"service-exited"`,
+			"$ pebble notices --type custom",
+			"key: vitals.dev/service-exited\n",
+			"occurrences: 2\n",
+			"    reason: stopping\n    restarts: \"1\"\n",
+		}, []string{
+			// One notice for each type, the second exit (vitals stopping)
+			// one more occurrence of the first's.
+			`^\d+ +\d+ +custom +vitals\.dev/check-failed .* [34]$`,
+			`^\d+ +\d+ +custom +vitals\.dev/level-failed .* \d+$`,
+			`^\d+ +\d+ +custom +vitals\.dev/service-exited .* 2$`,
 		}},
 		{"examples/stackstorm/run.sh", needRabbitMQAndPika, []string{
 			// Startup waits for its line.
@@ -62,7 +80,7 @@ func TestTheREADMEExamplesShowWhatTheySay(t *testing.T) {
 			"service-exited  rulesengine.py pid ",
 			" signal SIGTERM: check pong failed",
 			"checks-reset: rulesengine.py started again (restart 1, pid",
-		}},
+		}, nil},
 	} {
 		t.Run(filepath.Base(filepath.Dir(tc.script)), func(t *testing.T) {
 			if tc.need != nil {
@@ -80,6 +98,11 @@ func TestTheREADMEExamplesShowWhatTheySay(t *testing.T) {
 					continue
 				}
 				rest, after = rest[i+len(want):], want
+			}
+			for _, line := range tc.lines {
+				if !regexp.MustCompile("(?m)" + line).Match(out) {
+					t.Errorf("%s's output has no line matching %s:\n%s", tc.script, line, out)
+				}
 			}
 		})
 	}

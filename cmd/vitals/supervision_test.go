@@ -415,19 +415,24 @@ func TestAServiceWithNoChecksValidatesAndRuns(t *testing.T) {
 // secrets hidden, in a file that loads again.
 func TestValidatePrintShowsHooksOnFailureAndLogChecks(t *testing.T) {
 	t.Setenv("HOOK_TOKEN", "s3cret-token")
+	t.Setenv("PEBBLE_SOCKET", "")
+	t.Setenv("PEBBLE", "/charm/container/pebble")
 	path := writeConfig(t, `service: {command: [sleep, "100"]}
 hooks:
   - on: [check-failed]
     webhook: {url: "http://operator:pw@localhost:9/hook", headers: {Authorization: "Bearer ${HOOK_TOKEN}"}}
   - on: [service-exited]
     exec: [true]
+  - pebble-notice: {}
 checks:
   ui: {http: {url: "http://localhost:1/"}, on-failure: restart}
   started: {level: startup, log: {pattern: "Listening on"}}
 `)
 	r := vitalsRun(t, "validate", "-c", path, "--print")
 	for _, want := range []string{"  - name: hook-1\n    on: [check-failed]\n", "url: \"http://operator:xxxxx@localhost:9/hook\"",
-		"retries: 3", "exec: {command: [\"true\"], timeout: 10s}", "    on-failure: restart\n", "    log: {pattern: \"Listening on\"}\n"} {
+		"retries: 3", "exec: {command: [\"true\"], timeout: 10s}", "    on-failure: restart\n", "    log: {pattern: \"Listening on\"}\n",
+		"  - name: hook-3\n    on: [check-failed, check-passed, level-failed, level-passed, service-exited]\n" +
+			"    pebble-notice:\n      socket: \"/charm/container/pebble/.pebble.socket\"\n      repeat-after: 0s\n      timeout: 5s\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("--print lacks %q:\n%s", want, r.stdout)
 		}

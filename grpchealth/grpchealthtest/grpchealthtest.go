@@ -7,52 +7,40 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
+
+	"github.com/vitals-dev/vitals/internal/testenv"
 )
 
 // HealthProbeVersion is the grpc-health-probe HealthProbe builds: pinned, so
 // that a new release changes nothing until it is chosen.
 const HealthProbeVersion = "v0.4.62"
 
-// HealthProbe builds grpc-health-probe into the user's cache
-// directory, unless it is there already, and returns its path. It builds it
-// from a throw-away module in a temporary directory that requires the
-// pinned version, as a user would install it, with the go command that runs
-// the tests.
+// HealthProbe builds grpc-health-probe into the user's cache directory
+// (testenv.Tool), unless it is there already, and returns its path. It
+// builds it from a throw-away module in a temporary directory that requires
+// the pinned version, as a user would install it, with the go command that
+// runs the tests.
 func HealthProbe() (string, error) {
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	dest := filepath.Join(cache, "vitals-tools", "grpc-health-probe-"+HealthProbeVersion)
-	if _, err := os.Stat(dest); err == nil {
-		return dest, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
-		return "", err
-	}
-	dir, err := os.MkdirTemp("", "grpc-health-probe-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(dir)
-	// Built beside dest and renamed, so that a test run that is stopped
-	// halfway, or another running at once, never sees half a binary.
-	partial := fmt.Sprintf("%s.%d.partial", dest, os.Getpid())
-	defer os.Remove(partial)
-	const pkg = "github.com/grpc-ecosystem/grpc-health-probe"
-	for _, args := range [][]string{
-		{"mod", "init", "tools"},
-		{"get", pkg + "@" + HealthProbeVersion},
-		{"build", "-o", partial, pkg},
-	} {
-		cmd := exec.Command("go", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("build grpc-health-probe %s: go %s: %v\n%s", HealthProbeVersion, strings.Join(args, " "), err, out)
+	return testenv.Tool("grpc-health-probe", HealthProbeVersion, func(path string) error {
+		dir, err := os.MkdirTemp("", "grpc-health-probe-")
+		if err != nil {
+			return err
 		}
-	}
-	return dest, os.Rename(partial, dest)
+		defer os.RemoveAll(dir)
+		const pkg = "github.com/grpc-ecosystem/grpc-health-probe"
+		for _, args := range [][]string{
+			{"mod", "init", "tools"},
+			{"get", pkg + "@" + HealthProbeVersion},
+			{"build", "-o", path, pkg},
+		} {
+			cmd := exec.Command("go", args...)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "GOWORK=off")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("build grpc-health-probe %s: go %s: %v\n%s", HealthProbeVersion, strings.Join(args, " "), err, out)
+			}
+		}
+		return nil
+	})
 }

@@ -260,11 +260,18 @@ func hookSpecs(hs []config.Hook) []hooks.Spec {
 			out[i].Exec = &hooks.ExecSpec{Command: e.Command, Timeout: e.Timeout}
 		}
 		if w := h.Webhook; w != nil {
-			out[i].Webhook = &hooks.WebhookSpec{URL: w.URL, Method: w.Method, Header: w.Header, Timeout: w.Timeout,
-				Attempts: w.Attempts, BackoffInitial: w.BackoffInitial, BackoffMax: w.BackoffMax}
+			out[i].Webhook = &hooks.WebhookSpec{URL: w.URL, Method: w.Method, Header: w.Header, Retry: hookRetry(w.HookRetry)}
+		}
+		if p := h.PebbleNotice; p != nil {
+			out[i].PebbleNotice = &hooks.PebbleNoticeSpec{Socket: p.Socket, RepeatAfter: p.RepeatAfter, Retry: hookRetry(p.HookRetry)}
 		}
 	}
 	return out
+}
+
+// hookRetry is a hook's retries as package hooks takes them.
+func hookRetry(r config.HookRetry) hooks.Retry {
+	return hooks.Retry{Timeout: r.Timeout, Attempts: r.Attempts, BackoffInitial: r.BackoffInitial, BackoffMax: r.BackoffMax}
 }
 
 // errorLog is where the servers say what goes wrong with a connection.

@@ -123,8 +123,17 @@ func renderHooks(b *strings.Builder, c *config.Config) {
 					fmt.Fprintf(b, "        %q: [%s]\n", name, redacted(w.Header[name]))
 				}
 			}
-			fmt.Fprintf(b, "      timeout: %v\n      retries: %d\n      backoff: {initial: %v, max: %v}\n",
-				w.Timeout, w.Attempts-1, w.BackoffInitial, w.BackoffMax)
+			renderRetry(b, w.HookRetry)
+		}
+		if p := h.PebbleNotice; p != nil {
+			fmt.Fprintf(b, "    pebble-notice:\n      socket: %q\n      repeat-after: %v\n", p.Socket, p.RepeatAfter)
+			renderRetry(b, p.HookRetry)
 		}
 	}
+}
+
+// renderRetry writes a hook's timeout, retries and backoff.
+func renderRetry(b *strings.Builder, r config.HookRetry) {
+	fmt.Fprintf(b, "      timeout: %v\n      retries: %d\n      backoff: {initial: %v, max: %v}\n",
+		r.Timeout, r.Attempts-1, r.BackoffInitial, r.BackoffMax)
 }

@@ -165,13 +165,22 @@ const maxSocketPath = len(syscall.RawSockaddrUnix{}.Path) - 1
 // more, and then moves the socket into place.
 const maxSocketDir = maxSocketPath - len("/.vitals-4294967295/s")
 
+// Reachable says whether a client can connect to a unix socket at path, as
+// far as its length goes: sun_path holds no longer a path.
+func Reachable(path string) error {
+	if len(path) > maxSocketPath {
+		return fmt.Errorf("%q is %d bytes, too long for a unix socket: at most %d", path, len(path), maxSocketPath)
+	}
+	return nil
+}
+
 // Check says whether api.Listen can serve the API at path, a unix
 // socket's, as far as its length goes: a path too long for sun_path is one
 // that clients cannot reach, and a directory too long one where the bind
 // fails.
 func Check(path string) error {
-	if len(path) > maxSocketPath {
-		return fmt.Errorf("%q is %d bytes, too long for a unix socket: at most %d", path, len(path), maxSocketPath)
+	if err := Reachable(path); err != nil {
+		return err
 	}
 	if dir := filepath.Dir(path); len(dir) > maxSocketDir {
 		return fmt.Errorf("%q is in a directory of %d bytes, too long for the socket to be made there: at most %d", path, len(dir), maxSocketDir)

@@ -463,7 +463,7 @@ func topFields(c *Config, checks *ast.Node) []Field {
 			Doc: "How long readiness fails before the workload is stopped, on SIGTERM or SIGINT: time for the endpoints' clients to notice."},
 		{Key: "hooks", Value: Value{"list of hooks", func(d *Decoder, n ast.Node, _ string) { c.Hooks = d.hooks(n) },
 			Schema{"type": "array", "items": Ref("hooks[]")}},
-			Doc: "What runs on the events, each hook an exec or a webhook (below)."},
+			Doc: "What runs on the events, each hook an exec, a webhook or a Pebble notice (below)."},
 		{Key: "kubernetes", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { c.Kubernetes = d.kubernetes(n, path) }, Ref("kubernetes")},
 			Doc: "What the agent tells Kubernetes about its pod, named by POD_NAME and POD_NAMESPACE from the downward API (below)."},
 	}

@@ -6,27 +6,32 @@ import (
 	"fmt"
 	"net/url"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/apisocket"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
 	"github.com/vitals-dev/vitals/health"
 )
 
 // Hook is one hook of the hooks: list: the events it is on, and what
-// delivers them, exactly one of Exec and Webhook, with every default filled
-// in. Package hooks runs them (its Spec has the same fields, documented with
-// what delivering means).
+// delivers them, exactly one of Exec, Webhook and PebbleNotice, with every
+// default filled in. Package hooks runs them (its Spec has the same fields,
+// documented with what delivering means).
 type Hook struct {
 	// Name says which hook a log line, a status or a metric is about.
 	// Default "hook-N", N being the hook's position in the list, from 1.
 	Name string
-	// On is the event types delivered, among HookEventTypes.
-	On      []health.EventType
-	Exec    *ExecHook
-	Webhook *WebhookHook
+	// On is the event types delivered, among HookEventTypes. Required but
+	// for a PebbleNotice, whose default is DefaultPebbleNoticeOn.
+	On           []health.EventType
+	Exec         *ExecHook
+	Webhook      *WebhookHook
+	PebbleNotice *PebbleNoticeHook
 }
 
 // ExecHook is a hook that runs a command for each event.
@@ -38,13 +43,10 @@ type ExecHook struct {
 	Timeout time.Duration
 }
 
-// WebhookHook is a hook that sends each event's JSON in an HTTP request.
-type WebhookHook struct {
-	URL string // http or https
-	// Method is an HTTP method in capitals. Default DefaultHookMethod.
-	Method string
-	Header map[string][]string
-	// Timeout bounds each attempt. Default DefaultHookWebhookTimeout.
+// HookRetry is how a hook that sends a request for each event (a webhook,
+// a Pebble notice) tries it again.
+type HookRetry struct {
+	// Timeout bounds each attempt. Default DefaultHookRequestTimeout.
 	Timeout time.Duration
 	// Attempts is the first request and the retries. Default
 	// DefaultHookAttempts.
@@ -55,6 +57,27 @@ type WebhookHook struct {
 	BackoffInitial, BackoffMax time.Duration
 }
 
+// WebhookHook is a hook that sends each event's JSON in an HTTP request.
+type WebhookHook struct {
+	URL string // http or https
+	// Method is an HTTP method in capitals. Default DefaultHookMethod.
+	Method string
+	Header map[string][]string
+	HookRetry
+}
+
+// PebbleNoticeHook is a hook that records each event as a custom notice of
+// a Pebble, as `pebble notify` does.
+type PebbleNoticeHook struct {
+	// Socket is Pebble's API socket. Default where the pebble command looks
+	// for it: $PEBBLE_SOCKET, else $PEBBLE/.pebble.socket, else
+	// DefaultPebbleSocket.
+	Socket string
+	// RepeatAfter is the notice's repeat-after; 0, the default: none.
+	RepeatAfter time.Duration
+	HookRetry
+}
+
 // The defaults of a hook's fields, which the file's hooks get filled in (and
 // package hooks gives a zero field too).
 const (
@@ -62,9 +85,9 @@ const (
 	// network once or twice (a notification, a kubectl) without piling up
 	// runs.
 	DefaultHookExecTimeout = 10 * time.Second
-	// DefaultHookWebhookTimeout is long for a neighbour's answer, and short
+	// DefaultHookRequestTimeout is long for a neighbour's answer, and short
 	// enough that a few attempts fit well within a minute.
-	DefaultHookWebhookTimeout = 5 * time.Second
+	DefaultHookRequestTimeout = 5 * time.Second
 	// DefaultHookMethod is what webhooks expect.
 	DefaultHookMethod = "POST"
 	// DefaultHookAttempts is a first try and 3 retries: with the default
@@ -76,7 +99,19 @@ const (
 	// restart.
 	DefaultHookBackoffInitial = 500 * time.Millisecond
 	DefaultHookBackoffMax     = 10 * time.Second
+	// DefaultPebbleSocket is Pebble's socket when neither $PEBBLE_SOCKET
+	// nor $PEBBLE says where it is: in Pebble's default directory.
+	DefaultPebbleSocket = "/var/lib/pebble/default/.pebble.socket"
 )
+
+// DefaultPebbleNoticeOn is the event types a pebble-notice hook is on when
+// it has no on: the changes a charm acts on, and not the starts, stops and
+// resets that come with them.
+var DefaultPebbleNoticeOn = []health.EventType{
+	health.EventCheckFailed, health.EventCheckPassed,
+	health.EventLevelFailed, health.EventLevelPassed,
+	health.EventServiceExited,
+}
 
 // HookEventTypes is every event type a hook may be on, in the order the
 // file's errors list them: every type the agent emits. It has no
@@ -104,15 +139,23 @@ func (h Hook) withDefaults(n int) Hook {
 	}
 	if w := h.Webhook; w != nil {
 		w.Method = cmp.Or(w.Method, DefaultHookMethod)
-		w.Timeout = cmp.Or(w.Timeout, DefaultHookWebhookTimeout)
-		w.Attempts = cmp.Or(w.Attempts, DefaultHookAttempts)
-		w.BackoffInitial = cmp.Or(w.BackoffInitial, DefaultHookBackoffInitial)
-		w.BackoffMax = cmp.Or(w.BackoffMax, max(DefaultHookBackoffMax, w.BackoffInitial))
+		w.HookRetry.withDefaults()
+	}
+	if p := h.PebbleNotice; p != nil {
+		p.HookRetry.withDefaults()
 	}
 	return h
 }
 
-// maxRetries bounds a webhook's retries: with the longest backoff, ten
+// withDefaults sets r's zero fields to their defaults.
+func (r *HookRetry) withDefaults() {
+	r.Timeout = cmp.Or(r.Timeout, DefaultHookRequestTimeout)
+	r.Attempts = cmp.Or(r.Attempts, DefaultHookAttempts)
+	r.BackoffInitial = cmp.Or(r.BackoffInitial, DefaultHookBackoffInitial)
+	r.BackoffMax = cmp.Or(r.BackoffMax, max(DefaultHookBackoffMax, r.BackoffInitial))
+}
+
+// maxRetries bounds a hook's retries: with the longest backoff, ten
 // retries already keep one event for minutes, and the events behind it wait.
 const maxRetries = 10
 
@@ -121,7 +164,7 @@ const maxRetries = 10
 func (d *Decoder) hooks(n ast.Node) []Hook {
 	seq, ok := yamlnode.Unwrap(n).(*ast.SequenceNode)
 	if !ok {
-		d.Errorf(n, "hooks", "want a list of hooks, each with on: and exec: or webhook:, got %s", yamlnode.Describe(n))
+		d.Errorf(n, "hooks", "want a list of hooks, each with on: and one of exec:, webhook: and pebble-notice:, got %s", yamlnode.Describe(n))
 		return nil
 	}
 	var out []Hook
@@ -147,8 +190,8 @@ func (d *Decoder) hooks(n ast.Node) []Hook {
 	return out
 }
 
-// hook reads one hook: its name, its event types, and exactly one of exec
-// and webhook. nameNode is its name's node, if it has one.
+// hook reads one hook: its name, its event types, and exactly one of exec,
+// webhook and pebble-notice. nameNode is its name's node, if it has one.
 func (d *Decoder) hook(n ast.Node, path string) (s Hook, nameNode ast.Node, ok bool) {
 	before := d.Failures()
 	var action string
@@ -158,24 +201,26 @@ func (d *Decoder) hook(n ast.Node, path string) (s Hook, nameNode ast.Node, ok b
 		return s, nil, false
 	}
 	switch {
+	case given["on"] == nil && action == "pebble-notice":
+		s.On = slices.Clone(DefaultPebbleNoticeOn)
 	case given["on"] == nil:
 		d.Errorf(n, path, "no on: give the event types the hook runs for, among %s", eventTypeList())
 	case len(s.On) == 0 && !onErrors:
 		d.Errorf(given["on"], path+".on", "empty: give the event types the hook runs for, among %s", eventTypeList())
 	}
 	if action == "" {
-		d.Errorf(n, path, "nothing to do: give exec (a command) or webhook (a URL)")
+		d.Errorf(n, path, "nothing to do: give exec (a command), webhook (a URL) or pebble-notice (Pebble's socket)")
 	}
 	return s, given["name"], d.Failures() == before
 }
 
 // hookFields are the fields of a hook, read into s; action is the one of
-// exec and webhook given, onErrors whether on: had errors.
+// exec, webhook and pebble-notice given, onErrors whether on: had errors.
 func hookFields(s *Hook, action *string, onErrors *bool) []Field {
 	actionValue := func(name string, schema Schema, read func(d *Decoder, n ast.Node, path string)) Value {
 		return Value{"mapping", func(d *Decoder, n ast.Node, path string) {
 			if *action != "" {
-				d.Errorf(n, path, "a hook has one of exec and webhook, and this one has %s already", *action)
+				d.Errorf(n, path, "a hook has one of exec, webhook and pebble-notice, and this one has %s already", *action)
 				return
 			}
 			*action = name
@@ -195,13 +240,16 @@ func hookFields(s *Hook, action *string, onErrors *bool) []Field {
 			mark := d.Failures()
 			s.On = d.eventTypes(n, path)
 			*onErrors = d.Failures() > mark
-		}, eventTypesSchema()}, Required: true, Doc: "Required: the event types the hook runs for, among " + eventTypeList() + "."},
+		}, eventTypesSchema()}, Doc: "The event types the hook runs for, among " + eventTypeList() + ". Required by exec and webhook; a pebble-notice's default is " + eventTypeNames(DefaultPebbleNoticeOn) + "."},
 		{Key: "exec", Value: actionValue("exec", Schema{"anyOf": []Schema{argvSchema, Ref("hooks[].exec")}}, func(d *Decoder, n ast.Node, path string) {
 			s.Exec = d.execHook(n, path)
-		}), Doc: "Runs a command for each event, with the event's JSON on stdin: the command as a list of words, or a mapping of command and timeout (below). One of exec and webhook."},
+		}), Doc: "Runs a command for each event, with the event's JSON on stdin: the command as a list of words, or a mapping of command and timeout (below). One of exec, webhook and pebble-notice."},
 		{Key: "webhook", Value: actionValue("webhook", Ref("hooks[].webhook"), func(d *Decoder, n ast.Node, path string) {
 			s.Webhook = d.webhookHook(n, path)
-		}), Doc: "Sends each event's JSON in an HTTP request (below). One of exec and webhook."},
+		}), Doc: "Sends each event's JSON in an HTTP request (below). One of exec, webhook and pebble-notice."},
+		{Key: "pebble-notice", Value: actionValue("pebble-notice", Ref("hooks[].pebble-notice"), func(d *Decoder, n ast.Node, path string) {
+			s.PebbleNotice = d.pebbleNoticeHook(n, path)
+		}), Doc: "Records each event as a custom notice of a Pebble, key vitals.dev/TYPE, the event's fields its data: what wakes a Juju charm (below; {} for the defaults). One of exec, webhook and pebble-notice."},
 	}
 }
 
@@ -255,9 +303,12 @@ func eventTypesSchema() Schema {
 	return Schema{"anyOf": []Schema{{"enum": names}, expansion, {"type": "array", "items": enum(names...), "minItems": 1, "uniqueItems": true}}}
 }
 
-func eventTypeList() string {
-	names := make([]string, len(HookEventTypes))
-	for i, t := range HookEventTypes {
+func eventTypeList() string { return eventTypeNames(HookEventTypes) }
+
+// eventTypeNames is types as a sentence lists them.
+func eventTypeNames(types []health.EventType) string {
+	names := make([]string, len(types))
+	for i, t := range types {
 		names[i] = string(t)
 	}
 	return strings.Join(names, ", ")
@@ -329,10 +380,7 @@ func (d *Decoder) webhookHook(n ast.Node, path string) *WebhookHook {
 	if !ok {
 		return w
 	}
-	urlNode, methodNode, backoffNode := given["url"], given["method"], given["backoff"]
-	if retries >= 0 {
-		w.Attempts = retries + 1
-	}
+	urlNode, methodNode := given["url"], given["method"]
 	switch u, err := url.Parse(w.URL); {
 	case urlNode == nil:
 		d.Errorf(n, path, "url is required")
@@ -347,26 +395,82 @@ func (d *Decoder) webhookHook(n ast.Node, path string) *WebhookHook {
 	if methodNode != nil && w.Method != "" && strings.Trim(w.Method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
 		d.Errorf(methodNode, path+".method", "want an HTTP method in capitals, such as POST or PUT, got %q", w.Method)
 	}
-	// One of the two given: the other's default, moved to make room for it.
-	switch {
-	case w.BackoffInitial == 0 && w.BackoffMax > 0:
-		w.BackoffInitial = min(DefaultHookBackoffInitial, w.BackoffMax)
-	case w.BackoffMax == 0 && w.BackoffInitial > 0:
-		w.BackoffMax = max(DefaultHookBackoffMax, w.BackoffInitial)
-	case w.BackoffInitial > w.BackoffMax:
-		d.Errorf(backoffNode, path+".backoff", "initial %v is longer than max %v", w.BackoffInitial, w.BackoffMax)
-	}
+	d.hookRetry(&w.HookRetry, retries, given["backoff"], path)
 	return w
 }
 
 // webhookFields are the fields of a hook's webhook: block, read into w, its
 // retries into retries.
 func webhookFields(w *WebhookHook, retries *int) []Field {
-	return []Field{
+	return append([]Field{
 		{Key: "url", Value: String(&w.URL), Required: true, Doc: "Required: an http:// or https:// URL."},
 		{Key: "method", Value: String(&w.Method), Default: DefaultHookMethod, Doc: "An HTTP method, in capitals."},
 		{Key: "headers", Value: Headers(&w.Header), Doc: "Sent with every request; their values are secrets, never logged or printed."},
-		{Key: "timeout", Value: positive(&w.Timeout, "a timeout"), Default: DefaultHookWebhookTimeout.String(),
+	}, retryFields(&w.HookRetry, retries, "hooks[].webhook.backoff", "the receiver")...)
+}
+
+// pebbleNoticeHook reads a hook's pebble-notice: block; with no socket:,
+// Pebble's socket is where the pebble command finds it, by the file's
+// environment.
+func (d *Decoder) pebbleNoticeHook(n ast.Node, path string) *PebbleNoticeHook {
+	p := &PebbleNoticeHook{}
+	retries := -1
+	given, ok := d.Fields(n, path, pebbleNoticeFields(p, &retries))
+	if !ok {
+		return p
+	}
+	if given["socket"] == nil {
+		p.Socket = d.pebbleSocket()
+	}
+	d.hookRetry(&p.HookRetry, retries, given["backoff"], path)
+	return p
+}
+
+// pebbleSocket is where the pebble command finds Pebble's socket, by the
+// file's environment: $PEBBLE_SOCKET, else $PEBBLE/.pebble.socket, else
+// DefaultPebbleSocket. Pebble's services get Pebble's environment, so that
+// a vitals that Pebble runs finds the Pebble that runs it.
+func (d *Decoder) pebbleSocket() string {
+	if s, ok := d.env("PEBBLE_SOCKET"); ok && s != "" {
+		return s
+	}
+	if dir, ok := d.env("PEBBLE"); ok && dir != "" {
+		return filepath.Join(dir, ".pebble.socket")
+	}
+	return DefaultPebbleSocket
+}
+
+// pebbleNoticeFields are the fields of a hook's pebble-notice: block, read
+// into p, its retries into retries.
+func pebbleNoticeFields(p *PebbleNoticeHook, retries *int) []Field {
+	return append([]Field{
+		{Key: "socket", Value: Value{"string", func(d *Decoder, n ast.Node, path string) {
+			mark := d.Failures()
+			CString(&p.Socket).Read(d, n, path)
+			switch {
+			case d.Failures() > mark:
+			case p.Socket == "":
+				d.Errorf(n, path, "empty: give the path of Pebble's socket, or leave the field out for $PEBBLE_SOCKET's")
+			case strings.Contains(p.Socket, "://"):
+				d.Errorf(n, path, "%q: give the path of Pebble's unix socket; Pebble takes notices there only, where it knows the caller's user id", p.Socket)
+			default:
+				if err := apisocket.Reachable(p.Socket); err != nil {
+					d.Errorf(n, path, "%v", err)
+				}
+			}
+		}, scalar}, Default: "$PEBBLE_SOCKET, $PEBBLE/.pebble.socket or " + DefaultPebbleSocket, Described: true,
+			Doc: "Pebble's API socket, where the pebble command looks for it: $PEBBLE_SOCKET, else $PEBBLE/.pebble.socket, else Pebble's default; a vitals that Pebble runs gets Pebble's environment."},
+		{Key: "repeat-after", Value: Duration(&p.RepeatAfter), Default: "0s",
+			Doc: "Pebble's repeat-after: an event less than this long after its notice last repeated counts as an occurrence and replaces its data, but does not repeat the notice, so the charm is not woken again; 0: every event repeats it."},
+	}, retryFields(&p.HookRetry, retries, "hooks[].pebble-notice.backoff", "Pebble")...)
+}
+
+// retryFields are the fields of a hook's timeout, retries and backoff, read
+// into r, its retries into retries; backoff is the path of its backoff's
+// section, receiver what receives the requests.
+func retryFields(r *HookRetry, retries *int, backoff, receiver string) []Field {
+	return []Field{
+		{Key: "timeout", Value: positive(&r.Timeout, "a timeout"), Default: DefaultHookRequestTimeout.String(),
 			Doc: "Bounds each attempt, from dialling to the end of the answer."},
 		{Key: "retries", Value: Value{"integer", func(d *Decoder, n ast.Node, path string) {
 			s, ok := d.scalar(n, path)
@@ -385,19 +489,38 @@ func webhookFields(w *WebhookHook, retries *int) []Field {
 				*retries = int(v)
 			}
 		}, wholeNumber(0, maxRetries)}, Default: fmt.Sprint(DefaultHookAttempts - 1),
-			Doc: fmt.Sprintf("How often a network error, a timeout, a 5xx or a 429 is tried again, at most %d: 3.5s of waiting in all with the default backoff, which rides out a restart of the receiver.", maxRetries)},
+			Doc: fmt.Sprintf("How often a network error, a timeout, a 5xx or a 429 is tried again, at most %d: 3.5s of waiting in all with the default backoff, which rides out a restart of %s.", maxRetries, receiver)},
 		{Key: "backoff", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) {
-			d.Fields(n, path, webhookBackoffFields(w))
-		}, Ref("hooks[].webhook.backoff")}, Doc: "The waits between attempts: initial, doubled each time up to max (below)."},
+			d.Fields(n, path, hookBackoffFields(r, receiver))
+		}, Ref(backoff)}, Doc: "The waits between attempts: initial, doubled each time up to max (below)."},
 	}
 }
 
-// webhookBackoffFields are the fields of a webhook's backoff, read into w.
-func webhookBackoffFields(w *WebhookHook) []Field {
+// hookRetry finishes a hook's retry fields once read: retries, when given
+// (0 or more), as attempts, and the default of the one of the backoff's
+// initial and max that the file did not give, moved to make room for the
+// other.
+func (d *Decoder) hookRetry(r *HookRetry, retries int, backoffNode ast.Node, path string) {
+	if retries >= 0 {
+		r.Attempts = retries + 1
+	}
+	switch {
+	case r.BackoffInitial == 0 && r.BackoffMax > 0:
+		r.BackoffInitial = min(DefaultHookBackoffInitial, r.BackoffMax)
+	case r.BackoffMax == 0 && r.BackoffInitial > 0:
+		r.BackoffMax = max(DefaultHookBackoffMax, r.BackoffInitial)
+	case r.BackoffInitial > r.BackoffMax:
+		d.Errorf(backoffNode, path+".backoff", "initial %v is longer than max %v", r.BackoffInitial, r.BackoffMax)
+	}
+}
+
+// hookBackoffFields are the fields of a hook's backoff, read into r;
+// receiver is what receives the requests.
+func hookBackoffFields(r *HookRetry, receiver string) []Field {
 	return []Field{
-		{Key: "initial", Value: positive(&w.BackoffInitial, "a delay"), Default: DefaultHookBackoffInitial.String(),
+		{Key: "initial", Value: positive(&r.BackoffInitial, "a delay"), Default: DefaultHookBackoffInitial.String(),
 			Doc: "The first wait: the first retry comes quickly."},
-		{Key: "max", Value: positive(&w.BackoffMax, "a delay"), Default: DefaultHookBackoffMax.String(),
-			Doc: "The longest wait, no longer than the receiver's likely restart; at least initial."},
+		{Key: "max", Value: positive(&r.BackoffMax, "a delay"), Default: DefaultHookBackoffMax.String(),
+			Doc: fmt.Sprintf("The longest wait, no longer than the likely restart of %s; at least initial.", receiver)},
 	}
 }

@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,26 +30,26 @@ func TestBadHooksSayWhatAndWhere(t *testing.T) {
 		{"hooks is a mapping", withHooks(
 			"hooks: {on: [stopping], exec: [true]}",
 		), []string{
-			`vitals.yaml:3:8: hooks: want a list of hooks, each with on: and exec: or webhook:, got a mapping`,
+			`vitals.yaml:3:8: hooks: want a list of hooks, each with on: and one of exec:, webhook: and pebble-notice:, got a mapping`,
 		}},
 		{"a hook is a string", withHooks(
 			"hooks:",
 			"  - notify",
 		), []string{
-			`vitals.yaml:4:5: hooks[0]: want a mapping of exec, name, on, webhook, got "notify"`,
+			`vitals.yaml:4:5: hooks[0]: want a mapping of exec, name, on, pebble-notice, webhook, got "notify"`,
 		}},
 		{"an unknown field", withHooks(
 			"hooks:",
 			"  - {on: [stopping], exec: [true], shell: bash}",
 		), []string{
-			`vitals.yaml:4:36: hooks[0].shell: unknown field "shell" (want exec, name, on, webhook)`,
+			`vitals.yaml:4:36: hooks[0].shell: unknown field "shell" (want exec, name, on, pebble-notice, webhook)`,
 		}},
 		{"neither on nor anything to do", withHooks(
 			"hooks:",
 			"  - name: lonely",
 		), []string{
 			`vitals.yaml:4:9: hooks[0]: no on: give the event types the hook runs for, among ` + eventTypes,
-			`vitals.yaml:4:9: hooks[0]: nothing to do: give exec (a command) or webhook (a URL)`,
+			`vitals.yaml:4:9: hooks[0]: nothing to do: give exec (a command), webhook (a URL) or pebble-notice (Pebble's socket)`,
 		}},
 		{"on is empty, and the name bad", withHooks(
 			"hooks:",
@@ -81,7 +82,7 @@ func TestBadHooksSayWhatAndWhere(t *testing.T) {
 			"    exec: [true]",
 			"    webhook: {url: \"http://operator/hook\"}",
 		), []string{
-			`vitals.yaml:6:14: hooks[0].webhook: a hook has one of exec and webhook, and this one has exec already`,
+			`vitals.yaml:6:14: hooks[0].webhook: a hook has one of exec, webhook and pebble-notice, and this one has exec already`,
 		}},
 		{"exec as a line for a shell", withHooks(
 			"hooks:",
@@ -161,6 +162,30 @@ func TestBadHooksSayWhatAndWhere(t *testing.T) {
 			`vitals.yaml:7:57: hooks[3].webhook.backoff: initial 2s is longer than max 1s`,
 			`vitals.yaml:8:67: hooks[4].webhook.backoff.initial: 0s: give a delay of more than 0`,
 		}},
+		{"pebble-notice: bad socket, unknown field, bad repeat-after and backoff", withHooks(
+			"hooks:",
+			"  - pebble-notice: {socket: [/run/pebble.socket]}",
+			"  - pebble-notice: {socket: \"\", repeat-after: 1 hour}",
+			"  - pebble-notice: {socket: \"http://localhost:4000\", key: example.com/oidc}",
+			"  - pebble-notice: {socket: /run/"+strings.Repeat("d", 100)+"/pebble.socket, retries: 11, backoff: {initial: 2s, max: 1s}}",
+			"  - on: []",
+			"    pebble-notice: /run/pebble.socket",
+			"  - on: [stopping]",
+			"    pebble-notice: {}",
+			"    exec: [true]",
+		), []string{
+			`vitals.yaml:4:29: hooks[0].pebble-notice.socket: want a single value, got a list`,
+			`vitals.yaml:5:29: hooks[1].pebble-notice.socket: empty: give the path of Pebble's socket, or leave the field out for $PEBBLE_SOCKET's`,
+			`vitals.yaml:5:47: hooks[1].pebble-notice.repeat-after: "1 hour" is not a duration such as 10s, 500ms or 1m30s`,
+			`vitals.yaml:6:29: hooks[2].pebble-notice.socket: "http://localhost:4000": give the path of Pebble's unix socket; Pebble takes notices there only, where it knows the caller's user id`,
+			`vitals.yaml:6:54: hooks[2].pebble-notice.key: unknown field "key" (want backoff, repeat-after, retries, socket, timeout)`,
+			`vitals.yaml:7:29: hooks[3].pebble-notice.socket: "/run/` + strings.Repeat("d", 100) + `/pebble.socket" is 119 bytes, too long for a unix socket: at most 107`,
+			`vitals.yaml:7:159: hooks[3].pebble-notice.retries: 11 is more than 10: an event that fails for longer holds up the ones behind it`,
+			`vitals.yaml:7:172: hooks[3].pebble-notice.backoff: initial 2s is longer than max 1s`,
+			`vitals.yaml:8:9: hooks[4].on: empty: give the event types the hook runs for, among ` + eventTypes,
+			`vitals.yaml:9:20: hooks[4].pebble-notice: want a mapping of backoff, repeat-after, retries, socket, timeout, got "/run/pebble.socket"`,
+			`vitals.yaml:12:11: hooks[5].exec: a hook has one of exec, webhook and pebble-notice, and this one has pebble-notice already`,
+		}},
 		{"names: bad, taken, taken by a default", withHooks(
 			"hooks:",
 			"  - {name: Notify, on: [stopping], exec: [true]}",
@@ -186,7 +211,9 @@ func TestBadHooksSayWhatAndWhere(t *testing.T) {
 }
 
 func TestHooksAreReadWithTheirDefaults(t *testing.T) {
-	env := map[string]string{"HOOK_TOKEN": "tok-hook-123", "OPERATOR": "operator:8080"}
+	// As Juju sets them in a workload container, with $PEBBLE_SOCKET first.
+	env := map[string]string{"HOOK_TOKEN": "tok-hook-123", "OPERATOR": "operator:8080",
+		"PEBBLE_SOCKET": "/charm/container/pebble.socket", "PEBBLE": "/charm/container/pebble"}
 	c, err := Parse(file, []byte(withHooks(
 		"hooks:",
 		"  - on: [check-failed, check-passed, service-exited]",
@@ -204,6 +231,10 @@ func TestHooksAreReadWithTheirDefaults(t *testing.T) {
 		"      headers: {X-Api-Key: [literal-key-1, literal-key-2], X-Tag: vitals}",
 		"      retries: 0",
 		"      backoff: {max: 100ms}",
+		"  - name: charm",
+		"    pebble-notice: {}",
+		"  - on: [check-failed]",
+		"    pebble-notice: {socket: /run/pebble.socket, repeat-after: 1h, timeout: 1s, retries: 10, backoff: {initial: 500ms, max: 30s}}",
 	)), func(k string) (string, bool) { v, ok := env[k]; return v, ok }, kinds.All)
 	if err != nil {
 		t.Fatal(err)
@@ -216,8 +247,8 @@ func TestHooksAreReadWithTheirDefaults(t *testing.T) {
 		Name: "operator",
 		On:   []health.EventType{health.EventLevelFailed, health.EventLevelPassed, health.EventChecksReset},
 		Webhook: &WebhookHook{URL: "http://operator:8080/hook", Method: "POST",
-			Header:  map[string][]string{"Authorization": {"Bearer tok-hook-123"}},
-			Timeout: 2 * time.Second, Attempts: 4, BackoffInitial: 500 * time.Millisecond, BackoffMax: 10 * time.Second},
+			Header:    map[string][]string{"Authorization": {"Bearer tok-hook-123"}},
+			HookRetry: HookRetry{Timeout: 2 * time.Second, Attempts: 4, BackoffInitial: 500 * time.Millisecond, BackoffMax: 10 * time.Second}},
 	}, {
 		Name: "last",
 		On:   []health.EventType{health.EventStopping},
@@ -226,13 +257,23 @@ func TestHooksAreReadWithTheirDefaults(t *testing.T) {
 		Name: "hook-4",
 		On:   []health.EventType{health.EventStopping},
 		Webhook: &WebhookHook{URL: "https://pager.example.com/v1", Method: "PUT",
-			Header:  map[string][]string{"X-Api-Key": {"literal-key-1", "literal-key-2"}, "X-Tag": {"vitals"}},
-			Timeout: 5 * time.Second, Attempts: 1, BackoffInitial: 100 * time.Millisecond, BackoffMax: 100 * time.Millisecond},
+			Header:    map[string][]string{"X-Api-Key": {"literal-key-1", "literal-key-2"}, "X-Tag": {"vitals"}},
+			HookRetry: HookRetry{Timeout: 5 * time.Second, Attempts: 1, BackoffInitial: 100 * time.Millisecond, BackoffMax: 100 * time.Millisecond}},
+	}, {
+		Name:         "charm",
+		On:           DefaultPebbleNoticeOn,
+		PebbleNotice: &PebbleNoticeHook{Socket: "/charm/container/pebble.socket", HookRetry: defaultRetry},
+	}, {
+		Name: "hook-6",
+		On:   []health.EventType{health.EventCheckFailed},
+		PebbleNotice: &PebbleNoticeHook{Socket: "/run/pebble.socket", RepeatAfter: time.Hour,
+			HookRetry: HookRetry{Timeout: time.Second, Attempts: 11, BackoffInitial: 500 * time.Millisecond, BackoffMax: 30 * time.Second}},
 	}}
 	if !reflect.DeepEqual(c.Hooks, want) {
 		for i := range max(len(c.Hooks), len(want)) {
 			if i < len(c.Hooks) && i < len(want) && !reflect.DeepEqual(c.Hooks[i], want[i]) {
-				t.Errorf("hook %d:\n%+v %+v %+v\nwant\n%+v %+v %+v", i, c.Hooks[i], c.Hooks[i].Exec, c.Hooks[i].Webhook, want[i], want[i].Exec, want[i].Webhook)
+				t.Errorf("hook %d:\n%+v %+v %+v %+v\nwant\n%+v %+v %+v %+v", i, c.Hooks[i], c.Hooks[i].Exec, c.Hooks[i].Webhook, c.Hooks[i].PebbleNotice,
+					want[i], want[i].Exec, want[i].Webhook, want[i].PebbleNotice)
 			}
 		}
 		t.Fatalf("%d hooks, want %d", len(c.Hooks), len(want))
@@ -266,9 +307,36 @@ func TestAFileWithoutHooksHasNone(t *testing.T) {
 // The defaults that the file's hooks get filled in are those that package
 // hooks gives a zero field: validate --print shows what runs.
 func TestHookDefaultsAreThoseOfPackageHooks(t *testing.T) {
-	if DefaultHookExecTimeout != hooks.DefaultExecTimeout || DefaultHookWebhookTimeout != hooks.DefaultWebhookTimeout ||
+	if DefaultHookExecTimeout != hooks.DefaultExecTimeout || DefaultHookRequestTimeout != hooks.DefaultRequestTimeout ||
 		DefaultHookMethod != hooks.DefaultMethod || DefaultHookAttempts != hooks.DefaultAttempts ||
-		DefaultHookBackoffInitial != hooks.DefaultBackoffInitial || DefaultHookBackoffMax != hooks.DefaultBackoffMax {
+		DefaultHookBackoffInitial != hooks.DefaultBackoffInitial || DefaultHookBackoffMax != hooks.DefaultBackoffMax ||
+		!slices.Equal(DefaultPebbleNoticeOn, hooks.DefaultPebbleNoticeOn) {
 		t.Error("config's hook defaults differ from package hooks's")
+	}
+}
+
+// defaultRetry is a hook's retries with nothing given.
+var defaultRetry = HookRetry{Timeout: 5 * time.Second, Attempts: 4, BackoffInitial: 500 * time.Millisecond, BackoffMax: 10 * time.Second}
+
+// A pebble-notice hook finds Pebble's socket where the pebble command does:
+// $PEBBLE_SOCKET, else in $PEBBLE, else in Pebble's default directory.
+func TestAPebbleNoticeFindsPebblesSocketAsPebbleDoes(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"PEBBLE_SOCKET": "/charm/container/pebble.socket", "PEBBLE": "/charm/container/pebble"}, "/charm/container/pebble.socket"},
+		{map[string]string{"PEBBLE": "/charm/container/pebble"}, "/charm/container/pebble/.pebble.socket"},
+		{map[string]string{"PEBBLE": "", "PEBBLE_SOCKET": ""}, "/var/lib/pebble/default/.pebble.socket"},
+		{nil, "/var/lib/pebble/default/.pebble.socket"},
+	} {
+		c, err := Parse(file, []byte(withHooks("hooks:", "  - pebble-notice: {}")),
+			func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }, kinds.All)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Hooks[0].PebbleNotice.Socket; got != tc.want {
+			t.Errorf("%v: socket %s, want %s", tc.env, got, tc.want)
+		}
 	}
 }

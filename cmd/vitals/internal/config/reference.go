@@ -38,11 +38,16 @@ func Sections() []Section {
 		{Path: "service", Doc: "The workload, with its defaults filled in as `vitals validate --print` shows them.", Fields: serviceFields(&Service{})},
 		{Path: "service.backoff", Doc: "The wait before a restart.", Fields: serviceBackoffFields(&Service{})},
 		{Path: "hooks[]", Doc: "A hook, run off the engine's path for each event it is on.", Fields: hookFields(&Hook{}, new(string), new(bool)),
-			// One of exec and webhook (Decoder.hook).
-			Rules: Schema{"oneOf": []Schema{{"required": []string{"exec"}}, {"required": []string{"webhook"}}}}},
+			// One of exec, webhook and pebble-notice, the first two with on:
+			// (Decoder.hook).
+			Rules: Schema{"oneOf": []Schema{{"required": []string{"exec", "on"}}, {"required": []string{"webhook", "on"}},
+				{"required": []string{"pebble-notice"}}}}},
 		{Path: "hooks[].exec", Doc: "A command run for each event (as a mapping; a list of words is its command).", Fields: execHookFields(&ExecHook{})},
 		{Path: "hooks[].webhook", Doc: "An HTTP request sent for each event, with its JSON as the body.", Fields: webhookFields(&WebhookHook{}, new(int))},
-		{Path: "hooks[].webhook.backoff", Doc: "The waits between a webhook's attempts.", Fields: webhookBackoffFields(&WebhookHook{})},
+		{Path: "hooks[].webhook.backoff", Doc: "The waits between a webhook's attempts.", Fields: hookBackoffFields(&HookRetry{}, "the receiver")},
+		{Path: "hooks[].pebble-notice", Doc: "A Pebble custom notice recorded for each event, through Pebble's API on its socket, as `pebble notify` records one.",
+			Fields: pebbleNoticeFields(&PebbleNoticeHook{}, new(int))},
+		{Path: "hooks[].pebble-notice.backoff", Doc: "The waits between the attempts at recording a notice.", Fields: hookBackoffFields(&HookRetry{}, "Pebble")},
 		{Path: "kubernetes", Doc: "What the agent tells Kubernetes about its pod; at least one of the two.", Fields: kubernetesFields(&Kubernetes{}),
 			// Something to tell (Decoder.kubernetes): events: false is nothing.
 			Rules: Schema{"anyOf": []Schema{{"required": []string{"condition"}},

@@ -97,13 +97,12 @@ func runCommand(ctx context.Context, spec ExecSpec, ev health.Event, body []byte
 }
 
 // eventEnv is the variables that carry the event to an exec hook: one per
-// field of its JSON, VITALS_EVENT_ plus the field's name in upper snake case,
-// leaving out empty ones. Strings are given as they are, other values as
-// JSON.
+// field of its JSON (eventStrings), VITALS_EVENT_ plus the field's name in
+// upper snake case.
 func eventEnv(ev health.Event, body []byte) ([]string, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
-		return nil, fmt.Errorf("event %d as variables: %w", ev.ID, err)
+	fields, err := eventStrings(ev, body)
+	if err != nil {
+		return nil, err
 	}
 	env := []string{
 		"VITALS_EVENT_ID=" + strconv.FormatUint(ev.ID, 10),
@@ -114,18 +113,31 @@ func eventEnv(ev health.Event, body []byte) ([]string, error) {
 		if key == "id" || key == "type" || key == "time" {
 			continue
 		}
-		raw := fields[key]
-		v := string(raw)
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			v = s
-		}
-		if v == "" { // "" or null
-			continue
-		}
-		env = append(env, envName(key)+"="+v)
+		env = append(env, envName(key)+"="+fields[key])
 	}
 	return env, nil
+}
+
+// eventStrings is the fields of ev's JSON, body, as strings: a string as it
+// is, another value as its JSON (exitCode 1 is "1"), empty ones and nulls
+// left out. An exec hook gets them as variables, a Pebble notice as data.
+func eventStrings(ev health.Event, body []byte) (map[string]string, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return nil, fmt.Errorf("event %d's fields: %w", ev.ID, err)
+	}
+	out := make(map[string]string, len(fields))
+	for key, raw := range fields {
+		v := string(raw)
+		var s string
+		if json.Unmarshal(raw, &s) == nil { // a string, or null
+			v = s
+		}
+		if v != "" {
+			out[key] = v
+		}
+	}
+	return out, nil
 }
 
 // inherited is vitals's environment without VITALS_EVENT_* variables, so

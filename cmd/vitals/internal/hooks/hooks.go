@@ -1,7 +1,8 @@
 // Package hooks tells the world about a Monitor's events: each hook of the
-// file's hooks: runs a command (exec) or calls a URL (webhook) for every event
-// of the types it is on, so that a charm, an operator or a pager is woken when
-// a check fails or the workload exits, instead of polling.
+// file's hooks: runs a command (exec), calls a URL (webhook) or records a
+// Pebble notice (pebble-notice) for every event of the types it is on, so
+// that a charm, an operator or a pager is woken when a check fails or the
+// workload exits, instead of polling.
 //
 // Hooks follow the Monitor's event log, each with a health.Follower, as the
 // management API's readers do: the engine appends an event and moves on, and
@@ -34,17 +35,19 @@ import (
 )
 
 // Spec is one hook: the events it is on, and what delivers them. Exactly one
-// of Exec and Webhook is set. Zero fields take the defaults documented on
-// them (see WithDefaults).
+// of Exec, Webhook and PebbleNotice is set. Zero fields take the defaults
+// documented on them (see WithDefaults).
 type Spec struct {
 	// Name says which hook a log line, a Status or a metric is about.
 	// Default "hook-N", N being the hook's position in the file, from 1.
 	Name string
-	// On is the event types delivered; the others are skipped.
+	// On is the event types delivered; the others are skipped. A
+	// PebbleNotice's default is DefaultPebbleNoticeOn; the others have none.
 	On []health.EventType
 
-	Exec    *ExecSpec
-	Webhook *WebhookSpec
+	Exec         *ExecSpec
+	Webhook      *WebhookSpec
+	PebbleNotice *PebbleNoticeSpec
 }
 
 // ExecSpec is a hook that runs a command for each event. The command gets
@@ -66,14 +69,28 @@ type ExecSpec struct {
 	Timeout time.Duration
 }
 
-// WebhookSpec is a hook that sends each event's JSON in an HTTP request. A
-// 2xx answer delivers it. A network error, a timeout, a 5xx or a 429 is tried
-// again, up to Attempts times in all, waiting BackoffInitial, then twice as
-// long each time up to BackoffMax (give or take 10%, so that hooks that failed
-// together do not retry together), or what a 429's or 503's Retry-After asks
-// within BackoffMax. Any other answer (a 4xx, a redirect, which is not
-// followed) fails at once: sending the same request again would get the same
-// answer.
+// Retry is how a hook that sends a request for each event (a webhook, a
+// Pebble notice) sends it: a 2xx answer delivers the event. A network error,
+// a timeout, a 5xx or a 429 is tried again, up to Attempts times in all,
+// waiting BackoffInitial, then twice as long each time up to BackoffMax (give
+// or take 10%, so that hooks that failed together do not retry together), or
+// what a 429's or 503's Retry-After asks within BackoffMax. Any other answer
+// (a 4xx, a redirect, which is not followed) fails at once: sending the same
+// request again would get the same answer.
+type Retry struct {
+	// Timeout bounds each attempt, from dialling to the end of the answer.
+	// Default DefaultRequestTimeout.
+	Timeout time.Duration
+	// Attempts is how many requests an event gets at most, the first one
+	// included (the file's retries plus 1). Default DefaultAttempts.
+	Attempts int
+	// BackoffInitial and BackoffMax bound the waits between attempts.
+	// Defaults DefaultBackoffInitial and DefaultBackoffMax.
+	BackoffInitial, BackoffMax time.Duration
+}
+
+// WebhookSpec is a hook that sends each event's JSON in an HTTP request, and
+// tries it again as its Retry says.
 //
 // Requests do not go through the proxy of HTTP_PROXY or HTTPS_PROXY: those
 // are set for the workload's way out, and a hook is most often for a
@@ -88,15 +105,27 @@ type WebhookSpec struct {
 	// (application/json) and User-Agent (vitals/VERSION), which it may
 	// replace. Its values are never logged.
 	Header map[string][]string
-	// Timeout bounds each attempt, from dialling to the end of the answer.
-	// Default DefaultWebhookTimeout.
-	Timeout time.Duration
-	// Attempts is how many requests an event gets at most, the first one
-	// included (the file's retries plus 1). Default DefaultAttempts.
-	Attempts int
-	// BackoffInitial and BackoffMax bound the waits between attempts.
-	// Defaults DefaultBackoffInitial and DefaultBackoffMax.
-	BackoffInitial, BackoffMax time.Duration
+	Retry
+}
+
+// PebbleNoticeSpec is a hook that records each event as a custom notice of
+// the Pebble whose API listens on Socket, as `pebble notify` does: key
+// NoticeKey(the event's type), data the event's fields as strings (see
+// NoticeData). Pebble keeps one notice per key (and user): a second event of
+// a type adds an occurrence to its notice and replaces its data, and wakes
+// whoever waits for notices (a Juju charm) unless RepeatAfter says not yet.
+// The request is tried again as its Retry says: a Pebble that restarts, or
+// has not made its socket yet, gets the event once it is back.
+type PebbleNoticeSpec struct {
+	// Socket is the path of Pebble's API socket. Required: vitals.yaml's
+	// default (config) is where the pebble command looks.
+	Socket string
+	// RepeatAfter is Pebble's repeat-after: an event of the same type less
+	// than this long after its notice last repeated counts an occurrence and
+	// replaces its data without waking anyone. 0, the default: every event
+	// repeats the notice.
+	RepeatAfter time.Duration
+	Retry
 }
 
 // The defaults of a Spec's zero fields.
@@ -104,9 +133,9 @@ const (
 	// DefaultExecTimeout leaves a command time to call out over the network
 	// once or twice (a notification, a kubectl) without piling up runs.
 	DefaultExecTimeout = 10 * time.Second
-	// DefaultWebhookTimeout is long for a neighbour's answer, and short
+	// DefaultRequestTimeout is long for a neighbour's answer, and short
 	// enough that a few attempts fit well within a minute.
-	DefaultWebhookTimeout = 5 * time.Second
+	DefaultRequestTimeout = 5 * time.Second
 	// DefaultMethod is what webhooks expect.
 	DefaultMethod = "POST"
 	// DefaultAttempts is a first try and 3 retries: with the default backoff,
@@ -117,6 +146,16 @@ const (
 	DefaultBackoffInitial = 500 * time.Millisecond
 	DefaultBackoffMax     = 10 * time.Second
 )
+
+// DefaultPebbleNoticeOn is the event types a PebbleNotice hook is on by
+// default: the changes a charm acts on, a check's, a level's and the
+// workload's exit, and not the starts, stops and resets that only come with
+// them.
+var DefaultPebbleNoticeOn = []health.EventType{
+	health.EventCheckFailed, health.EventCheckPassed,
+	health.EventLevelFailed, health.EventLevelPassed,
+	health.EventServiceExited,
+}
 
 // WithDefaults returns s with its zero fields set to their defaults; n is
 // its position in the file, from 1, which names a hook without a name.
@@ -136,21 +175,35 @@ func (s Spec) WithDefaults(n int) Spec {
 		if w2.Method == "" {
 			w2.Method = DefaultMethod
 		}
-		if w2.Timeout <= 0 {
-			w2.Timeout = DefaultWebhookTimeout
-		}
-		if w2.Attempts <= 0 {
-			w2.Attempts = DefaultAttempts
-		}
-		if w2.BackoffInitial <= 0 {
-			w2.BackoffInitial = DefaultBackoffInitial
-		}
-		if w2.BackoffMax <= 0 {
-			w2.BackoffMax = max(DefaultBackoffMax, w2.BackoffInitial)
-		}
+		w2.Retry = w2.Retry.withDefaults()
 		s.Webhook = &w2
 	}
+	if p := s.PebbleNotice; p != nil {
+		p2 := *p
+		p2.Retry = p2.Retry.withDefaults()
+		s.PebbleNotice = &p2
+		if len(s.On) == 0 {
+			s.On = slices.Clone(DefaultPebbleNoticeOn)
+		}
+	}
 	return s
+}
+
+// withDefaults returns r with its zero fields set to their defaults.
+func (r Retry) withDefaults() Retry {
+	if r.Timeout <= 0 {
+		r.Timeout = DefaultRequestTimeout
+	}
+	if r.Attempts <= 0 {
+		r.Attempts = DefaultAttempts
+	}
+	if r.BackoffInitial <= 0 {
+		r.BackoffInitial = DefaultBackoffInitial
+	}
+	if r.BackoffMax <= 0 {
+		r.BackoffMax = max(DefaultBackoffMax, r.BackoffInitial)
+	}
+	return r
 }
 
 // Status is where a hook stands, as GET /v1/hooks lists it: the API's wire
@@ -183,8 +236,8 @@ type hook struct {
 	follower *health.Follower
 	// deliver delivers one event, and says how many attempts it made.
 	deliver func(ctx context.Context, ev health.Event, body []byte) (attempts int, err error)
-	// done is called when the hook stops: a webhook closes its idle
-	// connections.
+	// done is called when the hook stops: a webhook or a Pebble notice
+	// closes its idle connections.
 	done func()
 
 	mu       sync.Mutex // guards st and attempts
@@ -224,8 +277,13 @@ func New(specs []Spec, m *health.Monitor, logger *slog.Logger, redact func(strin
 			}
 		case s.Webhook != nil:
 			w := newWebhook(*s.Webhook)
-			h.kind, h.deliver, h.done = "webhook", r.webhookDelivery(h, w), w.client.CloseIdleConnections
+			h.kind, h.deliver, h.done = "webhook", r.sending(h, w, nil), w.client.CloseIdleConnections
 			h.target = redact(RedactedURL(s.Webhook.URL))
+		case s.PebbleNotice != nil:
+			p := *s.PebbleNotice
+			sd := newPebbleNotice(p)
+			h.kind, h.deliver, h.done = "pebble-notice", r.sending(h, sd, noticeBody(p)), sd.client.CloseIdleConnections
+			h.target = p.Socket
 		default:
 			continue // the file always gives one; nothing to deliver with
 		}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/health"
@@ -125,8 +126,8 @@ func (rc *receiver) ids() []uint64 {
 }
 
 func webhook(url string, on ...health.EventType) hooks.Spec {
-	return hooks.Spec{On: on, Webhook: &hooks.WebhookSpec{URL: url, Timeout: 5 * time.Second,
-		BackoffInitial: time.Millisecond, BackoffMax: 5 * time.Millisecond}}
+	return hooks.Spec{On: on, Webhook: &hooks.WebhookSpec{URL: url, Retry: hooks.Retry{Timeout: 5 * time.Second,
+		BackoffInitial: time.Millisecond, BackoffMax: 5 * time.Millisecond}}}
 }
 
 func failed(check string) health.Event {
@@ -615,10 +616,14 @@ func alive(pid int) bool {
 
 func TestDefaultsFillTheZeroFields(t *testing.T) {
 	w := hooks.Spec{Webhook: &hooks.WebhookSpec{URL: "http://operator/hook"}}.WithDefaults(2)
-	want := hooks.WebhookSpec{URL: "http://operator/hook", Method: "POST", Timeout: 5 * time.Second, Attempts: 4,
-		BackoffInitial: 500 * time.Millisecond, BackoffMax: 10 * time.Second}
+	want := hooks.WebhookSpec{URL: "http://operator/hook", Method: "POST", Retry: hooks.Retry{Timeout: 5 * time.Second, Attempts: 4,
+		BackoffInitial: 500 * time.Millisecond, BackoffMax: 10 * time.Second}}
 	if w.Name != "hook-2" || fmt.Sprint(*w.Webhook) != fmt.Sprint(want) {
 		t.Fatalf("%s: %+v, want hook-2: %+v", w.Name, *w.Webhook, want)
+	}
+	p := hooks.Spec{PebbleNotice: &hooks.PebbleNoticeSpec{Socket: "/pebble.socket"}}.WithDefaults(3)
+	if p.Name != "hook-3" || !slices.Equal(p.On, hooks.DefaultPebbleNoticeOn) || p.PebbleNotice.Retry != want.Retry {
+		t.Fatalf("%s on %v: %+v, want hook-3 on %v, the webhook's retries", p.Name, p.On, *p.PebbleNotice, hooks.DefaultPebbleNoticeOn)
 	}
 	e := hooks.Spec{Name: "charm", Exec: &hooks.ExecSpec{Command: []string{"true"}}}.WithDefaults(1)
 	if e.Name != "charm" || e.Exec.Timeout != 10*time.Second {
@@ -638,5 +643,136 @@ func TestAWebhooksURLIsShownWithoutItsSecrets(t *testing.T) {
 		if got := r.Status()[0].Target; got != want {
 			t.Errorf("%s is shown as %s, want %s", url, got, want)
 		}
+	}
+}
+
+// pebbleNotice is a Pebble notice hook on Pebble's socket that retries
+// quickly.
+func pebbleNotice(socket string, on ...health.EventType) hooks.Spec {
+	return hooks.Spec{On: on, PebbleNotice: &hooks.PebbleNoticeSpec{Socket: socket,
+		Retry: hooks.Retry{Timeout: 5 * time.Second, BackoffInitial: time.Millisecond, BackoffMax: 50 * time.Millisecond}}}
+}
+
+// A Pebble notice hook records each event of its types as the custom notice
+// of its type: one notice per type, whose occurrences count its events and
+// whose data is the last one's fields, as Pebble's own API shows them.
+func TestAPebbleNoticeHookRecordsOneNoticePerEventType(t *testing.T) {
+	p := vitalstest.StartPebble(t, "")
+	m := newMonitor()
+	var l vitalstest.Buffer
+	spec := pebbleNotice(p.Socket) // on the default types
+	spec.Name = "charm"
+	r := start(t, m, &l, nil, spec)
+	exit := 1
+	m.Emit(failed("oidc"))
+	m.Emit(health.Event{Type: health.EventCheckPassed, Check: "oidc", Level: health.Ready, From: health.Fail, To: health.Pass, Output: "HTTP 302"})
+	m.Emit(health.Event{Type: health.EventCheckFailed, Check: "oidc", Level: health.Live, From: health.Pass, To: health.Fail,
+		Output: `HTTP probe failed with statuscode: 503 <"OIDC Setup is not complete yet.">`})
+	m.Emit(health.Event{Type: health.EventServiceStarted, Service: "authservice", PID: 41}) // not on it
+	m.Emit(health.Event{Type: health.EventServiceExited, Service: "authservice", PID: 41, ExitCode: &exit, Restarts: 2, Reason: "check oidc failed"})
+	st := waitStatus(t, r, "4 delivered", func(st hooks.Status) bool { return st.Delivered == 4 })
+	if st.Kind != "pebble-notice" || st.Target != p.Socket || st.Failed != 0 || st.LastDeliveredID != 5 ||
+		!slices.Equal(st.On, hooks.DefaultPebbleNoticeOn) {
+		t.Fatalf("status %+v, want 4 delivered to %s, on the default types", st, p.Socket)
+	}
+
+	notices := p.Notices(t)
+	var keys []string
+	for _, n := range notices {
+		keys = append(keys, fmt.Sprintf("%s×%d", n.Key, n.Occurrences))
+	}
+	// In the order they last repeated: check-failed's second event moved
+	// it after check-passed.
+	if want := []string{"vitals.dev/check-passed×1", "vitals.dev/check-failed×2", "vitals.dev/service-exited×1"}; !slices.Equal(keys, want) {
+		t.Fatalf("notices %v, want %v", keys, want)
+	}
+	events := m.Events(0)
+	for i, want := range []map[string]string{
+		{"id": "2", "time": events[1].Time.Format(time.RFC3339Nano), "type": "check-passed", "check": "oidc", "level": "ready",
+			"from": "fail", "to": "pass", "output": "HTTP 302"},
+		{"id": "3", "time": events[2].Time.Format(time.RFC3339Nano), "type": "check-failed", "check": "oidc", "level": "live",
+			"from": "pass", "to": "fail", "output": `HTTP probe failed with statuscode: 503 <"OIDC Setup is not complete yet.">`},
+		{"id": "5", "time": events[4].Time.Format(time.RFC3339Nano), "type": "service-exited", "service": "authservice",
+			"pid": "41", "exitCode": "1", "restarts": "2", "reason": "check oidc failed"},
+	} {
+		if n := notices[i]; !maps.Equal(n.LastData, want) || n.Type != "custom" || n.RepeatAfter != "" {
+			t.Errorf("notice %s: %s, data %v\nwant data %v", n.Key, n.Type, n.LastData, want)
+		}
+	}
+}
+
+// With repeat-after, a second event within it counts and leaves its data,
+// but does not repeat the notice: whoever waits for notices is not woken.
+func TestAPebbleNoticeWithRepeatAfterCountsWithoutRepeating(t *testing.T) {
+	p := vitalstest.StartPebble(t, "")
+	m := newMonitor()
+	var l vitalstest.Buffer
+	spec := pebbleNotice(p.Socket, health.EventCheckFailed)
+	spec.PebbleNotice.RepeatAfter = time.Hour
+	r := start(t, m, &l, nil, spec)
+	m.Emit(failed("a"))
+	m.Emit(failed("b"))
+	waitStatus(t, r, "2 delivered", func(st hooks.Status) bool { return st.Delivered == 2 })
+	n := p.Notices(t, hooks.NoticeKey(health.EventCheckFailed))
+	if len(n) != 1 || n[0].Occurrences != 2 || n[0].LastData["check"] != "b" || n[0].RepeatAfter != "1h0m0s" ||
+		!n[0].LastRepeated.Equal(n[0].FirstOccurred) {
+		t.Fatalf("notices %+v, want one, of 2 occurrences, b's data, last repeated when it first occurred", n)
+	}
+}
+
+// A Pebble that is not there yet (or restarting) gets the event once its
+// socket answers.
+func TestAPebbleNoticeWaitsForPebble(t *testing.T) {
+	p := vitalstest.NewPebble(t, "")
+	m := newMonitor()
+	var l vitalstest.Buffer
+	spec := pebbleNotice(p.Socket, health.EventCheckFailed)
+	spec.PebbleNotice.Attempts = 10
+	spec.PebbleNotice.BackoffMax = time.Second
+	r := start(t, m, &l, nil, spec)
+	m.Emit(failed("oidc"))
+	st := waitStatus(t, r, "a failed attempt", func(st hooks.Status) bool { return st.LastError != "" })
+	if want := "POST /v1/notices on " + p.Socket + ": dial unix " + p.Socket + ": connect: no such file or directory"; st.LastError != want {
+		t.Fatalf("last error %q, want %q", st.LastError, want)
+	}
+	p.Start(t)
+	waitStatus(t, r, "delivered", func(st hooks.Status) bool { return st.Delivered == 1 })
+	if n := p.Notices(t); len(n) != 1 || n[0].Key != "vitals.dev/check-failed" || n[0].Occurrences != 1 {
+		t.Fatalf("notices %+v", n)
+	}
+}
+
+// The longest output an event can have (1 KiB, and twice as long in JSON
+// when it is all quotes) fits Pebble's 4 KiB of data whole.
+func TestTheLongestOutputFitsAPebbleNotice(t *testing.T) {
+	p := vitalstest.StartPebble(t, "")
+	m := newMonitor()
+	var l vitalstest.Buffer
+	r := start(t, m, &l, nil, pebbleNotice(p.Socket, health.EventCheckFailed))
+	ev := failed("verbose")
+	ev.Output = strings.Repeat(`"`, 5000)
+	ev = m.Emit(ev) // capped, as every event's output is
+	st := waitStatus(t, r, "done with it", func(st hooks.Status) bool { return st.Delivered+st.Failed == 1 })
+	if st.Failed != 0 {
+		t.Fatalf("not delivered: %s", st.LastError)
+	}
+	if n := p.Notices(t); n[0].LastData["output"] != ev.Output || len(ev.Output) < 1000 {
+		t.Fatalf("data %v, want the event's whole output, %d bytes", n[0].LastData, len(ev.Output))
+	}
+}
+
+// Every event type a hook may be on is the key of a notice Pebble takes.
+func TestEveryEventTypeIsANoticeKeyPebbleTakes(t *testing.T) {
+	p := vitalstest.StartPebble(t, "")
+	m := newMonitor()
+	var l vitalstest.Buffer
+	r := start(t, m, &l, nil, pebbleNotice(p.Socket, config.HookEventTypes...))
+	for _, typ := range config.HookEventTypes {
+		m.Emit(health.Event{Type: typ})
+	}
+	n := uint64(len(config.HookEventTypes))
+	st := waitStatus(t, r, "every event done with", func(st hooks.Status) bool { return st.Delivered+st.Failed == n })
+	if st.Failed != 0 || len(p.Notices(t)) != len(config.HookEventTypes) {
+		t.Fatalf("status %+v, notices %+v: want one notice for each of %v", st, p.Notices(t), config.HookEventTypes)
 	}
 }

@@ -214,6 +214,14 @@ hooks:
       timeout: 2s
       retries: 0
       backoff: {initial: 100ms, max: 2s}
+  - pebble-notice: {}
+  - on: [check-failed, service-exited]
+    pebble-notice:
+      socket: /charm/container/pebble.socket
+      repeat-after: 1h
+      timeout: 2s
+      retries: 5
+      backoff: {max: 5s}
 `},
 	{"service-info and component types", `
 service-info: {service-id: web-1, version: 2, release-id: 1.4.2}
@@ -312,6 +320,9 @@ var bad = []struct {
 	{"a mapping where a list goes", "checks:\n  up: {heartbeat: {ttl: 1m}}\nhooks: {on: stopping}\n", "/hooks", "got object, want array"},
 	{"a hook without on", "checks:\n  up: {heartbeat: {ttl: 1m}}\nhooks:\n  - exec: [true]\n", "/hooks/0", "missing property 'on'"},
 	{"a hook with exec and webhook", "checks:\n  up: {heartbeat: {ttl: 1m}}\nhooks:\n  - {on: stopping, exec: [true], webhook: {url: http://localhost/}}\n", "/hooks/0", "'oneOf' failed, subschemas 0, 1 matched"},
+	{"a hook with exec and pebble-notice", "checks:\n  up: {heartbeat: {ttl: 1m}}\nhooks:\n  - {on: stopping, exec: [true], pebble-notice: {}}\n", "/hooks/0", "'oneOf' failed, subschemas 0, 2 matched"},
+	{"a pebble-notice with a key", "checks:\n  up: {heartbeat: {ttl: 1m}}\nhooks:\n  - pebble-notice: {key: example.com/x}\n", "/hooks/0/pebble-notice", "additional properties 'key' not allowed"},
+	{"a pebble-notice's socket as a list", "checks:\n  up: {heartbeat: {ttl: 1m}}\nhooks:\n  - pebble-notice: {socket: [/run/pebble.socket]}\n", "/hooks/0/pebble-notice/socket", "got array, want boolean or number or string"},
 	{"a hook on an unknown event", "checks:\n  up: {heartbeat: {ttl: 1m}}\nhooks:\n  - {on: [check-flapped], exec: [true]}\n", "/hooks/0/on", "'check-flapped' does not match"},
 	{"a webhook without its url", "checks:\n  up: {heartbeat: {ttl: 1m}}\nhooks:\n  - {on: stopping, webhook: {method: PUT}}\n", "/hooks/0/webhook", "missing property 'url'"},
 	{"a webhook that retries 11 times", "checks:\n  up: {heartbeat: {ttl: 1m}}\nhooks:\n  - {on: stopping, webhook: {url: http://localhost/, retries: 11}}\n", "/hooks/0/webhook/retries", "maximum: got 11, want 10"},

@@ -1,6 +1,7 @@
 // Package vitalstest has what the tests of vitals's binary and its parts
 // share: a buffer that a logger, a command or a workload writes while the
-// test reads it, and directories short enough for a unix socket.
+// test reads it, directories short enough for a unix socket, and a real
+// Pebble to record notices in.
 package vitalstest
 
 import (
