@@ -93,13 +93,13 @@ func (r *run) stopGRPC(*stopping) {
 	}
 }
 
-// serveAPI serves the management API, with the workload to restart when
-// there is one.
+// serveAPI serves the management API, with the checks the workload feeds
+// and the workload to restart when there is one.
 func (r *run) serveAPI() error {
 	if r.apiLn == nil {
 		return nil // off: see apiOff
 	}
-	opts := []api.Option{api.WithHooks(func() any { return r.hooks.Status() })}
+	opts := []api.Option{api.WithHooks(func() any { return r.hooks.Status() }), api.WithWatchdogs(r.watchdogs)}
 	if r.sv != nil {
 		opts = append(opts, api.WithService(r.sv.Supervisor))
 	}

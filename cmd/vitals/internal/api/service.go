@@ -26,6 +26,13 @@ type Option func(*Server)
 // restarts. Without it, that path answers 404: the agent runs no workload.
 func WithService(sv Service) Option { return func(s *Server) { s.service = sv } }
 
+// WithWatchdogs gives the Server the Monitor's watchdog checks by name,
+// whose units of work POST .../work begins and DELETE .../work/ID ends.
+// Without it, no check has units of work.
+func WithWatchdogs(watchdogs map[string]*health.Watchdog) Option {
+	return func(s *Server) { s.watchdogs = watchdogs }
+}
+
 // WithHooks gives the Server what GET /v1/hooks answers: the hooks' states,
 // as JSON. Without it, that path answers [].
 func WithHooks(status func() any) Option { return func(s *Server) { s.hooks = status } }

@@ -46,6 +46,7 @@ type Result struct {
 	Time          time.Time `json:"time"` // when the run started
 	Duration      Duration  `json:"duration"`
 	OK            bool      `json:"ok"`
+	Warn          bool      `json:"warn,omitempty"` // it passed, with a warning: a heartbeat's beat said warn
 	Output        string    `json:"output,omitempty"`
 	ObservedValue any       `json:"observedValue,omitempty"`
 	ObservedUnit  string    `json:"observedUnit,omitempty"`
@@ -59,6 +60,27 @@ type Health struct {
 	// Reason names every check that fails the level, with its reason, as
 	// "readyz check failed: db failed: …; mq pending: no result yet".
 	Reason string `json:"reason,omitempty"`
+}
+
+// Beat is what a beat of a heartbeat may say (POST /v1/checks/NAME/beat):
+// a JSON body, or the query parameters of the same names. Every field is
+// optional, and a beat that says nothing passes the check.
+type Beat struct {
+	// Status is pass (the default), warn or fail.
+	Status string `json:"status,omitempty"`
+	// Output is the result's output: why it warns or fails, or what the
+	// workload did.
+	Output string `json:"output,omitempty"`
+	// ObservedValue is a number the workload observed, such as how long a
+	// job took, in ObservedUnit, which it needs.
+	ObservedValue *float64 `json:"observedValue,omitempty"`
+	ObservedUnit  string   `json:"observedUnit,omitempty"`
+}
+
+// Unit is a unit of work begun on a watchdog check, as POST
+// /v1/checks/NAME/work answers it: DELETE /v1/checks/NAME/work/ID ends it.
+type Unit struct {
+	ID uint64 `json:"id"`
 }
 
 // Names is the body of POST /v1/checks/stop and /v1/checks/start.
@@ -112,6 +134,6 @@ func checkOf(st health.CheckState, withHistory bool) Check {
 }
 
 func resultOf(r health.Result) Result {
-	return Result{Time: r.Time, Duration: Duration(r.Duration), OK: r.OK, Output: r.Output,
+	return Result{Time: r.Time, Duration: Duration(r.Duration), OK: r.OK, Warn: r.Warn, Output: r.Output,
 		ObservedValue: r.ObservedValue, ObservedUnit: r.ObservedUnit}
 }
