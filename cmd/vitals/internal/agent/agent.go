@@ -194,11 +194,11 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 // buildChecks builds the file's checks through the table of kinds and adds
 // them to the Monitor, a heartbeat by its ttl and a watchdog by its limit,
 // whose units of work belong to the workload's run and end when its checks
-// start over. A log check registers with
-// the workload's output as it is built, and a check of the workload's
-// processes for its pid (whether there is a workload is Run's to say, as
-// the command line may give it); a checker that keeps a connection between
-// runs is closed once the Monitor has stopped.
+// start over. A log check registers with the workload's output as it is
+// built, and a check of the workload's processes for its pid (whether there
+// is a workload is Run's to say, as the command line may give it); a
+// checker that keeps a connection between runs is closed once the Monitor
+// has stopped.
 func (a *Agent) buildChecks() error {
 	a.heartbeats, a.watchdogs = map[string]*health.Heartbeat{}, map[string]*health.Watchdog{}
 	env := kinds.Env{

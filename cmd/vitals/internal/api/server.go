@@ -1,8 +1,8 @@
 // Package api is the agent's management API: JSON over HTTP, on a unix socket
 // (mode 0600, so that only its owner can stop checks) or on TCP behind a bearer
 // token. The server reads and drives the agent's health.Monitor; Client is what
-// the CLI's checks, check, health, events and beat commands use. The agent
-// wires both; this package imports nothing of the agent.
+// the CLI's checks, check, health, events, beat, work and restart commands
+// use. The agent wires both; this package imports nothing of the agent.
 //
 //	GET  /v1/checks[?level=L]        every check (a JSON array of Check)
 //	GET  /v1/checks/NAME             one check, with its kept results

@@ -184,13 +184,19 @@ and fails the check at its limit, until the workload restarts.`,
 				return err
 			}
 			defer stop()
+			// From here the signals are passed on to the command, once it
+			// runs. A SIGINT or SIGTERM before the unit has begun ends ctx
+			// too: then nothing runs.
+			signals := make(chan os.Signal, 8)
+			signal.Notify(signals, passedOn...)
+			defer signal.Stop(signals)
 			id, err := client.BeginWork(ctx, name)
 			if err != nil {
 				return fromAgent(cmd, err)
 			}
-			code := runPassingSignals(path, argv, stdout, stderr)
+			code := runPassingSignals(path, argv, signals, stdout, stderr)
 			// The unit ends whatever ended the command, a signal to vitals
-			// included, which ended ctx.
+			// included, which ended ctx; one that comes now waits for it.
 			if _, err := endWork(context.WithoutCancel(ctx), client, name, id); err != nil {
 				fmt.Fprintf(stderr, "vitals work run: end unit %d of check %s: %v\n", id, name, err)
 			}
@@ -202,13 +208,11 @@ and fails the check at its limit, until the workload restarts.`,
 }
 
 // runPassingSignals runs the command argv, found at path, with vitals's
-// standard input and stdout and stderr, passing on the signals vitals gets
-// (passedOn), and returns its exit code: 128 plus the signal's number when
-// one killed it, exitCannotRun when it could not start (said on stderr).
-func runPassingSignals(path string, argv []string, stdout, stderr io.Writer) int {
-	signals := make(chan os.Signal, 8)
-	signal.Notify(signals, passedOn...) // before the start: none is lost, none kills vitals
-	defer signal.Stop(signals)
+// standard input and stdout and stderr, passing on to it the signals that
+// come on signals, and returns its exit code: 128 plus the signal's number
+// when one killed it, exitCannotRun when it could not start (said on
+// stderr).
+func runPassingSignals(path string, argv []string, signals <-chan os.Signal, stdout, stderr io.Writer) int {
 	c := &exec.Cmd{Path: path, Args: argv, Stdin: os.Stdin, Stdout: stdout, Stderr: stderr}
 	if err := c.Start(); err != nil {
 		fmt.Fprintf(stderr, "vitals work run: %v\n", err)
