@@ -47,6 +47,7 @@ type Result struct {
 	Time          time.Time `json:"time"` // when the run started
 	Duration      Duration  `json:"duration"`
 	OK            bool      `json:"ok"`
+	Warn          bool      `json:"warn,omitempty"` // it passed, with a warning: a heartbeat's beat said warn
 	Output        string    `json:"output,omitempty"`
 	ObservedValue any       `json:"observedValue,omitempty"`
 	ObservedUnit  string    `json:"observedUnit,omitempty"`

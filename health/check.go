@@ -178,7 +178,7 @@ var kubeletDefaults = Defaults{
 // delay it.
 const EventFailureThreshold = 1
 
-// Errors that Add, Heartbeat and Watchdog wrap; test for them with errors.Is.
+// Errors that Add, Heartbeat, Watchdog and BeginID wrap; test for them with errors.Is.
 var (
 	ErrInvalidCheck  = errors.New("invalid check")
 	ErrDuplicateName = errors.New("duplicate check name")
@@ -189,6 +189,9 @@ var (
 	// ErrStopped: the context given to Start has ended, so nothing added would
 	// ever run.
 	ErrStopped = errors.New("monitor has stopped")
+	// ErrTooManyUnits: Watchdog.BeginID found MaxUnitIDs units of work
+	// begun by id running on the watchdog.
+	ErrTooManyUnits = errors.New("too many units of work")
 )
 
 const maxNameLength = 63 // the length of a Kubernetes label value

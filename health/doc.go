@@ -26,10 +26,11 @@
 // failed run with the panic's message.
 //
 // Two kinds of check are fed by the program rather than run: a Heartbeat,
-// which fails once its ttl passes without a Beat (a loop that stopped), and a
-// Watchdog, which fails while a unit of work begun with Begin has run longer
-// than its limit (a reconciler that hangs). Both answer at the exact moment a
-// deadline passes.
+// which fails once its ttl passes without a Beat (a loop that stopped), and
+// which a beat may also tell how the program is (Report: pass, warn or fail,
+// with an output); and a Watchdog, which fails while a unit of work begun
+// with Begin (or BeginID) has run longer than its limit (a reconciler that
+// hangs). Both answer at the exact moment a deadline passes.
 //
 // Every change of status is an Event in a bounded log, read by cursor with
 // Events, or followed with a Follower (Follow), which waits for the next

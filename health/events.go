@@ -14,7 +14,7 @@ type EventType string
 // stopping, saying why, through Emit; Notify emits notices.
 const (
 	EventCheckPassed    EventType = "check-passed" // a check became pass (from pending, warn or fail)
-	EventCheckWarned    EventType = "check-warned" // a passing check failed, below its failure threshold
+	EventCheckWarned    EventType = "check-warned" // a passing check failed, below its failure threshold, or its result warns
 	EventCheckFailed    EventType = "check-failed" // a check became fail
 	EventLevelPassed    EventType = "level-passed" // an endpoint started answering 200
 	EventLevelFailed    EventType = "level-failed" // an endpoint started answering 503

@@ -1,6 +1,8 @@
 package health_test
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -136,5 +138,148 @@ func TestAHeartbeatWithATTLShorterThanItsPeriodFailsAtTheTTL(t *testing.T) {
 	}
 	if st, _ := m.CheckState("loop"); st.InitialDelay != 0 || st.Timeout != 0 {
 		t.Fatalf("a heartbeat shows initial delay %v and timeout %v, which it never applies", st.InitialDelay, st.Timeout)
+	}
+}
+
+func TestAReportOfFailFailsAHeartbeatAtOnceWithItsOutputAndABeatPassesItAgain(t *testing.T) {
+	m, clk := fakeMonitor(t)
+	hb, _ := m.Heartbeat("loop", time.Minute, health.Live)
+	start(t, m)
+	hb.Beat()
+	var cursor uint64
+	waitCheckEvent(t, m, &cursor) // passed
+	advance(t, clk, 1, 2*time.Second)
+	if err := hb.Report(health.Report{Status: health.Fail, Output: "disk full"}); err != nil {
+		t.Fatal(err)
+	}
+	ev := waitCheckEvent(t, m, &cursor)
+	if ev.Type != health.EventCheckFailed || ev.Output != "disk full" || !ev.Time.Equal(healthtest.Epoch.Add(2*time.Second)) {
+		t.Fatalf("event %+v, want check-failed at once, at 2s, saying disk full", ev)
+	}
+	if m.Passing(health.Live) {
+		t.Fatal("liveness passes with a heartbeat that reported fail")
+	}
+	hb.Beat()
+	for {
+		if ev := waitCheckEvent(t, m, &cursor); ev.Check == "loop" {
+			if ev.Type != health.EventCheckPassed || ev.From != health.Fail {
+				t.Fatalf("event %+v, want check-passed from fail on a plain beat", ev)
+			}
+			break
+		}
+	}
+	if r := waitResultAt(t, m, "loop", healthtest.Epoch.Add(2*time.Second)); !r.OK || r.Output != "" {
+		t.Fatalf("result %+v after a plain beat, want ok with no output", r)
+	}
+}
+
+func TestAReportOfWarnWarnsAndStillPassesUntilAReportOfPass(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	hb, _ := m.Heartbeat("queue", time.Minute, health.Ready)
+	start(t, m)
+	hb.Report(health.Report{Status: health.Warn, Output: "queue is 80% full"})
+	var cursor uint64
+	ev := waitCheckEvent(t, m, &cursor)
+	if ev.Type != health.EventCheckWarned || ev.From != health.Pending || ev.Output != "queue is 80% full" {
+		t.Fatalf("event %+v, want check-warned from pending with the output", ev)
+	}
+	if !m.Passing(health.Ready) {
+		t.Fatal("readiness fails with a heartbeat that warns: warn counts as passing")
+	}
+	if st, _ := m.CheckState("queue"); st.Status != health.Warn {
+		t.Fatalf("status %v, want warn", st.Status)
+	}
+	hb.Report(health.Report{Status: health.Pass, Output: "queue drained"})
+	for {
+		if ev := waitCheckEvent(t, m, &cursor); ev.Check == "queue" {
+			if ev.Type != health.EventCheckPassed || ev.From != health.Warn || ev.Output != "queue drained" {
+				t.Fatalf("event %+v, want check-passed from warn with the output", ev)
+			}
+			break
+		}
+	}
+}
+
+func TestTheTTLFailsAHeartbeatWhoseLastReportWarnedOrFailed(t *testing.T) {
+	for _, status := range []health.Status{health.Warn, health.Fail} {
+		t.Run(status.String(), func(t *testing.T) {
+			m, clk := fakeMonitor(t)
+			hb, _ := m.Heartbeat("loop", 3*time.Second, health.Live)
+			start(t, m)
+			hb.Report(health.Report{Status: status, Output: "said so"})
+			waitRuns(t, m, "loop", 1)
+			advance(t, clk, 1, 3*time.Second)
+			if status == health.Warn { // a change of status: recorded at the ttl
+				r := waitResultAt(t, m, "loop", healthtest.Epoch.Add(3*time.Second))
+				if r.OK || r.Output != "no beat for 3s (ttl 3s)" {
+					t.Fatalf("result at the ttl %+v, want failed: no beat for 3s", r)
+				}
+			}
+			// A failing check's output is refreshed each period.
+			advance(t, clk, 1, 7*time.Second)
+			r := waitResultAt(t, m, "loop", healthtest.Epoch.Add(10*time.Second))
+			if r.OK || r.Output != "no beat for 10s (ttl 3s)" {
+				t.Fatalf("result at the period %+v, want failed: no beat for 10s", r)
+			}
+			if st, _ := m.CheckState("loop"); st.Status != health.Fail {
+				t.Fatalf("status %v past the ttl, want fail", st.Status)
+			}
+		})
+	}
+}
+
+func TestAReportedValueIsTheResultsWhileTheBeatIsInTime(t *testing.T) {
+	m, clk := fakeMonitor(t)
+	hb, _ := m.Heartbeat("backup", time.Hour, health.Ready)
+	start(t, m)
+	hb.Report(health.Report{Status: health.Pass, Output: "backup done", Value: 4500, Unit: "ms"})
+	r := waitResultAt(t, m, "backup", healthtest.Epoch)
+	if !r.OK || r.Output != "backup done" || r.ObservedValue != 4500 || r.ObservedUnit != "ms" {
+		t.Fatalf("result %+v, want ok, the output and 4500 ms", r)
+	}
+	hb.Beat()
+	advance(t, clk, 1, 10*time.Second) // the period: a plain beat's result observes its age
+	if r := waitResultAt(t, m, "backup", healthtest.Epoch.Add(10*time.Second)); r.ObservedValue != 10.0 || r.ObservedUnit != "s" || r.Output != "" {
+		t.Fatalf("result %+v after a plain beat, want its age, 10 s", r)
+	}
+}
+
+func TestAReportSaysWhatIsWrongWithIt(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	hb, _ := m.Heartbeat("loop", time.Minute, health.Live)
+	for _, tc := range []struct {
+		r    health.Report
+		want string
+	}{
+		{health.Report{Status: health.Pending}, "heartbeat report: status pending is not pass, warn or fail"},
+		{health.Report{Status: health.Status(9)}, "heartbeat report: status status(9) is not pass, warn or fail"},
+		{health.Report{Status: health.Pass, Value: 12}, "heartbeat report: observed value 12 has no unit"},
+	} {
+		if err := hb.Report(tc.r); err == nil || err.Error() != tc.want {
+			t.Errorf("Report(%+v): %v, want %s", tc.r, err, tc.want)
+		}
+	}
+}
+
+func TestResetForgetsAReport(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	hb, _ := m.Heartbeat("loop", time.Minute, health.Live)
+	start(t, m)
+	hb.Report(health.Report{Status: health.Fail, Output: "broken"})
+	waitFor(t, "the report to fail the check", func() bool { st, _ := m.CheckState("loop"); return st.Status == health.Fail })
+	m.Reset("the workload restarted")
+	if st, _ := m.CheckState("loop"); st.Status != health.Pending {
+		t.Fatalf("after Reset: %v, want pending, waiting for a beat of the new instance", st.Status)
+	}
+	if r, err := m.RunNow(context.Background(), "loop"); err != nil || r.Output != "pending: waiting for the first beat" {
+		t.Fatalf("judged after Reset: %+v, %v; want pending, the old report forgotten", r, err)
+	}
+}
+
+func TestAHeartbeatHasNoUnitsOfWorkToEnd(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	if _, err := m.Heartbeat("loop", time.Minute, health.Live, health.EndUnitsOnReset()); !errors.Is(err, health.ErrInvalidCheck) ||
+		!strings.Contains(err.Error(), "EndUnitsOnReset is a watchdog's option") {
+		t.Fatalf("Heartbeat with EndUnitsOnReset: %v, want ErrInvalidCheck saying why", err)
 	}
 }

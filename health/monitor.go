@@ -652,7 +652,7 @@ func (m *Monitor) record(e *entry, r Result, gen uint64) checkState {
 	}
 	// A run at the moment the wait ends passes the check as settle would:
 	// it passes for being stable, and says so.
-	stable := tr != nil && tr.to == Pass && e.state.waiting
+	stable := tr != nil && tr.to.passing() && e.state.waiting
 	e.state = next
 	e.history.add(r)
 	e.publishView()
@@ -805,7 +805,18 @@ func (m *Monitor) unlockAndLog() {
 // and deadline.
 type TimedOption func(*timedOptions)
 
-type timedOptions struct{ stableFor time.Duration }
+type timedOptions struct {
+	stableFor       time.Duration
+	endUnitsOnReset bool
+}
+
+func timedOpts(opts []TimedOption) timedOptions {
+	var o timedOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
 
 // StableFor is Check.StableFor, for a heartbeat or a watchdog: it passes
 // once it has passed that long with no failure (a heartbeat, once beaten in
@@ -814,15 +825,22 @@ func StableFor(d time.Duration) TimedOption {
 	return func(o *timedOptions) { o.stableFor = d }
 }
 
+// EndUnitsOnReset makes Reset and Pause end a watchdog's units of work under
+// way, for units that belong to the instance that a Reset starts over (a
+// workload that restarted: the agent's watchdogs) rather than to the
+// program that calls Reset, which goes on. Without it, Reset keeps them: a
+// unit of the program that hangs still hangs. A unit so ended is not
+// running: its done does nothing, and End of its id reports false. It is a
+// watchdog's option only: Heartbeat refuses it.
+func EndUnitsOnReset() TimedOption {
+	return func(o *timedOptions) { o.endUnitsOnReset = true }
+}
+
 // addTimed adds a heartbeat or watchdog. Their deadlines are exact, so both
 // thresholds are 1 (EventFailureThreshold): a ttl that has passed has
 // passed, and one beat is proof of life. They run nothing, so they have no
 // timeout and no initial delay.
-func (m *Monitor) addTimed(name string, level Level, t timedCheck, kind string, opts []TimedOption) error {
-	var o timedOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+func (m *Monitor) addTimed(name string, level Level, t timedCheck, kind string, o timedOptions) error {
 	c := Check{Name: name, Level: level, Kind: kind, ComponentType: ComponentTypeComponent,
 		SuccessThreshold: 1, FailureThreshold: EventFailureThreshold, StableFor: o.stableFor}
 	c, err := c.withDefaults(m.defaults)

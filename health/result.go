@@ -11,6 +11,11 @@ type Result struct {
 	Time     time.Time     // when the run started
 	Duration time.Duration // how long it took; the timeout for a run that overran it
 	OK       bool
+	// Warn marks a passing result that warns: the check reports warn
+	// while it is the latest result (a passing check, or one whose results
+	// meet its success threshold), and it counts as passing. A heartbeat's
+	// Report with status Warn gives one; a run never does.
+	Warn bool
 	// Output is the error text of a failed run, or the Measurer's message of a
 	// passing one; at most MaxOutput bytes. As a Monitor keeps it, control
 	// and bidi characters are escaped (\x1b, \u202e), line breaks and tabs

@@ -17,7 +17,8 @@ const (
 	// warning did, and none failed since.
 	Pass
 	// Warn: the check passes, but its latest runs failed, fewer than
-	// FailureThreshold of them. It still counts as passing.
+	// FailureThreshold of them, or its latest result warns (Result.Warn).
+	// It still counts as passing.
 	Warn
 	// Fail: the last FailureThreshold runs failed, and the check has not passed
 	// SuccessThreshold times in a row since.
@@ -65,7 +66,7 @@ type checkState struct {
 	failures  int // consecutive failing runs, up to now
 	runs      int
 	last      Result
-	lastBad   Result    // the latest failed run, which explains warn and fail
+	lastBad   Result    // the latest result that failed or warned, which explains warn and fail
 	since     time.Time // when status last changed; zero while it never has
 	// waiting: the runs met the success threshold of a check that was not
 	// passing, at stableFrom, and it passes once stableFor has passed since
@@ -93,6 +94,11 @@ type transition struct{ from, to Status }
 //	warn    --success----> pass     warn    --failure×F--> fail
 //	fail    --success×S--> pass
 //
+// A success that warns (Result.Warn) counts as a success, but where the
+// check passes it reports warn instead: pass --warning--> warn, pending
+// --warning×S--> warn, and warn stays warn until a success that does not
+// warn.
+//
 // With a stableFor, the successes that would make a pending or failed check
 // pass start a wait instead, and the check passes once stableFor has passed
 // with no failed run (settle); a failed run ends the wait, so that the next
@@ -102,6 +108,9 @@ func (s checkState) after(r Result, t thresholds, now time.Time) (checkState, *t
 	if r.OK {
 		s.successes++
 		s.failures = 0
+		if r.Warn {
+			s.lastBad = r
+		}
 	} else {
 		s.failures++
 		s.successes = 0
@@ -114,6 +123,8 @@ func (s checkState) after(r Result, t thresholds, now time.Time) (checkState, *t
 	case !r.OK && s.failures >= t.failure:
 		s.status = Fail
 	case !r.OK && s.status.passing():
+		s.status = Warn
+	case r.OK && r.Warn && s.status.passing():
 		s.status = Warn
 	case r.OK && s.status == Warn:
 		s.status = Pass // one success ends a warning: the check never stopped passing
@@ -132,6 +143,9 @@ func (s checkState) settle(t thresholds, now time.Time) (checkState, *transition
 func (s checkState) settled(from Status, t thresholds, now time.Time) (checkState, *transition) {
 	if s.waiting && !now.Before(s.stableFrom.Add(t.stableFor)) {
 		s.status, s.waiting, s.stableFrom = Pass, false, time.Time{}
+		if s.last.Warn {
+			s.status = Warn // it passes, and its latest result warns
+		}
 	}
 	if s.status == from {
 		return s, nil

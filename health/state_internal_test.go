@@ -10,12 +10,16 @@ import (
 	"time"
 )
 
-// runs spells results: P passes, F fails.
+// spelt is the result a letter spells: P passes, W passes with a warning,
+// F fails.
+func spelt(r rune) Result { return Result{OK: r != 'F', Warn: r == 'W'} }
+
+// runs spells results, as spelt reads them.
 func replay(t thresholds, runs string) []Status {
 	var s checkState
 	out := make([]Status, 0, len(runs))
 	for _, r := range runs {
-		s, _ = s.after(Result{OK: r == 'P'}, t, time.Time{})
+		s, _ = s.after(spelt(r), t, time.Time{})
 		out = append(out, s.status)
 	}
 	return out
@@ -43,6 +47,12 @@ func TestStateMachine(t *testing.T) {
 		{"a failed check needs the success threshold to pass again", thresholds{success: 2, failure: 1}, "FPFPP", "FFFFP"},
 		{"a failure threshold of 1 fails at once", thresholds{success: 1, failure: 1}, "PFP", "PFP"},
 		{"with a success threshold of 1 a pass after a failure decides", kubelet, "FPFF", "-PWW"},
+		{"a result that warns makes a passing check warn", kubelet, "PW", "PW"},
+		{"a first result that warns decides as a pass does, and warns", kubelet, "W", "W"},
+		{"a warning lasts until a result that does not warn", kubelet, "PWWP", "PWWP"},
+		{"results that warn count toward the success threshold", thresholds{success: 2, failure: 3}, "WW", "-W"},
+		{"a failed check warns on the successes that pass it, if the latest warns", thresholds{success: 1, failure: 1}, "FWF", "FWF"},
+		{"failures after a warning count to the threshold as after a pass", kubelet, "WFFF", "WWWF"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,7 +72,7 @@ func TestStability(t *testing.T) {
 	tests := []struct {
 		name string
 		th   thresholds
-		// One step a second: P a passing run, F a failing one, . none (the
+		// One step a second: a result as spelt reads it, or . none (the
 		// clock only reaches that second).
 		steps string
 		want  string // the status after each step: - pending, P pass, W warn, F fail
@@ -78,6 +88,8 @@ func TestStability(t *testing.T) {
 		{"a failed stable check waits again", stable3s, "P...FFFP...", "---PWWFFFFP"},
 		{"the wait starts at the success threshold", thresholds{success: 2, failure: 3, stableFor: 2 * time.Second}, "PP..", "---P"},
 		{"no stable time passes at the success threshold", thresholds{success: 1, failure: 3}, "P", "P"},
+		{"a result that warns counts as a pass in the wait, and the check warns once stable", stable3s, "PW..", "---W"},
+		{"once stable, it passes if its latest result does not warn", stable3s, "W..P", "---P"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,7 +102,7 @@ func TestStability(t *testing.T) {
 				case '.':
 					s, _ = s.settle(tt.th, now)
 				default:
-					s, _ = s.after(Result{OK: step == 'P'}, tt.th, now)
+					s, _ = s.after(spelt(step), tt.th, now)
 				}
 				got.WriteByte(map[Status]byte{Pending: '-', Pass: 'P', Warn: 'W', Fail: 'F'}[s.status])
 			}

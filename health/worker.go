@@ -289,7 +289,8 @@ type timedCheck interface {
 	activate(now time.Time)
 	// reset forgets what the program signalled before the checks started
 	// over (Reset). It is called under the Monitor's mutex, not the entry's
-	// runMu, so it touches atomics only.
+	// runMu, so it touches atomics only, or a lock of its own that is never
+	// held while the Monitor's is taken.
 	reset()
 	// evaluate judges the check at now; decided is false while it is pending.
 	evaluate(now time.Time) (r Result, decided bool)

@@ -97,8 +97,11 @@ type Agent struct {
 	// spec is the workload, nil when there is none.
 	spec *supervise.Spec
 
-	monitor    *health.Monitor
+	monitor *health.Monitor
+	// heartbeats and watchdogs are the checks the workload feeds through
+	// the management API, by name.
 	heartbeats map[string]*health.Heartbeat
+	watchdogs  map[string]*health.Watchdog
 	actions    *supervise.Actions
 	exitFor    chan string // the reason of the first on-failure: exit
 	hooks      *hooks.Runner
@@ -191,13 +194,15 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 }
 
 // buildChecks builds the file's checks through the table of kinds and adds
-// them to the Monitor, a heartbeat by its ttl. A log check registers with
-// the workload's output as it is built, and a check of the workload's
-// processes for its pid (whether there is a workload is Run's to say, as
-// the command line may give it); a checker that keeps a connection between
-// runs is closed once the Monitor has stopped.
+// them to the Monitor, a heartbeat by its ttl and a watchdog by its limit,
+// whose units of work belong to the workload's run and end when its checks
+// start over. A log check registers with the workload's output as it is
+// built, and a check of the workload's processes for its pid (whether there
+// is a workload is Run's to say, as the command line may give it); a
+// checker that keeps a connection between runs is closed once the Monitor
+// has stopped.
 func (a *Agent) buildChecks() error {
-	a.heartbeats = map[string]*health.Heartbeat{}
+	a.heartbeats, a.watchdogs = map[string]*health.Heartbeat{}, map[string]*health.Watchdog{}
 	env := kinds.Env{
 		Output: func(c *logwatch.Check) { a.logChecks = append(a.logChecks, c) },
 		Workload: func(check string) func() int {
@@ -207,24 +212,36 @@ func (a *Agent) buildChecks() error {
 		Notify: func(name string, watchdog time.Duration) health.Checker { return a.receiver().Check(name, watchdog) },
 	}
 	for _, ch := range a.cfg.Checks {
-		if ch.Heartbeat > 0 {
-			hb, err := a.monitor.Heartbeat(ch.Name, ch.Heartbeat, ch.Level, health.StableFor(ch.StableFor))
-			if err != nil { // the loader checked every check as this Monitor does
-				return fmt.Errorf("%s: check %s: %w", a.cfg.File, ch.Name, err)
+		var err error
+		switch stable := health.StableFor(ch.StableFor); ch.Fed.Feed {
+		case config.Beats:
+			a.heartbeats[ch.Name], err = a.monitor.Heartbeat(ch.Name, ch.Fed.Deadline, ch.Level, stable)
+		case config.Units:
+			a.watchdogs[ch.Name], err = a.monitor.Watchdog(ch.Name, ch.Fed.Deadline, ch.Level, stable, health.EndUnitsOnReset())
+		default:
+			if err := a.addChecker(ch, env); err != nil {
+				return err
 			}
-			a.heartbeats[ch.Name] = hb
 			continue
 		}
-		checker, err := kinds.All.Build(ch, env)
-		if err != nil {
-			return err
-		}
-		if err := a.monitor.Add(ch.Health(checker)); err != nil { // as above
+		if err != nil { // the loader checked every check as this Monitor does
 			return fmt.Errorf("%s: check %s: %w", a.cfg.File, ch.Name, err)
 		}
-		if closer, ok := checker.(io.Closer); ok {
-			a.closers = append(a.closers, closer)
-		}
+	}
+	return nil
+}
+
+// addChecker builds a check that vitals runs, and adds it to the Monitor.
+func (a *Agent) addChecker(ch config.Check, env kinds.Env) error {
+	checker, err := kinds.All.Build(ch, env)
+	if err != nil {
+		return err
+	}
+	if err := a.monitor.Add(ch.Health(checker)); err != nil { // as above
+		return fmt.Errorf("%s: check %s: %w", a.cfg.File, ch.Name, err)
+	}
+	if closer, ok := checker.(io.Closer); ok {
+		a.closers = append(a.closers, closer)
 	}
 	return nil
 }

@@ -155,7 +155,7 @@ func (r *run) listen() error {
 	apiLn, err := api.Listen(c.API)
 	var dirErr *apisocket.DirError
 	switch {
-	case errors.As(err, &dirErr) && c.APIDefault && len(r.heartbeats) == 0:
+	case errors.As(err, &dirErr) && c.APIDefault && len(r.heartbeats) == 0 && len(r.watchdogs) == 0:
 		// No file asked for the API and nothing needs it: a user who can
 		// write nowhere (a read-only root with no writable temp directory)
 		// still gets the checks and the endpoints, with the API off.
@@ -204,18 +204,29 @@ func (a *Agent) apiKey() string {
 }
 
 // apiNeededBy says, for an API that cannot be served, which checks need it:
-// heartbeats, which the workload beats through it. It is empty when none
-// does.
+// heartbeats, which the workload beats through it, and watchdogs, whose
+// units of work it begins and ends through it. It is empty when none does.
 func (a *Agent) apiNeededBy() string {
-	if !a.cfg.APIDefault || len(a.heartbeats) == 0 {
+	need := fedThrough("heartbeat", "beaten", a.heartbeats) + fedThrough("watchdog", "fed", a.watchdogs)
+	if !a.cfg.APIDefault || need == "" {
 		return ""
 	}
-	names := slices.Sorted(maps.Keys(a.heartbeats))
-	which := "heartbeat check " + names[0] + " is"
-	if len(names) > 1 {
-		which = "heartbeat checks " + strings.Join(names, ", ") + " are"
+	return need + ": give api: a path this user can write, or tcp://HOST:PORT with api-token-file"
+}
+
+// fedThrough says that the checks of a kind are fed (verb) through the
+// management API: "; heartbeat check hb is beaten through the management
+// API". It is empty when there are none.
+func fedThrough[T any](kind, verb string, checks map[string]T) string {
+	if len(checks) == 0 {
+		return ""
 	}
-	return "; " + which + " beaten through the management API: give api: a path this user can write, or tcp://HOST:PORT with api-token-file"
+	names := slices.Sorted(maps.Keys(checks))
+	which := kind + " check " + names[0] + " is"
+	if len(names) > 1 {
+		which = kind + " checks " + strings.Join(names, ", ") + " are"
+	}
+	return "; " + which + " " + verb + " through the management API"
 }
 
 // in says where key comes from, for errors: "api: in vitals.yaml", or "the

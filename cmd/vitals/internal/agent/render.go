@@ -73,7 +73,7 @@ func Render(c *config.Config) string {
 		fmt.Fprintf(&b, "    %s: %s\n", ch.Kind, c.Redact(ch.Source))
 		fmt.Fprintf(&b, "    on-failure: %s\n", ch.OnFailure)
 		fmt.Fprintf(&b, "    component-type: %q\n", ch.ComponentType)
-		if ch.Heartbeat == 0 { // its ttl is all its timing but stable-for
+		if ch.Fed.Feed == 0 { // a heartbeat's ttl, a watchdog's limit, is all its timing but stable-for
 			fmt.Fprintf(&b, "    period: %v\n    timeout: %v\n    initial-delay: %v\n", ch.Period, ch.Timeout, ch.InitialDelay)
 			fmt.Fprintf(&b, "    success-threshold: %d\n    failure-threshold: %d\n", ch.SuccessThreshold, ch.FailureThreshold)
 		}

@@ -93,13 +93,14 @@ func (r *run) stopGRPC(*stopping) {
 	}
 }
 
-// serveAPI serves the management API, with the workload to restart when
-// there is one; the notices it records are counted in /metrics.
+// serveAPI serves the management API, with the checks the workload feeds
+// and the workload to restart when there is one; the notices it records are
+// counted in /metrics.
 func (r *run) serveAPI() error {
 	if r.apiLn == nil {
 		return nil // off: see apiOff
 	}
-	opts := []api.Option{api.WithHooks(r.hooks.Status), api.WithNoticed(r.collector.Notice)}
+	opts := []api.Option{api.WithHooks(r.hooks.Status), api.WithNoticed(r.collector.Notice), api.WithWatchdogs(r.watchdogs)}
 	if r.sv != nil {
 		opts = append(opts, api.WithService(r.sv.Supervisor))
 	}

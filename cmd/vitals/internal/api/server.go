@@ -8,7 +8,9 @@
 //	GET  /v1/checks[?level=L]        every check (a JSON array of Check)
 //	GET  /v1/checks/NAME             one check, with its kept results
 //	POST /v1/checks/NAME/run         run it now; the answer is the Result
-//	POST /v1/checks/NAME/beat        beat a heartbeat (204)
+//	POST /v1/checks/NAME/beat        beat a heartbeat (204); a Beat, in the body or the query, says pass, warn or fail
+//	POST /v1/checks/NAME/work        begin a unit of work on a watchdog; the answer (201) is its Unit
+//	DELETE /v1/checks/NAME/work/ID   end it (204)
 //	POST /v1/checks/stop, /start     {"checks": [NAME...]}: stop or start checks
 //	GET  /v1/health[?level=L]        a level's verdict (default ready)
 //	GET  /v1/events?after=ID[&wait=D] events after ID; with wait, block up to D for one
@@ -20,9 +22,10 @@
 // events, each with its id, resuming after Last-Event-ID. Errors are
 // {"error": "..."} (client.Error): 400 a bad parameter or body (a notice
 // that health.ValidateNotice refuses), 401 a missing or wrong token,
-// 404 an unknown check or path (or no workload to restart), 405 a wrong
-// method, 409 a beat of a check that is no heartbeat, or a restart of a
-// workload that is not running.
+// 404 an unknown check, path or unit of work (or no workload to restart),
+// 405 a wrong method, 409 a beat of a check that is no heartbeat, work on a
+// check that is no watchdog, a unit of work past health.MaxUnitIDs, or a
+// restart of a workload that is not running.
 package api
 
 import (
@@ -47,7 +50,7 @@ const (
 	// keepalive is how often an idle event stream gets a comment line: well
 	// under the idle timeouts of proxies (nginx's is 60s).
 	keepalive = 15 * time.Second
-	// maxBody caps a request body: a list of check names, a notice.
+	// maxBody caps a request body: a list of check names, a notice, a beat.
 	maxBody = 1 << 20
 	// maxUnknown is how many unknown names a 404 quotes: enough to see the
 	// typo, and an answer that stays small whatever the request names.
@@ -58,6 +61,7 @@ const (
 type Server struct {
 	m          *health.Monitor
 	heartbeats map[string]*health.Heartbeat
+	watchdogs  map[string]*health.Watchdog
 	token      string
 	service    Service
 	hooks      func() []client.Hook
@@ -81,6 +85,8 @@ func New(m *health.Monitor, heartbeats map[string]*health.Heartbeat, token strin
 	s.mux.HandleFunc("GET /v1/checks/{name}", s.getCheck)
 	s.mux.HandleFunc("POST /v1/checks/{name}/run", s.run)
 	s.mux.HandleFunc("POST /v1/checks/{name}/beat", s.beat)
+	s.mux.HandleFunc("POST /v1/checks/{name}/work", s.beginWork)
+	s.mux.HandleFunc("DELETE /v1/checks/{name}/work/{id}", s.endWork)
 	s.mux.HandleFunc("POST /v1/checks/stop", s.stopOrStart(false))
 	s.mux.HandleFunc("POST /v1/checks/start", s.stopOrStart(true))
 	s.mux.HandleFunc("GET /v1/health", s.health)
@@ -180,21 +186,6 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, resultOf(res))
-}
-
-func (s *Server) beat(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
-	hb := s.heartbeats[name]
-	if hb == nil {
-		if st, ok := s.m.CheckState(name); ok {
-			writeError(w, http.StatusConflict, "check %q is a %s check, not a heartbeat: there is nothing to beat", name, st.Kind)
-		} else {
-			writeError(w, http.StatusNotFound, "no such check %q", name)
-		}
-		return
-	}
-	hb.Beat()
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // stopOrStart stops or starts every named check, or none of them when a name

@@ -30,19 +30,25 @@ import (
 //	boot  startup  passes
 //	db    ready    passes while up is true; fails at the first failure; every run counted
 //	loop  live     a heartbeat (ttl 1m)
+//
+// and the watchdogs newAgent is asked for.
 type agent struct {
-	m      *health.Monitor
-	clock  *healthtest.Clock
-	up     atomic.Bool
-	runs   atomic.Int64
-	loop   *health.Heartbeat
-	client *client.Client
-	http   *http.Client
-	base   string
-	probes *httptest.Server // the Monitor's probe endpoints
+	m         *health.Monitor
+	clock     *healthtest.Clock
+	up        atomic.Bool
+	runs      atomic.Int64
+	loop      *health.Heartbeat
+	watchdogs map[string]*health.Watchdog
+	client    *client.Client
+	http      *http.Client
+	base      string
+	probes    *httptest.Server // the Monitor's probe endpoints
 }
 
-func newAgent(t *testing.T, addr, token string) *agent {
+// newAgent serves the agent on addr (a socket of the test's when ""), with
+// a watchdog for each name in watchdogs: live, limit 1m, its units ending
+// on Reset, as the agent's are.
+func newAgent(t *testing.T, addr, token string, watchdogs ...string) *agent {
 	t.Helper()
 	a := &agent{clock: healthtest.NewClock(time.Time{})}
 	a.up.Store(true)
@@ -60,6 +66,11 @@ func newAgent(t *testing.T, addr, token string) *agent {
 	var err error
 	a.loop, err = a.m.Heartbeat("loop", time.Minute, health.Live)
 	must(t, err)
+	a.watchdogs = map[string]*health.Watchdog{}
+	for _, name := range watchdogs {
+		a.watchdogs[name], err = a.m.Watchdog(name, time.Minute, health.Live, health.EndUnitsOnReset())
+		must(t, err)
+	}
 
 	if addr == "" {
 		addr = vitalstest.SocketPath(t)
@@ -67,7 +78,8 @@ func newAgent(t *testing.T, addr, token string) *agent {
 	ln, err := api.Listen(addr)
 	must(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	srv := &http.Server{Handler: api.New(a.m, map[string]*health.Heartbeat{"loop": a.loop}, token),
+	srv := &http.Server{Handler: api.New(a.m, map[string]*health.Heartbeat{"loop": a.loop}, token,
+		api.WithWatchdogs(a.watchdogs)),
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go srv.Serve(ln)
 	a.probes = httptest.NewServer(a.m.Handler())
@@ -282,6 +294,105 @@ func TestBeatMakesAHeartbeatPass(t *testing.T) {
 	must(t, a.client.Beat(context.Background(), "loop"))
 	a.expect(t, "POST", "/v1/checks/db/beat", "", 409, `check \"db\" is a tcp check, not a heartbeat`, nil)
 	a.expect(t, "POST", "/v1/checks/nope/beat", "", 404, `no such check \"nope\"`, nil)
+}
+
+func TestABeatSaysPassWarnOrFailInItsBodyOrItsQuery(t *testing.T) {
+	a := newAgent(t, "", "")
+	isNow := func(status health.Status) func(client.Check) bool {
+		return func(c client.Check) bool { return c.Name == "loop" && c.Status == status }
+	}
+	a.expect(t, "POST", "/v1/checks/loop/beat", `{"status": "fail", "output": "disk full"}`, 204, "", nil)
+	a.waitFor(t, "loop fails", isNow(health.Fail))
+	if c, err := a.client.Check(context.Background(), "loop"); err != nil || c.Last == nil || c.Last.OK || c.Last.Output != "disk full" {
+		t.Fatalf("after a beat that said fail: %+v, %v", c.Last, err)
+	}
+	a.expect(t, "POST", "/v1/checks/loop/beat?status=warn&output=queue+80%25+full", "", 204, "", nil)
+	a.waitFor(t, "loop warns", isNow(health.Warn))
+	if c, _ := a.client.Check(context.Background(), "loop"); c.Last == nil || !c.Last.OK || !c.Last.Warn || c.Last.Output != "queue 80% full" {
+		t.Fatalf("after a beat that said warn: %+v", c.Last)
+	}
+	took := 4.5
+	must(t, a.client.Report(context.Background(), "loop", client.Beat{Output: "backup done", ObservedValue: &took, ObservedUnit: "s"}))
+	a.waitFor(t, "loop passes", isNow(health.Pass))
+	if c, _ := a.client.Check(context.Background(), "loop"); c.Last == nil || !c.Last.OK || c.Last.Warn || c.Last.Output != "backup done" ||
+		c.Last.ObservedValue != 4.5 || c.Last.ObservedUnit != "s" {
+		t.Fatalf("after a beat that said pass with a value: %+v", c.Last)
+	}
+	for _, bad := range []struct{ path, body, want string }{
+		{"/v1/checks/loop/beat", `{"status": "up"}`, `beat of check \"loop\": status \"up\": want pass, warn or fail`},
+		{"/v1/checks/loop/beat?status=down", "", `status \"down\": want pass, warn or fail`},
+		{"/v1/checks/loop/beat?status=fail", `{"output": "x"}`, "in a JSON body or in the query, not both"},
+		{"/v1/checks/loop/beat?msg=OK", "", `unknown parameter \"msg\" (want status, output, observedValue, observedUnit)`},
+		{"/v1/checks/loop/beat", `{"note": "x"}`, `unknown field \"note\"`},
+		{"/v1/checks/loop/beat?observedValue=12", "", "observedValue 12 needs its observedUnit"},
+		{"/v1/checks/loop/beat?observedValue=fast&observedUnit=ms", "", `observedValue \"fast\" is not a number`},
+		{"/v1/checks/loop/beat", `{"observedUnit": "ms"}`, `observedUnit \"ms\" without an observedValue`},
+	} {
+		a.expect(t, "POST", bad.path, bad.body, 400, bad.want, nil)
+	}
+	var e *client.Error
+	if err := a.client.Report(context.Background(), "loop", client.Beat{Status: "sideways"}); !errors.As(err, &e) || e.Status != 400 {
+		t.Fatalf("client, a bad status: %v", err)
+	}
+	if st, _ := a.m.CheckState("loop"); st.Status != health.Pass {
+		t.Fatalf("after bad beats: %v, want pass: a refused beat changes nothing", st.Status)
+	}
+}
+
+func TestUnitsOfWorkBeginAndEndOnAWatchdog(t *testing.T) {
+	a := newAgent(t, "", "", "jobs")
+	var u client.Unit
+	code, h, body := a.call(t, "POST", "/v1/checks/jobs/work", "")
+	if code != 201 || h.Get("Location") != "/v1/checks/jobs/work/1" || json.Unmarshal([]byte(body), &u) != nil || u.ID != 1 {
+		t.Fatalf("POST work: %d %v %s, want 201 with id 1 and its Location", code, h, body)
+	}
+	second, err := a.client.BeginWork(context.Background(), "jobs")
+	if err != nil || second != 2 {
+		t.Fatalf("BeginWork: %d, %v; want 2", second, err)
+	}
+	a.clock.Advance(time.Minute)
+	a.waitFor(t, "jobs fails", func(c client.Check) bool {
+		return c.Name == "jobs" && c.Status == health.Fail && c.Last != nil &&
+			c.Last.Output == "2 of 2 units of work have run longer than 1m0s; the oldest, unit 1, began 1m0s ago"
+	})
+	a.expect(t, "DELETE", "/v1/checks/jobs/work/1", "", 204, "", nil)
+	must(t, a.client.EndWork(context.Background(), "jobs", second))
+	a.waitFor(t, "jobs passes once its units ended", func(c client.Check) bool { return c.Name == "jobs" && c.Status == health.Pass })
+
+	a.expect(t, "DELETE", "/v1/checks/jobs/work/1", "", 404,
+		`no unit of work 1 is running on check \"jobs\": it has ended, or the workload has restarted since it began`, nil)
+	a.expect(t, "DELETE", "/v1/checks/jobs/work/one", "", 400, `unit of work \"one\": want the id that POST /v1/checks/jobs/work answered`, nil)
+	a.expect(t, "POST", "/v1/checks/db/work", "", 409, `check \"db\" is a tcp check, not a watchdog: it has no units of work`, nil)
+	a.expect(t, "DELETE", "/v1/checks/loop/work/1", "", 409, `check \"loop\" is a heartbeat check, not a watchdog`, nil)
+	a.expect(t, "POST", "/v1/checks/nope/work", "", 404, `no such check \"nope\"`, nil)
+	a.expect(t, "GET", "/v1/checks/jobs/work", "", 405, "use POST", nil)
+	a.expect(t, "POST", "/v1/checks/jobs/beat", "", 409, `check \"jobs\" is a watchdog check, not a heartbeat`, nil)
+
+	// The units belong to the workload's run: they end when its checks start over.
+	third, err := a.client.BeginWork(context.Background(), "jobs")
+	must(t, err)
+	a.m.Reset("the workload restarted")
+	var e *client.Error
+	if err := a.client.EndWork(context.Background(), "jobs", third); !errors.As(err, &e) || e.Status != 404 {
+		t.Fatalf("EndWork of a unit of the run before: %v, want 404", err)
+	}
+	if n := a.watchdogs["jobs"].Running(); n != 0 {
+		t.Fatalf("%d units running after the workload restarted", n)
+	}
+}
+
+func TestAWatchdogKeepsAtMostMaxUnitIDsUnitsOfWork(t *testing.T) {
+	a := newAgent(t, "", "", "jobs")
+	for range health.MaxUnitIDs - 1 {
+		if _, err := a.watchdogs["jobs"].BeginID(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.expect(t, "POST", "/v1/checks/jobs/work", "", 201, `{"id":1000}`, nil)
+	a.expect(t, "POST", "/v1/checks/jobs/work", "", 409,
+		`watchdog \"jobs\": 1000 units of work begun by id are running, the most it keeps: too many units of work: end one (DELETE /v1/checks/jobs/work/ID), or restart the workload`, nil)
+	a.expect(t, "DELETE", "/v1/checks/jobs/work/7", "", 204, "", nil)
+	a.expect(t, "POST", "/v1/checks/jobs/work", "", 201, `{"id":1001}`, nil)
 }
 
 func TestStopLeavesAFailingCheckOutOfReadinessAndStartPutsItBack(t *testing.T) {

@@ -32,6 +32,6 @@ func checkOf(st health.CheckState, withHistory bool) client.Check {
 }
 
 func resultOf(r health.Result) client.Result {
-	return client.Result{Time: r.Time, Duration: client.Duration(r.Duration), OK: r.OK, Output: r.Output,
+	return client.Result{Time: r.Time, Duration: client.Duration(r.Duration), OK: r.OK, Warn: r.Warn, Output: r.Output,
 		ObservedValue: r.ObservedValue, ObservedUnit: r.ObservedUnit}
 }

@@ -36,11 +36,11 @@ import (
 // before asking again: under the idle timeouts of proxies.
 const followWait = 30 * time.Second
 
-// newAPICommands returns checks, check, health, events, beat, restart,
-// notify, stop, start and hooks.
+// newAPICommands returns checks, check, health, events, beat, work,
+// restart, notify, stop, start and hooks.
 func newAPICommands(stdout, stderr io.Writer) []*cobra.Command {
 	return []*cobra.Command{newChecks(stdout), newCheck(stdout), newHealth(stdout), newEvents(stdout, stderr), newBeat(),
-		newRestart(stdout), newNotify(stdout), newStopOrStart(stdout, false), newStopOrStart(stdout, true), newHooks(stdout)}
+		newWork(stdout, stderr), newRestart(stdout), newNotify(stdout), newStopOrStart(stdout, false), newStopOrStart(stdout, true), newHooks(stdout)}
 }
 
 // agentFlags say where the agent's API is.
@@ -95,8 +95,8 @@ func ask[T any](cmd *cobra.Command, agent *agentFlags, call func(*client.Client,
 }
 
 // fromAgent maps an API call's error to its exit code: the agent's 4xx answer
-// (an unknown check, a check that is no heartbeat, a wrong token) is bad
-// usage, 2; no answer, or a 5xx, is a failure, 1.
+// (an unknown check, a check that is no heartbeat or no watchdog, a wrong
+// token) is bad usage, 2; no answer, or a 5xx, is a failure, 1.
 func fromAgent(cmd *cobra.Command, err error) error {
 	var e *client.Error
 	switch {
@@ -105,7 +105,7 @@ func fromAgent(cmd *cobra.Command, err error) error {
 	case errors.As(err, &e) && e.Status < 500:
 		return errors.New(e.Message)
 	}
-	return failed{fmt.Sprintf("vitals %s: %v", cmd.Name(), err)}
+	return failed{fmt.Sprintf("%s: %v", cmd.CommandPath(), err)}
 }
 
 // levelFlag reads --level; "" is 0 (every level).
@@ -222,7 +222,8 @@ func stableIn(c client.Check, now time.Time) string {
 	return timefmt.Coarse(max(c.StableAt.Sub(now), 0))
 }
 
-// resultWords says what a result was: "ok", "ok: MESSAGE", "failed: ERROR".
+// resultWords says what a result was: "ok", "ok: MESSAGE", "warn: WARNING",
+// "failed: ERROR".
 func resultWords(r client.Result) string {
 	if d := detail(r); d != "" {
 		return verdict(r) + ": " + d
@@ -231,7 +232,10 @@ func resultWords(r client.Result) string {
 }
 
 func verdict(r client.Result) string {
-	if r.OK {
+	switch {
+	case r.Warn:
+		return "warn"
+	case r.OK:
 		return "ok"
 	}
 	return "failed"
@@ -568,29 +572,67 @@ func eventLine(e health.Event) string {
 }
 
 func newBeat() *cobra.Command {
-	var agent agentFlags
+	var (
+		agent  agentFlags
+		status string
+		output string
+		value  float64
+		unit   string
+	)
 	cmd := &cobra.Command{
-		Use:   "beat NAME",
-		Short: "Beat a heartbeat check of a running agent",
+		Use:   "beat NAME [--status pass|warn|fail] [--output TEXT] [--value N --unit UNIT]",
+		Short: "Beat a heartbeat check of a running agent, saying pass, warn or fail",
 		Long: `Beat a heartbeat check of a running agent (vitals run): the check passes while
-its last beat is younger than its ttl. Quiet; exit 0 once the agent has the
-beat. A check that is not a heartbeat, or no check, exits 2.`,
+its last beat is younger than its ttl. A beat may say how the workload is, as
+Consul's TTL checks and Uptime Kuma's push monitors take it: --status warn makes
+the check warn (it still passes), --status fail fails it at once; --output is
+the result's output (why it warns or fails, or what the workload did); --value
+with --unit is a value the workload observed, such as how long a job took
+(Kuma's ping), shown in place of the beat's age. The ttl counts from every
+beat, whatever it says: the check fails once no beat came within it.
+
+Quiet; exit 0 once the agent has the beat. A bad --status, a --value without
+--unit, a check that is not a heartbeat, or no check, exits 2.`,
 		Example: `  while work; do vitals beat work-loop; done
-  curl --unix-socket /run/vitals/vitals.sock -X POST http://vitals/v1/checks/work-loop/beat`,
+  vitals beat backup --status fail --output "disk full"
+  vitals beat backup --output "12 GB in 4m30s" --value 270 --unit s
+  curl --unix-socket /run/vitals/vitals.sock -X POST http://vitals/v1/checks/work-loop/beat
+  curl --unix-socket /run/vitals/vitals.sock -X POST -d '{"status": "warn", "output": "queue 80% full"}' \
+    http://vitals/v1/checks/queue/beat`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			b := client.Beat{Status: status, Output: output, ObservedUnit: unit}
+			switch status {
+			case "", "pass", "warn", "fail":
+			default:
+				return fmt.Errorf("--status %q: want pass, warn or fail", status)
+			}
+			switch given := cmd.Flags().Changed("value"); {
+			case given && unit == "":
+				return errors.New("--value needs its --unit, such as ms, s or jobs")
+			case !given && unit != "":
+				return errors.New("--unit without a --value")
+			case given:
+				b.ObservedValue = &value
+			}
 			conn, ctx, stop, err := agent.connect(cmd)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			if err := conn.Beat(ctx, args[0]); err != nil {
+			if err := conn.Report(ctx, args[0], b); err != nil {
 				return fromAgent(cmd, err)
 			}
 			return nil
 		},
 	}
 	agent.define(cmd)
+	f := cmd.Flags()
+	f.StringVar(&status, "status", "", "pass (the default), warn or fail: fail fails the check at once")
+	f.StringVar(&output, "output", "", "the result's output: why it warns or fails, or what the workload did")
+	f.Float64Var(&value, "value", 0, "a value the workload observed, such as how long a job took; with --unit")
+	f.StringVar(&unit, "unit", "", "the unit of --value, such as ms, s or jobs")
+	complete(cmd, "status", "pass", "warn", "fail")
 	return cmd
 }
 

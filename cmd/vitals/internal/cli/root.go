@@ -104,10 +104,11 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
   vitals checks          list a running agent's checks (vitals check NAME [--run]: one)
   vitals health          exit 0 if the agent's level passes, 1 if not
   vitals events [-f]     print, or follow, the agent's events
-  vitals beat NAME       beat a heartbeat check
+  vitals beat NAME       beat a heartbeat check (--status warn|fail: say what is wrong)
   vitals notify KEY      record a notice in the agent's events, for its hooks and readers
   vitals stop CHECK...   stop checks (vitals start CHECK...: start them again)
   vitals hooks           list the agent's hooks and how their deliveries go
+  vitals work run NAME -- COMMAND   run COMMAND as a unit of work of a watchdog check
   vitals restart         restart the workload
 
 Exit codes: 0 pass, 1 fail or not ready, 2 bad usage or configuration.` + buildHelp,

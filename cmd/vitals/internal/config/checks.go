@@ -29,11 +29,13 @@ type Kind interface {
 	// checker would find, too, so that a file that loads is a file whose
 	// checks build. The spec is not used when d recorded errors.
 	Decode(d *Decoder, n ast.Node, path string) (spec any)
-	// Beaten reports whether the workload beats the kind's checks rather
-	// than vitals running them (a heartbeat), and with what ttl, read from
-	// spec (nil when the block had errors). A beaten check has no period,
-	// timeout, initial delay or thresholds: its ttl decides.
-	Beaten(spec any) (ttl time.Duration, beaten bool)
+	// Fed says whether the workload feeds the kind's checks through the
+	// management API rather than vitals running them (a heartbeat's beats,
+	// a watchdog's units of work): its Feed, 0 for a kind that vitals
+	// runs, and its Deadline read from spec (0 when the block had errors,
+	// spec nil). A fed check has no period, timeout, initial delay or
+	// thresholds: its deadline decides.
+	Fed(spec any) Fed
 	// DefaultComponentType is the componentType of the kind's checks that
 	// give no component-type: component, datastore or system.
 	DefaultComponentType() string
@@ -50,8 +52,9 @@ type Check struct {
 	// The timing, with the kubelet's defaults filled in (see
 	// health.Check.Validate), but the kind's failure threshold where it has
 	// one (1 for a log or a heartbeat: its failures are events); a
-	// heartbeat's as Monitor.Heartbeat runs it (judged every default period,
-	// thresholds 1), its ttl deciding.
+	// heartbeat's or a watchdog's as Monitor.Heartbeat and Monitor.Watchdog
+	// run it (judged every default period, thresholds 1), its ttl or limit
+	// deciding.
 	Period, Timeout, InitialDelay      time.Duration
 	SuccessThreshold, FailureThreshold int
 	// StableFor is how long the check must have passed, with no failed
@@ -70,11 +73,47 @@ type Check struct {
 	// Source is the kind's block as the file writes it, on one line, with
 	// ${VAR} unexpanded: what --print shows without printing a secret.
 	Source string
-	// Heartbeat is the ttl of a heartbeat check, which the workload beats
-	// through the management API; zero for every other kind.
-	Heartbeat time.Duration
+	// Fed is how the workload feeds a heartbeat or a watchdog through the
+	// management API; zero for a check that vitals runs.
+	Fed Fed
 	// at is where the kind's block is, for errors found after the load.
 	at Error
+}
+
+// Fed is how the workload feeds a check through the management API, for a
+// check that vitals does not run.
+type Fed struct {
+	Feed Feed // 0 for a check that vitals runs
+	// Deadline is what judges what is fed: the ttl of beats, the limit of
+	// units of work.
+	Deadline time.Duration
+}
+
+// Feed is what the workload feeds a check with.
+type Feed int
+
+const (
+	// Beats feed a heartbeat: it fails once its ttl passes with no beat.
+	Beats Feed = iota + 1
+	// Units of work, begun and ended, feed a watchdog: it fails while one
+	// has run longer than its limit.
+	Units
+)
+
+// decides says what decides a fed check, and when, for errors.
+func (f Feed) decides() string {
+	if f == Units {
+		return "its limit decides, the moment a unit of work reaches it"
+	}
+	return "its ttl decides, the moment it passes"
+}
+
+// by says what the workload feeds a check with, for errors.
+func (f Feed) by() string {
+	if f == Units {
+		return "fed by the workload with its own units of work"
+	}
+	return "beaten by the workload, one of its own loops"
 }
 
 // Errorf is an error about the check's kind block, where the file has it:
@@ -142,11 +181,11 @@ func (d *Decoder) checks(n ast.Node, kinds Kinds) []Check {
 			continue
 		}
 		// The file as vitals runs it: every default filled in. A heartbeat
-		// runs nothing, so it has no timeout and no initial delay; it is
-		// judged again every period.
+		// or a watchdog runs nothing, so it has no timeout and no initial
+		// delay; it is judged again every period.
 		c.Period, c.Timeout, c.InitialDelay = v.Period, v.Timeout, v.InitialDelay
 		c.SuccessThreshold, c.FailureThreshold = v.SuccessThreshold, v.FailureThreshold
-		if c.Heartbeat > 0 {
+		if c.Fed.Feed != 0 {
 			c.Timeout, c.InitialDelay = 0, 0
 		}
 		out = append(out, c)
@@ -198,8 +237,7 @@ func (d *Decoder) check(name string, n ast.Node, path string, kinds Kinds) (c Ch
 	} else {
 		spec = nil
 	}
-	ttl, beaten := kind.Beaten(spec)
-	if beaten {
+	if fed := kind.Fed(spec); fed.Feed != 0 {
 		// A timing written as zero (or already wrong, and said so) is none.
 		for _, f := range []struct {
 			key string
@@ -207,13 +245,17 @@ func (d *Decoder) check(name string, n ast.Node, path string, kinds Kinds) (c Ch
 		}{{"period", c.Period != 0}, {"timeout", c.Timeout != 0}, {"initial-delay", c.InitialDelay != 0},
 			{"success-threshold", c.SuccessThreshold != 0}, {"failure-threshold", c.FailureThreshold != 0}} {
 			if f.set {
-				d.Errorf(at[f.key], path+"."+f.key, "does not apply to a %s: its ttl decides, the moment it passes", kindName)
+				d.Errorf(at[f.key], path+"."+f.key, "does not apply to a %s: %s", kindName, fed.Feed.decides())
 			}
 		}
 		if t := kind.DefaultComponentType(); c.ComponentType != "" && c.ComponentType != t {
-			d.Errorf(at["component-type"], path+".component-type", "a %s is beaten by the workload, one of its own loops: its component type is %s", kindName, t)
+			d.Errorf(at["component-type"], path+".component-type", "a %s is %s: its component type is %s", kindName, fed.Feed.by(), t)
 		}
-		c.Heartbeat = ttl
+		if fed.Feed == Units && c.Level == health.Startup {
+			// As Monitor.Watchdog refuses it: startup would latch at once.
+			d.Errorf(at["level"], path+".level", "a %s cannot be a startup check: it passes while idle, so startup would pass before any work", kindName)
+		}
+		c.Fed = fed
 		c.Period, c.Timeout, c.InitialDelay, c.SuccessThreshold, c.FailureThreshold = 0, 0, 0, 0, 0 // its own: its kind's, and below
 	} else if c.Period > 0 && c.Period < MinPeriod {
 		d.Errorf(at["period"], path+".period", "%v is shorter than %v, the shortest period: more often is a busy loop, not a check", c.Period, MinPeriod)
@@ -248,7 +290,7 @@ func checkFields(c *Check, level *string) []Field {
 		{Key: "on-failure", Value: oneOf(&c.OnFailure, OnFailureRestart, OnFailureExit, OnFailureIgnore), Default: OnFailureIgnore,
 			Doc: "What the agent does when the check becomes fail: ignore (events and hooks only), restart (the workload; its checks start over) or exit (stop the workload and exit 1, for the kubelet to restart the container)."},
 		{Key: "component-type", Value: Value{"string", String(&c.ComponentType).Read, componentTypeSchema}, Default: "the kind's", Described: true,
-			Doc: "What the check checks, as the IETF health+json answers say it (componentType): component (a part of the workload), datastore (a database or a cache it keeps its data in), system (another system it depends on) or an absolute URI for a type of your own. By default the kind's (the table of kinds below); a heartbeat's is component."},
+			Doc: "What the check checks, as the IETF health+json answers say it (componentType): component (a part of the workload), datastore (a database or a cache it keeps its data in), system (another system it depends on) or an absolute URI for a type of your own. By default the kind's (the table of kinds below); a heartbeat's and a watchdog's is component."},
 	}
 }
 

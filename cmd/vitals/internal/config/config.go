@@ -49,7 +49,7 @@ type Config struct {
 	API string
 	// APIDefault says that API is the default, not given in the file: when
 	// its directory cannot be made and nothing needs the API (no heartbeat
-	// check is beaten through it), the agent runs without it rather than
+	// or watchdog check is fed through it), the agent runs without it rather than
 	// not at all.
 	APIDefault bool
 	// APITokenFile holds the bearer token that a TCP API asks for.
@@ -447,7 +447,7 @@ func topFields(c *Config, checks *ast.Node) []Field {
 				"else $XDG_RUNTIME_DIR/vitals/vitals.sock when XDG_RUNTIME_DIR is a directory of the user's that only the user can enter; " +
 				"else vitals-UID/vitals.sock in $TMPDIR (/tmp when unset), a directory made 0700 and refused when another user owns it or others can enter it. " +
 				"vitals validate --print shows the one chosen. vitals run makes the socket's directory when missing; one it cannot make or write is an error of this field, before anything starts. " +
-				"Without api:, when the default's directory cannot be made (a read-only root with no writable temp directory) and no heartbeat check needs the API, vitals runs with the API off and logs a warning that says so."},
+				"Without api:, when the default's directory cannot be made (a read-only root with no writable temp directory) and no heartbeat or watchdog check needs the API, vitals runs with the API off and logs a warning that says so."},
 		{Key: "api-token-file", Value: CString(&c.APITokenFile),
 			Doc: "A file holding the bearer token that a TCP API asks for."},
 		{Key: "details", Value: Bool(&c.Details), Default: "true",

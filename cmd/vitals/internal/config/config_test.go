@@ -74,7 +74,7 @@ func parse(t *testing.T, data string) (*Config, error) {
 }
 
 // The fields of a Check wanted: list of every field in the check's wanted.
-const wantFields = "amqp, component-type, connection, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, listening, log, nats, notify, on-failure, period, postgres, redis, stable-for, success-threshold, tcp, timeout, tls"
+const wantFields = "amqp, component-type, connection, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, listening, log, nats, notify, on-failure, period, postgres, redis, stable-for, success-threshold, tcp, timeout, tls, watchdog"
 
 const topFields = "api, api-token-file, checks, details, drain, grpc-listen, hooks, kubernetes, listen, service, service-info"
 
@@ -292,14 +292,14 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"    htp: {url: \"http://x/\"}",
 		), []string{
 			`vitals.yaml:3:5: checks.web.htp: unknown field "htp" (want ` + wantFields + `)`,
-			`vitals.yaml:3:8: checks.web: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, nats, notify, postgres, redis, tcp, tls`,
+			`vitals.yaml:3:8: checks.web: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, nats, notify, postgres, redis, tcp, tls, watchdog`,
 		}},
 		{"no kind", y(
 			"checks:",
 			"  web:",
 			"    level: live",
 		), []string{
-			`vitals.yaml:3:10: checks.web: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, nats, notify, postgres, redis, tcp, tls`,
+			`vitals.yaml:3:10: checks.web: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, nats, notify, postgres, redis, tcp, tls, watchdog`,
 		}},
 		{"two kinds", y(
 			"checks:",
@@ -1009,7 +1009,7 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"    <<: {heartbeat: {ttl: 1s}}",
 		), []string{
 			`vitals.yaml:3:5: checks.a.<<: unknown field "<<" (want ` + wantFields + `)`,
-			`vitals.yaml:3:7: checks.a: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, nats, notify, postgres, redis, tcp, tls`,
+			`vitals.yaml:3:7: checks.a: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, nats, notify, postgres, redis, tcp, tls, watchdog`,
 		}},
 		{"null values", y(
 			"details: null",
@@ -1259,7 +1259,7 @@ type want struct {
 	InitialDelay     time.Duration
 	SuccessThreshold int
 	FailureThreshold int
-	Heartbeat        time.Duration
+	Fed              Fed
 	Spec             any
 	Target           string // the Checker's String; "" for a heartbeat, which has none
 }
@@ -1269,7 +1269,7 @@ func got(c Check) want {
 		Name: c.Name, Level: c.Level, Kind: c.Kind,
 		Period: c.Period, Timeout: c.Timeout, InitialDelay: c.InitialDelay,
 		SuccessThreshold: c.SuccessThreshold, FailureThreshold: c.FailureThreshold,
-		Heartbeat: c.Heartbeat, Spec: c.Spec,
+		Fed: c.Fed, Spec: c.Spec,
 	}
 	if s, ok := build(c).(fmt.Stringer); ok {
 		w.Target = s.String()
@@ -1350,7 +1350,7 @@ func TestTheIssuesExample(t *testing.T) {
 			Target: "GET http://localhost:8080/"},
 		want{Name: "reconciler", Level: health.Live, Kind: "heartbeat",
 			Period: 10 * time.Second, SuccessThreshold: 1, FailureThreshold: 1,
-			Heartbeat: time.Minute, Spec: kinds.HeartbeatSpec{TTL: time.Minute}},
+			Fed: Fed{Feed: Beats, Deadline: time.Minute}, Spec: kinds.HeartbeatSpec{TTL: time.Minute}},
 	)
 	if got, want := c.Checks[1].Source, `{url: "http://localhost:8080/", status: "200-399"}`; got != want {
 		t.Errorf("ui's Source is %q, want %q", got, want)
@@ -1425,7 +1425,7 @@ func TestTopLevelDefaults(t *testing.T) {
 	}
 	checkChecks(t, c, want{Name: "hb", Level: health.Ready, Kind: "heartbeat",
 		Period: 10 * time.Second, SuccessThreshold: 1, FailureThreshold: 1,
-		Heartbeat: time.Second, Spec: kinds.HeartbeatSpec{TTL: time.Second}})
+		Fed: Fed{Feed: Beats, Deadline: time.Second}, Spec: kinds.HeartbeatSpec{TTL: time.Second}})
 
 	c = mustParse(t, y(
 		"details: false",
@@ -1526,7 +1526,7 @@ func TestAHeartbeatsZeroTimingLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hb := c.Checks[0]; hb.Heartbeat != time.Minute || hb.Timeout != 0 || hb.InitialDelay != 0 {
+	if hb := c.Checks[0]; hb.Fed != (Fed{Feed: Beats, Deadline: time.Minute}) || hb.Timeout != 0 || hb.InitialDelay != 0 {
 		t.Errorf("loaded as %+v", hb)
 	}
 }
@@ -1729,8 +1729,8 @@ func TestEveryKindAndTheFilesOrder(t *testing.T) {
 	if s, ok := c.Checks[3].Spec.(probe.FileSpec); !ok || s != (probe.FileSpec{Path: "/etc", MaxAge: time.Hour, Content: "x+"}) {
 		t.Errorf("file spec %+v", c.Checks[3].Spec)
 	}
-	if c.Checks[0].Heartbeat != 90*time.Second {
-		t.Errorf("heartbeat ttl %v", c.Checks[0].Heartbeat)
+	if c.Checks[0].Fed.Deadline != 90*time.Second {
+		t.Errorf("heartbeat ttl %v", c.Checks[0].Fed.Deadline)
 	}
 }
 

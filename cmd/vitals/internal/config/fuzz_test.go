@@ -97,7 +97,7 @@ func FuzzParse(f *testing.F) {
 			// A file that loads is a file whose checks build.
 			for _, ch := range c.Checks {
 				checker, err := kinds.All.Build(ch, kinds.Env{Output: func(*logwatch.Check) {}})
-				if ch.Name == "" || (err != nil) != (ch.Kind == kinds.Heartbeat.Name) {
+				if ch.Name == "" || (err != nil) != (ch.Fed.Feed != 0) {
 					t.Errorf("check %+v: built %v, %v", ch, checker, err)
 				}
 				if c, ok := checker.(io.Closer); ok {

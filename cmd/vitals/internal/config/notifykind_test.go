@@ -93,7 +93,7 @@ func TestTheSpecsOfNotifyChecksAndTheNotificationFD(t *testing.T) {
 	}
 	want := []kinds.NotifySpec{{}, {Watchdog: 10 * time.Second}}
 	for i, ch := range c.Checks {
-		if ch.Kind != "notify" || ch.Spec != want[i] || ch.ComponentType != "component" || ch.Heartbeat != 0 {
+		if ch.Kind != "notify" || ch.Spec != want[i] || ch.ComponentType != "component" || ch.Fed.Feed != 0 {
 			t.Errorf("check %s: kind %s, spec %+v, component type %s; want notify, %+v, component", ch.Name, ch.Kind, ch.Spec, ch.ComponentType, want[i])
 		}
 	}

@@ -17,11 +17,12 @@ type HeartbeatSpec struct {
 
 // Heartbeat runs nothing: the workload beats it through the management API
 // (POST /v1/checks/NAME/beat), and it fails the moment no beat came within
-// its ttl. Its ttl is all its timing: it has no period, timeout or
-// thresholds, but may have a stable-for.
+// its ttl; a beat may say pass, warn or fail, with an output. Its ttl is all
+// its timing: it has no period, timeout or thresholds, but may have a
+// stable-for.
 var Heartbeat = define(Kind{
 	Name:          "heartbeat",
-	Summary:       "Beaten by the workload through the management API; fails when no beat came within the ttl.",
+	Summary:       "Beaten by the workload through the management API (vitals beat NAME), each beat passing it or saying warn or fail; fails when no beat came within the ttl.",
 	Example:       "{ttl: 1m}",
 	ComponentType: health.ComponentTypeComponent, // beaten by the workload: one of its loops; no check may say otherwise
 	// Its ttl passing is an event, and Monitor.Heartbeat fails it then;
@@ -41,5 +42,6 @@ var Heartbeat = define(Kind{
 			d.Errorf(n, path+".ttl", "required, and more than 0")
 		}
 	},
-	ttl: func(s HeartbeatSpec) time.Duration { return s.TTL },
+	feed:     config.Beats,
+	deadline: func(s HeartbeatSpec) time.Duration { return s.TTL },
 })

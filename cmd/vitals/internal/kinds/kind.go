@@ -31,7 +31,7 @@ import (
 
 // All is every kind, in the order the reference lists them.
 var All = Table{
-	&HTTP, &TCP, &TLS, &Exec, &File, &DNS, &GRPC, &Log, &Heartbeat, &Notify,
+	&HTTP, &TCP, &TLS, &Exec, &File, &DNS, &GRPC, &Log, &Heartbeat, &Watchdog, &Notify,
 	&Connection, &Listening,
 	&Postgres, &Redis, &AMQP, &NATS,
 }
@@ -90,9 +90,11 @@ type Kind struct {
 	// events says whether the checks of a spec fail on events, and so have
 	// FailureThreshold; nil: every one does.
 	events func(spec any) bool
-	// ttl is a beaten kind's ttl, read from its spec; nil for a kind that
-	// runs.
-	ttl func(spec any) time.Duration
+	// feed is what the workload feeds the kind's checks with; 0 for a kind
+	// that runs.
+	feed config.Feed
+	// deadline is a fed kind's ttl or limit, read from its spec.
+	deadline func(spec any) time.Duration
 }
 
 // CLI is how vitals probe and vitals wait take a target of a kind (cli.go):
@@ -152,7 +154,7 @@ type block[S any] struct {
 	// complete s. nil: s is checked by building its checker, whose error is
 	// said at the block.
 	check func(d *config.Decoder, n ast.Node, path string, s *S, given config.Given)
-	// build makes the checker of the check named name; nil for a beaten
+	// build makes the checker of the check named name; nil for a fed
 	// kind.
 	build func(name string, s S, env Env) (health.Checker, error)
 	// offline is what is checked of a block in place of building it when
@@ -169,8 +171,12 @@ type block[S any] struct {
 	// fail-pattern line, a watchdog running out), and so have the kind's
 	// FailureThreshold; nil: every check of the kind does.
 	events func(s S) bool
-	// ttl is a beaten kind's ttl; nil for a kind that runs.
-	ttl func(s S) time.Duration
+	// feed is what the workload feeds the kind's checks with, through the
+	// management API: config.Beats (a heartbeat) or config.Units (a
+	// watchdog); 0 for a kind that runs, with a build.
+	feed config.Feed
+	// deadline is a fed kind's ttl or limit.
+	deadline func(s S) time.Duration
 }
 
 // define makes k a kind whose blocks read into an S, as b says.
@@ -214,8 +220,9 @@ func define[S any](k Kind, b block[S]) Kind {
 	if b.build != nil {
 		k.build = func(name string, spec any, env Env) (health.Checker, error) { return b.build(name, spec.(S), env) }
 	}
-	if b.ttl != nil {
-		k.ttl = func(spec any) time.Duration { return b.ttl(spec.(S)) }
+	if b.feed != 0 {
+		k.feed = b.feed
+		k.deadline = func(spec any) time.Duration { return b.deadline(spec.(S)) }
 	}
 	if b.events != nil {
 		k.events = func(spec any) bool { return b.events(spec.(S)) }
@@ -240,15 +247,13 @@ func (k *Kind) Decode(d *config.Decoder, n ast.Node, path string) any {
 	return k.check(d, n, path, spec, given)
 }
 
-// Beaten says whether the workload beats the kind's checks (config.Kind).
-func (k *Kind) Beaten(spec any) (time.Duration, bool) {
-	if k.ttl == nil {
-		return 0, false
+// Fed says whether the workload feeds the kind's checks, and how
+// (config.Kind).
+func (k *Kind) Fed(spec any) config.Fed {
+	if k.feed == 0 || spec == nil {
+		return config.Fed{Feed: k.feed}
 	}
-	if spec == nil {
-		return 0, true
-	}
-	return k.ttl(spec), true
+	return config.Fed{Feed: k.feed, Deadline: k.deadline(spec)}
 }
 
 // DefaultComponentType is the componentType of the kind's checks that say
@@ -304,15 +309,16 @@ func (t Table) Lookup(name string) *Kind {
 // Build builds the checker of c, a check that config read through t,
 // against env. An error is a config.Error at the check's kind block. A
 // checker that keeps a connection between runs is an io.Closer: close it
-// once the check has stopped. A heartbeat has no checker: it runs nothing,
-// and health.Monitor.Heartbeat adds it, with c.Heartbeat.
+// once the check has stopped. A heartbeat or a watchdog has no checker: it
+// runs nothing, and health.Monitor.Heartbeat or Watchdog adds it, with
+// c.Fed.
 func (t Table) Build(c config.Check, env Env) (health.Checker, error) {
 	k := t.Lookup(c.Kind)
 	switch {
 	case k == nil:
 		return nil, c.Errorf("no kind %q in the table", c.Kind)
 	case k.build == nil:
-		return nil, c.Errorf("a %s runs nothing: the workload beats it", c.Kind)
+		return nil, c.Errorf("a %s runs nothing: the workload feeds it through the management API", c.Kind)
 	}
 	checker, err := k.build(c.Name, c.Spec, env)
 	if err != nil {

@@ -68,9 +68,10 @@ func TestEveryKindDecodesAppearsInTheReferenceAndBuilds(t *testing.T) {
 					heard = append(heard, name)
 					return health.CheckerFunc(func(context.Context) error { return nil })
 				}})
-			if _, beaten := k.Beaten(ch.Spec); beaten {
-				if ch.Heartbeat <= 0 || err == nil || !strings.HasSuffix(err.Error(), "runs nothing: the workload beats it") {
-					t.Errorf("a beaten kind: ttl %v, Build %v, %v", ch.Heartbeat, checker, err)
+			if k.Fed(ch.Spec).Feed != 0 {
+				if ch.Fed != k.Fed(ch.Spec) || ch.Fed.Deadline <= 0 || err == nil ||
+					!strings.HasSuffix(err.Error(), "runs nothing: the workload feeds it through the management API") {
+					t.Errorf("a fed kind: %+v, Build %v, %v", ch.Fed, checker, err)
 				}
 				return
 			}

@@ -71,7 +71,7 @@ func reference() string {
 	for _, k := range kinds.All {
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n```yaml\n%s: %s\n```\n\n", k.Name, k.Summary, k.Name, k.Example)
 		fields(&b, k.Fields())
-		if _, beaten := k.Beaten(nil); k.FailureThreshold != 0 && !beaten {
+		if k.FailureThreshold != 0 && k.Fed(nil).Feed == 0 {
 			which := "Its `failure-threshold` is"
 			if k.EventsWhen != "" {
 				which = "A check " + k.EventsWhen + " has a `failure-threshold` of"
