@@ -106,11 +106,12 @@ const (
 
 // DefaultPebbleNoticeOn is the event types a pebble-notice hook is on when
 // it has no on: the changes a charm acts on, and not the starts, stops and
-// resets that come with them.
+// resets that come with them; and the workload's own notices (vitals
+// notify), which it records to be acted on.
 var DefaultPebbleNoticeOn = []health.EventType{
 	health.EventCheckFailed, health.EventCheckPassed,
 	health.EventLevelFailed, health.EventLevelPassed,
-	health.EventServiceExited,
+	health.EventServiceExited, health.EventNotice,
 }
 
 // HookEventTypes is every event type a hook may be on, in the order the

@@ -150,11 +150,11 @@ const (
 // DefaultPebbleNoticeOn is the event types a PebbleNotice hook is on by
 // default: the changes a charm acts on, a check's, a level's and the
 // workload's exit, and not the starts, stops and resets that only come with
-// them.
+// them; and the workload's own notices, which it records to be acted on.
 var DefaultPebbleNoticeOn = []health.EventType{
 	health.EventCheckFailed, health.EventCheckPassed,
 	health.EventLevelFailed, health.EventLevelPassed,
-	health.EventServiceExited,
+	health.EventServiceExited, health.EventNotice,
 }
 
 // WithDefaults returns s with its zero fields set to their defaults; n is

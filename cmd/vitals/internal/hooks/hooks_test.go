@@ -776,3 +776,38 @@ func TestEveryEventTypeIsANoticeKeyPebbleTakes(t *testing.T) {
 		t.Fatalf("status %+v, notices %+v: want one notice for each of %v", st, p.Notices(t), config.HookEventTypes)
 	}
 }
+
+// A notice of the workload's is the Pebble notice pebble notify would have
+// recorded: its key as it is with a domain, under vitals.dev/notice/
+// without one, its data as it is; the same key again is one notice more
+// often, as Pebble counts it.
+func TestAWorkloadsNoticeKeepsItsKeyAndDataInPebble(t *testing.T) {
+	p := vitalstest.StartPebble(t, "")
+	m := newMonitor()
+	var l vitalstest.Buffer
+	r := start(t, m, &l, nil, pebbleNotice(p.Socket)) // notice is among the default types
+	for _, n := range []struct {
+		key  string
+		data map[string]string
+	}{
+		{"example.com/config-reloaded", map[string]string{"generation": "4"}},
+		{"leader-elected", nil},
+		{"example.com/config-reloaded", map[string]string{"generation": "5", "path": "/etc/app.conf"}},
+	} {
+		if _, err := m.Notify(n.key, n.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitStatus(t, r, "3 delivered", func(st hooks.Status) bool { return st.Delivered == 3 })
+	got := map[string]string{}
+	for _, n := range p.Notices(t) {
+		got[n.Key] = fmt.Sprintf("×%d %v", n.Occurrences, n.LastData)
+	}
+	want := map[string]string{
+		"vitals.dev/notice/leader-elected": "×1 map[]",
+		"example.com/config-reloaded":      "×2 map[generation:5 path:/etc/app.conf]",
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("Pebble's notices %v, want %v", got, want)
+	}
+}

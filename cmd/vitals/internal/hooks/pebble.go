@@ -54,11 +54,42 @@ func newPebbleNotice(p PebbleNoticeSpec) *sender {
 	}
 }
 
+// workloadNoticePrefix is where a notice of the workload's whose key has no
+// domain goes among Pebble's keys, which need one.
+const workloadNoticePrefix = "vitals.dev/notice/"
+
+// maxNoticeKey is the longest key Pebble takes, in bytes (maxNoticeKeyLength
+// in Pebble's internals/daemon/api_notices.go).
+const maxNoticeKey = 256
+
+// pebbleNoticeOf is the key and data of the Pebble notice that records ev. A
+// notice of the workload's (vitals notify) is the notice pebble notify would
+// have recorded: its key as it is when it has a domain
+// (example.com/config-reloaded), else under workloadNoticePrefix
+// (vitals.dev/notice/config-reloaded), and its data as it is. Any other
+// event is the notice NoticeKey(its type), its fields its data.
+func pebbleNoticeOf(ev health.Event, event []byte) (string, map[string]string, error) {
+	if ev.Type == health.EventNotice && ev.Key != "" {
+		key := ev.Key
+		if first, _, ok := strings.Cut(key, "/"); !ok || !strings.Contains(first, ".") {
+			key = workloadNoticePrefix + key
+		}
+		if len(key) <= maxNoticeKey {
+			if ev.Data == nil {
+				return key, map[string]string{}, nil // Pebble's data is an object
+			}
+			return key, ev.Data, nil
+		}
+	}
+	fields, err := eventStrings(ev, event)
+	return NoticeKey(ev.Type), fields, err
+}
+
 // noticeBody is the body of POST /v1/notices that records an event as p's
-// custom notice: key NoticeKey(its type), data its fields (noticeData).
+// custom notice, whose key and data pebbleNoticeOf says.
 func noticeBody(p PebbleNoticeSpec) func(ev health.Event, event []byte) ([]byte, error) {
 	return func(ev health.Event, event []byte) ([]byte, error) {
-		fields, err := eventStrings(ev, event)
+		key, fields, err := pebbleNoticeOf(ev, event)
 		if err != nil {
 			return nil, err
 		}
@@ -68,7 +99,7 @@ func noticeBody(p PebbleNoticeSpec) func(ev health.Event, event []byte) ([]byte,
 			Key         string          `json:"key"`
 			RepeatAfter string          `json:"repeat-after,omitempty"`
 			Data        json.RawMessage `json:"data"`
-		}{Action: "add", Type: "custom", Key: NoticeKey(ev.Type), Data: noticeData(fields, maxNoticeData)}
+		}{Action: "add", Type: "custom", Key: key, Data: noticeData(fields, maxNoticeData)}
 		if p.RepeatAfter > 0 {
 			notice.RepeatAfter = p.RepeatAfter.String()
 		}
