@@ -431,7 +431,7 @@ checks:
 	r := vitalsRun(t, "validate", "-c", path, "--print")
 	for _, want := range []string{"  - name: hook-1\n    on: [check-failed]\n", "url: \"http://operator:xxxxx@localhost:9/hook\"",
 		"retries: 3", "exec: {command: [\"true\"], timeout: 10s}", "    on-failure: restart\n", "    log: {pattern: \"Listening on\"}\n",
-		"  - name: hook-3\n    on: [check-failed, check-passed, level-failed, level-passed, service-exited]\n" +
+		"  - name: hook-3\n    on: [check-failed, check-passed, level-failed, level-passed, service-exited, notice]\n" +
 			"    pebble-notice:\n      socket: \"/charm/container/pebble/.pebble.socket\"\n      repeat-after: 0s\n      timeout: 5s\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("--print lacks %q:\n%s", want, r.stdout)
