@@ -116,8 +116,13 @@ func (c *Client) StartChecks(ctx context.Context, names ...string) ([]Check, err
 	return out, c.do(ctx, http.MethodPost, "/v1/checks/start", Names{Checks: names}, &out)
 }
 
-// Health returns a level's verdict (GET /v1/health).
+// Health returns a level's verdict (GET /v1/health); level 0 is the
+// agent's default, ready.
 func (c *Client) Health(ctx context.Context, level health.Level) (Health, error) {
+	path := "/v1/health"
+	if level != 0 {
+		path += "?level=" + level.String()
+	}
 	var out Health
-	return out, c.do(ctx, http.MethodGet, "/v1/health?level="+level.String(), nil, &out)
+	return out, c.do(ctx, http.MethodGet, path, nil, &out)
 }

@@ -51,7 +51,7 @@ func (c *Client) BeginWork(ctx context.Context, name string) (uint64, error) {
 
 // EndWork ends the unit of work id on a watchdog check. A unit that is not
 // running (ended, or cleared when the workload restarted) is an *Error of
-// status 404.
+// status 410 (Gone); no such check, one of status 404.
 func (c *Client) EndWork(ctx context.Context, name string, id uint64) error {
 	return c.do(ctx, http.MethodDelete, "/v1/checks/"+url.PathEscape(name)+"/work/"+strconv.FormatUint(id, 10), nil, nil)
 }

@@ -99,13 +99,16 @@ func (h *Heartbeat) Beat() {
 // from it as from any beat: the check fails once ttl passes with no beat
 // after it, whatever it said. It is safe to call from any goroutine; the
 // error says what is wrong with r: a status other than Pass, Warn or Fail,
-// or a Value without a Unit.
+// a Value without a Unit, or a Value that is not a finite number (NaN and
+// the infinities have no JSON, the health format's and the API's).
 func (h *Heartbeat) Report(r Report) error {
 	switch {
 	case r.Status != Pass && r.Status != Warn && r.Status != Fail:
 		return fmt.Errorf("heartbeat report: status %v is not pass, warn or fail", r.Status)
 	case r.Value != nil && r.Unit == "":
 		return fmt.Errorf("heartbeat report: observed value %v has no unit", r.Value)
+	case !finite(r.Value):
+		return fmt.Errorf("heartbeat report: observed value %v is not a finite number", r.Value)
 	}
 	h.said.Store(&said{Report: r, at: int64(h.clock.Now().Sub(h.base))})
 	notify(h.woken) // what it says may change the check, whatever it was
@@ -197,4 +200,16 @@ func (h *Heartbeat) deadline(now time.Time) time.Time {
 		return d
 	}
 	return time.Time{} // already past: only a beat changes the answer now
+}
+
+// finite reports whether v, an observed value, is no float that is NaN or
+// infinite.
+func finite(v any) bool {
+	switch f := v.(type) {
+	case float64:
+		return !math.IsNaN(f) && !math.IsInf(f, 0)
+	case float32:
+		return !math.IsNaN(float64(f)) && !math.IsInf(float64(f), 0)
+	}
+	return true
 }

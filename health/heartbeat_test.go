@@ -3,6 +3,7 @@ package health_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -254,6 +255,8 @@ func TestAReportSaysWhatIsWrongWithIt(t *testing.T) {
 		{health.Report{Status: health.Pending}, "heartbeat report: status pending is not pass, warn or fail"},
 		{health.Report{Status: health.Status(9)}, "heartbeat report: status status(9) is not pass, warn or fail"},
 		{health.Report{Status: health.Pass, Value: 12}, "heartbeat report: observed value 12 has no unit"},
+		{health.Report{Status: health.Pass, Value: math.NaN(), Unit: "ms"}, "heartbeat report: observed value NaN is not a finite number"},
+		{health.Report{Status: health.Warn, Value: float32(math.Inf(-1)), Unit: "ms"}, "heartbeat report: observed value -Inf is not a finite number"},
 	} {
 		if err := hb.Report(tc.r); err == nil || err.Error() != tc.want {
 			t.Errorf("Report(%+v): %v, want %s", tc.r, err, tc.want)

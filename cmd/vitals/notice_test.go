@@ -99,6 +99,7 @@ checks:
 		{[]string{"Config-Reloaded"}, `vitals: notice key "Config-Reloaded": want lower-case words`},
 		{[]string{"example.com"}, `vitals: notice key "example.com": want`},
 		{[]string{"reloaded", "generation"}, `vitals: argument "generation": want NAME=VALUE`},
+		{[]string{"reloaded", "=4"}, `vitals: argument "=4": want NAME=VALUE`},
 		{[]string{"reloaded", "a b=c"}, `vitals: argument "a b=c": data name "a b": want letters, digits and - _ .`},
 		{[]string{"reloaded", "log=" + strings.Repeat("x", 1025)}, `data log: a value of 1025 bytes: at most 1024`},
 		{[]string{"reloaded", "a=1", "a=2"}, `vitals: argument "a=2": a is given twice, first as "a=1"`},

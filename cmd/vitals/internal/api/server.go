@@ -22,7 +22,8 @@
 // events, each with its id, resuming after Last-Event-ID. Errors are
 // {"error": "..."} (client.Error): 400 a bad parameter or body (a notice
 // that health.ValidateNotice refuses), 401 a missing or wrong token,
-// 404 an unknown check, path or unit of work (or no workload to restart),
+// 404 an unknown check or path (or no workload to restart), 410 a unit of
+// work that is not running (it ended, or the workload restarted),
 // 405 a wrong method, 409 a beat of a check that is no heartbeat, work on a
 // check that is no watchdog, a unit of work past health.MaxUnitIDs, or a
 // restart of a workload that is not running.
@@ -364,9 +365,14 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil { // a value no JSON can hold: say so, rather than a 200 with no body
+		code = http.StatusInternalServerError
+		b, _ = json.Marshal(client.Error{Message: fmt.Sprintf("the answer has no JSON: %v", err)})
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(v) // the types of this package always encode
+	w.Write(append(b, '\n'))
 }
 
 func writeError(w http.ResponseWriter, code int, format string, args ...any) {

@@ -325,7 +325,9 @@ func TestABeatSaysPassWarnOrFailInItsBodyOrItsQuery(t *testing.T) {
 		{"/v1/checks/loop/beat?msg=OK", "", `unknown parameter \"msg\" (want status, output, observedValue, observedUnit)`},
 		{"/v1/checks/loop/beat", `{"note": "x"}`, `unknown field \"note\"`},
 		{"/v1/checks/loop/beat?observedValue=12", "", "observedValue 12 needs its observedUnit"},
-		{"/v1/checks/loop/beat?observedValue=fast&observedUnit=ms", "", `observedValue \"fast\" is not a number`},
+		{"/v1/checks/loop/beat?observedValue=fast&observedUnit=ms", "", `observedValue \"fast\" is not a finite number`},
+		{"/v1/checks/loop/beat?observedValue=NaN&observedUnit=ms", "", `observedValue \"NaN\" is not a finite number`},
+		{"/v1/checks/loop/beat?observedValue=-Inf&observedUnit=ms", "", `observedValue \"-Inf\" is not a finite number`},
 		{"/v1/checks/loop/beat", `{"observedUnit": "ms"}`, `observedUnit \"ms\" without an observedValue`},
 	} {
 		a.expect(t, "POST", bad.path, bad.body, 400, bad.want, nil)
@@ -359,7 +361,7 @@ func TestUnitsOfWorkBeginAndEndOnAWatchdog(t *testing.T) {
 	must(t, a.client.EndWork(context.Background(), "jobs", second))
 	a.waitFor(t, "jobs passes once its units ended", func(c client.Check) bool { return c.Name == "jobs" && c.Status == health.Pass })
 
-	a.expect(t, "DELETE", "/v1/checks/jobs/work/1", "", 404,
+	a.expect(t, "DELETE", "/v1/checks/jobs/work/1", "", 410,
 		`no unit of work 1 is running on check \"jobs\": it has ended, or the workload has restarted since it began`, nil)
 	a.expect(t, "DELETE", "/v1/checks/jobs/work/one", "", 400, `unit of work \"one\": want the id that POST /v1/checks/jobs/work answered`, nil)
 	a.expect(t, "POST", "/v1/checks/db/work", "", 409, `check \"db\" is a tcp check, not a watchdog: it has no units of work`, nil)
@@ -373,8 +375,8 @@ func TestUnitsOfWorkBeginAndEndOnAWatchdog(t *testing.T) {
 	must(t, err)
 	a.m.Reset("the workload restarted")
 	var e *client.Error
-	if err := a.client.EndWork(context.Background(), "jobs", third); !errors.As(err, &e) || e.Status != 404 {
-		t.Fatalf("EndWork of a unit of the run before: %v, want 404", err)
+	if err := a.client.EndWork(context.Background(), "jobs", third); !errors.As(err, &e) || e.Status != 410 {
+		t.Fatalf("EndWork of a unit of the run before: %v, want 410", err)
 	}
 	if n := a.watchdogs["jobs"].Running(); n != 0 {
 		t.Fatalf("%d units running after the workload restarted", n)

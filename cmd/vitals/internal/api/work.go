@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -77,8 +78,8 @@ func beatOf(w http.ResponseWriter, r *http.Request) (client.Beat, error) {
 	b.Status, b.Output, b.ObservedUnit = q.Get("status"), q.Get("output"), q.Get("observedUnit")
 	if q.Has("observedValue") {
 		v, err := strconv.ParseFloat(q.Get("observedValue"), 64)
-		if err != nil {
-			return b, fmt.Errorf("observedValue %q is not a number", q.Get("observedValue"))
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return b, fmt.Errorf("observedValue %q is not a finite number", q.Get("observedValue"))
 		}
 		b.ObservedValue = &v
 	}
@@ -136,8 +137,8 @@ func (s *Server) endWork(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "unit of work %q: want the id that POST /v1/checks/%s/work answered, a number from 1", r.PathValue("id"), name)
 		return
 	}
-	if !wd.End(id) {
-		writeError(w, http.StatusNotFound, "no unit of work %d is running on check %q: it has ended, or the workload has restarted since it began (its units end with it)", id, name)
+	if !wd.End(id) { // gone rather than unknown: a client tells it from no such check
+		writeError(w, http.StatusGone, "no unit of work %d is running on check %q: it has ended, or the workload has restarted since it began (its units end with it)", id, name)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

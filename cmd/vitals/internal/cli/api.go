@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/signal"
@@ -612,6 +613,8 @@ Quiet; exit 0 once the agent has the beat. A bad --status, a --value without
 				return errors.New("--value needs its --unit, such as ms, s or jobs")
 			case !given && unit != "":
 				return errors.New("--unit without a --value")
+			case math.IsNaN(value) || math.IsInf(value, 0):
+				return fmt.Errorf("--value %v: want a finite number", value)
 			case given:
 				b.ObservedValue = &value
 			}

@@ -75,7 +75,7 @@ func noticeData(key string, args []string) (map[string]string, error) {
 	given := map[string]string{} // a name: its argument
 	for _, arg := range args {
 		name, value, ok := strings.Cut(arg, "=")
-		if !ok {
+		if !ok || name == "" { // an empty name is no entry the agent's error could name
 			return nil, fmt.Errorf("argument %q: want NAME=VALUE", arg)
 		}
 		if first, twice := given[name]; twice {
@@ -158,7 +158,8 @@ func newHooks(stdout io.Writer) *cobra.Command {
 		Use:   "hooks [-o text|wide|json|yaml]",
 		Short: "List the hooks of a running agent and how their deliveries go",
 		Long: `List the hooks of a running agent (vitals run), in the order of its file: name,
-kind (exec or webhook), target (the command, or the URL without its secrets),
+kind (exec, webhook or pebble-notice), target (the command, the URL without
+its secrets, or Pebble's socket),
 the event types it is on, how many events it delivered, gave up on (failed)
 and missed (the log dropped them before the hook read them), and whether it is
 failing (its latest event was given up on), with the last error. -o wide adds

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -131,17 +132,18 @@ units) exits 1; a check that is not a watchdog, or no check, exits 2.`,
 	return cmd
 }
 
-// endWork ends a unit of work. notRunning says that the agent answered 404
-// for a unit that is not running, rather than for no such check, which it
-// answers alike: asked, it knows the check.
+// beginTimeout bounds the request that begins vitals work run's unit, which
+// a signal does not cut short: an agent that does not answer in that long
+// is taken for gone.
+const beginTimeout = 30 * time.Second
+
+// endWork ends a unit of work. notRunning says that the agent answered that
+// the unit is not running (410 Gone), rather than that there is no such
+// check (404).
 func endWork(ctx context.Context, conn *client.Client, name string, id uint64) (notRunning bool, err error) {
 	err = conn.EndWork(ctx, name, id)
 	var e *client.Error
-	if errors.As(err, &e) && e.Status == http.StatusNotFound {
-		_, unknown := conn.Check(ctx, name)
-		return unknown == nil, err
-	}
-	return false, err
+	return errors.As(err, &e) && e.Status == http.StatusGone, err
 }
 
 func newWorkRun(stdout, stderr io.Writer) *cobra.Command {
@@ -186,13 +188,23 @@ and fails the check at its limit, until the workload restarts.`,
 			defer stop()
 			// From here the signals are passed on to the command, once it
 			// runs. A SIGINT or SIGTERM before the unit has begun ends ctx
-			// too: then nothing runs.
+			// too: then nothing runs. The request that begins the unit is
+			// not cut short by it, since the agent may have begun the unit
+			// already: it is ended again.
 			signals := make(chan os.Signal, 8)
 			signal.Notify(signals, passedOn...)
 			defer signal.Stop(signals)
-			id, err := conn.BeginWork(ctx, name)
+			beginning, cancel := context.WithTimeout(context.WithoutCancel(ctx), beginTimeout)
+			id, err := conn.BeginWork(beginning, name)
+			cancel()
 			if err != nil {
 				return fromAgent(cmd, err)
+			}
+			if ctx.Err() != nil {
+				if _, err := endWork(context.WithoutCancel(ctx), conn, name, id); err != nil {
+					fmt.Fprintf(stderr, "vitals work run: end unit %d of check %s: %v\n", id, name, err)
+				}
+				return fromAgent(cmd, fmt.Errorf("interrupted before %s ran: %w", argv[0], ctx.Err()))
 			}
 			code := runPassingSignals(path, argv, signals, stdout, stderr)
 			// The unit ends whatever ended the command, a signal to vitals

@@ -110,8 +110,9 @@ type WebhookSpec struct {
 
 // PebbleNoticeSpec is a hook that records each event as a custom notice of
 // the Pebble whose API listens on Socket, as `pebble notify` does: key
-// NoticeKey(the event's type), data the event's fields as strings (see
-// NoticeData). Pebble keeps one notice per key (and user): a second event of
+// NoticeKey(the event's type), data the event's fields as strings; a notice
+// of the workload's keeps its own key and data (see pebbleNoticeOf). Pebble
+// keeps one notice per key (and user): a second event of
 // a type adds an occurrence to its notice and replaces its data, and wakes
 // whoever waits for notices (a Juju charm) unless RepeatAfter says not yet.
 // The request is tried again as its Retry says: a Pebble that restarts, or
