@@ -12,8 +12,8 @@
 //	pod := ready[1].Names[0] // the one pod
 //
 // A target is plain data, built as a struct or read from a k8s:// URL by
-// Parse. Wait waits for several at once, Watch follows one and reports each
-// change, Look looks once. Each takes the *rest.Config that the caller
+// Parse. Wait waits until several are ready at the same time, Watch follows
+// one and reports each change, Look looks once. Each takes the *rest.Config that the caller
 // already has (controller-runtime's ctrl.GetConfigOrDie or mgr.GetConfig,
 // client-go's rest.InClusterConfig or clientcmd), and makes of it the one
 // client it needs: a REST client, which serves as client-go's dynamic client

@@ -2,8 +2,8 @@ package kubewait
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -15,22 +15,28 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// Wait waits until every target is ready, and returns what each one found,
-// in the order given. It follows each target through the API server's
-// watch, all at once; an object that is not there yet, or is deleted
-// meanwhile, is waited for. A request that fails (forbidden by RBAC, the
-// API server unreachable) is tried again with client-go's backoff (0.8s
-// doubling to 30s) until ctx ends, as the rights or the server may come a
-// little after the program that needs them. Give ctx a deadline: Wait has
-// none of its own.
+// Wait waits until every target is ready at the same time, and returns what
+// each one found then, in the order given. It follows each target through
+// the API server's watch, all at once, and keeps following every one until
+// the last is ready: a target that was ready and no longer is (the one pod
+// of a selector with a Count of 1, joined by the new pod of a rollout) is
+// waited for again, so each Result is what its watch last found when Wait
+// returns, never an earlier state. An object that is not there yet, or is
+// deleted meanwhile, is waited for. A request that fails (forbidden by RBAC,
+// the API server unreachable) makes its target not ready until the request
+// works again, and is tried again with client-go's backoff (0.8s doubling to
+// 30s) until ctx ends, as the rights or the server may come a little after
+// the program that needs them. Give ctx a deadline: Wait has none of its
+// own.
 //
 // Wait returns an error when a target is invalid, before any request; and
 // with what each target found last, when one can never be ready without a
-// change to it (a rollout past its progress deadline, a failed Job, a pod
-// that has finished, a resource that the API server does not serve:
-// ErrUnknownResource), which ends the wait for the others too, or when ctx
-// ends first: then the error is ctx's (errors.Is), and names each target not
-// ready and why. With no target, Wait returns at once.
+// change to it, even one that was ready before (a rollout past its progress
+// deadline, a failed Job, a pod that has finished, a resource that the API
+// server does not serve: ErrUnknownResource), which ends the wait for the
+// others too, or when ctx ends first: then the error is ctx's (errors.Is),
+// and names each target not ready and why. With no target, Wait returns at
+// once.
 func Wait(ctx context.Context, config *rest.Config, targets ...Target) ([]Result, error) {
 	prepared := make([]*prepared, len(targets))
 	for i, t := range targets {
@@ -40,37 +46,12 @@ func Wait(ctx context.Context, config *rest.Config, targets ...Target) ([]Result
 		}
 		prepared[i] = p
 	}
-	// Ended also when a target can never be ready: the others need no more
-	// watching.
-	watching, stop := context.WithCancel(ctx)
-	defer stop()
-	results := make([]Result, len(targets))
-	errs := make([]error, len(targets))
-	var mu sync.Mutex // results, which reports change as they come
-	var wg sync.WaitGroup
-	for i, p := range prepared {
-		wg.Go(func() {
-			r, err := p.watch(watching, func(r Result) {
-				mu.Lock()
-				defer mu.Unlock()
-				results[i] = r
-			})
-			mu.Lock()
-			defer mu.Unlock()
-			results[i], errs[i] = r, err
-			if err != nil {
-				stop()
-			}
-		})
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-			return results, fmt.Errorf("%s: %w", targets[i], err)
-		}
-	}
-	if ctx.Err() == nil {
+	results, failed, err := follow(ctx, prepared, nil)
+	switch {
+	case err == nil:
 		return results, nil
+	case failed >= 0:
+		return results, fmt.Errorf("%s: %w", targets[failed], err)
 	}
 	var notReady []string
 	for i, r := range results {
@@ -82,7 +63,7 @@ func Wait(ctx context.Context, config *rest.Config, targets ...Target) ([]Result
 			notReady = append(notReady, targets[i].String()+": "+r.Message)
 		}
 	}
-	return results, fmt.Errorf("%w; not ready: %s", ctx.Err(), strings.Join(notReady, "; "))
+	return results, fmt.Errorf("%w; not ready: %s", err, strings.Join(notReady, "; "))
 }
 
 // Watch follows one target through the API server's watch until it is
@@ -98,7 +79,68 @@ func Watch(ctx context.Context, config *rest.Config, t Target, report func(Resul
 	if err != nil {
 		return Result{}, err
 	}
-	return p.watch(ctx, report)
+	var each func(int, Result)
+	if report != nil {
+		each = func(_ int, r Result) { report(r) }
+	}
+	results, _, err := follow(ctx, []*prepared{p}, each)
+	return results[0], err
+}
+
+// follow follows the targets at once, each through a watch of its own
+// that goes on until follow returns, and returns what each watch found
+// last: once every target is ready at the same time (with -1 and nil),
+// when one can never be ready without a change to it (with its index and
+// why), or when ctx ends (with -1 and ctx's error). report, when not nil,
+// hears what each watch finds, one report at a time, until follow returns.
+func follow(ctx context.Context, targets []*prepared, report func(i int, r Result)) ([]Result, int, error) {
+	// Ended once the wait is over, however it ends: the watches stop.
+	watching, stop := context.WithCancel(ctx)
+	defer stop()
+	results := make([]Result, len(targets))
+	for i, p := range targets {
+		results[i] = p.result(p.mapping()) // what it names, before any answer
+	}
+	var (
+		mu     sync.Mutex // what follows, which the watches change as they report
+		over   bool       // all were ready at once, or one never can be: results are final
+		failed = -1       // the target that can never be ready
+		why    error
+	)
+	var wg sync.WaitGroup
+	for i, p := range targets {
+		wg.Go(func() {
+			err := p.watch(watching, func(r Result) {
+				mu.Lock()
+				defer mu.Unlock()
+				if over {
+					return // a report on its way while the watches stop
+				}
+				results[i] = r
+				if report != nil {
+					report(i, r)
+				}
+				if !slices.ContainsFunc(results, func(r Result) bool { return !r.Ready }) {
+					over = true
+					stop()
+				}
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if !over && watching.Err() == nil { // it ended on its own: never ready
+				over, failed, why = true, i, err
+				stop()
+			}
+		})
+	}
+	wg.Wait()
+	switch {
+	case failed >= 0:
+		return results, failed, why
+	case over || len(targets) == 0:
+		return results, -1, nil
+	}
+	return results, -1, ctx.Err()
 }
 
 // Look looks at a target once, as kubectl rollout status --watch=false

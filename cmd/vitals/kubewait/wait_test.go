@@ -139,3 +139,44 @@ func TestWaitForExactlyOnePodReturnsItsName(t *testing.T) {
 		t.Fatalf("Wait for exactly one of one: %+v, %v", got, err)
 	}
 }
+
+// The Gefyra operator's wait through a rollout of its Deployment: the old
+// pod is ready and alone before the rollout has finished, so the pods
+// target is ready first; then the new pod comes, and two match. Wait goes
+// on, although each target has been ready, until both are at the same
+// time, once the old pod is gone: it returns the new pod, never the old.
+func TestWaitReturnsOnceEveryTargetIsReadyAtOnceWithWhatIsThereThen(t *testing.T) {
+	f := newFixture(t, kubeenv.SharedFor(t))
+	stowaway := map[string]string{"app": "stowaway"}
+	f.createDeployment(t, "stowaway", 1)
+	f.rollout(t, "stowaway", 1, 0, 1) // the old pod's replica still serves
+	kubetest.CreatePod(t, f.cs, f.namespace, "stowaway-old", stowaway)
+	kubetest.PodReady(t, f.cs, f.namespace, "stowaway-old")
+	w := startWatch(t, f.target(t, "k8s://deployment/stowaway"), f.target(t, "k8s://pods?selector=app%3Dstowaway&count=1"))
+	w.next(t, "1 of 1 pods ready") // the old pod: the pods target is ready
+
+	kubetest.CreatePod(t, f.cs, f.namespace, "stowaway-new", stowaway)
+	kubetest.PodReady(t, f.cs, f.namespace, "stowaway-new")
+	w.next(t, "2 pods match app=stowaway, want exactly 1: stowaway-new, stowaway-old")
+	f.rollout(t, "stowaway", 1, 1, 1)
+	w.next(t, `deployment "stowaway" successfully rolled out`)
+	if w.ended.Load() {
+		t.Fatalf("Wait returned while two pods match: %+v", w.results)
+	}
+
+	if err := f.cs.CoreV1().Pods(f.namespace).Delete(context.Background(), "stowaway-old", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.end(t); err != nil {
+		t.Fatalf("Wait returned %v, want nil", err)
+	}
+	want := []Result{
+		{APIVersion: "apps/v1", Kind: "Deployment", Namespace: f.namespace, Name: "stowaway", Ready: true,
+			Message: `deployment "stowaway" successfully rolled out`},
+		{APIVersion: "v1", Kind: "Pod", Namespace: f.namespace, Selector: "app=stowaway", Names: []string{"stowaway-new"}, Ready: true,
+			Message: "1 of 1 pods ready"},
+	}
+	if !reflect.DeepEqual(w.results, want) {
+		t.Fatalf("Wait returned %+v\nwant %+v", w.results, want)
+	}
+}

@@ -17,11 +17,15 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 )
 
-// watch is Watch of a prepared target. The first list finds the resource
-// through discovery, if it must: a failure to reach the API server is tried
-// again as any failed list is, and a resource that the API server does not
-// serve ends the watch.
-func (p *prepared) watch(ctx context.Context, report func(Result)) (Result, error) {
+// watch follows a prepared target, reporting what it finds first and at
+// every change, and each request that fails, until ctx ends (it returns
+// ctx's error) or the target can never be ready without a change to it (it
+// returns why). It goes on past ready, as a target ready now may not be
+// later: follow decides when the wait is over. The first list finds the
+// resource through discovery, if it must: a failure to reach the API server
+// is tried again as any failed list is, and a resource that the API server
+// does not serve ends the watch.
+func (p *prepared) watch(ctx context.Context, report func(Result)) error {
 	// Ended early, with its cause, by a resource the API server does not
 	// serve; ctx is still the caller's.
 	following, unknown := context.WithCancelCause(ctx)
@@ -70,14 +74,14 @@ func (p *prepared) watch(ctx context.Context, report func(Result)) (Result, erro
 	case err = <-verdict:
 	case <-following.Done():
 	}
-	last := f.end()
+	f.end()
 	switch cause := context.Cause(following); {
 	case ctx.Err() != nil:
-		return last, ctx.Err()
+		return ctx.Err()
 	case errors.Is(cause, ErrUnknownResource):
-		return last, cause
+		return cause
 	}
-	return last, err
+	return err
 }
 
 // mapping is where the target's resource is, nil while it has not been
@@ -120,7 +124,7 @@ type follower struct {
 	ctx context.Context // the watch's
 
 	mu       sync.Mutex
-	report   func(Result) // nil once there is a verdict, or the watch has returned
+	report   func(Result) // nil once the target can never be ready, or the watch has returned
 	store    cache.Store  // the informer's, from its first sync on
 	last     Result       // the last status, once looked
 	looked   bool
@@ -131,7 +135,8 @@ type follower struct {
 // look judges what the informer holds now and reports it: UntilWithSync's
 // precondition, once the first list is in (with its store), and its
 // condition on every watch event after. The store may already be ahead of
-// the event; the last event leaves it as the API server has it.
+// the event; the last event leaves it as the API server has it. Only an
+// error ends the watch, never ready.
 func (f *follower) look(store cache.Store) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -149,10 +154,7 @@ func (f *follower) look(store cache.Store) (bool, error) {
 	}
 	f.last, f.looked, f.troubled = r, true, false
 	f.send(r)
-	if r.Ready {
-		f.report = nil
-	}
-	return r.Ready, nil
+	return false, nil
 }
 
 // answered hears how a request to the API server went. A failure is
@@ -183,12 +185,11 @@ func (f *follower) send(r Result) {
 	}
 }
 
-// end stops the reports, and returns the last.
-func (f *follower) end() Result {
+// end stops the reports.
+func (f *follower) end() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.report = nil
-	return f.shown
 }
 
 // apiError says what went wrong with a request: the API server's own

@@ -104,26 +104,28 @@ func (f *fixture) rollout(t *testing.T, name string, replicas, updated, availabl
 	}
 }
 
-// watching is a watch running in the background, its reports in a channel.
+// watching is a wait running in the background, as Watch (one target) or
+// Wait (several) make it, its reports in a channel.
 type watching struct {
 	reports  chan Result
 	returned chan error
-	result   Result      // what it returned, once it has
-	ended    atomic.Bool // the watch has returned: a report now is a bug
+	results  []Result    // what it returned, once it has
+	result   Result      // the first target's
+	ended    atomic.Bool // the wait has returned: a report now is a bug
 }
 
-func startWatch(t *testing.T, p *prepared) *watching {
+func startWatch(t *testing.T, targets ...*prepared) *watching {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	w := &watching{reports: make(chan Result, 100), returned: make(chan error, 1)}
 	go func() {
-		r, err := p.watch(ctx, func(r Result) {
+		rs, _, err := follow(ctx, targets, func(_ int, r Result) {
 			if w.ended.Load() {
-				t.Errorf("a report after the watch returned: %+v", r)
+				t.Errorf("a report after the wait returned: %+v", r)
 			}
 			w.reports <- r
 		})
-		w.result = r
+		w.results, w.result = rs, rs[0]
 		w.ended.Store(true)
 		w.returned <- err
 	}()
@@ -391,7 +393,7 @@ func TestWatchReturnsWhenItsContextEndsWithoutWaitingForClientGo(t *testing.T) {
 	reports := make(chan Result, 10)
 	returned := make(chan error, 1)
 	go func() {
-		_, err := fakeTarget(t, r).watch(ctx, func(r Result) { reports <- r })
+		err := fakeTarget(t, r).watch(ctx, func(r Result) { reports <- r })
 		returned <- err
 	}()
 	select {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -31,6 +32,10 @@ const (
 	ReasonRestarted   = "Restarted"   // Normal: vitals started its workload again
 )
 
+// ownReasons are the reasons of vitals's own Events; every other reason is
+// a notice's.
+var ownReasons = []string{ReasonCheckFailed, ReasonCheckPassed, ReasonRestarted}
+
 // Component is the source component of the Events.
 const Component = "vitals"
 
@@ -48,6 +53,12 @@ const maxAttempts = 12
 // server. The broadcaster's queues are bounded (1000 Events each): past
 // them, Events are dropped.
 //
+// Notices have a correlator of their own, so a budget of their own: a
+// workload that posts notices often uses up its own burst of 25 Normal
+// Events, never that of vitals's CheckPassed and Restarted Events, which
+// would otherwise share it (the spam filter's key is the source, the pod
+// and the type, not the reason).
+//
 // The Events go through the broadcaster's queue to a handler of vitals's
 // own (handle) rather than to its StartRecordingToSink, which logs every
 // failed attempt through klog and cannot be flushed when vitals stops: the
@@ -57,7 +68,8 @@ type eventWriter struct {
 	r          *Reporter
 	trouble    *trouble
 	sink       eventSink
-	correlator *record.EventCorrelator
+	correlator *record.EventCorrelator // vitals's own Events: CheckFailed, CheckPassed, Restarted
+	notices    *record.EventCorrelator // the notices' Events
 
 	// The follower's own, set by start.
 	broadcaster record.EventBroadcaster
@@ -74,6 +86,7 @@ func newEventWriter(r *Reporter) *eventWriter {
 		trouble: r.newTrouble("write Events on the pod",
 			"each is tried again while the API server cannot be reached, and dropped if it refuses it", "Events are written"),
 		correlator: record.NewEventCorrelatorWithOptions(record.CorrelatorOptions{}),
+		notices:    record.NewEventCorrelatorWithOptions(record.CorrelatorOptions{}),
 		exited:     map[string]health.Event{}, progress: make(chan struct{}, 1)}
 }
 
@@ -183,8 +196,7 @@ func NoticeReason(key string) string {
 		b.WriteString(strings.ToUpper(word[:1]) + word[1:]) // a key is ASCII: health.ValidateNotice
 	}
 	reason := b.String()
-	switch reason {
-	case ReasonCheckFailed, ReasonCheckPassed, ReasonRestarted:
+	if slices.Contains(ownReasons, reason) {
 		reason = "Notice" + reason
 	}
 	return reason[:min(len(reason), maxReason)]
@@ -215,8 +227,12 @@ func (w *eventWriter) handle(queued *corev1.Event) {
 		return // Stop's deadline passed: what is left is dropped
 	}
 	e := *queued // the broadcaster's, shared with its other watchers
+	correlator := w.notices
+	if slices.Contains(ownReasons, e.Reason) {
+		correlator = w.correlator
+	}
 	// An error comes with a result, as in the kubelet, which writes it.
-	result, _ := w.correlator.EventCorrelate(&e)
+	result, _ := correlator.EventCorrelate(&e)
 	if result == nil || result.Skip {
 		return
 	}
@@ -225,7 +241,7 @@ func (w *eventWriter) handle(queued *corev1.Event) {
 		written, err := w.write(result.Event, result.Patch)
 		switch {
 		case err == nil:
-			w.correlator.UpdateState(written)
+			correlator.UpdateState(written)
 			w.trouble.ok()
 			return
 		case apierrors.IsAlreadyExists(err):

@@ -344,6 +344,30 @@ func TestANoticeIsANormalEventOnThePod(t *testing.T) {
 	}
 }
 
+// Notices have a spam-filter budget of their own: a workload that posts
+// more notices than the burst of 25 uses up its own, and the CheckPassed
+// Event after them is still written.
+func TestManyNoticesDoNotPushOutTheChecksEvents(t *testing.T) {
+	c := newCluster(t, kubeenv.SharedFor(t))
+	sw := &switchCheck{}
+	sw.failing.Store(true) // not passing until after the notices
+	m := monitor(t, sw)
+	r := c.start(t, kubereport.Options{Monitor: m, Client: dynamicClient(t, c.env.Kubeconfig, nil), Events: true, Logger: discardedLogger})
+	const notices = 40 // past the burst of 25
+	for range notices {
+		if _, err := m.Notify("example.com/config-reloaded", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sw.failing.Store(false) // after the notices in the event log
+	c.waitEvent(t, kubereport.ReasonCheckPassed, `Readiness check "db" passed`)
+	stop(t, r) // writes what is left
+	got := c.events(t, "ConfigReloaded")
+	if len(got) != 1 || got[0].Count < 2 || got[0].Count >= notices {
+		t.Fatalf("ConfigReloaded Events %+v: want one, its count above 1 and below the %d notices (the spam filter held them)", got, notices)
+	}
+}
+
 func TestWhatTheAPIServerRefusesIsSaidOnceAndHoldsNothingUp(t *testing.T) {
 	c := newCluster(t, kubeenv.SharedFor(t))
 	// The Role without pods/status: the condition is refused, the Events
