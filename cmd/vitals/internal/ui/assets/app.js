@@ -30,6 +30,7 @@
     again: false,
     soon: null,
     details: true,
+    stopping: null, // why this agent said it is stopping; null until it does
   };
 
   // Go's durations ("1.5ms", "2m3s", "250µs") in milliseconds.
@@ -111,6 +112,7 @@
     if (state.started !== null && st.started !== state.started) {
       // Another vitals (restarted): its event ids began again.
       state.lastId = 0;
+      state.stopping = null;
       clearEvents();
     }
     state.started = st.started;
@@ -189,6 +191,10 @@
 
   function onEvent(e) {
     addEvent(e);
+    if (e.type === "stopping") {
+      state.stopping = e.output || "";
+      showBanner(state.stopping);
+    }
     if (e.id <= state.shownId) return; // the status shown has it already
     if (e.type === "check-passed" || e.type === "check-warned" || e.type === "check-failed") {
       const row = state.rows.get(e.check);
@@ -197,7 +203,6 @@
         setStatus(row, e.to);
       }
     }
-    if (e.type === "stopping") showBanner(e.output);
     refreshSoon();
   }
 
@@ -263,7 +268,7 @@
     document.title = "vitals" + (st.serviceId ? " · " + st.serviceId : "");
     $("withheld").hidden = st.details;
     renderLevels(st.levels);
-    if (st.draining) showBanner("");
+    if (st.draining || state.stopping !== null) showBanner(state.stopping || "");
     else $("banner").hidden = true;
     renderChecks(st);
     renderWorkload(st);
@@ -321,14 +326,13 @@
     tr.dataset.check = c.name;
     const cells = {};
     COLUMNS.forEach((col, i) => {
-      const td = el(col === "name" ? "th" : "td", col);
+      const td = el(col === "name" ? "th" : "td", "col-" + col);
       if (col === "name") td.scope = "row";
       td.dataset.label = LABELS[i];
       tr.append(td);
       cells[col] = td;
     });
     cells.name.textContent = c.name;
-    cells.name.className = "name";
     cells.duration.classList.add("num");
     cells.uptime.classList.add("num");
     const history = el("ol", "history");
