@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -377,5 +378,33 @@ func TestTheStatusPageSaysWhenItLosesTheAgentAndRecovers(t *testing.T) {
 	p.waitFor("the new agent's events alone", fmt.Sprintf(`Array.from(document.querySelectorAll('#events li[data-type="service-started"]')).map(l => l.textContent.includes("pid %d")).join() === "true"`, second))
 	if !eval[bool](p, `document.getElementById("banner").hidden`) {
 		t.Error("the page still says that vitals is stopping")
+	}
+}
+
+// The page is on by default; ui: false turns it off, and its paths are
+// the probe listener's 404s again, while the probe endpoints answer as
+// they do.
+func TestUIFalseTurnsTheStatusPageOff(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want int
+	}{
+		{"", http.StatusOK},
+		{"ui: false\n", http.StatusNotFound},
+	} {
+		a := startAgent(t, func(a *agent) string {
+			return fmt.Sprintf("%schecks:\n  up:\n    file: {path: %s}\n", tc.file, os.Args[0])
+		}, "sleep")
+		waitReadyzIs(t, a.addr, http.StatusOK, a.logs)
+		for _, path := range []string{"/", "/ui/app.js", "/ui/api/status", "/ui/api/events"} {
+			res, err := http.Get("http://" + a.addr + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != tc.want {
+				t.Errorf("%qGET %s: %s, want %d", tc.file, path, res.Status, tc.want)
+			}
+		}
 	}
 }
