@@ -350,12 +350,17 @@ checks:
 // again on the same address, and the page says it is back, with the new
 // agent's state and events.
 func TestTheStatusPageSaysWhenItLosesTheAgentAndRecovers(t *testing.T) {
+	var flag string
 	a := startAgent(t, func(a *agent) string {
-		return fmt.Sprintf("checks:\n  up:\n    file: {path: %s}\n    period: 1h\n", os.Args[0])
+		flag = filepath.Join(a.dir, "flag")
+		os.WriteFile(flag, []byte("up"), 0o600)
+		return fmt.Sprintf("checks:\n  up:\n    file: {path: %s}\n    period: 100ms\n    failure-threshold: 1\n", flag)
 	}, "sleep")
 	first := pidIn(t, a.ready)
 	p := openStatusPage(t, "http://"+a.addr+"/")
 	p.waitFor("the first workload's pid", fmt.Sprintf(`document.querySelector('#workload dd[data-field="pid"]')?.textContent === "%d"`, first))
+	os.Remove(flag)
+	p.waitFor("up to fail", row("up")+`.dataset.status === "fail"`)
 
 	a.cmd.Process.Signal(syscall.SIGTERM)
 	exited(t, a.cmd)
@@ -363,7 +368,8 @@ func TestTheStatusPageSaysWhenItLosesTheAgentAndRecovers(t *testing.T) {
 		`document.getElementById("connection").textContent.includes("Connection lost")`)
 	p.waitFor("the stopping event in the log, and its banner", `document.querySelector('#events li[data-type="stopping"]') && !document.getElementById("banner").hidden`)
 
-	// The same agent again, on the same address.
+	// The same agent again, on the same address, its check passing.
+	os.WriteFile(flag, []byte("up"), 0o600)
 	os.Remove(a.ready)
 	again := exec.Command(a.cmd.Path, a.cmd.Args[1:]...)
 	again.Env, again.Stderr, again.Stdout, again.WaitDelay = a.cmd.Env, a.logs, a.stdout, a.cmd.WaitDelay
@@ -375,6 +381,7 @@ func TestTheStatusPageSaysWhenItLosesTheAgentAndRecovers(t *testing.T) {
 	p.waitFor("the page to say it is back", `document.getElementById("connection").dataset.state === "reconnected" && `+
 		`document.getElementById("connection").textContent.includes("reconnected")`)
 	p.waitFor("the second workload's pid", fmt.Sprintf(`document.querySelector('#workload dd[data-field="pid"]')?.textContent === "%d"`, second))
+	p.waitFor("up to pass, as the new agent says", row("up")+`.dataset.status === "pass"`)
 	p.waitFor("the new agent's events alone", fmt.Sprintf(`Array.from(document.querySelectorAll('#events li[data-type="service-started"]')).map(l => l.textContent.includes("pid %d")).join() === "true"`, second))
 	if !eval[bool](p, `document.getElementById("banner").hidden`) {
 		t.Error("the page still says that vitals is stopping")

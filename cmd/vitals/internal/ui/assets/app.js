@@ -113,6 +113,7 @@
       // Another vitals (restarted): its event ids began again.
       state.lastId = 0;
       state.stopping = null;
+      for (const row of state.rows.values()) row.eventId = 0;
       clearEvents();
     }
     state.started = st.started;
