@@ -1,7 +1,8 @@
 // Package agent is vitals run: it builds the Monitor of a configuration,
 // its checks and every part around them (metrics, on-failure actions, hooks,
-// the workload's log streams, the probe, API and gRPC health servers, the
-// Kubernetes reporter), connects them, and runs them until vitals stops.
+// the workload's log streams, the probe server with the status page, the API
+// and gRPC health servers, the Kubernetes reporter), connects them, and runs
+// them until vitals stops.
 //
 // New does everything that depends on the file alone and starts nothing: no
 // listener, no goroutine, no process. vitals validate calls it and stops
@@ -12,8 +13,9 @@
 // serves, and stops them in the one order written in parts.
 //
 // It sits above the parts it connects (api, hooks, kubereport, logwatch,
-// metrics, notify, servers, supervise) and below the command line, which only loads
-// the file, calls New and Run, and turns the outcome into an exit code.
+// metrics, notify, servers, supervise, ui) and below the command line, which
+// only loads the file, calls New and Run, and turns the outcome into an exit
+// code.
 package agent
 
 import (
@@ -124,8 +126,10 @@ type Agent struct {
 }
 
 // New builds the agent of cfg: the Monitor with its checks, the metrics,
-// the on-failure actions, the hooks and the log streams. It starts nothing, and depends on nothing but cfg and opts, so
-// that vitals validate can call it alone. The error is a *ConfigError.
+// the on-failure actions, the hooks and the log streams (the servers are
+// Run's, once the listeners are bound). It starts nothing, and depends on
+// nothing but cfg and opts, so that vitals validate can call it alone. The
+// error is a *ConfigError.
 func New(cfg *config.Config, opts Options) (*Agent, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
