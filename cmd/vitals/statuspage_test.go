@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/internal/testenv"
 )
@@ -168,6 +169,7 @@ func (p *statusPage) screenshot(name string, width, height int64, phone bool) {
 // result.
 func TestTheStatusPageShowsTheChecksAndFollowsThemLive(t *testing.T) {
 	var flag string
+	missing := filepath.Join(vitalstest.ShortDir(t), "peer1.conf") // a short path for the screenshots
 	a := startAgent(t, func(a *agent) string {
 		flag = filepath.Join(a.dir, "flag")
 		os.WriteFile(flag, []byte("up"), 0o600)
@@ -189,7 +191,7 @@ func TestTheStatusPageShowsTheChecksAndFollowsThemLive(t *testing.T) {
   queue:
     level: live
     heartbeat: {ttl: 1h}
-`, flag, filepath.Join(a.dir, "never-made"))
+`, flag, missing)
 	}, "sleep")
 	pid := pidIn(t, a.ready)
 	a.vitals(t, "beat", "queue", "--status", "warn", "--output", "queue 80% full").expect(t, 0, "", "")
