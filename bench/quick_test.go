@@ -44,7 +44,7 @@ func TestEveryExperimentRunsQuickAndAddsItsRowsToTheTable(t *testing.T) {
 			t.Errorf("%s added no row to the table:\n%s", e.ID, table)
 		}
 	}
-	if len(experiments) < 5 {
-		t.Errorf("%d experiments registered, want P1 to P5", len(experiments))
+	if len(experiments) < 6 {
+		t.Errorf("%d experiments registered, want P1 to P6", len(experiments))
 	}
 }

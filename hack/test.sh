@@ -19,8 +19,9 @@ export PATH="/usr/local/go/bin:$HOME/go/bin:$PATH"
 # image; it runs no container), skopeo (which publishes the image's archive, to a registry on
 # loopback), git (the version of a build, the release's and the image's), python3-pika (the
 # service of examples/stackstorm, a RabbitMQ client in Python, whose script a test runs), python3
-# (the notify kind's sd_notify client) and systemd (systemd-notify, a real sd_notify client).
-packages=(curl openssl postgresql redis-server rabbitmq-server nats-server wrk util-linux ca-certificates podman skopeo git python3-pika python3 systemd)
+# (the notify kind's sd_notify client), systemd (systemd-notify, a real sd_notify client) and
+# chromium (the headless browser the status page's tests drive, through chromedp).
+packages=(curl openssl postgresql redis-server rabbitmq-server nats-server wrk util-linux ca-certificates podman skopeo git python3-pika python3 systemd chromium)
 
 command -v go >/dev/null || { echo "hack/test.sh: go is not on PATH: install Go 1.26.5 or later (https://go.dev/dl/)" >&2; exit 1; }
 command -v dpkg >/dev/null || { echo "hack/test.sh: no dpkg: this is not a Debian machine; install the equivalents of: ${packages[*]}" >&2; exit 1; }

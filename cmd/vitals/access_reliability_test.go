@@ -348,7 +348,7 @@ func TestTheAPITokenIsComparedInConstantTime(t *testing.T) {
 }
 
 // POST, PUT, DELETE and PATCH on the probe endpoints, a check's own
-// endpoint, and /metrics answer 405 with Allow: GET, HEAD, and change
+// endpoint, /metrics and the status page answer 405 with Allow: GET, HEAD, and change
 // nothing; GET and HEAD answer.
 func TestTheProbeEndpointsAndMetricsAnswer405ToAnythingButGETAndHEAD(t *testing.T) {
 	listen := freeAddr(t)
@@ -358,7 +358,8 @@ func TestTheProbeEndpointsAndMetricsAnswer405ToAnythingButGETAndHEAD(t *testing.
 	c := &http.Client{Timeout: 10 * time.Second}
 	base := "http://" + listen
 	waitFor(t, "the probe endpoints", logs, func() bool { code, _, _ := call(c, "GET", base+"/livez"); return code != 0 })
-	for _, target := range []string{"/livez", "/readyz", "/startupz", "/healthz", "/metrics", "/livez/loop", "/readyz?verbose", "/livez?format=json"} {
+	for _, target := range []string{"/livez", "/readyz", "/startupz", "/healthz", "/metrics", "/livez/loop", "/readyz?verbose", "/livez?format=json",
+		"/", "/ui/app.js", "/ui/api/status", "/ui/api/events"} {
 		for _, method := range []string{"POST", "PUT", "DELETE", "PATCH"} {
 			if code, h, body := call(c, method, base+target); code != 405 || h.Get("Allow") != "GET, HEAD" {
 				t.Errorf("%s %s: %d, Allow %q: %s; want 405 with Allow: GET, HEAD", method, target, code, h.Get("Allow"), body)
@@ -383,7 +384,7 @@ func TestTheProbeEndpointsAndMetricsAnswer405ToAnythingButGETAndHEAD(t *testing.
 // carries one fails, so that its reason is printed; vitals runs, delivers
 // its hooks and stops. Not one of them shows in anything vitals writes:
 // its output and logs (at debug level), the probe endpoints in every
-// format, /metrics, every call of the API, every command that reads it, what
+// format, /metrics, the status page's JSON, every call of the API, every command that reads it, what
 // validate --print shows, and the events the hooks received.
 func TestSecretsNeverShowInAnythingVitalsPrints(t *testing.T) {
 	// Every secret has this in it: a leak of any one, whole or in part
@@ -498,8 +499,10 @@ checks:
 			keep("/"+level+"/"+name, body)
 		}
 	}
-	_, _, body := call(probes, "GET", "http://"+listen+"/metrics")
-	keep("/metrics", body)
+	for _, target := range []string{"/metrics", "/ui/api/status", "/ui/api/events"} {
+		_, _, body := call(probes, "GET", "http://"+listen+target)
+		keep(target, body)
+	}
 	for _, target := range []string{"/v1/checks", "/v1/events?after=0", "/v1/hooks", "/v1/health?level=live", "/v1/health?level=ready"} {
 		_, _, body := call(api, "GET", "http://vitals"+target)
 		keep(target, body)

@@ -20,6 +20,11 @@ var forbidden = map[string][]string{
 		internal + "supervise", "github.com/prometheus/client_golang/prometheus", "google.golang.org/grpc", "k8s.io/klog/v2"},
 	internal + "config": {internal + "api", internal + "deps", internal + "hooks", internal + "logwatch",
 		internal + "supervise", "github.com/vitals-dev/vitals/grpchealth", internal + "kubereport"},
+	// The management API and the status page are parts side by side: what
+	// both write of the Monitor is below them, in wire.
+	internal + "api":  {internal + "agent", internal + "ui"},
+	internal + "ui":   {internal + "agent", internal + "api", internal + "servers"},
+	internal + "wire": {internal + "agent", internal + "api", internal + "ui"},
 }
 
 func TestEachPartImportsOnlyWhatItsPlaceAllows(t *testing.T) {

@@ -1,7 +1,8 @@
 // Package agent is vitals run: it builds the Monitor of a configuration,
 // its checks and every part around them (metrics, on-failure actions, hooks,
-// the workload's log streams, the probe, API and gRPC health servers, the
-// Kubernetes reporter), connects them, and runs them until vitals stops.
+// the workload's log streams, the probe server with the status page, the API
+// and gRPC health servers, the Kubernetes reporter), connects them, and runs
+// them until vitals stops.
 //
 // New does everything that depends on the file alone and starts nothing: no
 // listener, no goroutine, no process. vitals validate calls it and stops
@@ -12,8 +13,9 @@
 // serves, and stops them in the one order written in parts.
 //
 // It sits above the parts it connects (api, hooks, kubereport, logwatch,
-// metrics, notify, servers, supervise) and below the command line, which only loads
-// the file, calls New and Run, and turns the outcome into an exit code.
+// metrics, notify, servers, supervise, ui) and below the command line, which
+// only loads the file, calls New and Run, and turns the outcome into an exit
+// code.
 package agent
 
 import (
@@ -23,13 +25,11 @@ import (
 	"io"
 	"log"
 	"log/slog"
-	"net/http"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
@@ -107,7 +107,6 @@ type Agent struct {
 	hooks      *hooks.Runner
 	collector  *metrics.Collector // /metrics of the Monitor, and of the notices the API records
 	registry   *prometheus.Registry
-	probes     http.Handler // the probe endpoints and /metrics
 	// logChecks read the workload's output, through streams, which wake
 	// them at once when a line may change their answer.
 	logChecks []*logwatch.Check
@@ -127,9 +126,10 @@ type Agent struct {
 }
 
 // New builds the agent of cfg: the Monitor with its checks, the metrics,
-// the on-failure actions, the hooks, the log streams and the probe
-// endpoints. It starts nothing, and depends on nothing but cfg and opts, so
-// that vitals validate can call it alone. The error is a *ConfigError.
+// the on-failure actions, the hooks and the log streams (the servers are
+// Run's, once the listeners are bound). It starts nothing, and depends on
+// nothing but cfg and opts, so that vitals validate can call it alone. The
+// error is a *ConfigError.
 func New(cfg *config.Config, opts Options) (*Agent, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -186,10 +186,6 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	a.registry = prometheus.NewRegistry()
 	a.registry.MustRegister(collector, a.hooks, metrics.LogLinesDropped(logs.Dropped), metrics.BuildInfo(version.Info()),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	mux := http.NewServeMux()
-	mux.Handle("/", a.monitor.Handler())
-	mux.Handle("/metrics", getOrHead(promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{ErrorLog: a.errorLog()})))
-	a.probes = mux
 	return a, nil
 }
 
@@ -311,17 +307,4 @@ func redacted(err error, redact func(string) string) error {
 		return &RunError{errors.New(msg)}
 	}
 	return errors.New(msg)
-}
-
-// getOrHead answers 405 to a method other than GET and HEAD, as the probe
-// endpoints do: a scrape reads, and nothing else is served there.
-func getOrHead(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, fmt.Sprintf("method %s not allowed: use GET or HEAD", r.Method), http.StatusMethodNotAllowed)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
 }

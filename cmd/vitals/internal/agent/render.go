@@ -27,7 +27,7 @@ func Render(c *config.Config) string {
 	if c.APITokenFile != "" {
 		fmt.Fprintf(&b, "api-token-file: %q\n", c.APITokenFile)
 	}
-	fmt.Fprintf(&b, "details: %v\ndrain: %v\n", c.Details, c.Drain)
+	fmt.Fprintf(&b, "details: %v\nui: %v\ndrain: %v\n", c.Details, c.UI, c.Drain)
 	si := c.ServiceInfo
 	fmt.Fprintf(&b, "service-info:\n  service-id: %q\n", c.Redact(si.ServiceID))
 	if si.Version != "" {

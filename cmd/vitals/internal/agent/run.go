@@ -20,12 +20,13 @@ type run struct {
 	reporter *kubereport.Reporter // nil without kubernetes:
 	pod      string               // NAMESPACE/NAME, with kubernetes:
 
-	probeLn, apiLn, grpcLn *servers.Listener // grpcLn nil without grpc-listen:, apiLn with the API off
-	apiOff                 error             // why the API is off: its default place could not be made, and nothing needs it
-	probeSrv, apiSrv       *http.Server      // nil until served
-	grpcSrv                *grpc.Server      // nil until served
-	endStreams             context.CancelFunc
-	failed                 chan error // a server that stopped serving
+	probeLn, apiLn, grpcLn *servers.Listener  // grpcLn nil without grpc-listen:, apiLn with the API off
+	apiOff                 error              // why the API is off: its default place could not be made, and nothing needs it
+	probeSrv, apiSrv       *http.Server       // nil until served
+	grpcSrv                *grpc.Server       // nil until served
+	endStreams             context.CancelFunc // ends the API's long waits and event streams
+	endPageStreams         context.CancelFunc // ends the status page's event streams
+	failed                 chan error         // a server that stopped serving
 
 	sv          *running        // nil without a workload, or until it started
 	exited      <-chan struct{} // closed once the workload has exited for good; nil without one

@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/servers"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/ui"
 	"github.com/vitals-dev/vitals/grpchealth"
 )
 
@@ -24,8 +26,18 @@ const shutdownTimeout = 5 * time.Second
 // grpcGrace bounds the graceful stop of the gRPC health server.
 const grpcGrace = time.Second
 
+// pageStreamShare is the share of the probe listener's connections that the
+// status page's event streams may hold at once (a quarter): pages left open
+// never take the places the kubelet's probes need.
+const pageStreamShare = 4
+
 func (r *run) serveProbes() error {
-	r.probeSrv = servers.Probe(r.probes, r.probeLn, r.errorLog())
+	r.probeSrv = servers.Probe(r.probeHandler(), r.probeLn, r.errorLog())
+	// The status page's event streams end with streams, so that they do
+	// not hold up the server's shutdown.
+	streams, endStreams := context.WithCancel(context.Background())
+	r.probeSrv.BaseContext = func(net.Listener) context.Context { return streams }
+	r.endPageStreams = endStreams
 	go func() {
 		err := r.probeSrv.Serve(r.probeLn)
 		r.failed <- &RunError{fmt.Errorf("vitals run: the probe server stopped: %w", err)}
@@ -38,7 +50,39 @@ func (r *run) stopProbes(*stopping) {
 		r.probeLn.Close()
 		return
 	}
+	r.endPageStreams()
 	r.shutdown(r.probeSrv, "probe server")
+}
+
+// probeHandler is what the probe listener serves: the probe endpoints,
+// /metrics, and the status page unless the file says ui: false.
+func (r *run) probeHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", r.monitor.Handler())
+	mux.Handle("/metrics", getOrHead(promhttp.HandlerFor(r.registry, promhttp.HandlerOpts{ErrorLog: r.errorLog()})))
+	if r.cfg.UI {
+		o := ui.Options{Details: r.cfg.Details, ServiceInfo: r.cfg.ServiceInfo, Streams: max(r.probeLn.Max()/pageStreamShare, 1)}
+		if r.sv != nil {
+			o.Workload = r.sv.status
+		}
+		page := servers.Rearmed(ui.New(r.monitor, o))
+		mux.Handle("/{$}", page)
+		mux.Handle("/ui/", page)
+	}
+	return mux
+}
+
+// getOrHead answers 405 to a method other than GET and HEAD, as the probe
+// endpoints do: a scrape reads, and nothing else is served there.
+func getOrHead(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, fmt.Sprintf("method %s not allowed: use GET or HEAD", r.Method), http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // shutdown stops srv within shutdownTimeout, saying so if it did not stop

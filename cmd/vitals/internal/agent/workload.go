@@ -3,7 +3,9 @@ package agent
 import (
 	"context"
 	"log/slog"
+	"sync"
 
+	"github.com/vitals-dev/vitals/client"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
@@ -37,6 +39,7 @@ type running struct {
 	// KillOrphans kills and reaps what the workload left outside its
 	// process group and handed to vitals (see supervise.Reaper.KillOrphans).
 	KillOrphans func() (left []int)
+	runs        *latestRuns
 }
 
 // startWorkload makes vitals a subreaper (unless it is PID 1), starts the
@@ -46,13 +49,48 @@ func startWorkload(spec supervise.Spec, m *health.Monitor, logger *slog.Logger) 
 		logger.Warn("cannot become a subreaper: orphans of the workload go to PID 1", "err", err)
 	}
 	reaper := supervise.NewReaper(true)
-	sv, err := supervise.Start(spec, func(e health.Event) { m.Emit(e) }, logger, reaper)
+	runs := &latestRuns{}
+	sv, err := supervise.Start(spec, func(e health.Event) { runs.record(m.Emit(e)) }, logger, reaper)
 	if err != nil {
 		reaper.Close()
 		return nil, err
 	}
 	stopForwarding := sv.Forward()
-	return &running{sv, func() { stopForwarding(); reaper.Close() }, reaper.KillOrphans}, nil
+	return &running{sv, func() { stopForwarding(); reaper.Close() }, reaper.KillOrphans, runs}, nil
+}
+
+// status is the workload as the status page shows it.
+func (r *running) status() *client.Workload {
+	started, exited := r.runs.latest()
+	w := &client.Workload{Name: r.Name(), PID: r.PID(), Started: started.Time, Restarts: started.Restarts}
+	if exited.Type != "" {
+		w.LastExit = &exited
+	}
+	return w
+}
+
+// latestRuns keeps the workload's latest service-started and service-exited
+// events as the Monitor logged them, which its bounded log may drop.
+type latestRuns struct {
+	mu              sync.Mutex
+	started, exited health.Event
+}
+
+func (l *latestRuns) record(e health.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch e.Type {
+	case health.EventServiceStarted:
+		l.started = e
+	case health.EventServiceExited:
+		l.exited = e
+	}
+}
+
+func (l *latestRuns) latest() (started, exited health.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.started, l.exited
 }
 
 // ExecWorkload executes the workload in vitals's place when vitals run

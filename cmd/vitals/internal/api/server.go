@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/client"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/wire"
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -48,9 +49,6 @@ const (
 	// MaxWait caps the wait of GET /v1/events: a longer one answers [] at
 	// MaxWait, and the client asks again, as it must after any wait.
 	MaxWait = 5 * time.Minute
-	// keepalive is how often an idle event stream gets a comment line: well
-	// under the idle timeouts of proxies (nginx's is 60s).
-	keepalive = 15 * time.Second
 	// maxBody caps a request body: a list of check names, a notice, a beat.
 	maxBody = 1 << 20
 	// maxUnknown is how many unknown names a 404 quotes: enough to see the
@@ -156,7 +154,7 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request) {
 	out := []client.Check{}
 	for _, st := range s.m.Snapshot().Checks {
 		if level == 0 || st.Level == level {
-			out = append(out, checkOf(st, false))
+			out = append(out, wire.Check(st, false))
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -169,7 +167,7 @@ func (s *Server) getCheck(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such check %q", name)
 		return
 	}
-	writeJSON(w, http.StatusOK, checkOf(st, true))
+	writeJSON(w, http.StatusOK, wire.Check(st, true))
 }
 
 func (s *Server) run(w http.ResponseWriter, r *http.Request) {
@@ -186,7 +184,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "run check %q: %v", name, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, resultOf(res))
+	writeJSON(w, http.StatusOK, wire.Result(res))
 }
 
 // stopOrStart stops or starts every named check, or none of them when a name
@@ -231,7 +229,7 @@ func (s *Server) stopOrStart(start bool) http.HandlerFunc {
 				return
 			}
 			st, _ := s.m.CheckState(name)
-			out = append(out, checkOf(st, false))
+			out = append(out, wire.Check(st, false))
 		}
 		writeJSON(w, http.StatusOK, out)
 	}
@@ -267,13 +265,17 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	after, err := cursor(q.Get("after"))
+	after, err := wire.Cursor(q.Get("after"))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "after: %v", err)
 		return
 	}
-	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-		s.stream(w, r, after)
+	if wire.WantsStream(r) {
+		// Each event with its id, so that a browser's EventSource resumes
+		// after the last one it saw when it reconnects.
+		if err := wire.Stream(w, r, s.m, after, nil); err != nil {
+			writeError(w, http.StatusBadRequest, "%v", err)
+		}
 		return
 	}
 	var wait time.Duration
@@ -294,43 +296,6 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, evs)
 }
 
-// stream writes events as server-sent events until the request ends: each
-// with an id: line, so that a browser's EventSource resumes after the last
-// one it saw (Last-Event-ID) when it reconnects.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, after uint64) {
-	if id := r.Header.Get("Last-Event-ID"); id != "" {
-		var err error
-		if after, err = cursor(id); err != nil {
-			writeError(w, http.StatusBadRequest, "Last-Event-ID: %v", err)
-			return
-		}
-	}
-	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	rc.Flush()
-	ctx := r.Context()
-	follower := s.m.Follow(after)
-	for {
-		wait, cancel := context.WithTimeout(ctx, keepalive)
-		// Next reads what is there even once ctx has ended, so that events
-		// emitted just before the end (the agent's "stopping") are written
-		// before the stream ends.
-		evs, _, err := follower.Next(wait)
-		cancel()
-		for _, e := range evs {
-			data, _ := json.Marshal(e) // an Event always encodes
-			fmt.Fprintf(w, "id: %d\ndata: %s\n\n", e.ID, data)
-		}
-		if err != nil && ctx.Err() == nil {
-			fmt.Fprint(w, ": keepalive\n\n")
-		}
-		if rc.Flush() != nil || ctx.Err() != nil {
-			return
-		}
-	}
-}
-
 // levelParam reads ?level=; 0 when absent. It answers 400 itself.
 func levelParam(w http.ResponseWriter, r *http.Request) (health.Level, bool) {
 	q := r.URL.Query().Get("level")
@@ -343,17 +308,6 @@ func levelParam(w http.ResponseWriter, r *http.Request) (health.Level, bool) {
 		return 0, false
 	}
 	return l, true
-}
-
-func cursor(s string) (uint64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	id, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not an event id", s)
-	}
-	return id, nil
 }
 
 // decode reads a request's JSON body into v: at most maxBody, no field that

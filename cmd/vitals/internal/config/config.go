@@ -54,8 +54,12 @@ type Config struct {
 	APIDefault bool
 	// APITokenFile holds the bearer token that a TCP API asks for.
 	APITokenFile string
-	// Details shows why checks fail on the probe endpoints. Default true.
+	// Details shows why checks fail on the probe endpoints, and the outputs
+	// on the status page. Default true.
 	Details bool
+	// UI serves the status page at / on Listen, with its JSON under
+	// /ui/api/. Default true.
+	UI bool
 	// ServiceInfo is what the IETF health+json answers say of the service
 	// at their top: its ServiceID is by default the host's name, which in a
 	// pod is the pod's; Version and ReleaseID are none by default.
@@ -451,7 +455,9 @@ func topFields(c *Config, checks *ast.Node) []Field {
 		{Key: "api-token-file", Value: CString(&c.APITokenFile),
 			Doc: "A file holding the bearer token that a TCP API asks for."},
 		{Key: "details", Value: Bool(&c.Details), Default: "true",
-			Doc: "Shows why checks fail on the probe endpoints."},
+			Doc: "Shows why checks fail on the probe endpoints, and the checks' outputs on the status page; false withholds them (\"reason withheld\"), as on endpoints the public can reach."},
+		{Key: "ui", Value: Bool(&c.UI), Default: "true",
+			Doc: "Serves the status page on listen: at / (its files under /ui/, its JSON at /ui/api/status and /ui/api/events): the levels, every check with its kept results, the workload and the events, live. Read-only; false turns it off."},
 		{Key: "service-info", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { d.Fields(n, path, serviceInfoFields(&c.ServiceInfo)) }, Ref("service-info")},
 			Doc: "What the IETF health+json answers of the probe endpoints say of the service at their top: serviceId, version and releaseId (below)."},
 		{Key: "checks", Value: Value{"mapping of names to checks", func(_ *Decoder, n ast.Node, _ string) { *checks = n },
@@ -644,6 +650,6 @@ func Default() *Config {
 // defaults is a file's top level before the file is read: every default of
 // it, which the file's keys replace.
 func defaults() *Config {
-	return &Config{Listen: DefaultListen, API: apisocket.Default(), APIDefault: true, Details: true,
+	return &Config{Listen: DefaultListen, API: apisocket.Default(), APIDefault: true, Details: true, UI: true,
 		ServiceInfo: health.ServiceInfo{ServiceID: hostname()}}
 }

@@ -76,7 +76,7 @@ func parse(t *testing.T, data string) (*Config, error) {
 // The fields of a Check wanted: list of every field in the check's wanted.
 const wantFields = "amqp, component-type, connection, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, listening, log, nats, notify, on-failure, period, postgres, redis, stable-for, success-threshold, tcp, timeout, tls, watchdog"
 
-const topFields = "api, api-token-file, checks, details, drain, grpc-listen, hooks, kubernetes, listen, service, service-info"
+const topFields = "api, api-token-file, checks, details, drain, grpc-listen, hooks, kubernetes, listen, service, service-info, ui"
 
 const serviceFields = "backoff, command, dir, env, notification-fd, restart, stop-signal, stop-timeout"
 

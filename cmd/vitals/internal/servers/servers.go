@@ -62,8 +62,10 @@ const (
 	grpcMaxStreams = 100
 )
 
-// Probe returns the server of the probe endpoints and /metrics on l: every
-// answer is short, so WriteTimeout applies to the whole of it.
+// Probe returns the server of the probe endpoints, /metrics and the status
+// page on l: every answer is short, so WriteTimeout applies to the whole of
+// it, but for the handlers wrapped in Rearmed (the status page's event
+// streams).
 func Probe(h http.Handler, l *Listener, errorLog *log.Logger) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: ReadHeaderTimeout, ReadTimeout: ReadTimeout, IdleTimeout: IdleTimeout,
 		WriteTimeout: WriteTimeout, ConnState: l.ConnState, ErrorLog: errorLog}
@@ -95,6 +97,11 @@ func GRPC() []grpc.ServerOption {
 		grpc.MaxConcurrentStreams(grpcMaxStreams),
 	}
 }
+
+// Rearmed is h on the probe server for answers that last (the status
+// page's event streams): the deadline is re-armed at every write, as on the
+// API, so that WriteTimeout bounds each write rather than the whole answer.
+func Rearmed(h http.Handler) http.Handler { return rearm(h, WriteTimeout) }
 
 // rearm gives each write of h's answers d from the moment it starts, and the
 // end of the answer (what net/http writes once h returns) too.

@@ -1,0 +1,59 @@
+package client
+
+import (
+	"time"
+
+	"github.com/vitals-dev/vitals/health"
+)
+
+// Status is the agent's status page as JSON: GET /ui/api/status on the
+// probe listener (listen:, beside /readyz), not on the management API. It is
+// what the page shows, for scripts too: the levels, every check with its
+// kept results, and the workload. Decode it into this type; the agent's
+// events, on the same listener, are GET /ui/api/events.
+type Status struct {
+	// ServiceID and Version are the file's service-info, as the IETF
+	// health+json answers of the probe endpoints give them.
+	ServiceID string `json:"serviceId,omitempty"`
+	Version   string `json:"version,omitempty"`
+	// Started is when this vitals started: a reader that sees it change
+	// knows that the agent started again, and that its event ids began
+	// again from 1.
+	Started time.Time `json:"started"`
+	// Time is when the status was taken.
+	Time time.Time `json:"time"`
+	// Levels are the verdicts of startup, live and ready, in that order.
+	Levels []Health `json:"levels"`
+	// Draining is set once vitals is stopping: readiness fails from then on.
+	Draining bool `json:"draining"`
+	// Checks are every check with its kept results (History, oldest
+	// first), in the order of the file.
+	Checks []Check `json:"checks"`
+	// Workload is the process vitals supervises; absent when it runs none.
+	Workload *Workload `json:"workload,omitempty"`
+	// LastEventID is the id of the last event emitted when the status was
+	// taken: the events after it are news to this status.
+	LastEventID uint64 `json:"lastEventId"`
+	// Details is false when the agent withholds outputs (details: false):
+	// then no result, event or notice on the status page's routes carries
+	// one (no output, observed value or notice data), as the probe
+	// endpoints say "reason withheld".
+	Details bool `json:"details"`
+}
+
+// Workload is the process the agent supervises, as the status page shows
+// it.
+type Workload struct {
+	// Name is what the events call it: its command's base name.
+	Name string `json:"name"`
+	// PID is the pid of the run that runs now; absent between an exit and
+	// a restart, and once it has exited for good.
+	PID int `json:"pid,omitempty"`
+	// Started is when its latest run started, and Restarts how many runs
+	// came before it.
+	Started  time.Time `json:"started,omitzero"`
+	Restarts int       `json:"restarts"`
+	// LastExit is the service-exited event of its latest exit: its pid,
+	// exit code or signal, and reason. Absent before the first.
+	LastExit *health.Event `json:"lastExit,omitempty"`
+}

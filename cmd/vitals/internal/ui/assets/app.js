@@ -1,0 +1,498 @@
+// The status page of vitals: it reads /ui/api/status, follows /ui/api/events
+// (server-sent events) and updates the page in place. Plain JavaScript, no
+// library, nothing loaded from elsewhere; every text goes into the page as
+// text (textContent), never as HTML.
+"use strict";
+
+(() => {
+  const REFRESH_MS = 2000; // how often the checks' results are read again while connected
+  const RETRY_MIN_MS = 500; // the first wait before reconnecting; it doubles up to RETRY_MAX_MS
+  const RETRY_MAX_MS = 5000;
+  const EVENTS_SHOWN = 200; // the newest events the log keeps on the page
+
+  const $ = (id) => document.getElementById(id);
+  const el = (tag, cls, text) => {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
+
+  const state = {
+    started: null, // the agent's start, to see that it started again
+    shownId: 0, // the last event id the status shown covers
+    lastId: 0, // the last event id read from the stream
+    source: null,
+    lost: false, // the connection was lost at least once
+    retry: RETRY_MIN_MS,
+    rows: new Map(), // check name → its row's parts
+    refreshing: false,
+    again: false,
+    soon: null,
+    details: true,
+    stopping: null, // why this agent said it is stopping; null until it does
+  };
+
+  // Go's durations ("1.5ms", "2m3s", "250µs") in milliseconds.
+  const UNITS = { ns: 1e-6, us: 1e-3, "µs": 1e-3, "μs": 1e-3, ms: 1, s: 1e3, m: 6e4, h: 3.6e6 };
+  function duration(s) {
+    if (!s) return 0;
+    let ms = 0;
+    for (const m of s.matchAll(/([0-9.]+)(ns|us|µs|μs|ms|s|m|h)/g)) ms += parseFloat(m[1]) * UNITS[m[2]];
+    return s.startsWith("-") ? -ms : ms;
+  }
+
+  function formatMs(ms) {
+    if (ms < 1) return ms.toFixed(2) + " ms";
+    if (ms < 100) return ms.toFixed(1) + " ms";
+    if (ms < 1000) return Math.round(ms) + " ms";
+    return (ms / 1000).toFixed(ms < 10000 ? 2 : 1) + " s";
+  }
+
+  function ago(ms) {
+    const s = Math.max(0, Math.round(ms / 1000));
+    if (s < 60) return s + "s";
+    const m = Math.floor(s / 60);
+    if (m < 60) return m + "m " + (s % 60) + "s";
+    const h = Math.floor(m / 60);
+    if (h < 24) return h + "h " + (m % 60) + "m";
+    return Math.floor(h / 24) + "d " + (h % 24) + "h";
+  }
+
+  function clock(iso) {
+    const d = new Date(iso);
+    const p = (n, w = 2) => String(n).padStart(w, "0");
+    return p(d.getHours()) + ":" + p(d.getMinutes()) + ":" + p(d.getSeconds()) + "." + p(d.getMilliseconds(), 3);
+  }
+
+  function timeEl(iso, text) {
+    const t = el("time", null, text);
+    t.dateTime = iso;
+    t.title = new Date(iso).toLocaleString();
+    return t;
+  }
+
+  const ICONS = { pass: "✓", warn: "!", fail: "✕", pending: "…", stopped: "■" };
+
+  // A status as a badge: an icon and the word.
+  function badge(status) {
+    const b = el("span", "status status-" + status);
+    const icon = el("span", "icon", ICONS[status] || "?");
+    icon.setAttribute("aria-hidden", "true");
+    b.append(icon, el("span", "word", status));
+    return b;
+  }
+
+  function outcome(r) {
+    return !r.ok ? "fail" : r.warn ? "warn" : "pass";
+  }
+
+  function resultText(r) {
+    let text = clock(r.time) + " · " + outcome(r) + " · " + formatMs(duration(r.duration));
+    if (r.output) text += " · " + r.output;
+    else if (!state.details) text += " · output withheld";
+    return text;
+  }
+
+  // ---- the connection ----
+
+  function setConnection(what, text) {
+    const c = $("connection");
+    c.dataset.state = what;
+    c.textContent = text;
+  }
+
+  async function connect() {
+    let st;
+    try {
+      st = await fetchStatus();
+    } catch (err) {
+      return lost();
+    }
+    if (state.started !== null && st.started !== state.started) {
+      // Another vitals (restarted): its event ids began again.
+      state.lastId = 0;
+      state.stopping = null;
+      for (const row of state.rows.values()) row.eventId = 0;
+      clearEvents();
+    }
+    state.started = st.started;
+    render(st);
+    const url = "/ui/api/events" + (state.lastId ? "?after=" + state.lastId : "");
+    const source = new EventSource(url);
+    state.source = source;
+    source.onopen = () => {
+      state.retry = RETRY_MIN_MS;
+      const now = new Date().toLocaleTimeString();
+      if (state.lost) setConnection("reconnected", "Live: reconnected at " + now);
+      else setConnection("live", "Live");
+    };
+    source.onmessage = (m) => {
+      const e = JSON.parse(m.data);
+      state.lastId = e.id;
+      onEvent(e);
+    };
+    source.onerror = () => {
+      // The browser would retry on its own, but not after an answer that is
+      // not a stream (a 503): retry here, from the last id read, either way.
+      source.close();
+      if (state.source === source) lost();
+    };
+  }
+
+  function lost() {
+    state.source = null;
+    state.lost = true;
+    const wait = state.retry;
+    state.retry = Math.min(state.retry * 2, RETRY_MAX_MS);
+    setConnection("lost", "Connection lost: retrying in " + Math.ceil(wait / 1000) + "s");
+    setTimeout(connect, wait);
+  }
+
+  async function fetchStatus() {
+    const res = await fetch("/ui/api/status", { cache: "no-store" });
+    if (!res.ok) throw new Error("status: HTTP " + res.status);
+    return res.json();
+  }
+
+  // refresh reads the status again, one request at a time.
+  async function refresh() {
+    if (state.refreshing) {
+      state.again = true;
+      return;
+    }
+    state.refreshing = true;
+    try {
+      const st = await fetchStatus();
+      if (st.started === state.started) render(st);
+    } catch (err) {
+      // The stream says when the connection is lost.
+    } finally {
+      state.refreshing = false;
+      if (state.again) {
+        state.again = false;
+        refresh();
+      }
+    }
+  }
+
+  function refreshSoon() {
+    if (state.soon) return;
+    state.soon = setTimeout(() => {
+      state.soon = null;
+      refresh();
+    }, 50);
+  }
+
+  setInterval(() => {
+    if (state.source && !document.hidden) refresh();
+  }, REFRESH_MS);
+
+  // ---- the events ----
+
+  function onEvent(e) {
+    addEvent(e);
+    if (e.type === "stopping") {
+      state.stopping = e.output || "";
+      showBanner(state.stopping);
+    }
+    if (e.id <= state.shownId) return; // the status shown has it already
+    if (e.type === "check-passed" || e.type === "check-warned" || e.type === "check-failed") {
+      const row = state.rows.get(e.check);
+      if (row) {
+        row.eventId = e.id;
+        setStatus(row, e.to);
+      }
+    }
+    refreshSoon();
+  }
+
+  function clearEvents() {
+    $("events").replaceChildren();
+    $("no-events").hidden = false;
+  }
+
+  const GOOD = new Set(["check-passed", "level-passed", "service-started", "check-started"]);
+  const BAD = new Set(["check-failed", "level-failed", "service-exited", "stopping", "check-stopped", "check-removed"]);
+
+  function eventText(e) {
+    const out = e.output ? ": " + e.output : "";
+    switch (e.type) {
+      case "check-passed":
+      case "check-warned":
+      case "check-failed":
+        return e.check + " (" + e.level + "): " + e.from + " → " + e.to + out;
+      case "level-passed":
+        return e.level + " passes" + out;
+      case "level-failed":
+        return e.level + " fails" + out;
+      case "service-started":
+        return e.service + " started, pid " + e.pid + (e.restarts ? " (restart " + e.restarts + ")" : "");
+      case "service-exited": {
+        const how = e.signal ? "was killed by " + e.signal : "exited with code " + e.exitCode;
+        return e.service + " (pid " + e.pid + ") " + how + (e.reason ? " (" + e.reason + ")" : "");
+      }
+      case "stopping":
+        return "vitals is stopping" + out;
+      case "checks-reset":
+        return "every check started over" + out;
+      case "notice": {
+        const data = Object.entries(e.data || {}).map(([k, v]) => k + "=" + v).join(" ");
+        return e.key + (data ? " " + data : "");
+      }
+      default:
+        return (e.check || "") + out;
+    }
+  }
+
+  function addEvent(e) {
+    const list = $("events");
+    const li = el("li");
+    li.dataset.id = e.id;
+    li.dataset.type = e.type;
+    const type = el("span", "event-type", e.type);
+    if (GOOD.has(e.type)) type.classList.add("good");
+    else if (BAD.has(e.type)) type.classList.add("bad");
+    else if (e.type === "check-warned") type.classList.add("warn");
+    li.append(timeEl(e.time, clock(e.time)), type, el("span", "event-text", eventText(e)));
+    list.prepend(li);
+    while (list.children.length > EVENTS_SHOWN) list.lastElementChild.remove();
+    $("no-events").hidden = true;
+  }
+
+  // ---- the status ----
+
+  function render(st) {
+    state.shownId = st.lastEventId;
+    state.details = st.details;
+    $("service").textContent = [st.serviceId, st.version].filter(Boolean).join(" ");
+    document.title = "vitals" + (st.serviceId ? " · " + st.serviceId : "");
+    $("withheld").hidden = st.details;
+    renderLevels(st.levels);
+    if (st.draining || state.stopping !== null) showBanner(state.stopping || "");
+    else $("banner").hidden = true;
+    renderChecks(st);
+    renderWorkload(st);
+  }
+
+  function showBanner(why) {
+    const b = $("banner");
+    b.textContent = "Stopping: readiness fails from now on, and vitals stops the workload once its drain ends." +
+      (why ? " Why: " + why + "." : "");
+    b.hidden = false;
+  }
+
+  const LEVEL_PATHS = { startup: "/startupz", live: "/livez", ready: "/readyz" };
+
+  function renderLevels(levels) {
+    const ul = $("levels");
+    ul.replaceChildren(
+      ...levels.map((l) => {
+        const li = el("li", "level " + (l.ok ? "pass" : "fail"));
+        li.dataset.level = l.level;
+        li.append(el("span", "level-name", l.level), badge(l.ok ? "pass" : "fail"), " ", el("span", "level-path", LEVEL_PATHS[l.level] || ""));
+        if (l.reason) li.append(el("p", "level-reason", l.reason));
+        return li;
+      })
+    );
+  }
+
+  function renderChecks(st) {
+    const body = $("check-rows");
+    const seen = new Set();
+    st.checks.forEach((c, i) => {
+      seen.add(c.name);
+      let row = state.rows.get(c.name);
+      if (!row) {
+        row = newRow(c);
+        state.rows.set(c.name, row);
+      }
+      if (body.children[i] !== row.tr) body.insertBefore(row.tr, body.children[i] || null);
+      updateRow(row, c, st);
+    });
+    for (const [name, row] of state.rows) {
+      if (!seen.has(name)) {
+        row.tr.remove();
+        state.rows.delete(name);
+      }
+    }
+    $("no-checks").hidden = st.checks.length > 0;
+  }
+
+  const COLUMNS = ["name", "level", "kind", "status", "since", "output", "duration", "history", "uptime", "latency"];
+  const LABELS = ["Check", "Level", "Kind", "Status", "Since", "Last output", "Last duration", "History", "Uptime", "Latency"];
+
+  function newRow(c) {
+    const tr = el("tr");
+    tr.dataset.check = c.name;
+    const cells = {};
+    COLUMNS.forEach((col, i) => {
+      const td = el(col === "name" ? "th" : "td", "col-" + col);
+      if (col === "name") td.scope = "row";
+      td.dataset.label = LABELS[i];
+      tr.append(td);
+      cells[col] = td;
+    });
+    cells.name.textContent = c.name;
+    cells.duration.classList.add("num");
+    cells.uptime.classList.add("num");
+    const history = el("ol", "history");
+    history.setAttribute("aria-label", "Kept results of " + c.name + ", oldest first");
+    const detail = el("p", "mark-detail", "");
+    detail.id = "detail-" + c.name;
+    detail.setAttribute("aria-live", "polite");
+    cells.history.append(history, detail);
+    const row = { tr, cells, history, detail, marks: [], status: null, eventId: 0 };
+    // A mark's result shows under the strip while it has the focus or the pointer.
+    const show = (ev) => {
+      const b = ev.target.closest(".mark");
+      if (!b) return;
+      detail.textContent = b.dataset.text;
+      detail.dataset.outcome = b.dataset.outcome;
+    };
+    history.addEventListener("focusin", show);
+    history.addEventListener("mouseover", show);
+    return row;
+  }
+
+  // setStatus shows a check's status, and stamps the row with when it
+  // changed (data-changed-at, in ms since the epoch).
+  function setStatus(row, status) {
+    if (row.status === status) return;
+    row.status = status;
+    row.tr.dataset.status = status;
+    row.tr.dataset.changedAt = String(Date.now());
+    row.cells.status.replaceChildren(badge(status));
+  }
+
+  function updateRow(row, c, st) {
+    row.cells.level.textContent = c.level;
+    row.cells.kind.textContent = c.kind;
+    // A status older than the event that changed the check says nothing new.
+    if (!(row.eventId > st.lastEventId)) setStatus(row, c.stopped ? "stopped" : c.status);
+    const now = new Date(st.time).getTime();
+    if (c.since) {
+      row.cells.since.replaceChildren(timeEl(c.since, ago(now - new Date(c.since).getTime()) + " ago"));
+    } else {
+      row.cells.since.replaceChildren(el("span", "muted", "—"));
+    }
+    const last = c.last;
+    if (!last) {
+      row.cells.output.replaceChildren(el("span", "muted", c.kind === "heartbeat" ? "waiting for the first beat" : "no result yet"));
+      row.cells.duration.textContent = "—";
+    } else {
+      if (last.output) row.cells.output.textContent = last.output;
+      else row.cells.output.replaceChildren(el("span", "muted", st.details ? "—" : "withheld"));
+      row.cells.duration.textContent = formatMs(duration(last.duration));
+    }
+    updateHistory(row, c.history || []);
+    updateUptime(row, c.history || []);
+    updateSpark(row, c);
+  }
+
+  // updateHistory keeps the marks already there (so that a mark with the
+  // focus keeps it), drops those of results no longer kept, and adds the new.
+  function updateHistory(row, history) {
+    const keys = history.map((r) => r.time);
+    const wanted = new Set(keys);
+    row.marks = row.marks.filter((m) => {
+      if (wanted.has(m.dataset.key)) return true;
+      m.parentElement.remove();
+      return false;
+    });
+    const kept = row.marks.map((m) => m.dataset.key);
+    if (kept.some((k, i) => k !== keys[i])) {
+      // Not the start of the new history (the checks started over): all anew.
+      row.history.replaceChildren();
+      row.marks = [];
+    }
+    for (let i = row.marks.length; i < history.length; i++) {
+      const r = history[i];
+      const b = el("button", "mark " + outcome(r));
+      b.type = "button";
+      b.dataset.key = r.time;
+      b.dataset.outcome = outcome(r);
+      b.dataset.text = resultText(r);
+      b.setAttribute("aria-label", b.dataset.text);
+      b.setAttribute("aria-describedby", row.detail.id);
+      const li = el("li");
+      li.append(b);
+      row.history.append(li);
+      row.marks.push(b);
+    }
+    if (history.length === 0) row.detail.textContent = "";
+    else if (!row.history.contains(document.activeElement) && !row.history.matches(":hover")) {
+      const lastMark = row.marks[row.marks.length - 1];
+      row.detail.textContent = "Latest: " + lastMark.dataset.text;
+      row.detail.dataset.outcome = lastMark.dataset.outcome;
+    }
+  }
+
+  function updateUptime(row, history) {
+    if (history.length === 0) {
+      row.cells.uptime.textContent = "—";
+      return;
+    }
+    const ok = history.filter((r) => r.ok).length;
+    const pct = (100 * ok) / history.length;
+    row.cells.uptime.textContent = (pct === 100 ? "100" : pct.toFixed(1)) + "%";
+    row.cells.uptime.title = ok + " of the " + history.length + " kept results passed";
+  }
+
+  const SVG = "http://www.w3.org/2000/svg";
+
+  function updateSpark(row, c) {
+    const ms = (c.history || []).map((r) => duration(r.duration));
+    const cell = row.cells.latency;
+    if (ms.length === 0 || c.kind === "heartbeat" || c.kind === "watchdog") {
+      cell.replaceChildren(el("span", "muted", "—"));
+      return;
+    }
+    const maxMs = Math.max(...ms) || 1;
+    const w = 100;
+    const h = 24;
+    const step = ms.length > 1 ? w / (ms.length - 1) : 0;
+    const points = ms.map((v, i) => (i * step).toFixed(1) + "," + (h - 1 - (v / maxMs) * (h - 2)).toFixed(1)).join(" ");
+    const svg = document.createElementNS(SVG, "svg");
+    svg.setAttribute("class", "spark");
+    svg.setAttribute("viewBox", "0 0 " + w + " " + h);
+    svg.setAttribute("preserveAspectRatio", "none");
+    svg.setAttribute("role", "img");
+    const label = "Durations of the kept results of " + c.name + ": latest " + formatMs(ms[ms.length - 1]) + ", longest " + formatMs(maxMs);
+    svg.setAttribute("aria-label", label);
+    const line = document.createElementNS(SVG, "polyline");
+    line.setAttribute("points", ms.length > 1 ? points : "0," + (h / 2) + " " + w + "," + (h / 2));
+    svg.append(line);
+    cell.replaceChildren(svg, el("span", "spark-label", "max " + formatMs(maxMs)));
+  }
+
+  function renderWorkload(st) {
+    const panel = $("workload-panel");
+    const w = st.workload;
+    if (!w) {
+      panel.hidden = true;
+      return;
+    }
+    panel.hidden = false;
+    const now = new Date(st.time).getTime();
+    const items = [["Name", w.name], ["PID", w.pid ? String(w.pid) : "not running"]];
+    items.push(["Started", w.started ? clock(w.started) + " (" + ago(now - new Date(w.started).getTime()) + " ago)" : "—"]);
+    items.push(["Restarts", String(w.restarts)]);
+    let exit = "none yet";
+    const e = w.lastExit;
+    if (e) {
+      exit = (e.signal ? "killed by " + e.signal : "exit code " + e.exitCode) + (e.reason ? " (" + e.reason + ")" : "") +
+        ", pid " + e.pid + ", at " + clock(e.time);
+    }
+    items.push(["Last exit", exit]);
+    const dl = $("workload");
+    dl.replaceChildren();
+    for (const [k, v] of items) {
+      const dd = el("dd", null, v);
+      dd.dataset.field = k.toLowerCase().replace(" ", "-");
+      dl.append(el("dt", null, k), dd);
+    }
+  }
+
+  connect();
+})();

@@ -1,0 +1,345 @@
+// Package ui is the agent's status page: one HTML page with its script and
+// style, embedded in the binary, and the read-only JSON and event stream
+// behind it, served on the probe listener beside /readyz:
+//
+//	GET /                          the page
+//	GET /ui/app.js, /ui/style.css, /ui/icon.svg
+//	                               its script, style and icon
+//	GET /ui/api/status             the levels, every check with its kept results, the workload (client.Status)
+//	GET /ui/api/events[?after=ID]  the kept events after ID, oldest first (a JSON array of health.Event);
+//	                               with Accept: text/event-stream, a stream of them, each with its id,
+//	                               resuming after Last-Event-ID
+//
+// Nothing here writes: GET and HEAD only (405 otherwise), and no answer runs
+// a check or waits on one. A status takes the Monitor's lock for one
+// Snapshot, and is shared by every page open until the next event or for
+// statusMaxAge, whichever comes first; at most Options.Streams event streams
+// are open at once (503 beyond), so that pages never take the connections
+// the probes need. With Options.Details off, no answer carries an output:
+// results, the events of checks and levels and the data of notices are
+// written without theirs, as the probe endpoints write "reason withheld".
+//
+// Every answer carries a Content-Security-Policy that allows nothing but
+// this page's own script, style and requests: the page has no inline
+// script or style, and loads nothing from elsewhere.
+//
+// The agent mounts it (ui: in vitals.yaml, on by default) and ends its
+// streams through the probe server's BaseContext; it imports nothing of the
+// agent.
+package ui
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vitals-dev/vitals/client"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/wire"
+	"github.com/vitals-dev/vitals/health"
+)
+
+// statusMaxAge is how long a status is shared while no event comes: a page
+// refreshes every few seconds, so twenty pages open cost a Snapshot a
+// second, not twenty; an event (every change of status) makes the next
+// one new at once, so that a page never reads a status older than the
+// event that told it to look.
+const statusMaxAge = time.Second
+
+// retryAfter is what a 503 for too many streams asks the page to wait, in
+// seconds.
+const retryAfter = "5"
+
+// Options configure a Page.
+type Options struct {
+	// Details shows outputs: results' outputs and observed values, the
+	// outputs of check and level events, notices' data. Off, the page's
+	// answers carry none (vitals.yaml's details:).
+	Details bool
+	// ServiceInfo names the service at the top of the page.
+	ServiceInfo health.ServiceInfo
+	// Workload says how the supervised workload runs; nil when vitals runs
+	// none.
+	Workload func() *client.Workload
+	// Streams is how many event streams may be open at once; at least 1.
+	Streams int
+}
+
+// Page serves the status page over one Monitor. Make one with New.
+type Page struct {
+	m       *health.Monitor
+	o       Options
+	started time.Time
+	streams chan struct{} // a token per stream open
+	assets  map[string]asset
+
+	mu     sync.Mutex // one status is built at a time; the others wait for it
+	cached []byte
+	id     uint64 // the LastEventID the cached status was taken at
+	at     time.Time
+}
+
+// New returns the status page over m.
+func New(m *health.Monitor, o Options) *Page {
+	return &Page{m: m, o: o, started: time.Now(), streams: make(chan struct{}, max(o.Streams, 1)), assets: pageAssets}
+}
+
+// securityHeaders are on every answer. The policy allows this origin's
+// script, style, images and requests, and nothing else: no inline script
+// or style, no frame, no form, no plugin.
+var securityHeaders = http.Header{
+	"Content-Security-Policy": {"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+		"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
+	"X-Content-Type-Options":       {"nosniff"},
+	"Referrer-Policy":              {"no-referrer"},
+	"X-Frame-Options":              {"DENY"},
+	"Cross-Origin-Resource-Policy": {"same-origin"},
+}
+
+func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	for k, v := range securityHeaders {
+		h[k] = v
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		h.Set("Allow", "GET, HEAD")
+		http.Error(w, fmt.Sprintf("method %s not allowed: the status page only reads (use GET or HEAD)", r.Method), http.StatusMethodNotAllowed)
+		return
+	}
+	switch r.URL.Path {
+	case "/ui/api/status":
+		p.serveStatus(w, r)
+	case "/ui/api/events":
+		p.serveEvents(w, r)
+	case "/":
+		p.serveAsset(w, r, "index.html")
+	default:
+		name, ok := assetName(r.URL.Path)
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		p.serveAsset(w, r, name)
+	}
+}
+
+// assetName is the embedded file of a path under /ui/.
+func assetName(urlPath string) (string, bool) {
+	name, ok := strings.CutPrefix(urlPath, "/ui/")
+	if !ok || name == "index.html" || name != path.Clean(name) {
+		return "", false
+	}
+	if _, ok := pageAssets[name]; !ok {
+		return "", false
+	}
+	return name, true
+}
+
+func (p *Page) serveStatus(w http.ResponseWriter, r *http.Request) {
+	body := p.status()
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
+}
+
+// status is the status as JSON: the one shared, while it is recent and no
+// event came since; else a new one from a Snapshot.
+func (p *Page) status() []byte {
+	// The id is read before the Snapshot: the status shows at least what
+	// the events up to it did, and a page that follows the events from it
+	// sees the rest again, which changes nothing.
+	id := p.m.LastEventID()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if p.cached != nil && p.id == id && now.Sub(p.at) < statusMaxAge {
+		return p.cached
+	}
+	snap := p.m.Snapshot()
+	st := client.Status{ServiceID: p.o.ServiceInfo.ServiceID, Version: p.o.ServiceInfo.Version, Started: p.started, Time: now,
+		Draining: snap.Draining, Checks: make([]client.Check, len(snap.Checks)), LastEventID: id, Details: p.o.Details}
+	for _, l := range []health.Level{health.Startup, health.Live, health.Ready} {
+		v := client.Health{Level: l, OK: true}
+		// The Checker reads the state the probes read, and withholds
+		// reasons as they do.
+		if err := p.m.Checker(l)(nil); err != nil {
+			v.OK, v.Reason = false, err.Error()
+		}
+		st.Levels = append(st.Levels, v)
+	}
+	for i, c := range snap.Checks {
+		st.Checks[i] = p.shownCheck(wire.Check(c, true))
+	}
+	if p.o.Workload != nil {
+		st.Workload = p.o.Workload()
+		if st.Workload != nil && st.Workload.LastExit != nil {
+			e := p.shownEvent(*st.Workload.LastExit)
+			st.Workload.LastExit = &e
+		}
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		// An observed value that cannot be encoded (a NaN): the status
+		// without values, rather than none.
+		for i := range st.Checks {
+			st.Checks[i] = withoutValues(st.Checks[i])
+		}
+		b, _ = json.Marshal(st)
+	}
+	p.cached, p.id, p.at = append(b, '\n'), id, now
+	return p.cached
+}
+
+// shownCheck is c as the page shows it: without its outputs when details
+// are off.
+func (p *Page) shownCheck(c client.Check) client.Check {
+	if p.o.Details {
+		return c
+	}
+	for i := range c.History {
+		c.History[i] = withheld(c.History[i])
+	}
+	if c.Last != nil {
+		last := withheld(*c.Last)
+		c.Last = &last
+	}
+	return c
+}
+
+func withheld(r client.Result) client.Result {
+	r.Output, r.ObservedValue, r.ObservedUnit = "", nil, ""
+	return r
+}
+
+func withoutValues(c client.Check) client.Check {
+	for i := range c.History {
+		c.History[i].ObservedValue, c.History[i].ObservedUnit = nil, ""
+	}
+	if c.Last != nil {
+		last := *c.Last
+		last.ObservedValue, last.ObservedUnit = nil, ""
+		c.Last = &last
+	}
+	return c
+}
+
+// shownEvent is e as the page shows it: with details off, without the
+// output of a check's or a level's change (a check's output, or the reason
+// that quotes one) and without a notice's data. The agent's own words (why
+// it stops, why the checks started over, why the workload exited) stay.
+func (p *Page) shownEvent(e health.Event) health.Event {
+	if p.o.Details {
+		return e
+	}
+	switch {
+	case e.Type.Transition(), e.Type == health.EventLevelPassed, e.Type == health.EventLevelFailed:
+		e.Output = ""
+	case e.Type == health.EventNotice:
+		e.Data = nil
+	}
+	return e
+}
+
+func (p *Page) serveEvents(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	after, err := wire.Cursor(r.URL.Query().Get("after"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "after: %v", err)
+		return
+	}
+	if !wire.WantsStream(r) {
+		evs := p.m.Events(after)
+		out := make([]health.Event, len(evs))
+		for i, e := range evs {
+			out[i] = p.shownEvent(e)
+		}
+		writeJSON(w, http.StatusOK, out)
+		return
+	}
+	select {
+	case p.streams <- struct{}{}:
+		defer func() { <-p.streams }()
+	default:
+		h.Set("Retry-After", retryAfter)
+		writeError(w, http.StatusServiceUnavailable, "too many event streams open (%d): try again later", cap(p.streams))
+		return
+	}
+	if err := wire.Stream(w, r, p.m, after, p.shownEvent); err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v) // events and errors always encode
+}
+
+func writeError(w http.ResponseWriter, code int, format string, args ...any) {
+	writeJSON(w, code, client.Error{Message: fmt.Sprintf(format, args...)})
+}
+
+// The page's files, embedded: plain HTML, CSS and JavaScript, with no build
+// step and nothing loaded from elsewhere.
+//
+//go:embed assets
+var assetFS embed.FS
+
+// asset is one embedded file, ready to serve.
+type asset struct {
+	body        []byte
+	contentType string
+	etag        string
+}
+
+var pageAssets = loadAssets()
+
+// loadAssets reads the embedded files once, each with its type and an ETag
+// of its content, so that a browser revalidates a file in one short answer
+// (304) and never uses an old one after vitals is upgraded.
+func loadAssets() map[string]asset {
+	out := map[string]asset{}
+	err := fs.WalkDir(assetFS, "assets", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		body, err := assetFS.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(body)
+		name := p[len("assets/"):]
+		out[name] = asset{body: body, contentType: mime.TypeByExtension(path.Ext(name)),
+			etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
+		return nil
+	})
+	if err != nil {
+		panic(fmt.Sprintf("ui: read the embedded assets: %v", err)) // embedded at build time: cannot fail
+	}
+	return out
+}
+
+func (p *Page) serveAsset(w http.ResponseWriter, r *http.Request, name string) {
+	a := p.assets[name]
+	h := w.Header()
+	h.Set("Content-Type", a.contentType)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("ETag", a.etag)
+	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.body))
+}

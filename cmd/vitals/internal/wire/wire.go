@@ -1,0 +1,117 @@
+// Package wire is what the agent's HTTP faces write of its Monitor: its state
+// as the JSON wire types of the public package client, and its events as
+// server-sent events. The management API (package api) and the status page
+// (package ui) both write through it, so that a check or an event reads the
+// same on both; it imports neither of them, nor the agent.
+//
+// Keys are camelCase as in the events and the IETF health format; durations
+// are Go's strings ("10s", "1.5ms"); times are RFC 3339.
+package wire
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vitals-dev/vitals/client"
+	"github.com/vitals-dev/vitals/health"
+)
+
+// Keepalive is how often an idle event stream gets a comment line: well
+// under the idle timeouts of proxies (nginx's is 60s).
+const Keepalive = 15 * time.Second
+
+// Check is a check's state as JSON shows it; withHistory adds its kept
+// results, oldest first.
+func Check(st health.CheckState, withHistory bool) client.Check {
+	c := client.Check{
+		Name: st.Name, Level: st.Level, Kind: st.Kind, Status: st.Status, Stopped: st.Stopped, Since: st.Since,
+		Successes: st.ConsecutiveSuccesses, Failures: st.ConsecutiveFailures,
+		SuccessThreshold: st.SuccessThreshold, FailureThreshold: st.FailureThreshold, Runs: st.Runs,
+		StableFor: client.Duration(st.StableFor), StableAt: st.StableAt,
+		Period: client.Duration(st.Period), Timeout: client.Duration(st.Timeout), InitialDelay: client.Duration(st.InitialDelay),
+	}
+	if last, ok := st.Last(); ok {
+		r := Result(last)
+		c.Last = &r
+	}
+	if withHistory {
+		c.History = make([]client.Result, len(st.History))
+		for i, r := range st.History {
+			c.History[i] = Result(r)
+		}
+	}
+	return c
+}
+
+// Result is one result as JSON shows it.
+func Result(r health.Result) client.Result {
+	return client.Result{Time: r.Time, Duration: client.Duration(r.Duration), OK: r.OK, Warn: r.Warn, Output: r.Output,
+		ObservedValue: r.ObservedValue, ObservedUnit: r.ObservedUnit}
+}
+
+// Cursor reads an event id, as ?after= and Last-Event-ID give it; "" is 0,
+// before the first event.
+func Cursor(s string) (uint64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	id, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not an event id", s)
+	}
+	return id, nil
+}
+
+// WantsStream reports whether r asks for server-sent events (Accept:
+// text/event-stream).
+func WantsStream(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+// Stream writes m's events after the id after as server-sent events until
+// the request ends: each with an id: line, so that a browser's EventSource
+// resumes after the last one it saw (Last-Event-ID, which wins over after)
+// when it reconnects, and a comment line every Keepalive while there are
+// none. shown, if not nil, is what each event is written as. The error is
+// a Last-Event-ID that is no event id, returned before anything is written.
+//
+// Events emitted just before the request ends (the agent's "stopping") are
+// still written: the end of the stream is what its server's BaseContext
+// says, and the follower reads what is there once it has ended.
+func Stream(w http.ResponseWriter, r *http.Request, m *health.Monitor, after uint64, shown func(health.Event) health.Event) error {
+	if id := r.Header.Get("Last-Event-ID"); id != "" {
+		var err error
+		if after, err = Cursor(id); err != nil {
+			return fmt.Errorf("Last-Event-ID: %w", err)
+		}
+	}
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	rc.Flush()
+	ctx := r.Context()
+	follower := m.Follow(after)
+	for {
+		wait, cancel := context.WithTimeout(ctx, Keepalive)
+		evs, _, err := follower.Next(wait)
+		cancel()
+		for _, e := range evs {
+			if shown != nil {
+				e = shown(e)
+			}
+			data, _ := json.Marshal(e) // an Event always encodes
+			fmt.Fprintf(w, "id: %d\ndata: %s\n\n", e.ID, data)
+		}
+		if err != nil && ctx.Err() == nil {
+			fmt.Fprint(w, ": keepalive\n\n")
+		}
+		if rc.Flush() != nil || ctx.Err() != nil {
+			return nil
+		}
+	}
+}
