@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -266,4 +267,10 @@ func TestThePublicClientAgainstARealAgent(t *testing.T) {
 	if err != nil || e.Type != health.EventServiceStarted || e.PID == pid || e.Restarts != 1 {
 		t.Fatalf("restart: %+v %v", e, err)
 	}
+	// The new instance writes its pid as it starts, maybe after the answer:
+	// the cleanup kills the workload whose pid the file holds.
+	waitFor(t, "the new instance's pid in its file", a.logs, func() bool {
+		b, _ := os.ReadFile(a.ready)
+		return string(b) == strconv.Itoa(e.PID)
+	})
 }

@@ -318,16 +318,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	return dec.Decode(v)
 }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil { // a value no JSON can hold: say so, rather than a 200 with no body
-		code = http.StatusInternalServerError
-		b, _ = json.Marshal(client.Error{Message: fmt.Sprintf("the answer has no JSON: %v", err)})
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	w.Write(append(b, '\n'))
-}
+func writeJSON(w http.ResponseWriter, code int, v any) { wire.WriteJSON(w, code, v) }
 
 func writeError(w http.ResponseWriter, code int, format string, args ...any) {
 	writeJSON(w, code, client.Error{Message: fmt.Sprintf(format, args...)})

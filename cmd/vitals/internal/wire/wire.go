@@ -115,3 +115,17 @@ func Stream(w http.ResponseWriter, r *http.Request, m *health.Monitor, after uin
 		}
 	}
 }
+
+// WriteJSON answers with v as JSON, with status code. A value that no JSON
+// can hold is said as a 500 with an Error, rather than a success with no
+// body that a client cannot read.
+func WriteJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		b, _ = json.Marshal(client.Error{Message: fmt.Sprintf("the answer has no JSON: %v", err)})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}
