@@ -184,6 +184,15 @@ func p6Window(ctx context.Context, env *harness.Env, p *harness.Proc, pages, bas
 	}
 	if open {
 		said, closePages = closePages(), nil
+		// A page that failed made the load lighter: the window would
+		// flatter the agent. Every page must have read, and none failed.
+		var statuses, events, errs int
+		if _, err := fmt.Sscanf(said, "statuses %d events %d errors %d", &statuses, &events, &errs); err != nil {
+			return t, 0, said, fmt.Errorf("the pages said %q: %w", said, err)
+		}
+		if errs > 0 || statuses == 0 || events == 0 {
+			return t, 0, said, fmt.Errorf("the pages were not all open: they said %q", strings.TrimSpace(said))
+		}
 	}
 	return t, after.CPU - before.CPU, said, nil
 }

@@ -321,7 +321,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 func writeJSON(w http.ResponseWriter, code int, v any) { wire.WriteJSON(w, code, v) }
 
 func writeError(w http.ResponseWriter, code int, format string, args ...any) {
-	writeJSON(w, code, client.Error{Message: fmt.Sprintf(format, args...)})
+	wire.WriteError(w, code, format, args...)
 }
 
 // bearer reads the token of an Authorization header; the scheme's name is

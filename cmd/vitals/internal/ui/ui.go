@@ -98,7 +98,7 @@ func New(m *health.Monitor, o Options) *Page {
 // script, style, images and requests, and nothing else: no inline script
 // or style, no frame, no form, no plugin.
 var securityHeaders = http.Header{
-	"Content-Security-Policy": {"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"Content-Security-Policy": {"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 		"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
 	"X-Content-Type-Options":       {"nosniff"},
 	"Referrer-Policy":              {"no-referrer"},
@@ -288,7 +288,7 @@ func (p *Page) serveEvents(w http.ResponseWriter, r *http.Request) {
 func writeJSON(w http.ResponseWriter, code int, v any) { wire.WriteJSON(w, code, v) }
 
 func writeError(w http.ResponseWriter, code int, format string, args ...any) {
-	writeJSON(w, code, client.Error{Message: fmt.Sprintf(format, args...)})
+	wire.WriteError(w, code, format, args...)
 }
 
 // The page's files, embedded: plain HTML, CSS and JavaScript, with no build

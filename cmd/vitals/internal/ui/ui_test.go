@@ -348,8 +348,25 @@ func TestTheEventStreamResumesAfterTheLastEventSeen(t *testing.T) {
 // told to come back later, and gets its place once one has gone.
 func TestEventStreamsAreCapped(t *testing.T) {
 	p := newPage(t, ui.Options{Details: true, Streams: 1})
+	// A HEAD of the stream answers its headers and holds no stream, also
+	// on a connection kept alive for the next request.
+	c := &http.Client{Timeout: 10 * time.Second} // a guard only
+	for range 3 {
+		req, err := http.NewRequest(http.MethodHead, p.url+"/ui/api/events", nil)
+		must(t, err)
+		req.Header.Set("Accept", "text/event-stream")
+		res, err := c.Do(req)
+		must(t, err)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("HEAD of the stream: %s %s", res.Status, res.Header.Get("Content-Type"))
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	first := p.open(t, ctx)
+	if first.StatusCode != http.StatusOK {
+		t.Fatalf("the first stream, after HEADs: %s", first.Status)
+	}
 	res, body := p.get(t, "/ui/api/events", "Accept", "text/event-stream")
 	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" || !strings.Contains(body, "too many event streams open (1)") {
 		t.Errorf("a second stream: %s %s", res.Status, body)

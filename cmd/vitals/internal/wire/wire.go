@@ -93,6 +93,11 @@ func Stream(w http.ResponseWriter, r *http.Request, m *health.Monitor, after uin
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		// Its headers only: net/http drops what a HEAD writes, so no write
+		// would ever fail and tell the stream its reader has gone.
+		return nil
+	}
 	rc.Flush()
 	ctx := r.Context()
 	follower := m.Follow(after)
@@ -114,6 +119,12 @@ func Stream(w http.ResponseWriter, r *http.Request, m *health.Monitor, after uin
 			return nil
 		}
 	}
+}
+
+// WriteError answers with an Error of the message format says, with status
+// code.
+func WriteError(w http.ResponseWriter, code int, format string, args ...any) {
+	WriteJSON(w, code, client.Error{Message: fmt.Sprintf(format, args...)})
 }
 
 // WriteJSON answers with v as JSON, with status code. A value that no JSON

@@ -165,6 +165,13 @@
     try {
       const st = await fetchStatus();
       if (st.started === state.started) render(st);
+      else if (state.source) {
+        // Another vitals answers (restarted since the stream opened): begin
+        // again with it, from its first event.
+        state.source.close();
+        state.source = null;
+        connect();
+      }
     } catch (err) {
       // The stream says when the connection is lost.
     } finally {
@@ -340,7 +347,8 @@
     history.setAttribute("aria-label", "Kept results of " + c.name + ", oldest first");
     const detail = el("p", "mark-detail", "");
     detail.id = "detail-" + c.name;
-    detail.setAttribute("aria-live", "polite");
+    // Not a live region: it changes with every refresh of every check. A
+    // mark says its result itself, by its label, when it has the focus.
     cells.history.append(history, detail);
     const row = { tr, cells, history, detail, marks: [], status: null, eventId: 0 };
     // A mark's result shows under the strip while it has the focus or the pointer.
@@ -414,7 +422,6 @@
       b.dataset.outcome = outcome(r);
       b.dataset.text = resultText(r);
       b.setAttribute("aria-label", b.dataset.text);
-      b.setAttribute("aria-describedby", row.detail.id);
       const li = el("li");
       li.append(b);
       row.history.append(li);
