@@ -405,6 +405,7 @@ func TestUIFalseTurnsTheStatusPageOff(t *testing.T) {
 			return fmt.Sprintf("%schecks:\n  up:\n    file: {path: %s}\n", tc.file, os.Args[0])
 		}, "sleep")
 		waitReadyzIs(t, a.addr, http.StatusOK, a.logs)
+		pidIn(t, a.ready) // the cleanup kills the workload whose pid the file holds
 		for _, path := range []string{"/", "/ui/app.js", "/ui/api/status", "/ui/api/events"} {
 			res, err := http.Get("http://" + a.addr + path)
 			if err != nil {
