@@ -42,7 +42,9 @@ type Monitor struct {
 	pausedFor     string // the reason given to Pause, until Reset
 	stoppingSaid  bool   // a stopping event was emitted: Drain emits none
 	ctx           context.Context
-	workers       sync.WaitGroup
+	values        context.Context // ctx without its cancellation, for the runs' contexts
+	sched         *scheduler
+	workers       sync.WaitGroup // the scheduler, its steps under way, and the goroutines of heartbeats and watchdogs
 	done          chan struct{}
 	events        eventLog
 	logs          []logRecord // written under mu, logged once it is released
@@ -94,6 +96,7 @@ func New(opts ...Option) *Monitor {
 		m.ownLog = NewLogQueue(m.logger.Handler(), DefaultLogQueue)
 		m.logger = slog.New(m.ownLog)
 	}
+	m.sched = newScheduler(m)
 	m.passing = m.levels.verdicts()
 	m.publishLocked()
 	return m
@@ -272,14 +275,17 @@ type entry struct {
 	timed timedCheck // set for heartbeats and watchdogs, which are judged from timestamps
 
 	runMu sync.Mutex // held for a run and its record: the worker's or RunNow's, never both
-	// waits wakes the check's worker when a result recorded outside its
-	// loop (RunNow) starts a wait to be stable; nil without a StableFor.
+	// waits wakes a heartbeat's or watchdog's goroutine when a result
+	// recorded outside its loop (RunNow) starts a wait to be stable; nil
+	// without a StableFor.
 	waits chan struct{}
+	run   *runContext // the context of its scheduled runs; nil for a heartbeat or watchdog
+	slot  slot        // its place in the scheduler, guarded by the scheduler's mutex
 
 	// guarded by Monitor.mu
 	state   checkState
 	history history
-	cancel  context.CancelFunc
+	cancel  context.CancelFunc // ends a heartbeat's or watchdog's goroutine
 	removed bool
 	stopped bool // by StopCheck: not run, not counted in the levels
 	// gen counts the times Reset started the check over: a run begun before
@@ -340,7 +346,10 @@ func (m *Monitor) add(e *entry) error {
 		return fmt.Errorf("add startup check %q: %w (it latches until the process restarts)", name, ErrStartupLatched)
 	}
 	e.history = newHistory(m.historySize)
-	if e.check.StableFor > 0 {
+	e.slot.index = -1
+	if e.timed == nil {
+		e.run = &runContext{}
+	} else if e.check.StableFor > 0 {
 		e.waits = make(chan struct{}, 1)
 	}
 	e.publishView()
@@ -368,9 +377,7 @@ func (m *Monitor) Remove(name string) error {
 		return fmt.Errorf("remove check %q: %w", name, ErrNoSuchCheck)
 	}
 	e.removed = true
-	if e.cancel != nil {
-		e.cancel()
-	}
+	m.stopWorkerLocked(e)
 	delete(m.byName, name)
 	m.entries = slices.DeleteFunc(slices.Clone(m.entries), func(x *entry) bool { return x == e })
 	if !e.stopped {
@@ -395,9 +402,7 @@ func (m *Monitor) StopCheck(name string) error {
 		return nil
 	}
 	e.stopped = true
-	if e.cancel != nil {
-		e.cancel()
-	}
+	m.stopWorkerLocked(e)
 	m.levels.counts[e.check.Level][e.state.status]--
 	e.publishView()
 	m.membershipLocked(EventCheckStopped, e.check)
@@ -469,9 +474,7 @@ func (m *Monitor) startOver(reason string, pause bool) {
 	}
 	now := m.clock.Now()
 	for _, e := range m.entries {
-		if e.cancel != nil {
-			e.cancel()
-		}
+		m.stopWorkerLocked(e)
 		e.gen++
 		e.state = checkState{}
 		if e.timed != nil {
@@ -555,7 +558,9 @@ func (m *Monitor) Start(ctx context.Context) {
 		m.logLocked(slog.LevelWarn, "health monitor started twice; the second start is ignored")
 		return
 	}
-	m.levels.started, m.ctx = true, ctx
+	m.levels.started, m.ctx, m.values = true, ctx, context.WithoutCancel(ctx)
+	m.workers.Add(1)
+	go m.sched.loop(ctx)
 	now := m.clock.Now()
 	for _, e := range m.entries {
 		m.startWorkerLocked(e, now)
@@ -565,6 +570,9 @@ func (m *Monitor) Start(ctx context.Context) {
 		<-ctx.Done()
 		m.mu.Lock()
 		m.levels.stopped = true
+		for _, e := range m.entries {
+			m.stopWorkerLocked(e) // a run under way is cut short
+		}
 		m.changedLocked(stoppedReason)
 		m.unlockAndLog()
 		m.workers.Wait()
@@ -618,6 +626,10 @@ func (m *Monitor) startWorkerLocked(e *entry, added time.Time) {
 	if m.levels.stopped || m.levels.paused || m.ctx.Err() != nil {
 		return
 	}
+	if e.timed == nil {
+		m.sched.start(e, e.gen, m.startupGate, added.Add(e.check.InitialDelay))
+		return
+	}
 	ctx, cancel := context.WithCancel(m.ctx)
 	e.cancel = cancel
 	w := worker{gen: e.gen, startup: m.startupGate}
@@ -625,12 +637,18 @@ func (m *Monitor) startWorkerLocked(e *entry, added time.Time) {
 	go func() {
 		defer m.workers.Done()
 		defer cancel()
-		if e.timed != nil {
-			m.runTimed(ctx, e, w)
-		} else {
-			m.runChecker(ctx, e, added, w)
-		}
+		m.runTimed(ctx, e, w)
 	}()
+}
+
+// stopWorkerLocked ends the check's life: it is no longer run, and a run
+// under way is cut short and not recorded.
+func (m *Monitor) stopWorkerLocked(e *entry) {
+	if e.timed == nil {
+		m.sched.stop(e)
+	} else if e.cancel != nil {
+		e.cancel()
+	}
 }
 
 // record applies one result of a run begun in generation gen to a check's
@@ -648,7 +666,13 @@ func (m *Monitor) record(e *entry, r Result, gen uint64) checkState {
 	now := m.clock.Now()
 	next, tr := e.state.after(r, e.thresholds(), now)
 	if next.waiting && !e.state.waiting {
-		notify(e.waits) // the worker sleeps until the check is stable, or its next run
+		// The check wakes when it is stable, or at its next run.
+		if e.timed != nil {
+			notify(e.waits)
+		} else {
+			at, _ := next.stableAt(e.thresholds())
+			m.sched.wakeBy(e, at)
+		}
 	}
 	// A run at the moment the wait ends passes the check as settle would:
 	// it passes for being stable, and says so.
@@ -751,6 +775,7 @@ func (m *Monitor) changedLocked(reason string) {
 		m.levels.latched = true
 		m.startupPassed = m.clock.Now()
 		close(m.startupGate)
+		m.sched.startupPassed(m.startupPassed)
 	}
 	verdicts := m.levels.verdicts()
 	if m.levels.started {

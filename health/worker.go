@@ -11,58 +11,124 @@ import (
 	"time"
 )
 
-// worker is what a check's worker goroutine is given when it starts, under
-// the Monitor's mutex.
+// worker is what a heartbeat's or watchdog's goroutine is given when it
+// starts, under the Monitor's mutex.
 type worker struct {
 	gen     uint64        // the check's generation: its results count while it is current
 	startup chan struct{} // closed when startup latches
 }
 
-// runChecker is the whole life of one check, in one loop (the kubelet's worker
-// is the model): wait for the initial delay, wait for startup to pass, run,
-// record, and again every period, until ctx ends or the check stops. A check
-// waiting to be stable (StableFor) passes at that moment, not at its next
-// run. added is when the check began to count: Start, Add after Start, or
-// Reset.
-func (m *Monitor) runChecker(ctx context.Context, e *entry, added time.Time, w worker) {
+// step is one wake of a check's life, the loop of the kubelet's worker cut at
+// its sleeps: settle the check if its wait to be stable is over, wait for the
+// run to be due and for startup to pass, run, record, and queue the next
+// wake: at the next due time, spread by the jitter, or sooner to settle. The
+// scheduler calls it on a worker at each wake; a run whose checker outlives
+// its deadline and grace is finished by graceThenAbandon instead. sc.due
+// starts as when the check began to count (Start, Add after Start, or Reset)
+// plus its initial delay.
+func (m *Monitor) step(e *entry, sc schedule) {
 	c := e.check
-	due := added.Add(c.InitialDelay)
-	for {
-		wake := due
-		if at, waiting := m.stableAt(e); waiting && at.Before(due) {
-			wake = at
-		}
-		if !m.sleepUntil(ctx, wake, nil, e.waits) {
-			return
-		}
-		if c.StableFor > 0 && stops(c.Level, m.settle(e, w.gen).status) {
-			return
-		}
-		if m.clock.Now().Before(due) {
-			continue // woken to settle the check, or to sleep until it is stable
-		}
-		if c.Level != Startup && !fired(w.startup) {
-			if !waitStartup(ctx, w.startup) {
-				return
-			}
-			due = m.clock.Now() // run as soon as startup passes, then every period from then
-		}
-		e.runMu.Lock()
-		r, ran := m.runOnce(ctx, e)
-		if ctx.Err() != nil {
-			e.runMu.Unlock()
-			return // a run cut short by shutdown or removal says nothing about the check
-		}
-		if !ran {
-			r = stillRunning(m.clock.Now(), c.Timeout)
-		}
-		status := m.record(e, r, w.gen).status
-		e.runMu.Unlock()
-		if stops(c.Level, status) {
-			return
-		}
-		due = m.nextDue(due, c.Period)
+	if c.StableFor > 0 && stops(c.Level, m.settle(e, sc.gen).status) {
+		m.workers.Done()
+		return
 	}
+	now := m.clock.Now()
+	if now.Before(sc.due) { // woken to settle the check, or to sleep until it is stable
+		m.sched.next(e, sc)
+		m.workers.Done()
+		return
+	}
+	if c.Level != Startup && !fired(sc.startup) {
+		// Parked until startup passes: then it runs at once, and every
+		// period from then.
+		m.sched.parkUntilStartup(e, sc)
+		m.workers.Done()
+		return
+	}
+	e.runMu.Lock()
+	if m.lateRun(c.Name) {
+		m.finish(e, sc, stillRunning(now, c.Timeout), false)
+		return
+	}
+	id := e.run.arm(m.values, now, now.Add(c.Timeout), sc)
+	if !m.sched.watch(e, sc.life, id, now.Add(c.Timeout)) {
+		e.run.end(id, context.Canceled) // it stopped as the run began: cut it short
+	}
+	returned := false
+	defer func() {
+		if !returned { // the checker called runtime.Goexit, which ends this worker too
+			m.returned(e, id, now, sc, outcome{err: errGoexit, end: m.clock.Now()})
+		}
+	}()
+	o := call(e.run, m.clock, m.logger, m.output, c.Name, c.Checker)
+	returned = true
+	m.returned(e, id, now, sc, o)
+}
+
+// returned finishes run id of e, whose checker returned o, unless it was
+// abandoned: then o goes to whoever waits for the late run.
+func (m *Monitor) returned(e *entry, id uint64, start time.Time, sc schedule, o outcome) {
+	if !e.run.returned(id, o) {
+		return
+	}
+	m.sched.unwatch(e)
+	e.run.mu.Lock()
+	cancelled := e.run.cancelled
+	e.run.mu.Unlock()
+	m.finish(e, sc, result(start, o, e.run, e.check.Timeout), cancelled)
+}
+
+// finish records a run's result, releases the check's runMu and queues its
+// next wake, unless the run was cut short by its check stopping (which says
+// nothing about the check) or the check stops here (a passed startup check).
+func (m *Monitor) finish(e *entry, sc schedule, r Result, cancelled bool) {
+	defer m.workers.Done()
+	if cancelled || !m.sched.current(e, sc.life) {
+		e.runMu.Unlock()
+		return
+	}
+	status := m.record(e, r, sc.gen).status
+	e.runMu.Unlock()
+	if stops(e.check.Level, status) {
+		return
+	}
+	sc.due = m.nextDue(sc.due, e.check.Period)
+	m.sched.next(e, sc)
+}
+
+// graceThenAbandon gives run id of e, whose context has ended, timeoutGrace
+// to return; if it has not by then, the run is given up: it is finished as
+// timed out (or not recorded, when its check stopped) and kept in
+// m.inflight until its checker returns, so that no run of the check overlaps
+// it.
+func (m *Monitor) graceThenAbandon(e *entry, id uint64) {
+	time.AfterFunc(timeoutGrace, func() {
+		late := make(chan outcome, 1)
+		start, sc, cancelled, ok := e.run.abandon(id, late)
+		if !ok {
+			return // it returned in time
+		}
+		m.mu.Lock()
+		m.inflight[e.check.Name] = late
+		m.mu.Unlock()
+		m.sched.unwatch(e)
+		r := Result{Time: start, Duration: e.check.Timeout, Output: timedOut(e.check.Timeout)}
+		m.finish(e, sc, r, cancelled)
+	})
+}
+
+// lateRun reports whether a run of the check named name (even before a
+// Remove) outlived its timeout and has not returned yet: then nothing runs,
+// since two runs of one check never overlap.
+func (m *Monitor) lateRun(name string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	late, ok := m.inflight[name]
+	if ok && fired(late) {
+		delete(m.inflight, name)
+		ok = false
+	}
+	return ok
 }
 
 // stillRunning is the result of a period in which the last run, which
@@ -98,17 +164,10 @@ var errGoexit = errors.New("the checker ended its goroutine (runtime.Goexit) wit
 // run that outlives its timeout is kept in m.inflight until it returns.
 func (m *Monitor) runOnce(ctx context.Context, e *entry) (r Result, ran bool) {
 	c := e.check
-	m.mu.Lock()
-	late, ok := m.inflight[c.Name]
-	if ok && fired(late) {
-		delete(m.inflight, c.Name)
-		ok = false
-	}
-	m.mu.Unlock()
-	if ok {
+	if m.lateRun(c.Name) {
 		return Result{}, false
 	}
-	r, late = run(ctx, m.clock, m.logger, m.output, c.Name, c.Checker, c.Timeout)
+	r, late := run(ctx, m.clock, m.logger, m.output, c.Name, c.Checker, c.Timeout)
 	if late != nil {
 		m.mu.Lock()
 		m.inflight[c.Name] = late

@@ -1,0 +1,386 @@
+package health
+
+import (
+	"container/heap"
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Tick is the scheduler's granularity: a run starts at most this long after
+// it is due, never before, and the runs due within the same tick start
+// together, on one wake-up of the process. A wake-up costs more than the run
+// of a simple check (the kernel wakes a thread for it), so that 10,000
+// checks every 10s wake the process 100 times a second rather than 1,000.
+// 10ms is a fifth of the ±5% jitter of a 1s period, and well under what any
+// probe's timing can tell apart. Timeouts are not rounded: a run's deadline
+// is exact, and the sockets of its checker see it.
+const Tick = 10 * time.Millisecond
+
+// maxIdleWorkers is how many workers wait for runs between ticks: enough for
+// the runs of a tick at common rates; more start when more runs are under way
+// at once, and end once idle.
+const maxIdleWorkers = 16
+
+// schedule is one life of a check under the scheduler (from Start, Add,
+// StartCheck or Reset until it stops) and when its next run is due.
+type schedule struct {
+	life    uint64        // which life of the check it is; a stopped life's schedule is dropped
+	gen     uint64        // the check's generation (Reset): its results count while it is current
+	startup chan struct{} // closed when startup latches
+	due     time.Time     // when the next run is due
+}
+
+// slot is an entry's place in the scheduler, guarded by its mutex.
+type slot struct {
+	schedule            // the current life, and its next run while queued
+	at         time.Time // when it fires: the wake rounded up to the tick, or a run's deadline
+	deadline   uint64    // the run whose deadline at is, or 0 when at is a wake
+	index      int       // in the queue; -1 when not queued
+	parked     bool      // waiting for startup to pass
+	stableWake time.Time // a wake to settle, asked for while it was not queued
+}
+
+// scheduler runs the checks of a Monitor (all but heartbeats and watchdogs,
+// which wait on the program and keep a goroutine each): one queue of due
+// times, one goroutine that sleeps until the soonest tick and hands every run
+// due by then to a pool of workers, and for each check one runContext. A
+// check's life is the loop of runChecker cut at its sleeps: step runs from
+// one wake to the next.
+type scheduler struct {
+	m    *Monitor
+	mu   sync.Mutex
+	q    queue
+	park []*entry   // waiting for startup to pass
+	life uint64     // counts the lives started
+	due  []job      // the runs popped for this tick; kept to be reused
+	kick chan struct{}
+	at   time.Time // when the loop wakes next; zero while awake or idle
+
+	jobs  chan job // to a waiting worker
+	idle  atomic.Int32
+	timer *time.Timer // on the system clock, reused for every sleep
+
+	// With any other Clock (a test's fake), each queued entry has a timer
+	// of its own that wakes the loop, so that the clock's pending timers
+	// are the sleeping checks and the runs under way, as a test counts them
+	// (healthtest's WaitPending), and a timer's time is the wake's.
+	system bool
+	timers map[*entry]func() // stops an entry's timer
+}
+
+type job struct {
+	e        *entry
+	s        schedule
+	deadline uint64 // the run whose deadline has come, or 0 for a wake
+}
+
+func newScheduler(m *Monitor) *scheduler {
+	_, system := m.clock.(systemClock)
+	return &scheduler{m: m, kick: make(chan struct{}, 1), jobs: make(chan job), system: system, timers: map[*entry]func(){}}
+}
+
+// start begins a new life of e, its first run due at due.
+func (s *scheduler) start(e *entry, gen uint64, startup chan struct{}, due time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.life++
+	s.stopLocked(e)
+	e.slot.schedule = schedule{life: s.life, gen: gen, startup: startup, due: due}
+	s.queueLocked(e, due, 0)
+}
+
+// stop ends e's life: it is no longer queued, and a run under way is ended
+// (context.Canceled) and not recorded.
+func (s *scheduler) stop(e *entry) {
+	s.mu.Lock()
+	s.stopLocked(e)
+	s.mu.Unlock()
+	if e.run != nil {
+		if id, ok := e.run.running(); ok && e.run.end(id, context.Canceled) {
+			s.m.graceThenAbandon(e, id)
+		}
+	}
+}
+
+func (s *scheduler) stopLocked(e *entry) {
+	s.removeLocked(e)
+	e.slot.life, e.slot.parked, e.slot.stableWake, e.slot.deadline = 0, false, time.Time{}, 0
+}
+
+// current reports whether life is e's life, which has not stopped.
+func (s *scheduler) current(e *entry, life uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return e.slot.life == life
+}
+
+// next queues life sc of e to wake at its due time, or earlier to settle a
+// wait to be stable; a life that has stopped meanwhile is dropped.
+func (s *scheduler) next(e *entry, sc schedule) {
+	wake := sc.due
+	if at, waiting := s.m.stableAt(e); waiting && at.Before(wake) {
+		wake = at
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.slot.life != sc.life {
+		return
+	}
+	if w := e.slot.stableWake; !w.IsZero() && w.Before(wake) {
+		wake = w
+	}
+	e.slot.schedule, e.slot.stableWake = sc, time.Time{}
+	s.queueLocked(e, wake, 0)
+}
+
+// wakeBy wakes e by at, to settle a wait to be stable that a result recorded
+// outside its loop (RunNow) started.
+func (s *scheduler) wakeBy(e *entry, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.slot.life == 0 {
+		return
+	}
+	if e.slot.index >= 0 && e.slot.deadline == 0 {
+		if tick := roundUp(at); tick.Before(e.slot.at) {
+			s.queueLocked(e, at, 0)
+		}
+		return
+	}
+	if w := e.slot.stableWake; w.IsZero() || at.Before(w) {
+		e.slot.stableWake = at
+	}
+}
+
+// parkUntilStartup keeps life sc of e until startup passes; then its run
+// is due at once.
+func (s *scheduler) parkUntilStartup(e *entry, sc schedule) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.slot.life != sc.life {
+		return
+	}
+	e.slot.schedule = sc
+	if fired(sc.startup) { // it passed after the worker looked
+		e.slot.due = s.m.clock.Now()
+		s.queueLocked(e, e.slot.due, 0)
+		return
+	}
+	if !e.slot.parked {
+		e.slot.parked = true
+		s.park = append(s.park, e)
+	}
+}
+
+// startupPassed makes the parked runs due now.
+func (s *scheduler) startupPassed(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.park {
+		if e.slot.parked {
+			e.slot.parked, e.slot.due = false, now
+			s.queueLocked(e, now, 0)
+		}
+	}
+	clear(s.park)
+	s.park = s.park[:0]
+}
+
+// watch queues run id of e's life, under way, to be ended at its deadline;
+// false when that life has stopped already.
+func (s *scheduler) watch(e *entry, life, id uint64, deadline time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.slot.life != life {
+		return false
+	}
+	s.queueLocked(e, deadline, id)
+	return true
+}
+
+// unwatch forgets the deadline of e's run, which has returned.
+func (s *scheduler) unwatch(e *entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.slot.deadline != 0 {
+		s.removeLocked(e)
+	}
+	e.slot.deadline = 0
+}
+
+// removeLocked takes e out of the queue, if it is in it.
+func (s *scheduler) removeLocked(e *entry) {
+	if e.slot.index >= 0 {
+		heap.Remove(&s.q, e.slot.index)
+	}
+	if stop, ok := s.timers[e]; ok {
+		stop()
+		delete(s.timers, e)
+	}
+}
+
+// queueLocked queues e to fire at at: a wake rounded up to the tick (unless
+// it is due already), or run deadline's end, exactly.
+func (s *scheduler) queueLocked(e *entry, at time.Time, deadline uint64) {
+	if deadline == 0 && at.After(s.m.clock.Now()) {
+		at = roundUp(at)
+	}
+	e.slot.at, e.slot.deadline = at, deadline
+	if e.slot.index >= 0 {
+		heap.Fix(&s.q, e.slot.index)
+	} else {
+		heap.Push(&s.q, e)
+	}
+	if !s.system {
+		s.timerLocked(e, at)
+	}
+	if s.q[0] == e && (s.at.IsZero() || at.Before(s.at)) {
+		notify(s.kick) // the loop sleeps until later, or does not know of it
+	}
+}
+
+// timerLocked gives e a timer of the Clock at at, in place of the one it
+// had, that wakes the loop.
+func (s *scheduler) timerLocked(e *entry, at time.Time) {
+	if stop, ok := s.timers[e]; ok {
+		stop()
+	}
+	var t Timer
+	if c, ok := s.m.clock.(TimerAt); ok {
+		t = c.NewTimerAt(at)
+	} else {
+		t = s.m.clock.NewTimer(at.Sub(s.m.clock.Now()))
+	}
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-t.C():
+			notify(s.kick)
+		case <-stopped:
+		}
+	}()
+	s.timers[e] = func() { t.Stop(); close(stopped) }
+}
+
+// roundUp is t rounded up to the tick.
+func roundUp(t time.Time) time.Time {
+	if r := t.Truncate(Tick); r.Before(t) {
+		return r.Add(Tick)
+	}
+	return t
+}
+
+// loop is the scheduler's goroutine: until ctx ends, sleep until the soonest
+// tick, then hand every run due by then to a worker and end every run whose
+// deadline has come.
+func (s *scheduler) loop(ctx context.Context) {
+	defer s.m.workers.Done()
+	for {
+		s.mu.Lock()
+		now := s.m.clock.Now()
+		due := s.due[:0]
+		for len(s.q) > 0 && !s.q[0].slot.at.After(now) {
+			e := s.q[0]
+			s.removeLocked(e)
+			due = append(due, job{e: e, s: e.slot.schedule, deadline: e.slot.deadline})
+			e.slot.deadline = 0
+		}
+		var next time.Time
+		if len(s.q) > 0 {
+			next = s.q[0].slot.at
+		}
+		s.at = next
+		s.mu.Unlock()
+		for i, j := range due {
+			if j.deadline != 0 {
+				if j.e.run.end(j.deadline, context.DeadlineExceeded) {
+					s.m.graceThenAbandon(j.e, j.deadline)
+				}
+			} else {
+				s.m.workers.Add(1)
+				s.dispatch(j)
+			}
+			due[i] = job{}
+		}
+		s.due = due[:0]
+		if !s.sleep(ctx, now, next) {
+			return
+		}
+	}
+}
+
+// sleep waits until at (forever when it is zero), a kick or the end of ctx;
+// false for the last.
+func (s *scheduler) sleep(ctx context.Context, now, at time.Time) bool {
+	var fire <-chan time.Time
+	if s.system && !at.IsZero() { // other clocks' timers kick
+		if s.timer == nil {
+			s.timer = time.NewTimer(at.Sub(now))
+		} else {
+			s.timer.Reset(at.Sub(now))
+		}
+		defer s.timer.Stop()
+		fire = s.timer.C
+	}
+	select {
+	case <-fire:
+	case <-s.kick:
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// dispatch hands j to a waiting worker, or to a new one.
+func (s *scheduler) dispatch(j job) {
+	select {
+	case s.jobs <- j:
+	default:
+		go s.work(j)
+	}
+}
+
+// work is a worker: it takes a step of one check's life after another,
+// waiting between them, until enough others wait or the Monitor stops.
+func (s *scheduler) work(j job) {
+	done := s.m.ctx.Done()
+	for {
+		s.m.step(j.e, j.s)
+		if s.idle.Add(1) > maxIdleWorkers {
+			s.idle.Add(-1)
+			return
+		}
+		select {
+		case j = <-s.jobs:
+			s.idle.Add(-1)
+		case <-done:
+			s.idle.Add(-1)
+			return
+		}
+	}
+}
+
+// queue is a heap of entries by slot.at.
+type queue []*entry
+
+func (q queue) Len() int           { return len(q) }
+func (q queue) Less(i, j int) bool { return q[i].slot.at.Before(q[j].slot.at) }
+func (q queue) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].slot.index, q[j].slot.index = i, j
+}
+func (q *queue) Push(x any) {
+	e := x.(*entry)
+	e.slot.index = len(*q)
+	*q = append(*q, e)
+}
+func (q *queue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	e.slot.index = -1
+	*q = old[:len(old)-1]
+	return e
+}
