@@ -34,7 +34,7 @@ type schedule struct {
 
 // slot is an entry's place in the scheduler, guarded by its mutex.
 type slot struct {
-	schedule            // the current life, and its next run while queued
+	schedule             // the current life, and its next run while queued
 	at         time.Time // when it fires: the wake rounded up to the tick, or a run's deadline
 	deadline   uint64    // the run whose deadline at is, or 0 when at is a wake
 	index      int       // in the queue; -1 when not queued
@@ -52,9 +52,9 @@ type scheduler struct {
 	m    *Monitor
 	mu   sync.Mutex
 	q    queue
-	park []*entry   // waiting for startup to pass
-	life uint64     // counts the lives started
-	due  []job      // the runs popped for this tick; kept to be reused
+	park []*entry // waiting for startup to pass
+	life uint64   // counts the lives started
+	due  []job    // the runs popped for this tick; kept to be reused
 	kick chan struct{}
 	at   time.Time // when the loop wakes next; zero while awake or idle
 
