@@ -14,9 +14,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -370,4 +372,38 @@ func BenchmarkWatchdogBeginDone(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkScheduledRun is the cost of one run of a check on the system
+// clock, the way a service runs them: 1,000 checks that return nil, every
+// 10ms, their histories full. An op is one run, so allocs/op is what the
+// scheduler, the run and its record allocate per run: none.
+func BenchmarkScheduledRun(b *testing.B) {
+	const checks = 1000
+	var runs, until atomic.Int64
+	until.Store(math.MaxInt64)
+	reached := make(chan struct{})
+	var once sync.Once
+	chk := health.CheckerFunc(func(context.Context) error {
+		if runs.Add(1) >= until.Load() {
+			once.Do(func() { close(reached) })
+		}
+		return nil
+	})
+	m := health.New(health.WithJitter(0), health.WithLogger(benchQuiet))
+	for i := range checks {
+		if err := m.Add(health.Check{Name: fmt.Sprintf("check-%04d", i), Level: health.Ready, Checker: chk,
+			Period: 10 * time.Millisecond, Timeout: 5 * time.Millisecond}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m.Start(ctx)
+	defer benchStop(b, m, cancel)
+	// Every history full, so that none grows while measured.
+	waitFor(b, "every history to fill", func() bool { return runs.Load() > checks*(health.DefaultHistory+2) })
+	b.ReportAllocs()
+	b.ResetTimer()
+	until.Store(runs.Load() + int64(b.N))
+	<-reached
 }

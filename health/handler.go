@@ -332,13 +332,12 @@ func (rep report) json() []byte {
 			}
 		} else {
 			cr.ComponentType = ln.e.check.ComponentType
-			if ln.v.runs > 0 {
-				last := ln.v.last
-				cr.Time = last.Time.UTC().Format(time.RFC3339Nano)
+			if at := ln.e.lastAt.Load(); ln.v.ran && at != 0 {
+				cr.Time = time.Unix(0, at).UTC().Format(time.RFC3339Nano)
 				// A value is served with its unit or not at all: a number
 				// without one cannot be read (12 ms, or 12 s?).
-				if rep.details && last.ObservedValue != nil && last.ObservedUnit != "" {
-					cr.ObservedValue, cr.ObservedUnit = last.ObservedValue, last.ObservedUnit
+				if obs := ln.e.lastObs.Load(); rep.details && obs != nil && obs.unit != "" {
+					cr.ObservedValue, cr.ObservedUnit = obs.value, obs.unit
 				}
 			}
 		}

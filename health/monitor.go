@@ -293,25 +293,68 @@ type entry struct {
 	gen uint64
 
 	view atomic.Pointer[checkView] // what the probe endpoints read
+	// The time and observation of the latest result, for the JSON probe
+	// endpoint: they change with every run, and the view need not.
+	lastAt  atomic.Int64 // unix nanoseconds; 0 before the first result
+	lastObs atomic.Pointer[observed]
 }
 
-// checkView is one check's state as the probe endpoints show it.
+// checkView is one check's state as the probe endpoints show it. It is
+// published anew only when it changes, so that a run that changes nothing
+// (a passing check passing again) allocates nothing.
 type checkView struct {
-	checkState
+	status  Status
 	reason  string // why the status is what it is: the output of the run that explains it
 	stopped bool
+	ran     bool // it has a result
+	lastOK  bool
+	// successes and failures are counted while it is pending only, where
+	// they are shown.
+	successes, failures int
+	waiting             bool // to be stable, since stableFrom
+	stableFrom          time.Time
+}
+
+// observed is a latest result's observed value, with its unit.
+type observed struct {
+	value any
+	unit  string
 }
 
 func (e *entry) thresholds() thresholds {
 	return thresholds{success: e.check.SuccessThreshold, failure: e.check.FailureThreshold, stableFor: e.check.StableFor}
 }
 
+// stableAt is when the check the view is of passes, if it waits to be
+// stable.
+func (v *checkView) stableAt(e *entry) (time.Time, bool) {
+	return v.stableFrom.Add(e.check.StableFor), v.waiting
+}
+
 func (e *entry) publishView() {
-	v := &checkView{checkState: e.state, reason: e.state.last.Output, stopped: e.stopped}
+	s := e.state
+	v := checkView{status: s.status, reason: s.last.Output, stopped: e.stopped, ran: s.runs > 0, lastOK: s.last.OK,
+		waiting: s.waiting, stableFrom: s.stableFrom}
 	if v.status == Warn || v.status == Fail {
-		v.reason = e.state.lastBad.Output
+		v.reason = s.lastBad.Output
 	}
-	e.view.Store(v)
+	if v.status == Pending {
+		v.successes, v.failures = s.successes, s.failures
+	}
+	if s.runs > 0 {
+		e.lastAt.Store(s.last.Time.UnixNano())
+		if s.last.ObservedValue == nil {
+			if e.lastObs.Load() != nil {
+				e.lastObs.Store(nil)
+			}
+		} else {
+			e.lastObs.Store(&observed{s.last.ObservedValue, s.last.ObservedUnit})
+		}
+	}
+	if old := e.view.Load(); old == nil || *old != v {
+		published := v // only this copy escapes
+		e.view.Store(&published)
+	}
 }
 
 // Add registers a check. It starts at once if the Monitor has started. Add

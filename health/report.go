@@ -130,24 +130,24 @@ func (v *monitorView) line(e *entry, details bool, now time.Time) line {
 	case Fail:
 		ln.word, ln.reason = "failed", withheld(cv.reason)
 		if cv.waiting {
-			ln.reason = stableIn(cv.checkState, e, now)
+			ln.reason = stableIn(cv, e, now)
 		}
 	case Pending:
 		// A pending live check does not fail liveness, nor readiness: the
 		// kubelet starts liveness as Success.
 		ln.ok, ln.word = e.check.Level == Live, "pending"
 		switch {
-		case cv.runs == 0 && !v.levels.started:
+		case !cv.ran && !v.levels.started:
 			ln.reason = "the monitor has not started"
-		case cv.runs == 0 && e.check.Level != Startup && !v.levels.latched:
+		case !cv.ran && e.check.Level != Startup && !v.levels.latched:
 			ln.reason = "waiting for startup checks"
-		case cv.runs == 0 && e.check.Kind == "heartbeat":
+		case !cv.ran && e.check.Kind == "heartbeat":
 			ln.reason = "waiting for the first beat"
-		case cv.runs == 0:
+		case !cv.ran:
 			ln.reason = "no result yet"
 		case cv.waiting:
-			ln.reason = stableIn(cv.checkState, e, now)
-		case cv.last.OK:
+			ln.reason = stableIn(cv, e, now)
+		case cv.lastOK:
 			ln.reason = fmt.Sprintf("%d of %d passes needed", cv.successes, e.check.SuccessThreshold)
 		default:
 			ln.reason = fmt.Sprintf("%d of %d failures: %s", cv.failures, e.check.FailureThreshold, withheld(cv.reason))
@@ -158,8 +158,8 @@ func (v *monitorView) line(e *entry, details bool, now time.Time) line {
 
 // stableIn is the reason of a check whose runs pass, waiting to be stable:
 // "pass, stable in 12s" (to the second; to the millisecond under one).
-func stableIn(s checkState, e *entry, now time.Time) string {
-	at, _ := s.stableAt(e.thresholds())
+func stableIn(v *checkView, e *entry, now time.Time) string {
+	at, _ := v.stableAt(e)
 	return "pass, stable in " + timefmt.Coarse(max(at.Sub(now), 0))
 }
 

@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -54,13 +53,22 @@ type scheduler struct {
 	q    queue
 	park []*entry // waiting for startup to pass
 	life uint64   // counts the lives started
-	due  []job    // the runs popped for this tick; kept to be reused
+	ended []job     // the runs whose deadlines came this tick; kept to be reused
 	kick chan struct{}
 	at   time.Time // when the loop wakes next; zero while awake or idle
 
-	jobs  chan job // to a waiting worker
-	idle  atomic.Int32
-	timer *time.Timer // on the system clock, reused for every sleep
+	// The runs due are taken in turn by the workers, oldest first. One
+	// worker takes a tick's runs, so that quick checks cost one thread's
+	// wake-up a tick, not one each; more start when runs have waited a tick
+	// (a slow checker holds its worker), one for each run waiting.
+	ready   []job
+	head    int // where in ready the oldest run is
+	waited  int // how many of ready were there at the loop's last wake
+	workers int // taking runs or waiting for them
+	idle    int // of which waiting
+	stopped bool
+	more    *sync.Cond  // wakes an idle worker
+	timer   *time.Timer // on the system clock, reused for every sleep
 
 	// With any other Clock (a test's fake), each queued entry has a timer
 	// of its own that wakes the loop, so that the clock's pending timers
@@ -78,7 +86,9 @@ type job struct {
 
 func newScheduler(m *Monitor) *scheduler {
 	_, system := m.clock.(systemClock)
-	return &scheduler{m: m, kick: make(chan struct{}, 1), jobs: make(chan job), system: system, timers: map[*entry]func(){}}
+	s := &scheduler{m: m, kick: make(chan struct{}, 1), system: system, timers: map[*entry]func(){}}
+	s.more = sync.NewCond(&s.mu)
+	return s
 }
 
 // start begins a new life of e, its first run due at due.
@@ -273,42 +283,79 @@ func roundUp(t time.Time) time.Time {
 }
 
 // loop is the scheduler's goroutine: until ctx ends, sleep until the soonest
-// tick, then hand every run due by then to a worker and end every run whose
-// deadline has come.
+// tick, then hand every run due by then to the workers and end every run
+// whose deadline has come.
 func (s *scheduler) loop(ctx context.Context) {
 	defer s.m.workers.Done()
+	defer func() {
+		s.mu.Lock()
+		s.stopped = true // the workers take the runs left, which have stopped, and end
+		s.more.Broadcast()
+		s.mu.Unlock()
+	}()
 	for {
 		s.mu.Lock()
 		now := s.m.clock.Now()
-		due := s.due[:0]
+		ended := s.ended[:0]
 		for len(s.q) > 0 && !s.q[0].slot.at.After(now) {
 			e := s.q[0]
 			s.removeLocked(e)
-			due = append(due, job{e: e, s: e.slot.schedule, deadline: e.slot.deadline})
-			e.slot.deadline = 0
+			if e.slot.deadline != 0 {
+				ended = append(ended, job{e: e, deadline: e.slot.deadline})
+				e.slot.deadline = 0
+				continue
+			}
+			s.m.workers.Add(1) // done when its step is
+			s.ready = append(s.ready, job{e: e, s: e.slot.schedule})
 		}
-		var next time.Time
+		s.staffLocked()
+		next := time.Time{}
 		if len(s.q) > 0 {
 			next = s.q[0].slot.at
 		}
+		if s.head < len(s.ready) && (next.IsZero() || next.After(now.Add(Tick))) {
+			next = now.Add(Tick) // to see whether the runs waiting need more workers
+		}
 		s.at = next
 		s.mu.Unlock()
-		for i, j := range due {
-			if j.deadline != 0 {
-				if j.e.run.end(j.deadline, context.DeadlineExceeded) {
-					s.m.graceThenAbandon(j.e, j.deadline)
-				}
-			} else {
-				s.m.workers.Add(1)
-				s.dispatch(j)
+		for i, j := range ended {
+			if j.e.run.end(j.deadline, context.DeadlineExceeded) {
+				s.m.graceThenAbandon(j.e, j.deadline)
 			}
-			due[i] = job{}
+			ended[i] = job{}
 		}
-		s.due = due[:0]
+		s.ended = ended[:0]
 		if !s.sleep(ctx, now, next) {
 			return
 		}
 	}
+}
+
+// staffLocked sees that the runs ready are taken: by a worker already at
+// work, or one more; and by one more for each run that has waited since the
+// loop's last wake, while the workers are held by slow checkers.
+func (s *scheduler) staffLocked() {
+	waiting := len(s.ready) - s.head
+	want := 0
+	if busy := s.workers - s.idle; busy == 0 && waiting > 0 {
+		want = 1
+	}
+	want = max(want, min(s.waited, waiting))
+	if !s.system {
+		// A test's clock moves only when the test moves it, which it may
+		// do once another check has run: a run never waits for another.
+		want = waiting
+	}
+	for ; want > 0; want-- {
+		if s.idle > 0 {
+			s.idle-- // counted out here, so that one Signal wakes one worker
+			s.more.Signal()
+		} else {
+			s.workers++
+			go s.work()
+		}
+	}
+	s.waited = waiting
 }
 
 // sleep waits until at (forever when it is zero), a kick or the end of ctx;
@@ -333,32 +380,45 @@ func (s *scheduler) sleep(ctx context.Context, now, at time.Time) bool {
 	return true
 }
 
-// dispatch hands j to a waiting worker, or to a new one.
-func (s *scheduler) dispatch(j job) {
-	select {
-	case s.jobs <- j:
-	default:
-		go s.work(j)
-	}
-}
-
-// work is a worker: it takes a step of one check's life after another,
-// waiting between them, until enough others wait or the Monitor stops.
-func (s *scheduler) work(j job) {
-	done := s.m.ctx.Done()
+// work is a worker: it takes the oldest run ready and takes its step, and
+// again, waiting while none is ready, until enough others wait or the
+// scheduler stops.
+func (s *scheduler) work() {
+	stepping := false
+	defer func() {
+		if stepping { // the checker ended this goroutine (runtime.Goexit)
+			s.mu.Lock()
+			s.workers--
+			s.mu.Unlock()
+		}
+	}()
+	s.mu.Lock()
 	for {
+		for s.head == len(s.ready) {
+			if s.stopped || s.idle >= maxIdleWorkers {
+				s.workers--
+				s.mu.Unlock()
+				return
+			}
+			s.idle++
+			s.more.Wait() // staffLocked counts it out of idle when it signals
+			if s.stopped {
+				s.idle-- // not counted out: woken by the Broadcast
+			}
+		}
+		j := s.ready[s.head]
+		s.ready[s.head] = job{}
+		if s.head++; s.head == len(s.ready) {
+			s.ready, s.head = s.ready[:0], 0
+		}
+		if s.waited > 0 {
+			s.waited--
+		}
+		stepping = true
+		s.mu.Unlock()
 		s.m.step(j.e, j.s)
-		if s.idle.Add(1) > maxIdleWorkers {
-			s.idle.Add(-1)
-			return
-		}
-		select {
-		case j = <-s.jobs:
-			s.idle.Add(-1)
-		case <-done:
-			s.idle.Add(-1)
-			return
-		}
+		s.mu.Lock()
+		stepping = false
 	}
 }
 

@@ -28,7 +28,7 @@ type worker struct {
 // plus its initial delay.
 func (m *Monitor) step(e *entry, sc schedule) {
 	c := e.check
-	if c.StableFor > 0 && stops(c.Level, m.settle(e, sc.gen).status) {
+	if !m.sched.current(e, sc.life) || c.StableFor > 0 && stops(c.Level, m.settle(e, sc.gen).status) {
 		m.workers.Done()
 		return
 	}
