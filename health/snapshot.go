@@ -36,8 +36,11 @@ type CheckState struct {
 	StableAt             time.Time
 	ConsecutiveSuccesses int
 	ConsecutiveFailures  int
-	Runs                 int      // results recorded since the check was added or last started over (Reset)
-	History              []Result // the last results, oldest first
+	Runs                 int // results recorded since the check was added or last started over (Reset)
+	// History is the last results, oldest first (WithHistory), as they were
+	// recorded, but for their times' monotonic clock readings, which are
+	// not kept: compare them with Equal.
+	History []Result
 }
 
 // Last returns the latest result, and false when there is none yet.

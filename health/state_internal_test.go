@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -149,35 +148,6 @@ func TestCapOutputCutsOnARuneBoundaryAndSaysSo(t *testing.T) {
 	}
 	if short := "dial tcp: refused"; capOutput(short) != short {
 		t.Fatalf("short output changed")
-	}
-}
-
-func TestHistoryKeepsTheLastResultsOldestFirst(t *testing.T) {
-	h := newHistory(3)
-	for i := 1; i <= 5; i++ {
-		h.add(Result{Output: string(rune('0' + i))})
-	}
-	var got string
-	for _, r := range h.results() {
-		got += r.Output
-	}
-	if got != "345" {
-		t.Fatalf("history %q, want %q", got, "345")
-	}
-}
-
-func TestHistoryNeverHoldsRoomForMoreThanItsSize(t *testing.T) {
-	for _, size := range []int{1, 3, 60, 100} {
-		h := newHistory(size)
-		for i := range 2 * size {
-			h.add(Result{Output: strconv.Itoa(i)})
-			if cap(h.buf) > size {
-				t.Fatalf("history of %d: room for %d after %d results", size, cap(h.buf), i+1)
-			}
-		}
-		if got := h.results(); len(got) != size || got[0].Output != strconv.Itoa(size) || got[size-1].Output != strconv.Itoa(2*size-1) {
-			t.Fatalf("history of %d after %d results: %d kept, from %q to %q", size, 2*size, len(got), got[0].Output, got[len(got)-1].Output)
-		}
 	}
 }
 
