@@ -280,7 +280,7 @@ type entry struct {
 	// without a StableFor.
 	waits chan struct{}
 	run   *runContext // the context of its scheduled runs; nil for a heartbeat or watchdog
-	slot  slot        // its place in the scheduler, guarded by the scheduler's mutex
+	place place       // its place in the scheduler, guarded by the scheduler's mutex
 
 	// guarded by Monitor.mu
 	state   checkState
@@ -389,7 +389,7 @@ func (m *Monitor) add(e *entry) error {
 		return fmt.Errorf("add startup check %q: %w (it latches until the process restarts)", name, ErrStartupLatched)
 	}
 	e.history = newHistory(m.historySize)
-	e.slot.index = -1
+	e.place.index = -1
 	if e.timed == nil {
 		e.run = &runContext{}
 	} else if e.check.StableFor > 0 {

@@ -31,8 +31,8 @@ type schedule struct {
 	due     time.Time     // when the next run is due
 }
 
-// slot is an entry's place in the scheduler, guarded by its mutex.
-type slot struct {
+// place is an entry's place in the scheduler, guarded by its mutex.
+type place struct {
 	schedule             // the current life, and its next run while queued
 	at         time.Time // when it fires: the wake rounded up to the tick, or a run's deadline
 	deadline   uint64    // the run whose deadline at is, or 0 when at is a wake
@@ -48,14 +48,14 @@ type slot struct {
 // check's life is the loop of runChecker cut at its sleeps: step runs from
 // one wake to the next.
 type scheduler struct {
-	m    *Monitor
-	mu   sync.Mutex
-	q    queue
-	park []*entry // waiting for startup to pass
-	life uint64   // counts the lives started
-	ended []job     // the runs whose deadlines came this tick; kept to be reused
-	kick chan struct{}
-	at   time.Time // when the loop wakes next; zero while awake or idle
+	m     *Monitor
+	mu    sync.Mutex
+	q     queue
+	park  []*entry // waiting for startup to pass
+	life  uint64   // counts the lives started
+	ended []job    // the runs whose deadlines came this tick; kept to be reused
+	kick  chan struct{}
+	at    time.Time // when the loop wakes next; zero while awake or idle
 
 	// The runs due are taken in turn by the workers, oldest first. One
 	// worker takes a tick's runs, so that quick checks cost one thread's
@@ -97,7 +97,7 @@ func (s *scheduler) start(e *entry, gen uint64, startup chan struct{}, due time.
 	defer s.mu.Unlock()
 	s.life++
 	s.stopLocked(e)
-	e.slot.schedule = schedule{life: s.life, gen: gen, startup: startup, due: due}
+	e.place.schedule = schedule{life: s.life, gen: gen, startup: startup, due: due}
 	s.queueLocked(e, due, 0)
 }
 
@@ -116,14 +116,14 @@ func (s *scheduler) stop(e *entry) {
 
 func (s *scheduler) stopLocked(e *entry) {
 	s.removeLocked(e)
-	e.slot.life, e.slot.parked, e.slot.stableWake, e.slot.deadline = 0, false, time.Time{}, 0
+	e.place.life, e.place.parked, e.place.stableWake, e.place.deadline = 0, false, time.Time{}, 0
 }
 
 // current reports whether life is e's life, which has not stopped.
 func (s *scheduler) current(e *entry, life uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return e.slot.life == life
+	return e.place.life == life
 }
 
 // next queues life sc of e to wake at its due time, or earlier to settle a
@@ -135,13 +135,13 @@ func (s *scheduler) next(e *entry, sc schedule) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e.slot.life != sc.life {
+	if e.place.life != sc.life {
 		return
 	}
-	if w := e.slot.stableWake; !w.IsZero() && w.Before(wake) {
+	if w := e.place.stableWake; !w.IsZero() && w.Before(wake) {
 		wake = w
 	}
-	e.slot.schedule, e.slot.stableWake = sc, time.Time{}
+	e.place.schedule, e.place.stableWake = sc, time.Time{}
 	s.queueLocked(e, wake, 0)
 }
 
@@ -150,17 +150,17 @@ func (s *scheduler) next(e *entry, sc schedule) {
 func (s *scheduler) wakeBy(e *entry, at time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e.slot.life == 0 {
+	if e.place.life == 0 {
 		return
 	}
-	if e.slot.index >= 0 && e.slot.deadline == 0 {
-		if tick := roundUp(at); tick.Before(e.slot.at) {
+	if e.place.index >= 0 && e.place.deadline == 0 {
+		if tick := roundUp(at); tick.Before(e.place.at) {
 			s.queueLocked(e, at, 0)
 		}
 		return
 	}
-	if w := e.slot.stableWake; w.IsZero() || at.Before(w) {
-		e.slot.stableWake = at
+	if w := e.place.stableWake; w.IsZero() || at.Before(w) {
+		e.place.stableWake = at
 	}
 }
 
@@ -169,17 +169,17 @@ func (s *scheduler) wakeBy(e *entry, at time.Time) {
 func (s *scheduler) parkUntilStartup(e *entry, sc schedule) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e.slot.life != sc.life {
+	if e.place.life != sc.life {
 		return
 	}
-	e.slot.schedule = sc
+	e.place.schedule = sc
 	if fired(sc.startup) { // it passed after the worker looked
-		e.slot.due = s.m.clock.Now()
-		s.queueLocked(e, e.slot.due, 0)
+		e.place.due = s.m.clock.Now()
+		s.queueLocked(e, e.place.due, 0)
 		return
 	}
-	if !e.slot.parked {
-		e.slot.parked = true
+	if !e.place.parked {
+		e.place.parked = true
 		s.park = append(s.park, e)
 	}
 }
@@ -189,8 +189,8 @@ func (s *scheduler) startupPassed(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range s.park {
-		if e.slot.parked {
-			e.slot.parked, e.slot.due = false, now
+		if e.place.parked {
+			e.place.parked, e.place.due = false, now
 			s.queueLocked(e, now, 0)
 		}
 	}
@@ -203,7 +203,7 @@ func (s *scheduler) startupPassed(now time.Time) {
 func (s *scheduler) watch(e *entry, life, id uint64, deadline time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e.slot.life != life {
+	if e.place.life != life {
 		return false
 	}
 	s.queueLocked(e, deadline, id)
@@ -214,16 +214,16 @@ func (s *scheduler) watch(e *entry, life, id uint64, deadline time.Time) bool {
 func (s *scheduler) unwatch(e *entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e.slot.deadline != 0 {
+	if e.place.deadline != 0 {
 		s.removeLocked(e)
 	}
-	e.slot.deadline = 0
+	e.place.deadline = 0
 }
 
 // removeLocked takes e out of the queue, if it is in it.
 func (s *scheduler) removeLocked(e *entry) {
-	if e.slot.index >= 0 {
-		heap.Remove(&s.q, e.slot.index)
+	if e.place.index >= 0 {
+		heap.Remove(&s.q, e.place.index)
 	}
 	if stop, ok := s.timers[e]; ok {
 		stop()
@@ -237,9 +237,9 @@ func (s *scheduler) queueLocked(e *entry, at time.Time, deadline uint64) {
 	if deadline == 0 && at.After(s.m.clock.Now()) {
 		at = roundUp(at)
 	}
-	e.slot.at, e.slot.deadline = at, deadline
-	if e.slot.index >= 0 {
-		heap.Fix(&s.q, e.slot.index)
+	e.place.at, e.place.deadline = at, deadline
+	if e.place.index >= 0 {
+		heap.Fix(&s.q, e.place.index)
 	} else {
 		heap.Push(&s.q, e)
 	}
@@ -297,21 +297,21 @@ func (s *scheduler) loop(ctx context.Context) {
 		s.mu.Lock()
 		now := s.m.clock.Now()
 		ended := s.ended[:0]
-		for len(s.q) > 0 && !s.q[0].slot.at.After(now) {
+		for len(s.q) > 0 && !s.q[0].place.at.After(now) {
 			e := s.q[0]
 			s.removeLocked(e)
-			if e.slot.deadline != 0 {
-				ended = append(ended, job{e: e, deadline: e.slot.deadline})
-				e.slot.deadline = 0
+			if e.place.deadline != 0 {
+				ended = append(ended, job{e: e, deadline: e.place.deadline})
+				e.place.deadline = 0
 				continue
 			}
 			s.m.workers.Add(1) // done when its step is
-			s.ready = append(s.ready, job{e: e, s: e.slot.schedule})
+			s.ready = append(s.ready, job{e: e, s: e.place.schedule})
 		}
 		s.staffLocked()
 		next := time.Time{}
 		if len(s.q) > 0 {
-			next = s.q[0].slot.at
+			next = s.q[0].place.at
 		}
 		if s.head < len(s.ready) && (next.IsZero() || next.After(now.Add(Tick))) {
 			next = now.Add(Tick) // to see whether the runs waiting need more workers
@@ -422,25 +422,25 @@ func (s *scheduler) work() {
 	}
 }
 
-// queue is a heap of entries by slot.at.
+// queue is a heap of entries by place.at.
 type queue []*entry
 
 func (q queue) Len() int           { return len(q) }
-func (q queue) Less(i, j int) bool { return q[i].slot.at.Before(q[j].slot.at) }
+func (q queue) Less(i, j int) bool { return q[i].place.at.Before(q[j].place.at) }
 func (q queue) Swap(i, j int) {
 	q[i], q[j] = q[j], q[i]
-	q[i].slot.index, q[j].slot.index = i, j
+	q[i].place.index, q[j].place.index = i, j
 }
 func (q *queue) Push(x any) {
 	e := x.(*entry)
-	e.slot.index = len(*q)
+	e.place.index = len(*q)
 	*q = append(*q, e)
 }
 func (q *queue) Pop() any {
 	old := *q
 	e := old[len(old)-1]
 	old[len(old)-1] = nil
-	e.slot.index = -1
+	e.place.index = -1
 	*q = old[:len(old)-1]
 	return e
 }
