@@ -64,6 +64,7 @@ type scheduler struct {
 	ready   []job
 	head    int // where in ready the oldest run is
 	waited  int // how many of ready were there at the loop's last wake
+	taken   int // how many runs the workers took since
 	workers int // taking runs or waiting for them
 	idle    int // of which waiting
 	stopped bool
@@ -331,20 +332,26 @@ func (s *scheduler) loop(ctx context.Context) {
 	}
 }
 
-// staffLocked sees that the runs ready are taken: by a worker already at
-// work, or one more; and by one more for each run that has waited since the
-// loop's last wake, while the workers are held by slow checkers.
+// staffLocked sees that the runs ready are taken: by a worker at work
+// already, or one more. When runs have waited since the loop's last wake,
+// one more worker starts if the workers took runs meanwhile (they are
+// behind), and one for each run that waited if they took none (slow checkers
+// hold them all).
 func (s *scheduler) staffLocked() {
 	waiting := len(s.ready) - s.head
 	want := 0
-	if busy := s.workers - s.idle; busy == 0 && waiting > 0 {
-		want = 1
-	}
-	want = max(want, min(s.waited, waiting))
-	if !s.system {
+	switch busy := s.workers - s.idle; {
+	case waiting == 0:
+	case !s.system:
 		// A test's clock moves only when the test moves it, which it may
 		// do once another check has run: a run never waits for another.
 		want = waiting
+	case busy == 0:
+		want = 1
+	case s.waited > 0 && s.taken == 0:
+		want = min(s.waited, waiting)
+	case s.waited > 0:
+		want = 1
 	}
 	for ; want > 0; want-- {
 		if s.idle > 0 {
@@ -355,7 +362,7 @@ func (s *scheduler) staffLocked() {
 			go s.work()
 		}
 	}
-	s.waited = waiting
+	s.waited, s.taken = waiting, 0
 }
 
 // sleep waits until at (forever when it is zero), a kick or the end of ctx;
@@ -414,6 +421,7 @@ func (s *scheduler) work() {
 		if s.waited > 0 {
 			s.waited--
 		}
+		s.taken++
 		stepping = true
 		s.mu.Unlock()
 		s.m.step(j.e, j.s)
