@@ -71,11 +71,13 @@ type scheduler struct {
 	more    *sync.Cond  // wakes an idle worker
 	timer   *time.Timer // on the system clock, reused for every sleep
 
-	// With any other Clock (a test's fake), each queued entry has a timer
-	// of its own that wakes the loop, so that the clock's pending timers
-	// are the sleeping checks and the runs under way, as a test counts them
-	// (healthtest's WaitPending), and a timer's time is the wake's.
-	system bool
+	// With a Clock that moves in jumps (a test's fake: it implements
+	// TimerAt), each queued entry has a timer of its own that wakes the
+	// loop, so that the clock's pending timers are the sleeping checks and
+	// the runs under way, as a test counts them (healthtest's WaitPending),
+	// and a timer's time is the wake's; and a run never waits for a worker,
+	// since the test may move the clock only once another check has run.
+	jumps  bool
 	timers map[*entry]func() // stops an entry's timer
 }
 
@@ -87,7 +89,8 @@ type job struct {
 
 func newScheduler(m *Monitor) *scheduler {
 	_, system := m.clock.(systemClock)
-	s := &scheduler{m: m, kick: make(chan struct{}, 1), system: system, timers: map[*entry]func(){}}
+	_, jumps := m.clock.(TimerAt)
+	s := &scheduler{m: m, kick: make(chan struct{}, 1), jumps: jumps && !system, timers: map[*entry]func(){}}
 	s.more = sync.NewCond(&s.mu)
 	return s
 }
@@ -244,7 +247,7 @@ func (s *scheduler) queueLocked(e *entry, at time.Time, deadline uint64) {
 	} else {
 		heap.Push(&s.q, e)
 	}
-	if !s.system {
+	if s.jumps {
 		s.timerLocked(e, at)
 	}
 	if s.q[0] == e && (s.at.IsZero() || at.Before(s.at)) {
@@ -258,12 +261,7 @@ func (s *scheduler) timerLocked(e *entry, at time.Time) {
 	if stop, ok := s.timers[e]; ok {
 		stop()
 	}
-	var t Timer
-	if c, ok := s.m.clock.(TimerAt); ok {
-		t = c.NewTimerAt(at)
-	} else {
-		t = s.m.clock.NewTimer(at.Sub(s.m.clock.Now()))
-	}
+	t := s.m.clock.(TimerAt).NewTimerAt(at)
 	stopped := make(chan struct{})
 	go func() {
 		select {
@@ -342,9 +340,7 @@ func (s *scheduler) staffLocked() {
 	want := 0
 	switch busy := s.workers - s.idle; {
 	case waiting == 0:
-	case !s.system:
-		// A test's clock moves only when the test moves it, which it may
-		// do once another check has run: a run never waits for another.
+	case s.jumps:
 		want = waiting
 	case busy == 0:
 		want = 1
@@ -369,7 +365,9 @@ func (s *scheduler) staffLocked() {
 // false for the last.
 func (s *scheduler) sleep(ctx context.Context, now, at time.Time) bool {
 	var fire <-chan time.Time
-	if s.system && !at.IsZero() { // other clocks' timers kick
+	switch _, system := s.m.clock.(systemClock); {
+	case at.IsZero() || s.jumps: // nothing queued, or the entries' timers kick
+	case system:
 		if s.timer == nil {
 			s.timer = time.NewTimer(at.Sub(now))
 		} else {
@@ -377,6 +375,10 @@ func (s *scheduler) sleep(ctx context.Context, now, at time.Time) bool {
 		}
 		defer s.timer.Stop()
 		fire = s.timer.C
+	default:
+		t := s.m.clock.NewTimer(at.Sub(now))
+		defer t.Stop()
+		fire = t.C()
 	}
 	select {
 	case <-fire:
