@@ -279,8 +279,7 @@ type entry struct {
 	// recorded outside its loop (RunNow) starts a wait to be stable; nil
 	// without a StableFor.
 	waits chan struct{}
-	run   *runContext // the context of its scheduled runs; nil for a heartbeat or watchdog
-	place place       // its place in the scheduler, guarded by the scheduler's mutex
+	place place // its place in the scheduler, guarded by the scheduler's mutex
 
 	// guarded by Monitor.mu
 	state   checkState
@@ -336,7 +335,7 @@ func (e *entry) publishView() {
 	v := checkView{status: s.status, reason: s.last.Output, stopped: e.stopped, ran: s.runs > 0, lastOK: s.last.OK,
 		waiting: s.waiting, stableFrom: s.stableFrom}
 	if v.status == Warn || v.status == Fail {
-		v.reason = s.lastBad.Output
+		v.reason = s.badOutput
 	}
 	if v.status == Pending {
 		v.successes, v.failures = s.successes, s.failures
@@ -390,9 +389,7 @@ func (m *Monitor) add(e *entry) error {
 	}
 	e.history = newHistory(m.historySize)
 	e.place.index = -1
-	if e.timed == nil {
-		e.run = &runContext{}
-	} else if e.check.StableFor > 0 {
+	if e.timed != nil && e.check.StableFor > 0 {
 		e.waits = make(chan struct{}, 1)
 	}
 	e.publishView()

@@ -53,13 +53,19 @@ func capOutput(s string) string {
 // changes from run to run, is kept beside the slots in a ring made only for a
 // check that observes one; so is a duration too long for a slot.
 type history struct {
-	size  int
+	size  int32
+	next  int32 // where the next result goes once the ring is full
 	slots []slot
-	next  int // where the next result goes once the ring is full
 
 	notes []note
 	free  []uint32 // notes that no slot refers to, to be used again
 
+	beside *besides // nil until a result needs it, as most checks' never do
+}
+
+// besides is what a history keeps beside its slots for the results that
+// need it.
+type besides struct {
 	numbers []uint64        // observed numbers, by slot; nil until the check observes one
 	long    []time.Duration // durations that do not fit in a slot, by slot; nil until one comes
 }
@@ -94,7 +100,7 @@ type gist struct {
 	output, unit string
 }
 
-func newHistory(size int) history { return history{size: size} }
+func newHistory(size int) history { return history{size: int32(size)} }
 
 func (h *history) add(r Result) {
 	g := gist{ok: r.OK, warn: r.Warn, zeroTime: r.Time.IsZero(), loc: r.Time.Location(), output: r.Output, unit: r.ObservedUnit}
@@ -105,31 +111,39 @@ func (h *history) add(r Result) {
 	}
 	// Before the slot it replaces lets go of its note, which it may share.
 	s := slot{unixNano: r.Time.UnixNano(), took: int32(r.Duration), note: h.intern(g, value)}
-	i := h.next
-	if len(h.slots) < h.size {
+	i := int(h.next)
+	if len(h.slots) < int(h.size) {
 		i = len(h.slots)
 		if i == cap(h.slots) {
 			// Grow as append would, but never past size: append's own
 			// growth would leave 60 results in an array of 64.
-			grown := make([]slot, i, min(max(4, 2*i), h.size))
+			grown := make([]slot, i, min(max(4, 2*i), int(h.size)))
 			copy(grown, h.slots)
 			h.slots = grown
 		}
 		h.slots = h.slots[:i+1]
 	} else {
 		h.release(h.slots[i].note)
-		h.next = (i + 1) % h.size
+		h.next = int32((i + 1) % int(h.size))
 	}
 	if time.Duration(s.took) != r.Duration || s.took == longTook {
 		s.took = longTook
-		h.long = beside(h.long, cap(h.slots))
-		h.long[i] = r.Duration
+		h.besides().long = beside(h.beside.long, cap(h.slots))
+		h.beside.long[i] = r.Duration
 	}
 	if number != notNumber {
-		h.numbers = beside(h.numbers, cap(h.slots))
-		h.numbers[i] = bits
+		h.besides().numbers = beside(h.beside.numbers, cap(h.slots))
+		h.beside.numbers[i] = bits
 	}
 	h.slots[i] = s
+}
+
+// besides returns h.beside, made if need be.
+func (h *history) besides() *besides {
+	if h.beside == nil {
+		h.beside = new(besides)
+	}
+	return h.beside
 }
 
 // beside returns ring, made or grown to n places, n being the slots' room:
@@ -147,7 +161,7 @@ func beside[T any](ring []T, n int) []T {
 // say, or a new one.
 func (h *history) intern(g gist, value any) uint32 {
 	if len(h.slots) > 0 {
-		last := h.slots[(h.next+len(h.slots)-1)%len(h.slots)].note
+		last := h.slots[(int(h.next)+len(h.slots)-1)%len(h.slots)].note
 		if h.notes[last].says(g, value) {
 			h.notes[last].refs++
 			return last
@@ -186,7 +200,7 @@ func (n *note) says(g gist, value any) bool {
 func (h *history) results() []Result {
 	out := make([]Result, len(h.slots))
 	for k := range out {
-		out[k] = h.result((h.next + k) % len(h.slots))
+		out[k] = h.result((int(h.next) + k) % len(h.slots))
 	}
 	return out
 }
@@ -200,10 +214,10 @@ func (h *history) result(i int) Result {
 		r.Time = time.Time{}.In(n.loc)
 	}
 	if s.took == longTook {
-		r.Duration = h.long[i]
+		r.Duration = h.beside.long[i]
 	}
 	if n.number != notNumber {
-		r.ObservedValue = n.number.value(h.numbers[i])
+		r.ObservedValue = n.number.value(h.beside.numbers[i])
 	}
 	return r
 }

@@ -107,8 +107,12 @@ func TestHistoryKeepsItsLastResultsAsTheyCame(t *testing.T) {
 			if cap(h.slots) != tt.room {
 				t.Errorf("room for %d results, want %d", cap(h.slots), tt.room)
 			}
-			if (h.numbers != nil) != tt.numbers || (h.long != nil) != tt.long {
-				t.Errorf("ring of numbers made: %v, of long durations: %v; want %v, %v", h.numbers != nil, h.long != nil, tt.numbers, tt.long)
+			var b besides
+			if h.beside != nil {
+				b = *h.beside
+			}
+			if (b.numbers != nil) != tt.numbers || (b.long != nil) != tt.long {
+				t.Errorf("ring of numbers made: %v, of long durations: %v; want %v, %v", b.numbers != nil, b.long != nil, tt.numbers, tt.long)
 			}
 		})
 	}

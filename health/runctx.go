@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// runContext is the context of a scheduled run. Each check has one, armed
-// again for every run, so that a run allocates nothing: context.WithTimeout
-// would make a context, a timer and, once its Done is asked for, a channel.
-// Runs of one check never overlap, so one is enough. The scheduler ends it
-// at its deadline, and the Monitor when the check stops.
+// runContext is the context of a scheduled run. Each worker has one, armed
+// again for every run it takes, so that a run allocates nothing:
+// context.WithTimeout would make a context, a timer and, once its Done is
+// asked for, a channel. The scheduler ends it at its deadline, and the
+// Monitor when the check stops.
 //
 // A checker must not use its context after it returns; none of the clients
 // it would use (net/http, gRPC, database drivers) does. A goroutine of an

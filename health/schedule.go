@@ -22,6 +22,11 @@ const Tick = 10 * time.Millisecond
 // at once, and end once idle.
 const maxIdleWorkers = 16
 
+// maxKeptReady is how many runs the workers' queue keeps room for once
+// it empties: the runs of a tick, at 100,000 checks a second; the room the
+// runs of a start or a Reset took (every check at once) is let go.
+const maxKeptReady = 1024
+
 // schedule is one life of a check under the scheduler (from Start, Add,
 // StartCheck or Reset until it stops) and when its next run is due.
 type schedule struct {
@@ -34,11 +39,12 @@ type schedule struct {
 // place is an entry's place in the scheduler, guarded by its mutex.
 type place struct {
 	schedule             // the current life, and its next run while queued
-	at         time.Time // when it fires: the wake rounded up to the tick, or a run's deadline
-	deadline   uint64    // the run whose deadline at is, or 0 when at is a wake
-	index      int       // in the queue; -1 when not queued
-	parked     bool      // waiting for startup to pass
-	stableWake time.Time // a wake to settle, asked for while it was not queued
+	at       time.Time   // when it fires: the wake rounded up to the tick, or a run's deadline
+	deadline uint64      // the run whose deadline at is, or 0 when at is a wake
+	running  *runContext // the context of its run under way; nil when none
+	index    int32       // in the queue; -1 when not queued (an int32 keeps an entry in a smaller size class)
+	parked   bool        // waiting for startup to pass
+	rewake   bool        // a wait to be stable began while it was not queued: next looks again
 }
 
 // scheduler runs the checks of a Monitor (all but heartbeats and watchdogs,
@@ -65,6 +71,7 @@ type scheduler struct {
 	head    int // where in ready the oldest run is
 	waited  int // how many of ready were there at the loop's last wake
 	taken   int // how many runs the workers took since
+	inStep  int // workers taking a step
 	workers int // taking runs or waiting for them
 	idle    int // of which waiting
 	stopped bool
@@ -84,7 +91,8 @@ type scheduler struct {
 type job struct {
 	e        *entry
 	s        schedule
-	deadline uint64 // the run whose deadline has come, or 0 for a wake
+	rc       *runContext // the context of the run whose deadline has come
+	deadline uint64      // that run, or 0 for a wake
 }
 
 func newScheduler(m *Monitor) *scheduler {
@@ -110,17 +118,21 @@ func (s *scheduler) start(e *entry, gen uint64, startup chan struct{}, due time.
 func (s *scheduler) stop(e *entry) {
 	s.mu.Lock()
 	s.stopLocked(e)
+	rc := e.place.running
+	var id uint64
+	var running bool
+	if rc != nil {
+		id, running = rc.running() // under s.mu: its worker cannot have moved on to another run
+	}
 	s.mu.Unlock()
-	if e.run != nil {
-		if id, ok := e.run.running(); ok && e.run.end(id, context.Canceled) {
-			s.m.graceThenAbandon(e, id)
-		}
+	if running && rc.end(id, context.Canceled) {
+		s.m.graceThenAbandon(e, rc, id)
 	}
 }
 
 func (s *scheduler) stopLocked(e *entry) {
 	s.removeLocked(e)
-	e.place.life, e.place.parked, e.place.stableWake, e.place.deadline = 0, false, time.Time{}, 0
+	e.place.life, e.place.parked, e.place.rewake, e.place.deadline = 0, false, false, 0
 }
 
 // current reports whether life is e's life, which has not stopped.
@@ -133,20 +145,24 @@ func (s *scheduler) current(e *entry, life uint64) bool {
 // next queues life sc of e to wake at its due time, or earlier to settle a
 // wait to be stable; a life that has stopped meanwhile is dropped.
 func (s *scheduler) next(e *entry, sc schedule) {
-	wake := sc.due
-	if at, waiting := s.m.stableAt(e); waiting && at.Before(wake) {
-		wake = at
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e.place.life != sc.life {
+	for {
+		wake := sc.due
+		if at, waiting := s.m.stableAt(e); waiting && at.Before(wake) {
+			wake = at
+		}
+		s.mu.Lock()
+		if e.place.rewake && e.place.life == sc.life {
+			e.place.rewake = false
+			s.mu.Unlock()
+			continue // a wait began since stableAt looked
+		}
+		if e.place.life == sc.life {
+			e.place.schedule = sc
+			s.queueLocked(e, wake, 0)
+		}
+		s.mu.Unlock()
 		return
 	}
-	if w := e.place.stableWake; !w.IsZero() && w.Before(wake) {
-		wake = w
-	}
-	e.place.schedule, e.place.stableWake = sc, time.Time{}
-	s.queueLocked(e, wake, 0)
 }
 
 // wakeBy wakes e by at, to settle a wait to be stable that a result recorded
@@ -163,9 +179,7 @@ func (s *scheduler) wakeBy(e *entry, at time.Time) {
 		}
 		return
 	}
-	if w := e.place.stableWake; w.IsZero() || at.Before(w) {
-		e.place.stableWake = at
-	}
+	e.place.rewake = true
 }
 
 // parkUntilStartup keeps life sc of e until startup passes; then its run
@@ -202,14 +216,16 @@ func (s *scheduler) startupPassed(now time.Time) {
 	s.park = s.park[:0]
 }
 
-// watch queues run id of e's life, under way, to be ended at its deadline;
-// false when that life has stopped already.
-func (s *scheduler) watch(e *entry, life, id uint64, deadline time.Time) bool {
+// watch queues the run of e's life under way in rc to be ended at its
+// deadline; false when that life has stopped already.
+func (s *scheduler) watch(e *entry, life uint64, rc *runContext, deadline time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e.place.life != life {
 		return false
 	}
+	id, _ := rc.running()
+	e.place.running = rc
 	s.queueLocked(e, deadline, id)
 	return true
 }
@@ -221,13 +237,13 @@ func (s *scheduler) unwatch(e *entry) {
 	if e.place.deadline != 0 {
 		s.removeLocked(e)
 	}
-	e.place.deadline = 0
+	e.place.deadline, e.place.running = 0, nil
 }
 
 // removeLocked takes e out of the queue, if it is in it.
 func (s *scheduler) removeLocked(e *entry) {
 	if e.place.index >= 0 {
-		heap.Remove(&s.q, e.place.index)
+		heap.Remove(&s.q, int(e.place.index))
 	}
 	if stop, ok := s.timers[e]; ok {
 		stop()
@@ -243,7 +259,7 @@ func (s *scheduler) queueLocked(e *entry, at time.Time, deadline uint64) {
 	}
 	e.place.at, e.place.deadline = at, deadline
 	if e.place.index >= 0 {
-		heap.Fix(&s.q, e.place.index)
+		heap.Fix(&s.q, int(e.place.index))
 	} else {
 		heap.Push(&s.q, e)
 	}
@@ -300,7 +316,7 @@ func (s *scheduler) loop(ctx context.Context) {
 			e := s.q[0]
 			s.removeLocked(e)
 			if e.place.deadline != 0 {
-				ended = append(ended, job{e: e, deadline: e.place.deadline})
+				ended = append(ended, job{e: e, rc: e.place.running, deadline: e.place.deadline})
 				e.place.deadline = 0
 				continue
 			}
@@ -318,8 +334,8 @@ func (s *scheduler) loop(ctx context.Context) {
 		s.at = next
 		s.mu.Unlock()
 		for i, j := range ended {
-			if j.e.run.end(j.deadline, context.DeadlineExceeded) {
-				s.m.graceThenAbandon(j.e, j.deadline)
+			if j.rc.end(j.deadline, context.DeadlineExceeded) {
+				s.m.graceThenAbandon(j.e, j.rc, j.deadline)
 			}
 			ended[i] = job{}
 		}
@@ -333,8 +349,9 @@ func (s *scheduler) loop(ctx context.Context) {
 // staffLocked sees that the runs ready are taken: by a worker at work
 // already, or one more. When runs have waited since the loop's last wake,
 // one more worker starts if the workers took runs meanwhile (they are
-// behind), and one for each run that waited if they took none (slow checkers
-// hold them all).
+// behind), and one for each run that waited if they took none while every
+// one of them was in a step (slow checkers hold them all); a worker woken
+// but yet to take a run is on its way.
 func (s *scheduler) staffLocked() {
 	waiting := len(s.ready) - s.head
 	want := 0
@@ -344,9 +361,9 @@ func (s *scheduler) staffLocked() {
 		want = waiting
 	case busy == 0:
 		want = 1
-	case s.waited > 0 && s.taken == 0:
+	case s.waited > 0 && s.taken == 0 && s.inStep == busy:
 		want = min(s.waited, waiting)
-	case s.waited > 0:
+	case s.waited > 0 && s.taken > 0:
 		want = 1
 	}
 	for ; want > 0; want-- {
@@ -393,11 +410,16 @@ func (s *scheduler) sleep(ctx context.Context, now, at time.Time) bool {
 // again, waiting while none is ready, until enough others wait or the
 // scheduler stops.
 func (s *scheduler) work() {
+	// The context of the worker's runs, armed again for each, so that a run
+	// allocates nothing. A run that outlives its deadline and grace keeps
+	// it, and its worker, until it returns.
+	rc := new(runContext)
 	stepping := false
 	defer func() {
 		if stepping { // the checker ended this goroutine (runtime.Goexit)
 			s.mu.Lock()
 			s.workers--
+			s.inStep--
 			s.mu.Unlock()
 		}
 	}()
@@ -419,15 +441,20 @@ func (s *scheduler) work() {
 		s.ready[s.head] = job{}
 		if s.head++; s.head == len(s.ready) {
 			s.ready, s.head = s.ready[:0], 0
+			if cap(s.ready) > maxKeptReady {
+				s.ready = nil // the runs of a start or a Reset: no tick has as many
+			}
 		}
 		if s.waited > 0 {
 			s.waited--
 		}
 		s.taken++
 		stepping = true
+		s.inStep++
 		s.mu.Unlock()
-		s.m.step(j.e, j.s)
+		s.m.step(j.e, j.s, rc)
 		s.mu.Lock()
+		s.inStep--
 		stepping = false
 	}
 }
@@ -439,11 +466,11 @@ func (q queue) Len() int           { return len(q) }
 func (q queue) Less(i, j int) bool { return q[i].place.at.Before(q[j].place.at) }
 func (q queue) Swap(i, j int) {
 	q[i], q[j] = q[j], q[i]
-	q[i].place.index, q[j].place.index = i, j
+	q[i].place.index, q[j].place.index = int32(i), int32(j)
 }
 func (q *queue) Push(x any) {
 	e := x.(*entry)
-	e.place.index = len(*q)
+	e.place.index = int32(len(*q))
 	*q = append(*q, e)
 }
 func (q *queue) Pop() any {

@@ -66,7 +66,7 @@ type checkState struct {
 	failures  int // consecutive failing runs, up to now
 	runs      int
 	last      Result
-	lastBad   Result    // the latest result that failed or warned, which explains warn and fail
+	badOutput string    // the output of the latest result that failed or warned, which explains warn and fail
 	since     time.Time // when status last changed; zero while it never has
 	// waiting: the runs met the success threshold of a check that was not
 	// passing, at stableFrom, and it passes once stableFor has passed since
@@ -109,12 +109,12 @@ func (s checkState) after(r Result, t thresholds, now time.Time) (checkState, *t
 		s.successes++
 		s.failures = 0
 		if r.Warn {
-			s.lastBad = r
+			s.badOutput = r.Output
 		}
 	} else {
 		s.failures++
 		s.successes = 0
-		s.lastBad = r
+		s.badOutput = r.Output
 		s.waiting, s.stableFrom = false, time.Time{}
 	}
 	s.runs++

@@ -26,7 +26,7 @@ type worker struct {
 // its deadline and grace is finished by graceThenAbandon instead. sc.due
 // starts as when the check began to count (Start, Add after Start, or Reset)
 // plus its initial delay.
-func (m *Monitor) step(e *entry, sc schedule) {
+func (m *Monitor) step(e *entry, sc schedule, rc *runContext) {
 	c := e.check
 	if !m.sched.current(e, sc.life) || c.StableFor > 0 && stops(c.Level, m.settle(e, sc.gen).status) {
 		m.workers.Done()
@@ -50,32 +50,32 @@ func (m *Monitor) step(e *entry, sc schedule) {
 		m.finish(e, sc, stillRunning(now, c.Timeout), false)
 		return
 	}
-	id := e.run.arm(m.values, now, now.Add(c.Timeout), sc)
-	if !m.sched.watch(e, sc.life, id, now.Add(c.Timeout)) {
-		e.run.end(id, context.Canceled) // it stopped as the run began: cut it short
+	id := rc.arm(m.values, now, now.Add(c.Timeout), sc)
+	if !m.sched.watch(e, sc.life, rc, now.Add(c.Timeout)) {
+		rc.end(id, context.Canceled) // it stopped as the run began: cut it short
 	}
 	returned := false
 	defer func() {
 		if !returned { // the checker called runtime.Goexit, which ends this worker too
-			m.returned(e, id, now, sc, outcome{err: errGoexit, end: m.clock.Now()})
+			m.returned(e, rc, id, outcome{err: errGoexit, end: m.clock.Now()})
 		}
 	}()
-	o := call(e.run, m.clock, m.logger, m.output, c.Name, c.Checker)
+	o := call(rc, m.clock, m.logger, m.output, c.Name, c.Checker)
 	returned = true
-	m.returned(e, id, now, sc, o)
+	m.returned(e, rc, id, o)
 }
 
 // returned finishes run id of e, whose checker returned o, unless it was
 // abandoned: then o goes to whoever waits for the late run.
-func (m *Monitor) returned(e *entry, id uint64, start time.Time, sc schedule, o outcome) {
-	if !e.run.returned(id, o) {
+func (m *Monitor) returned(e *entry, rc *runContext, id uint64, o outcome) {
+	if !rc.returned(id, o) {
 		return
 	}
 	m.sched.unwatch(e)
-	e.run.mu.Lock()
-	cancelled := e.run.cancelled
-	e.run.mu.Unlock()
-	m.finish(e, sc, result(start, o, e.run, e.check.Timeout), cancelled)
+	rc.mu.Lock()
+	start, sc, cancelled := rc.start, rc.sched, rc.cancelled
+	rc.mu.Unlock()
+	m.finish(e, sc, result(start, o, rc, e.check.Timeout), cancelled)
 }
 
 // finish records a run's result, releases the check's runMu and queues its
@@ -101,10 +101,10 @@ func (m *Monitor) finish(e *entry, sc schedule, r Result, cancelled bool) {
 // timed out (or not recorded, when its check stopped) and kept in
 // m.inflight until its checker returns, so that no run of the check overlaps
 // it.
-func (m *Monitor) graceThenAbandon(e *entry, id uint64) {
+func (m *Monitor) graceThenAbandon(e *entry, rc *runContext, id uint64) {
 	time.AfterFunc(timeoutGrace, func() {
 		late := make(chan outcome, 1)
-		start, sc, cancelled, ok := e.run.abandon(id, late)
+		start, sc, cancelled, ok := rc.abandon(id, late)
 		if !ok {
 			return // it returned in time
 		}
