@@ -39,10 +39,11 @@ type schedule struct {
 // place is an entry's place in the scheduler, guarded by its mutex.
 type place struct {
 	schedule             // the current life, and its next run while queued
-	at       time.Time   // when it fires: the wake rounded up to the tick, or a run's deadline
-	deadline uint64      // the run whose deadline at is, or 0 when at is a wake
+	at       time.Time   // when it fires: the wake rounded up to the tick, or its run's deadline; zero once that has come
+	key      int64       // at, as the queue orders it: nanoseconds from the scheduler's base
+	deadline uint64      // the run under way whose deadline at is, or 0 when at is a wake
 	running  *runContext // the context of its run under way; nil when none
-	index    int32       // in the queue; -1 when not queued (an int32 keeps an entry in a smaller size class)
+	index    int32       // in the queue, or in the runs under way while deadline is set; -1 when in neither (an int32 keeps an entry in a smaller size class)
 	parked   bool        // waiting for startup to pass
 	rewake   bool        // a wait to be stable began while it was not queued: next looks again
 }
@@ -60,8 +61,13 @@ type scheduler struct {
 	park  []*entry // waiting for startup to pass
 	life  uint64   // counts the lives started
 	ended []job    // the runs whose deadlines came this tick; kept to be reused
-	kick  chan struct{}
-	at    time.Time // when the loop wakes next; zero while awake or idle
+	// The runs under way, with their deadlines: few (one per worker), and
+	// most return well before their deadline, so they are looked through at
+	// each wake rather than queued.
+	running []*entry
+	base    time.Time // when the keys count from: monotonic, on the system clock
+	kick    chan struct{}
+	at      time.Time // when the loop wakes next; zero while awake or idle
 
 	// The runs due are taken in turn by the workers, oldest first. One
 	// worker takes a tick's runs, so that quick checks cost one thread's
@@ -98,7 +104,7 @@ type job struct {
 func newScheduler(m *Monitor) *scheduler {
 	_, system := m.clock.(systemClock)
 	_, jumps := m.clock.(TimerAt)
-	s := &scheduler{m: m, kick: make(chan struct{}, 1), jumps: jumps && !system, timers: map[*entry]func(){}}
+	s := &scheduler{m: m, kick: make(chan struct{}, 1), jumps: jumps && !system, timers: map[*entry]func(){}, base: m.clock.Now()}
 	s.more = sync.NewCond(&s.mu)
 	return s
 }
@@ -110,7 +116,7 @@ func (s *scheduler) start(e *entry, gen uint64, startup chan struct{}, due time.
 	s.life++
 	s.stopLocked(e)
 	e.place.schedule = schedule{life: s.life, gen: gen, startup: startup, due: due}
-	s.queueLocked(e, due, 0)
+	s.queueLocked(e, due)
 }
 
 // stop ends e's life: it is no longer queued, and a run under way is ended
@@ -158,7 +164,7 @@ func (s *scheduler) next(e *entry, sc schedule) {
 		}
 		if e.place.life == sc.life {
 			e.place.schedule = sc
-			s.queueLocked(e, wake, 0)
+			s.queueLocked(e, wake)
 		}
 		s.mu.Unlock()
 		return
@@ -175,7 +181,7 @@ func (s *scheduler) wakeBy(e *entry, at time.Time) {
 	}
 	if e.place.index >= 0 && e.place.deadline == 0 {
 		if tick := roundUp(at); tick.Before(e.place.at) {
-			s.queueLocked(e, at, 0)
+			s.queueLocked(e, at)
 		}
 		return
 	}
@@ -193,7 +199,7 @@ func (s *scheduler) parkUntilStartup(e *entry, sc schedule) {
 	e.place.schedule = sc
 	if fired(sc.startup) { // it passed after the worker looked
 		e.place.due = s.m.clock.Now()
-		s.queueLocked(e, e.place.due, 0)
+		s.queueLocked(e, e.place.due)
 		return
 	}
 	if !e.place.parked {
@@ -209,7 +215,7 @@ func (s *scheduler) startupPassed(now time.Time) {
 	for _, e := range s.park {
 		if e.place.parked {
 			e.place.parked, e.place.due = false, now
-			s.queueLocked(e, now, 0)
+			s.queueLocked(e, now)
 		}
 	}
 	clear(s.park)
@@ -225,8 +231,14 @@ func (s *scheduler) watch(e *entry, life uint64, rc *runContext, deadline time.T
 		return false
 	}
 	id, _ := rc.running()
-	e.place.running = rc
-	s.queueLocked(e, deadline, id)
+	s.removeLocked(e)
+	e.place.running, e.place.at, e.place.deadline = rc, deadline, id
+	e.place.index = int32(len(s.running))
+	s.running = append(s.running, e)
+	if s.jumps {
+		s.timerLocked(e, deadline)
+	}
+	s.kickLocked(deadline)
 	return true
 }
 
@@ -237,13 +249,23 @@ func (s *scheduler) unwatch(e *entry) {
 	if e.place.deadline != 0 {
 		s.removeLocked(e)
 	}
-	e.place.deadline, e.place.running = 0, nil
+	e.place.running = nil
 }
 
-// removeLocked takes e out of the queue, if it is in it.
+// removeLocked takes e out of the queue or the runs under way, if it is in
+// either.
 func (s *scheduler) removeLocked(e *entry) {
-	if e.place.index >= 0 {
-		heap.Remove(&s.q, int(e.place.index))
+	switch i := int(e.place.index); {
+	case i < 0:
+	case e.place.deadline != 0:
+		last := len(s.running) - 1
+		s.running[i] = s.running[last]
+		s.running[i].place.index = int32(i)
+		s.running[last] = nil
+		s.running = s.running[:last]
+		e.place.index, e.place.deadline = -1, 0
+	default:
+		heap.Remove(&s.q, i)
 	}
 	if stop, ok := s.timers[e]; ok {
 		stop()
@@ -251,13 +273,16 @@ func (s *scheduler) removeLocked(e *entry) {
 	}
 }
 
-// queueLocked queues e to fire at at: a wake rounded up to the tick (unless
-// it is due already), or run deadline's end, exactly.
-func (s *scheduler) queueLocked(e *entry, at time.Time, deadline uint64) {
-	if deadline == 0 && at.After(s.m.clock.Now()) {
+// queueLocked queues e to wake at at, rounded up to the tick unless it is
+// due already.
+func (s *scheduler) queueLocked(e *entry, at time.Time) {
+	if at.After(s.m.clock.Now()) {
 		at = roundUp(at)
 	}
-	e.place.at, e.place.deadline = at, deadline
+	if e.place.deadline != 0 {
+		s.removeLocked(e) // from the runs under way
+	}
+	e.place.at, e.place.key = at, int64(at.Sub(s.base))
 	if e.place.index >= 0 {
 		heap.Fix(&s.q, int(e.place.index))
 	} else {
@@ -266,8 +291,15 @@ func (s *scheduler) queueLocked(e *entry, at time.Time, deadline uint64) {
 	if s.jumps {
 		s.timerLocked(e, at)
 	}
-	if s.q[0] == e && (s.at.IsZero() || at.Before(s.at)) {
-		notify(s.kick) // the loop sleeps until later, or does not know of it
+	if s.q[0] == e {
+		s.kickLocked(at)
+	}
+}
+
+// kickLocked wakes the loop if it sleeps past at, or does not know of it.
+func (s *scheduler) kickLocked(at time.Time) {
+	if s.at.IsZero() || at.Before(s.at) {
+		notify(s.kick)
 	}
 }
 
@@ -289,10 +321,12 @@ func (s *scheduler) timerLocked(e *entry, at time.Time) {
 	s.timers[e] = func() { t.Stop(); close(stopped) }
 }
 
-// roundUp is t rounded up to the tick.
+// roundUp is t rounded up to the tick. It keeps t's monotonic clock
+// reading (Truncate drops it), so that a step of the wall clock moves no
+// wake.
 func roundUp(t time.Time) time.Time {
 	if r := t.Truncate(Tick); r.Before(t) {
-		return r.Add(Tick)
+		return t.Add(r.Add(Tick).Sub(t))
 	}
 	return t
 }
@@ -315,11 +349,6 @@ func (s *scheduler) loop(ctx context.Context) {
 		for len(s.q) > 0 && !s.q[0].place.at.After(now) {
 			e := s.q[0]
 			s.removeLocked(e)
-			if e.place.deadline != 0 {
-				ended = append(ended, job{e: e, rc: e.place.running, deadline: e.place.deadline})
-				e.place.deadline = 0
-				continue
-			}
 			s.m.workers.Add(1) // done when its step is
 			s.ready = append(s.ready, job{e: e, s: e.place.schedule})
 		}
@@ -327,6 +356,16 @@ func (s *scheduler) loop(ctx context.Context) {
 		next := time.Time{}
 		if len(s.q) > 0 {
 			next = s.q[0].place.at
+		}
+		for _, e := range s.running {
+			switch at := e.place.at; {
+			case at.IsZero(): // ended already
+			case !at.After(now):
+				ended = append(ended, job{e: e, rc: e.place.running, deadline: e.place.deadline})
+				e.place.at = time.Time{}
+			case next.IsZero() || at.Before(next):
+				next = at
+			}
 		}
 		if s.head < len(s.ready) && (next.IsZero() || next.After(now.Add(Tick))) {
 			next = now.Add(Tick) // to see whether the runs waiting need more workers
@@ -459,11 +498,11 @@ func (s *scheduler) work() {
 	}
 }
 
-// queue is a heap of entries by place.at.
+// queue is a heap of entries by place.key.
 type queue []*entry
 
 func (q queue) Len() int           { return len(q) }
-func (q queue) Less(i, j int) bool { return q[i].place.at.Before(q[j].place.at) }
+func (q queue) Less(i, j int) bool { return q[i].place.key < q[j].place.key }
 func (q queue) Swap(i, j int) {
 	q[i], q[j] = q[j], q[i]
 	q[i].place.index, q[j].place.index = int32(i), int32(j)
