@@ -599,9 +599,10 @@ func (m *Monitor) Start(ctx context.Context) {
 		return
 	}
 	m.levels.started, m.ctx, m.values = true, ctx, context.WithoutCancel(ctx)
+	now := m.clock.Now()
+	m.sched.base = now // before anything is queued
 	m.workers.Add(1)
 	go m.sched.loop(ctx)
-	now := m.clock.Now()
 	for _, e := range m.entries {
 		m.startWorkerLocked(e, now)
 	}

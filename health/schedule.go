@@ -65,7 +65,7 @@ type scheduler struct {
 	// most return well before their deadline, so they are looked through at
 	// each wake rather than queued.
 	running []*entry
-	base    time.Time // when the keys count from: monotonic, on the system clock
+	base    time.Time // when the keys count from (Start): monotonic, on the system clock
 	kick    chan struct{}
 	at      time.Time // when the loop wakes next; zero while awake or idle
 
@@ -104,7 +104,7 @@ type job struct {
 func newScheduler(m *Monitor) *scheduler {
 	_, system := m.clock.(systemClock)
 	_, jumps := m.clock.(TimerAt)
-	s := &scheduler{m: m, kick: make(chan struct{}, 1), jumps: jumps && !system, timers: map[*entry]func(){}, base: m.clock.Now()}
+	s := &scheduler{m: m, kick: make(chan struct{}, 1), jumps: jumps && !system, timers: map[*entry]func(){}}
 	s.more = sync.NewCond(&s.mu)
 	return s
 }
