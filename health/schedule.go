@@ -40,7 +40,6 @@ type schedule struct {
 type place struct {
 	schedule             // the current life, and its next run while queued
 	at       time.Time   // when it fires: the wake rounded up to the tick, or its run's deadline; zero once that has come
-	key      int64       // at, as the queue orders it: nanoseconds from the scheduler's base
 	deadline uint64      // the run under way whose deadline at is, or 0 when at is a wake
 	running  *runContext // the context of its run under way; nil when none
 	index    int32       // in the queue, or in the runs under way while deadline is set; -1 when in neither (an int32 keeps an entry in a smaller size class)
@@ -282,16 +281,18 @@ func (s *scheduler) queueLocked(e *entry, at time.Time) {
 	if e.place.deadline != 0 {
 		s.removeLocked(e) // from the runs under way
 	}
-	e.place.at, e.place.key = at, int64(at.Sub(s.base))
-	if e.place.index >= 0 {
-		heap.Fix(&s.q, int(e.place.index))
+	e.place.at = at
+	key := int64(at.Sub(s.base))
+	if i := int(e.place.index); i >= 0 {
+		s.q[i].key = key
+		heap.Fix(&s.q, i)
 	} else {
-		heap.Push(&s.q, e)
+		heap.Push(&s.q, waking{key, e})
 	}
 	if s.jumps {
 		s.timerLocked(e, at)
 	}
-	if s.q[0] == e {
+	if s.q[0].e == e {
 		s.kickLocked(at)
 	}
 }
@@ -346,8 +347,8 @@ func (s *scheduler) loop(ctx context.Context) {
 		s.mu.Lock()
 		now := s.m.clock.Now()
 		ended := s.ended[:0]
-		for len(s.q) > 0 && !s.q[0].place.at.After(now) {
-			e := s.q[0]
+		for len(s.q) > 0 && !s.q[0].e.place.at.After(now) {
+			e := s.q[0].e
 			s.removeLocked(e)
 			s.m.workers.Add(1) // done when its step is
 			s.ready = append(s.ready, job{e: e, s: e.place.schedule})
@@ -355,7 +356,7 @@ func (s *scheduler) loop(ctx context.Context) {
 		s.staffLocked()
 		next := time.Time{}
 		if len(s.q) > 0 {
-			next = s.q[0].place.at
+			next = s.q[0].e.place.at
 		}
 		for _, e := range s.running {
 			switch at := e.place.at; {
@@ -498,25 +499,31 @@ func (s *scheduler) work() {
 	}
 }
 
-// queue is a heap of entries by place.key.
-type queue []*entry
+// queue is a heap of entries by when they wake. Each keeps its key beside
+// it, so that ordering reads the queue's array only, not the entries.
+type queue []waking
+
+type waking struct {
+	key int64 // its place.at as nanoseconds from the scheduler's base
+	e   *entry
+}
 
 func (q queue) Len() int           { return len(q) }
-func (q queue) Less(i, j int) bool { return q[i].place.key < q[j].place.key }
+func (q queue) Less(i, j int) bool { return q[i].key < q[j].key }
 func (q queue) Swap(i, j int) {
 	q[i], q[j] = q[j], q[i]
-	q[i].place.index, q[j].place.index = int32(i), int32(j)
+	q[i].e.place.index, q[j].e.place.index = int32(i), int32(j)
 }
 func (q *queue) Push(x any) {
-	e := x.(*entry)
-	e.place.index = int32(len(*q))
-	*q = append(*q, e)
+	it := x.(waking)
+	it.e.place.index = int32(len(*q))
+	*q = append(*q, it)
 }
 func (q *queue) Pop() any {
 	old := *q
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	e.place.index = -1
+	it := old[len(old)-1]
+	old[len(old)-1] = waking{}
+	it.e.place.index = -1
 	*q = old[:len(old)-1]
-	return e
+	return it
 }
