@@ -1,13 +1,14 @@
 // Command bench measures vitals against what its users would pick instead, on
 // the same machine in the same run, and prints one table of ratios:
 //
-//	go run ./bench            # from the repository's root; about 20 minutes
+//	go run ./bench            # from the repository's root; about 25 minutes
 //	go run ./bench -only P1,P5
-//	go run ./bench -quick     # about 80 seconds: checks that it runs, measures nothing
+//	go run ./bench -quick     # about 2 minutes: checks that it runs, measures nothing
 //
 // It builds vitals and the pinned peers itself (alexliesenfeld/health v0.8.1,
 // controller-runtime v0.25.2's healthz, Pebble v1.32.1), each from this
-// module's go.mod. BENCHMARKS.md says what each row measures and how.
+// module's go.mod, and grpc-health-probe at the version the grpchealth
+// module's tests pin. BENCHMARKS.md says what each row measures and how.
 package main
 
 import (
@@ -27,7 +28,7 @@ import (
 	"github.com/vitals-dev/vitals/bench/internal/harness"
 )
 
-// An experiment is one row group of the table (P1 … P5), registered by its
+// An experiment is one row group of the table (P1 … P7), registered by its
 // file's init.
 type experiment struct {
 	ID   string

@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"debug/buildinfo"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/vitals-dev/vitals/bench/internal/harness"
+	"github.com/vitals-dev/vitals/grpchealth/grpchealthtest"
 )
 
 // buildVitals builds the full vitals binary (the agent) from cmd/vitals.
@@ -54,6 +58,33 @@ func buildPebble(ctx context.Context, env *harness.Env) (string, error) {
 	return env.Build(ctx, "pebble", "bench", "github.com/canonical/pebble/cmd/pebble")
 }
 
+// buildHealthProbe builds grpc-health-probe at the version this module's
+// go.mod pins (a tool directive) as its releases are built: static
+// (CGO_ENABLED=0, as Build builds everything). The tests' build of it
+// (grpchealthtest.HealthProbe) uses the go command's defaults, which link it
+// dynamically where a C compiler is installed, and the dynamic loader then
+// costs it a part of every start that the release does not pay. The version
+// must be the tests' (grpchealthtest.HealthProbeVersion): it is read back
+// from the binary.
+func buildHealthProbe(ctx context.Context, env *harness.Env) (string, error) {
+	const module = "github.com/grpc-ecosystem/grpc-health-probe"
+	bin, err := env.Build(ctx, "grpc-health-probe", "bench", module)
+	if err != nil {
+		return "", err
+	}
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		return "", fmt.Errorf("the version of %s: %w", bin, err)
+	}
+	// A program built from a module other than the one it is built in has
+	// that module as its main.
+	if info.Main.Path != module || info.Main.Version != grpchealthtest.HealthProbeVersion {
+		return "", fmt.Errorf("bench/go.mod pins %s at %s, not at the tests' %s: require that one",
+			module, info.Main.Version, grpchealthtest.HealthProbeVersion)
+	}
+	return bin, nil
+}
+
 // startPebble writes layer as Pebble's only layer into a new $PEBBLE
 // directory under dir and starts `pebble run --http=httpAddr` pinned to cpu.
 // Pebble's /v1/health then answers over plain HTTP without authentication.
@@ -70,4 +101,32 @@ func startPebble(ctx context.Context, env *harness.Env, dir, layer, httpAddr str
 		return nil, fmt.Errorf("write Pebble's layer: %w", err)
 	}
 	return env.Start(dir, []string{"PEBBLE=" + home}, cpu, pebble, "run", "--http="+httpAddr)
+}
+
+// startGETTarget starts `bench/limit -serve` on a free loopback port, pinned
+// to cpu, with its files in dir, and waits until it answers: the target of
+// bench's GETs, 200 "ok" on every path, and on /count how many GETs and new
+// connections it has seen. It returns the process and the target's root,
+// "http://127.0.0.1:PORT".
+func startGETTarget(ctx context.Context, env *harness.Env, dir string, cpu int) (*harness.Proc, string, error) {
+	limit, err := env.Build(ctx, "limit", "bench", "./limit")
+	if err != nil {
+		return nil, "", err
+	}
+	addr, err := harness.LoopbackAddr()
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := env.Start(dir, nil, cpu, limit, "-serve", addr)
+	if err != nil {
+		return nil, "", err
+	}
+	root := "http://" + addr
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := harness.WaitHTTP(wait, p, root+"/count", http.StatusOK, 10*time.Millisecond); err != nil {
+		p.Stop(5 * time.Second)
+		return nil, "", fmt.Errorf("the target: %w", err)
+	}
+	return p, root, nil
 }

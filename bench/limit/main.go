@@ -1,13 +1,22 @@
-// Command limit is the two bare programs of bench's P2, the experiment that
-// measures what the vitals agent costs to run 100 http checks every second.
+// Command limit holds the bare programs of bench's P2, the experiment that
+// measures what the vitals agent costs to run 100 http checks every second,
+// and the target of their GETs.
+//
+//	limit -batch -n 100 -period 1s -timeout 1s 'http://127.0.0.1:PORT/c%d'
+//
+// is the floor: the cheapest Go program that makes the checks' GETs, as the
+// kubelet's http probe makes them (a new connection each time, at most 10 KiB
+// of the body read, the status looked at), with no state, no endpoints and no
+// logs. One ticker for all of them: each tick fires the n GETs at once, each
+// in a goroutine of its own, so that the runtime serves them in one wake-up.
+// The URL's %d is the GET's number, 1 to n.
 //
 //	limit -n 100 -period 1s -timeout 1s 'http://127.0.0.1:PORT/c%d'
 //
-// is the floor: a Go program that does nothing but the checks' GETs, as the
-// kubelet's http probe does them (a new connection each time, at most 10 KiB
-// of the body read, the status looked at), with no state, no endpoints and no
-// logs. Each of the n GETs has a goroutine and a ticker of its own, started
-// period/n apart. The URL's %d is the GET's number, 1 to n.
+// is the same GETs spread evenly over the period, as the kubelet's probes
+// and vitals's jittered checks end up: each of the n GETs has a goroutine and
+// a ticker of its own, started period/n apart, so the runtime wakes once per
+// GET.
 //
 //	limit -serve 127.0.0.1:PORT
 //
@@ -41,6 +50,7 @@ func main() {
 	n := flag.Int("n", 100, "how many GETs each period")
 	period := flag.Duration("period", time.Second, "how often each GET is sent")
 	timeout := flag.Duration("timeout", time.Second, "how long a GET may take")
+	batch := flag.Bool("batch", false, "fire the n GETs together on one ticker, rather than spread over the period")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -50,9 +60,13 @@ func main() {
 	case *serve != "" && flag.NArg() == 0:
 		err = target(ctx, *serve)
 	case *serve == "" && flag.NArg() == 1 && strings.Contains(flag.Arg(0), "%d") && *n > 0 && *period > 0:
-		err = get(ctx, flag.Arg(0), *n, *period, *timeout)
+		get := spread
+		if *batch {
+			get = batched
+		}
+		get(ctx, urls(flag.Arg(0), *n), newClient(*timeout), *period)
 	default:
-		fmt.Fprintf(os.Stderr, "usage: limit [-n 100] [-period 1s] [-timeout 1s] URL | limit -serve ADDR\n(the URL has one %%d, the GET's number)\n")
+		fmt.Fprintf(os.Stderr, "usage: limit [-batch] [-n 100] [-period 1s] [-timeout 1s] URL | limit -serve ADDR\n(the URL has one %%d, the GET's number)\n")
 		os.Exit(2)
 	}
 	if err != nil {
@@ -61,20 +75,56 @@ func main() {
 	}
 }
 
-// get sends n GETs every period until ctx ends, spread evenly over the
-// period: the kubelet starts each probe's worker at a random point of its
-// first period, and vitals' jitter spreads checks begun together over theirs.
-// Fired all at once instead, 100 GETs cost about a third of the CPU time here,
-// as the runtime then serves them in one wake-up rather than a hundred.
-func get(ctx context.Context, pattern string, n int, period, timeout time.Duration) error {
-	client := &http.Client{
+// urls are the n GETs' URLs: pattern with %d replaced by 1 to n.
+func urls(pattern string, n int) []string {
+	us := make([]string, n)
+	for i := range us {
+		us[i] = fmt.Sprintf(pattern, i+1)
+	}
+	return us
+}
+
+// newClient is the one client every GET shares: keep-alive off, as the
+// kubelet's http probe has it, so that each GET opens a new connection, as
+// vitals's and Pebble's do.
+func newClient(timeout time.Duration) *http.Client {
+	return &http.Client{
 		Transport: &http.Transport{DisableKeepAlives: true, DisableCompression: true},
 		Timeout:   timeout,
 	}
+}
+
+// batched sends every GET of urls once a period until ctx ends, all of them
+// at each tick of one ticker, each in a goroutine of its own: the fewest
+// wake-ups that make the GETs, the first tick at once. A GET that outlives
+// its period (it may not: the timeout is at most the period in P2) does not
+// hold back the next tick's.
+func batched(ctx context.Context, urls []string, client *http.Client, period time.Duration) {
 	var wg sync.WaitGroup
-	for i := range n {
-		url := fmt.Sprintf(pattern, i+1)
-		offset := period * time.Duration(i) / time.Duration(n)
+	defer wg.Wait()
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		for _, url := range urls {
+			wg.Go(func() { report(getOnce(client, url)) })
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// spread sends every GET of urls once a period until ctx ends, spread evenly
+// over the period: the kubelet starts each probe's worker at a random point
+// of its first period, and vitals' jitter spreads checks begun together over
+// theirs. Each GET has a goroutine and a ticker of its own, the i-th started
+// period×i/n after the first, so the runtime wakes once per GET.
+func spread(ctx context.Context, urls []string, client *http.Client, period time.Duration) {
+	var wg sync.WaitGroup
+	for i, url := range urls {
+		offset := period * time.Duration(i) / time.Duration(len(urls))
 		wg.Go(func() {
 			select {
 			case <-ctx.Done():
@@ -84,9 +134,7 @@ func get(ctx context.Context, pattern string, n int, period, timeout time.Durati
 			tick := time.NewTicker(period)
 			defer tick.Stop()
 			for {
-				if err := getOnce(client, url); err != nil {
-					fmt.Fprintln(os.Stderr, "limit:", err)
-				}
+				report(getOnce(client, url))
 				select {
 				case <-ctx.Done():
 					return
@@ -96,7 +144,14 @@ func get(ctx context.Context, pattern string, n int, period, timeout time.Durati
 		})
 	}
 	wg.Wait()
-	return nil
+}
+
+// report writes a GET's error, if any, to stderr: the target answers every
+// GET, so an error is news for whoever reads bench's log.
+func report(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "limit:", err)
+	}
 }
 
 // getOnce is one GET: the status must be 200-399, the kubelet's rule.

@@ -146,14 +146,22 @@ func taskset(cpu int) ([]string, error) {
 	if err != nil {
 		return nil, errors.New("taskset is not installed")
 	}
-	allowed, err := allowedCPUs()
-	if err != nil {
+	if err := usable(cpu); err != nil {
 		return nil, err
 	}
-	if !slices.Contains(allowed, cpu) {
-		return nil, fmt.Errorf("this process may run on cores %v only", allowed)
-	}
 	return []string{ts, "-c", strconv.Itoa(cpu)}, nil
+}
+
+// usable says why this process may not run on cpu, if it may not.
+func usable(cpu int) error {
+	allowed, err := allowedCPUs()
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(allowed, cpu) {
+		return fmt.Errorf("this process may run on cores %v only", allowed)
+	}
+	return nil
 }
 
 // allowedCPUs returns the cores this process may run on, from
@@ -391,7 +399,7 @@ func MiB[T ~int64 | ~uint64](bytes T) string {
 // Row is one line of the table: what vitals measured, against what baseline,
 // their ratio, and whether the target holds.
 type Row struct {
-	ID     string // P1 … P5
+	ID     string // P1 … P7
 	What   string // e.g. "/readyz req/s ÷ bare net/http"
 	Vitals string // vitals' figure, with its unit
 	Base   string // the baseline's figure ("" when the target is absolute)

@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -190,5 +191,50 @@ func TestSleepEndsWithItsContext(t *testing.T) {
 	}
 	if err := Sleep(context.Background(), time.Millisecond); err != nil {
 		t.Errorf("Sleep(1ms) = %v", err)
+	}
+}
+
+func TestARunnersProgramsRunPinnedAndSayWhyTheyFailed(t *testing.T) {
+	allowed, err := allowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	core := allowed[len(allowed)-1]
+	var log bytes.Buffer
+	env := &Env{Log: &log}
+	r, err := env.NewRunner(core)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// The shell exits 0 only when the kernel lets it run on that core alone.
+	pinned := fmt.Sprintf(`grep -q "^Cpus_allowed_list:[[:space:]]*%d$" /proc/self/status`, core)
+	for range 2 { // the Runner's thread stays pinned from run to run
+		run, err := r.Run("/bin/sh", "-c", pinned)
+		if err != nil {
+			t.Fatalf("a program started by a Runner for core %d: %v", core, err)
+		}
+		if run.Wall <= 0 || run.CPU < 0 || run.CPU > run.Wall {
+			t.Errorf("a short program's run = %+v, want a wall time above 0 and CPU time within it", run)
+		}
+	}
+	_, err = r.Run("/bin/sh", "-c", "echo the reason >&2; exit 3")
+	if err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "the reason") {
+		t.Errorf("a program that exits 3 = %v, want an error with its status and output", err)
+	}
+	if log.Len() > 0 {
+		t.Errorf("a Runner for an allowed core logged:\n%s", log.String())
+	}
+
+	unpinned, err := env.NewRunner(slices.Max(allowed) + 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unpinned.Close()
+	if _, err := unpinned.Run("/bin/true"); err != nil {
+		t.Errorf("a Runner for a core outside %v: %v, want its programs run unpinned", allowed, err)
+	}
+	if !strings.Contains(log.String(), "not pinning to core") {
+		t.Errorf("a Runner for a core outside %v did not say it runs unpinned:\n%s", allowed, log.String())
 	}
 }

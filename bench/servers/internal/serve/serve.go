@@ -29,12 +29,22 @@ func CheckName(i int) string { return fmt.Sprintf("check-%02d", i) }
 // Run serves h on -addr until the process is killed (bench stops servers
 // with SIGTERM, whose default action is enough here).
 func Run(h http.Handler) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	Exit(srv.Serve(Listen()))
+}
+
+// Listen listens on -addr, or exits saying why.
+func Listen() net.Listener {
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		Exit(err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	fmt.Fprintln(os.Stderr, srv.Serve(ln))
+	return ln
+}
+
+// Exit writes why the server stopped serving and exits 1: a server serves
+// until bench kills it.
+func Exit(why error) {
+	fmt.Fprintln(os.Stderr, why)
 	os.Exit(1)
 }
