@@ -48,11 +48,11 @@ type place struct {
 }
 
 // scheduler runs the checks of a Monitor (all but heartbeats and watchdogs,
-// which wait on the program and keep a goroutine each): one queue of due
+// which wait on the program and keep a goroutine each): one queue of wake
 // times, one goroutine that sleeps until the soonest tick and hands every run
-// due by then to a pool of workers, and for each check one runContext. A
-// check's life is the loop of runChecker cut at its sleeps: step runs from
-// one wake to the next.
+// due by then to a pool of workers, each with one runContext, and ends the
+// runs whose deadlines have come. A check's life is the kubelet worker's
+// loop cut at its sleeps: step takes it from one wake to the next.
 type scheduler struct {
 	m     *Monitor
 	mu    sync.Mutex
