@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"debug/buildinfo"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -107,5 +110,52 @@ func TestTheProbeBuildSaysWhereTheAgentsCommandsAre(t *testing.T) {
 		if !strings.Contains(help.stdout, "\n  "+want) {
 			t.Errorf("the probe build's help does not list %s:\n%s", want, help.stdout)
 		}
+	}
+}
+
+// The builds keep only the methods they call. Nothing in them may call a
+// method by a name it learns as it runs, as text/template does (reflect's
+// MethodByName): where one can be reached, the linker keeps every exported
+// method of every type in the binary, a third of the full build, and what
+// the process maps and starts with grows alike. A template executed
+// anywhere brings it back: cobra's SetVersionTemplate, say, or
+// golang.org/x/net/trace's pages, which grpc links without -tags grpcnotrace.
+// The linker's -dumpdep says which function does it, and what reaches it.
+func TestTheBuildsKeepOnlyTheMethodsTheyCall(t *testing.T) {
+	for _, tags := range []string{releaseTags, "vitals_probe," + releaseTags} {
+		cmd := exec.Command("go", "build", "-tags", tags, "-ldflags=-dumpdep", "-o", os.DevNull, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go build -tags %s -ldflags=-dumpdep: %v\n%.2000s", tags, err, out)
+		}
+		// Each line is "FROM -> TO" the first time the linker reaches TO, a
+		// function that calls methods by name marked <ReflectMethod>.
+		reachedFrom := map[string]string{}
+		var culprit string
+		lines := bufio.NewScanner(bytes.NewReader(out))
+		lines.Buffer(nil, 1<<20)
+		for lines.Scan() {
+			from, to, ok := strings.Cut(lines.Text(), " -> ")
+			if !ok {
+				continue
+			}
+			name := strings.TrimSuffix(to, " <ReflectMethod>")
+			if _, seen := reachedFrom[name]; !seen {
+				reachedFrom[name] = strings.TrimSuffix(from, " <ReflectMethod>")
+			}
+			if name != to && culprit == "" {
+				culprit = name
+			}
+		}
+		if culprit == "" {
+			continue
+		}
+		chain := []string{culprit}
+		for f := reachedFrom[culprit]; f != "" && f != "_" && len(chain) < 30; f = reachedFrom[f] {
+			chain = append(chain, f)
+		}
+		t.Errorf("the build with -tags %s keeps every exported method: %s calls methods by name, reached through\n  %s",
+			tags, culprit, strings.Join(chain[1:], "\n  "))
 	}
 }
