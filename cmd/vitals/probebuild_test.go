@@ -6,6 +6,7 @@ import (
 	"debug/buildinfo"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -157,5 +158,37 @@ func TestTheBuildsKeepOnlyTheMethodsTheyCall(t *testing.T) {
 		}
 		t.Errorf("the build with -tags %s keeps every exported method: %s calls methods by name, reached through\n  %s",
 			tags, culprit, strings.Join(chain[1:], "\n  "))
+	}
+}
+
+// vitals's own packages do little before main, where every process pays for
+// it, vitals probe and vitals version too: what one command or part needs
+// (the status page's files, vitals import's patterns) is made at its first
+// use. GODEBUG=inittrace=1 says what each package's init allocated.
+func TestVitalsOwnPackagesDoLittleBeforeMain(t *testing.T) {
+	const most = 64 << 10 // bytes; the table of kinds and the targets' flags take about 40 KB
+	for _, binary := range []string{vitals, vitalsProbe} {
+		cmd := exec.Command(binary, "version")
+		cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s version: %v\n%s", binary, err, stderr.Bytes())
+		}
+		// init github.com/vitals-dev/vitals/cmd/vitals/internal/ui @15 ms, 2.2 ms clock, 711056 bytes, 16249 allocs
+		own := 0
+		for line := range strings.Lines(stderr.String()) {
+			f := strings.Fields(line)
+			if len(f) < 11 || f[0] != "init" || f[8] != "bytes," || !strings.HasPrefix(f[1], "github.com/vitals-dev/vitals") {
+				continue
+			}
+			own++
+			if n, err := strconv.Atoi(f[7]); err != nil || n > most {
+				t.Errorf("%s: the init of %s allocated %s bytes (%s allocations), more than %d: make it at its first use", binary, f[1], f[7], f[9], most)
+			}
+		}
+		if own == 0 {
+			t.Errorf("%s: GODEBUG=inittrace=1 said nothing of vitals's packages:\n%s", binary, stderr.Bytes())
+		}
 	}
 }
