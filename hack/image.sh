@@ -76,8 +76,8 @@ rootfs() {
   install -m 0644 "$certs" "$dir/etc/ssl/certs/ca-certificates.crt"
   # -trimpath and the fixed version make the binary the same wherever it is built from one commit.
   # From a git work tree, vitals version says its commit (as the revision label does), whatever
-  # GOFLAGS says.
-  CGO_ENABLED=0 GOOS=${platform%/*} GOARCH=${platform#*/} go build -trimpath ${revision:+-buildvcs=true} \
+  # GOFLAGS says. -tags grpcnotrace as hack/release.sh builds it.
+  CGO_ENABLED=0 GOOS=${platform%/*} GOARCH=${platform#*/} go build -trimpath -tags grpcnotrace ${revision:+-buildvcs=true} \
     -ldflags "-s -w -X github.com/vitals-dev/vitals/version.Version=$VERSION" \
     -o "$dir/vitals" ./cmd/vitals
   chmod 0755 "$dir/vitals"

@@ -5,7 +5,9 @@
 #
 # writes, for linux/amd64 and linux/arm64, the full build and the probe build (-tags vitals_probe,
 # the one-shot CLI only), static (CGO_ENABLED=0), built with -trimpath and stamped with the
-# version, and their SHA-256 checksums:
+# version, and their SHA-256 checksums. Both are built with -tags grpcnotrace: without grpc's
+# debug pages (golang.org/x/net/trace), whose templates would make the linker keep every exported
+# method of every type, a third of the full build.
 #
 #   DIR/vitals-linux-amd64        DIR/vitals-probe-linux-amd64
 #   DIR/vitals-linux-arm64        DIR/vitals-probe-linux-arm64
@@ -36,9 +38,9 @@ names=()
 for platform in "${platforms[@]}"; do
   goos=${platform%/*} goarch=${platform#*/}
   for flavour in full probe; do
-    name=vitals-$goos-$goarch tags=()
+    name=vitals-$goos-$goarch tags=(-tags grpcnotrace)
     if [ "$flavour" = probe ]; then
-      name=vitals-probe-$goos-$goarch tags=(-tags vitals_probe)
+      name=vitals-probe-$goos-$goarch tags=(-tags vitals_probe,grpcnotrace)
     fi
     echo "hack/release.sh: $name ($version)"
     # -s -w: no symbol table or DWARF, as release binaries ship (a third smaller); -trimpath: no

@@ -31,6 +31,14 @@ import (
 // vitalsProbe is the probe build of it (-tags vitals_probe).
 var vitals, vitalsProbe string
 
+// releaseTags are the build tags of the releases and the image
+// (hack/release.sh, hack/image.sh), which the binaries under test are built
+// with too: grpcnotrace leaves grpc's debug pages out (golang.org/x/net/trace,
+// on http.DefaultServeMux, which vitals never serves), whose templates would
+// make the linker keep every exported method of every type
+// (TestTheBuildsKeepOnlyTheMethodsTheyCall).
+const releaseTags = "grpcnotrace"
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "vitals-cli-test")
 	if err != nil {
@@ -38,7 +46,7 @@ func TestMain(m *testing.M) {
 	}
 	vitals = filepath.Join(dir, "vitals")
 	vitalsProbe = filepath.Join(dir, "probe", "vitals")
-	for _, args := range [][]string{{"-o", vitals}, {"-tags", "vitals_probe", "-o", vitalsProbe}} {
+	for _, args := range [][]string{{"-tags", releaseTags, "-o", vitals}, {"-tags", "vitals_probe," + releaseTags, "-o", vitalsProbe}} {
 		// Without version control information, whether or not this is a git
 		// clone: the binary says dev (TestVersionSaysTheCommitItWasBuiltFrom
 		// builds one with it).
@@ -155,6 +163,11 @@ func TestTheBinaryIsStaticAndRunsAlone(t *testing.T) {
 func TestVersionSaysWhatItIs(t *testing.T) {
 	vitalsRun(t, "version").expect(t, 0, "vitals dev (go1.", "")
 	vitalsRun(t, "--version").expect(t, 0, "vitals dev (go1.", "")
+	vitalsRun(t, "-v").expect(t, 0, "vitals dev (go1.", "")
+	vitalsRun(t, "--version", "--help").expect(t, 0, "vitals runs startup, liveness and readiness checks.", "") // --help wins, as in cobra
+	if help := vitalsRun(t, "--help"); !strings.Contains(help.stdout, "-v, --version   version for vitals") {
+		t.Errorf("vitals --help does not list -v, --version:\n%s", help.stdout)
+	}
 	vitalsRun(t, "version", "-o", "json").expect(t, 0, "{\n  \"version\": \"dev\",\n  \"goVersion\": \"go1.", "")
 	vitalsRun(t, "version", "-o", "yaml").expect(t, 0, "version: dev\ngoVersion: go1.", "")
 }

@@ -105,8 +105,8 @@ func TestReleaseMakesStaticStampedBinariesAndTheirChecksums(t *testing.T) {
 		if settings["CGO_ENABLED"] != "0" || settings["GOOS"] != "linux" || settings["GOARCH"] != arch || settings["-trimpath"] != "true" {
 			t.Errorf("%s was built with %v; want CGO_ENABLED=0, linux/%s, -trimpath", name, settings, arch)
 		}
-		if tagged := settings["-tags"] == "vitals_probe"; tagged != probe {
-			t.Errorf("%s was built with -tags %q", name, settings["-tags"])
+		if want := map[bool]string{false: "grpcnotrace", true: "vitals_probe,grpcnotrace"}[probe]; settings["-tags"] != want {
+			t.Errorf("%s was built with -tags %q; want %q", name, settings["-tags"], want)
 		}
 		// -trimpath leaves -ldflags out of the build information: the
 		// stamped version is in the binary's data.

@@ -112,18 +112,38 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
   vitals restart         restart the workload
 
 Exit codes: 0 pass, 1 fail or not ready, 2 bad usage or configuration.` + buildHelp,
-		Version:       version.Version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetVersionTemplate(versionLine() + "\n")
+	versionFlag(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return err })
 	root.AddCommand(newProbe(stdout, stderr), newWait(stdout, stderr), newVersion(stdout))
 	root.AddCommand(newAPICommands(stdout, stderr)...)
 	root.AddCommand(agentCommands(stdout, stderr)...)
 	return root
+}
+
+// versionFlag gives root the flag that cobra gives a command with a Version,
+// -v, --version, saying versionLine. Not through cobra's Version and
+// SetVersionTemplate: a template (text/template) can call any exported method
+// by name, so the linker keeps every exported method of every type in the
+// binary wherever one is executed (in a build without grpc's tracing,
+// -tags grpcnotrace, the only other). cobra calls root's help function when
+// root, which does nothing itself, is given no command: that says the version
+// when --version is given, and --help is not, as cobra's own flag does.
+func versionFlag(root *cobra.Command) {
+	show := root.Flags().BoolP("version", "v", false, "version for vitals")
+	root.Flags().SetAnnotation("version", cobra.FlagSetByCobraAnnotation, []string{"true"}) // as cobra's: no completion after it
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if asked, _ := c.Flags().GetBool("help"); c == root && *show && !asked {
+			fmt.Fprintln(c.OutOrStdout(), versionLine())
+			return
+		}
+		help(c, args)
+	})
 }
 
 // versionLine is the version as vitals version and --version say it: the

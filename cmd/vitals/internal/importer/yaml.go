@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
@@ -20,20 +21,26 @@ import (
 // no space, no flow indicator (, [ ] { }), no # and no quote, so that it
 // reads the same in a block and in a flow list; the first character is not
 // an indicator that would start something else (@ % ` ! & * | > ? : ' ").
-var plainChars = regexp.MustCompile(`^[A-Za-z0-9_./+=~^$-][A-Za-z0-9_./+=~^$:@%?&-]*$`)
+// It and notString are compiled at their first use, by vitals import, not at
+// the start of every vitals command.
+var plainChars = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9_./+=~^$-][A-Za-z0-9_./+=~^$:@%?&-]*$`)
+})
 
 // notString is what YAML 1.1 or 1.2 may read as something else than a
 // string: a boolean, a null, a number in any base, 1:20 in base 60. The
 // loader would read most of these as strings, but a reader of the file, or
 // another tool, may not.
-var notString = regexp.MustCompile(`^(?i:y|n|yes|no|on|off|true|false|null|~)$|` +
-	`^[-+]?(\.[0-9]|[0-9])|^0[xob]|^[-+]?\.(?i:inf|nan)$`)
+var notString = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?i:y|n|yes|no|on|off|true|false|null|~)$|` +
+		`^[-+]?(\.[0-9]|[0-9])|^0[xob]|^[-+]?\.(?i:inf|nan)$`)
+})
 
 // scalar writes s so that YAML reads back exactly s, as a string: plain when
 // that is unambiguous, double-quoted otherwise. A word that YAML would read
 // as something else (true, no, null, 8080, 1e3, 0x1f, .inf) is quoted.
 func scalar(s string) string {
-	if plainChars.MatchString(s) && !notString.MatchString(s) && !strings.HasSuffix(s, ":") && readsAsString(s) {
+	if plainChars().MatchString(s) && !notString().MatchString(s) && !strings.HasSuffix(s, ":") && readsAsString(s) {
 		return s
 	}
 	return quote(s)

@@ -81,7 +81,6 @@ type Page struct {
 	o       Options
 	started time.Time
 	streams chan struct{} // a token per stream open
-	assets  map[string]asset
 
 	mu     sync.Mutex // one status is built at a time; the others wait for it
 	cached []byte
@@ -91,7 +90,7 @@ type Page struct {
 
 // New returns the status page over m.
 func New(m *health.Monitor, o Options) *Page {
-	return &Page{m: m, o: o, started: time.Now(), streams: make(chan struct{}, max(o.Streams, 1)), assets: pageAssets}
+	return &Page{m: m, o: o, started: time.Now(), streams: make(chan struct{}, max(o.Streams, 1))}
 }
 
 // securityHeaders are on every answer. The policy allows this origin's
@@ -139,7 +138,7 @@ func assetName(urlPath string) (string, bool) {
 	if !ok || name == "index.html" || name != path.Clean(name) {
 		return "", false
 	}
-	if _, ok := pageAssets[name]; !ok {
+	if _, ok := pageAssets()[name]; !ok {
 		return "", false
 	}
 	return name, true
@@ -304,11 +303,15 @@ type asset struct {
 	etag        string
 }
 
-var pageAssets = loadAssets()
+// pageAssets are the embedded files, read at the first request for one
+// rather than when vitals starts: their types come from mime, whose first
+// use reads the system's MIME database, and every process that links the
+// page (vitals probe, vitals version too) would pay for it at start.
+var pageAssets = sync.OnceValue(loadAssets)
 
-// loadAssets reads the embedded files once, each with its type and an ETag
-// of its content, so that a browser revalidates a file in one short answer
-// (304) and never uses an old one after vitals is upgraded.
+// loadAssets reads the embedded files, each with its type and an ETag of its
+// content, so that a browser revalidates a file in one short answer (304)
+// and never uses an old one after vitals is upgraded.
 func loadAssets() map[string]asset {
 	out := map[string]asset{}
 	err := fs.WalkDir(assetFS, "assets", func(p string, d fs.DirEntry, err error) error {
@@ -332,7 +335,7 @@ func loadAssets() map[string]asset {
 }
 
 func (p *Page) serveAsset(w http.ResponseWriter, r *http.Request, name string) {
-	a := p.assets[name]
+	a := pageAssets()[name]
 	h := w.Header()
 	h.Set("Content-Type", a.contentType)
 	h.Set("Cache-Control", "no-cache")
