@@ -57,19 +57,16 @@ func (r *run) stopProbes(*stopping) {
 // probeHandler is what the probe listener serves: the probe endpoints,
 // /metrics, and the status page unless the file says ui: false.
 func (r *run) probeHandler() http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/", r.monitor.Handler())
-	mux.Handle("/metrics", getOrHead(promhttp.HandlerFor(r.registry, promhttp.HandlerOpts{ErrorLog: r.errorLog()})))
+	metrics := getOrHead(promhttp.HandlerFor(r.registry, promhttp.HandlerOpts{ErrorLog: r.errorLog()}))
+	var page http.Handler
 	if r.cfg.UI {
 		o := ui.Options{Details: r.cfg.Details, ServiceInfo: r.cfg.ServiceInfo, Streams: max(r.probeLn.Max()/pageStreamShare, 1)}
 		if r.sv != nil {
 			o.Workload = r.sv.status
 		}
-		page := servers.Rearmed(ui.New(r.monitor, o))
-		mux.Handle("/{$}", page)
-		mux.Handle("/ui/", page)
+		page = servers.Rearmed(ui.New(r.monitor, o))
 	}
-	return mux
+	return servers.ProbeHandler(r.monitor.Handler(), metrics, page)
 }
 
 // getOrHead answers 405 to a method other than GET and HEAD, as the probe

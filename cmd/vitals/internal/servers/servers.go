@@ -3,7 +3,9 @@
 // management API and gRPC health each get timeouts that drop a client that
 // holds a connection, and a listener whose connections are capped (Limit),
 // the caps sized from RLIMIT_NOFILE (CapsFor) so that a reserve always stays
-// for the checks, the workload and vitals itself.
+// for the checks, the workload and vitals itself. ProbeHandler is what the
+// probe listener serves, the probe endpoints on a path of their own that
+// costs no more than the library's handler alone.
 //
 // The agent's run command wires it; it imports nothing of the agent.
 // RELIABILITY.md ("Servers: timeouts and limits") says each value and why.
