@@ -270,6 +270,11 @@ func (p *Page) serveEvents(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, out)
 		return
 	}
+	if _, err := wire.Cursor(r.Header.Get("Last-Event-ID")); err != nil {
+		// Bad input is told so before it is told to come back later.
+		writeError(w, http.StatusBadRequest, "Last-Event-ID: %v", err)
+		return
+	}
 	select {
 	case p.streams <- struct{}{}:
 		defer func() { <-p.streams }()
