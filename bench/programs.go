@@ -15,7 +15,13 @@ import (
 
 // buildVitals builds the full vitals binary (the agent) from cmd/vitals.
 func buildVitals(ctx context.Context, env *harness.Env) (string, error) {
-	return env.Build(ctx, "vitals", "cmd/vitals", ".")
+	return env.Build(ctx, "vitals", "cmd/vitals", ".", "-tags", "grpcnotrace")
+}
+
+// buildVitalsProbe builds the probe build, vitals without the agent
+// (vitals_probe), with the tags the releases ship it with too.
+func buildVitalsProbe(ctx context.Context, env *harness.Env) (string, error) {
+	return env.Build(ctx, "vitals-probe", "cmd/vitals", ".", "-tags", "vitals_probe,grpcnotrace")
 }
 
 // vitalsRun is one start of `vitals run` by an experiment.

@@ -89,14 +89,14 @@ func (e *Env) Scale(full, short time.Duration) time.Duration {
 // Build builds the main package pkg of the module in dir (relative to Root)
 // into Bin/name once per run, statically (CGO_ENABLED=0), and returns the
 // binary's path. Later calls with the same name return the first build.
-func (e *Env) Build(ctx context.Context, name, dir, pkg string) (string, error) {
+func (e *Env) Build(ctx context.Context, name, dir, pkg string, flags ...string) (string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if p, ok := e.built[name]; ok {
 		return p, nil
 	}
 	out := filepath.Join(e.Bin, name)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", append(append([]string{"build", "-o", out}, flags...), pkg)...)
 	cmd.Dir = filepath.Join(e.Root, dir)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	e.Logf("building %s (%s in %s)", name, pkg, dir)
