@@ -332,7 +332,8 @@ func (rep report) json() []byte {
 			}
 		} else {
 			cr.ComponentType = ln.e.check.ComponentType
-			if at := ln.e.lastAt.Load(); ln.v.ran && at != 0 {
+			if ln.v.ran {
+				at := ln.e.lastAt.Load()
 				cr.Time = time.Unix(0, at).UTC().Format(time.RFC3339Nano)
 				// A value is served with its unit or not at all: a number
 				// without one cannot be read (12 ms, or 12 s?).

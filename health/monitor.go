@@ -192,8 +192,9 @@ type Recorded struct {
 // order for each check, once the state has changed and outside the Monitor's
 // lock: for metrics that must count every run, which the bounded history and
 // event log cannot promise; and of every change of status that no result
-// made (Recorded.Stable: a check that became stable). It is called on the
-// check's goroutine, so it must be quick.
+// made (Recorded.Stable: a check that became stable). It is called by the
+// worker that ran the check, which takes the other runs of its tick after
+// it, so it must be quick.
 func WithRecorder(f func(Recorded)) Option {
 	return func(m *Monitor) { m.recorder = f }
 }
@@ -699,8 +700,8 @@ func (m *Monitor) record(e *entry, r Result, gen uint64) checkState {
 	r.Output = m.output(r.Output)
 	m.mu.Lock()
 	defer m.unlockAndLog()
-	if e.removed || e.gen != gen {
-		return e.state
+	if e.removed || e.stopped || m.levels.stopped || e.gen != gen {
+		return e.state // a run of a check no longer counted says nothing
 	}
 	// Events are stamped when recorded, not when the run began, so that their
 	// times grow with their ids.

@@ -100,7 +100,7 @@ type gist struct {
 	output, unit string
 }
 
-func newHistory(size int) history { return history{size: int32(size)} }
+func newHistory(size int) history { return history{size: int32(min(size, math.MaxInt32))} }
 
 func (h *history) add(r Result) {
 	g := gist{ok: r.OK, warn: r.Warn, zeroTime: r.Time.IsZero(), loc: r.Time.Location(), output: r.Output, unit: r.ObservedUnit}

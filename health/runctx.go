@@ -18,7 +18,7 @@ import (
 // run ends; it has nothing left to cancel.
 type runContext struct {
 	mu       sync.Mutex
-	values   context.Context // the Monitor's Start context, without its cancellation: Value reads it
+	values   context.Context // the Monitor's Start context, without its cancellation: Value reads it; set once
 	deadline time.Time
 	done     chan struct{} // made when first asked for, and kept for the next run until it is closed
 	err      error
@@ -108,10 +108,10 @@ func (c *runContext) AfterFunc(f func()) (stop func() bool) {
 
 // arm makes the context that of a new run, due to end at deadline, and
 // returns the run's id.
-func (c *runContext) arm(values context.Context, start, deadline time.Time, s schedule) uint64 {
+func (c *runContext) arm(start, deadline time.Time, s schedule) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.values, c.deadline, c.start, c.sched = values, deadline, start, s
+	c.deadline, c.start, c.sched = deadline, start, s
 	if c.err != nil {
 		c.err, c.done = nil, nil // its channel is closed: the next Done makes a new one
 	}
@@ -143,6 +143,29 @@ func (c *runContext) end(id uint64, err error) bool {
 	clear(c.after)
 	c.after = c.after[:0]
 	return true
+}
+
+// release ends run id, which has returned, if nothing ended it: the
+// functions of AfterFunc run, and Done is closed, as a cancel of
+// context.WithTimeout does once its run is over, so that what a checker
+// left waiting on its context (an HTTP response it did not close) is let go.
+func (c *runContext) release(id uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.id != id || c.err != nil {
+		return
+	}
+	c.err = context.Canceled
+	if c.done == nil {
+		c.done = closedDone
+	} else {
+		close(c.done)
+	}
+	for _, a := range c.after {
+		go a.f()
+	}
+	clear(c.after)
+	c.after = c.after[:0]
 }
 
 // returned is the checker of run id returning with o: it reports true when

@@ -3,6 +3,7 @@ package health
 import (
 	"container/heap"
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -122,22 +123,25 @@ func (s *scheduler) start(e *entry, gen uint64, startup chan struct{}, due time.
 // (context.Canceled) and not recorded.
 func (s *scheduler) stop(e *entry) {
 	s.mu.Lock()
+	// The run of its own under way: its context may be another check's run
+	// by now (its worker moved on after the run was given up), which the
+	// id tells apart.
+	rc, id := e.place.running, e.place.deadline
 	s.stopLocked(e)
-	rc := e.place.running
-	var id uint64
-	var running bool
-	if rc != nil {
-		id, running = rc.running() // under s.mu: its worker cannot have moved on to another run
-	}
 	s.mu.Unlock()
-	if running && rc.end(id, context.Canceled) {
+	if id != 0 && rc.end(id, context.Canceled) {
 		s.m.graceThenAbandon(e, rc, id)
 	}
 }
 
 func (s *scheduler) stopLocked(e *entry) {
 	s.removeLocked(e)
-	e.place.life, e.place.parked, e.place.rewake, e.place.deadline = 0, false, false, 0
+	if e.place.parked {
+		if i := slices.Index(s.park, e); i >= 0 {
+			s.park = slices.Delete(s.park, i, i+1)
+		}
+	}
+	e.place.life, e.place.parked, e.place.rewake = 0, false, false
 }
 
 // current reports whether life is e's life, which has not stopped.
@@ -221,15 +225,14 @@ func (s *scheduler) startupPassed(now time.Time) {
 	s.park = s.park[:0]
 }
 
-// watch queues the run of e's life under way in rc to be ended at its
+// watch keeps run id of e's life, under way in rc, to be ended at its
 // deadline; false when that life has stopped already.
-func (s *scheduler) watch(e *entry, life uint64, rc *runContext, deadline time.Time) bool {
+func (s *scheduler) watch(e *entry, life uint64, rc *runContext, id uint64, deadline time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e.place.life != life {
 		return false
 	}
-	id, _ := rc.running()
 	s.removeLocked(e)
 	e.place.running, e.place.at, e.place.deadline = rc, deadline, id
 	e.place.index = int32(len(s.running))
@@ -241,14 +244,15 @@ func (s *scheduler) watch(e *entry, life uint64, rc *runContext, deadline time.T
 	return true
 }
 
-// unwatch forgets the deadline of e's run, which has returned.
-func (s *scheduler) unwatch(e *entry) {
+// unwatch forgets the deadline of e's run id, which has returned or been
+// given up.
+func (s *scheduler) unwatch(e *entry, id uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e.place.deadline != 0 {
+	if e.place.deadline == id {
 		s.removeLocked(e)
+		e.place.running = nil
 	}
-	e.place.running = nil
 }
 
 // removeLocked takes e out of the queue or the runs under way, if it is in
@@ -339,8 +343,15 @@ func (s *scheduler) loop(ctx context.Context) {
 	defer s.m.workers.Done()
 	defer func() {
 		s.mu.Lock()
-		s.stopped = true // the workers take the runs left, which have stopped, and end
-		s.more.Broadcast()
+		s.stopped = true
+		// The runs not taken yet are of lives that end with the Monitor:
+		// none runs, though every worker may be held by a slow checker.
+		for i := s.head; i < len(s.ready); i++ {
+			s.ready[i] = job{}
+			s.m.workers.Done()
+		}
+		s.ready, s.head, s.waited = s.ready[:0], 0, 0
+		s.more.Broadcast() // the idle workers end
 		s.mu.Unlock()
 	}()
 	for {
@@ -399,7 +410,8 @@ func (s *scheduler) staffLocked() {
 	case waiting == 0:
 	case s.jumps:
 		want = waiting
-	case busy == 0:
+	case busy == 0 || s.waited == 0 && s.inStep == busy:
+		// None at work, or every one in a step: one more takes the new runs now.
 		want = 1
 	case s.waited > 0 && s.taken == 0 && s.inStep == busy:
 		want = min(s.waited, waiting)
@@ -453,7 +465,7 @@ func (s *scheduler) work() {
 	// The context of the worker's runs, armed again for each, so that a run
 	// allocates nothing. A run that outlives its deadline and grace keeps
 	// it, and its worker, until it returns.
-	rc := new(runContext)
+	rc := &runContext{values: s.m.values}
 	stepping := false
 	defer func() {
 		if stepping { // the checker ended this goroutine (runtime.Goexit)

@@ -45,14 +45,18 @@ func (m *Monitor) step(e *entry, sc schedule, rc *runContext) {
 		m.workers.Done()
 		return
 	}
-	e.runMu.Lock()
+	e.runMu.Lock() // behind RunNow, or the run of the life before, for a while
+	now = m.clock.Now()
 	if m.lateRun(c.Name) {
 		m.finish(e, sc, stillRunning(now, c.Timeout), false)
 		return
 	}
-	id := rc.arm(m.values, now, now.Add(c.Timeout), sc)
-	if !m.sched.watch(e, sc.life, rc, now.Add(c.Timeout)) {
-		rc.end(id, context.Canceled) // it stopped as the run began: cut it short
+	id := rc.arm(now, now.Add(c.Timeout), sc)
+	if !m.sched.watch(e, sc.life, rc, id, now.Add(c.Timeout)) {
+		// The check stopped while the step waited: nothing runs.
+		rc.end(id, context.Canceled)
+		m.returned(e, rc, id, outcome{err: context.Canceled, end: now})
+		return
 	}
 	returned := false
 	defer func() {
@@ -71,11 +75,13 @@ func (m *Monitor) returned(e *entry, rc *runContext, id uint64, o outcome) {
 	if !rc.returned(id, o) {
 		return
 	}
-	m.sched.unwatch(e)
+	m.sched.unwatch(e, id)
 	rc.mu.Lock()
 	start, sc, cancelled := rc.start, rc.sched, rc.cancelled
 	rc.mu.Unlock()
-	m.finish(e, sc, result(start, o, rc, e.check.Timeout), cancelled)
+	r := result(start, o, rc, e.check.Timeout)
+	rc.release(id) // as a cancel of context.WithTimeout would: what waits on it is let go
+	m.finish(e, sc, r, cancelled)
 }
 
 // finish records a run's result, releases the check's runMu and queues its
@@ -111,7 +117,7 @@ func (m *Monitor) graceThenAbandon(e *entry, rc *runContext, id uint64) {
 		m.mu.Lock()
 		m.inflight[e.check.Name] = late
 		m.mu.Unlock()
-		m.sched.unwatch(e)
+		m.sched.unwatch(e, id)
 		r := Result{Time: start, Duration: e.check.Timeout, Output: timedOut(e.check.Timeout)}
 		m.finish(e, sc, r, cancelled)
 	})
