@@ -1,7 +1,6 @@
 package health
 
 import (
-	"container/heap"
 	"context"
 	"slices"
 	"sync"
@@ -24,9 +23,9 @@ const Tick = 10 * time.Millisecond
 const maxIdleWorkers = 16
 
 // maxKeptReady is how many runs the workers' queue keeps room for once
-// it empties: the runs of a tick, at 100,000 checks a second; the room the
-// runs of a start or a Reset took (every check at once) is let go.
-const maxKeptReady = 1024
+// it empties (300 KB): the runs of a tick at 400,000 checks a second; the
+// room the runs of a start or a Reset of more checks took is let go.
+const maxKeptReady = 4096
 
 // schedule is one life of a check under the scheduler (from Start, Add,
 // StartCheck or Reset until it stops) and when its next run is due.
@@ -268,7 +267,7 @@ func (s *scheduler) removeLocked(e *entry) {
 		s.running = s.running[:last]
 		e.place.index, e.place.deadline = -1, 0
 	default:
-		heap.Remove(&s.q, i)
+		s.q.remove(i)
 	}
 	if stop, ok := s.timers[e]; ok {
 		stop()
@@ -289,9 +288,9 @@ func (s *scheduler) queueLocked(e *entry, at time.Time) {
 	key := int64(at.Sub(s.base))
 	if i := int(e.place.index); i >= 0 {
 		s.q[i].key = key
-		heap.Fix(&s.q, i)
+		s.q.fix(i)
 	} else {
-		heap.Push(&s.q, waking{key, e})
+		s.q.push(waking{key, e})
 	}
 	if s.jumps {
 		s.timerLocked(e, at)
@@ -512,7 +511,9 @@ func (s *scheduler) work() {
 }
 
 // queue is a heap of entries by when they wake. Each keeps its key beside
-// it, so that ordering reads the queue's array only, not the entries.
+// it, so that ordering reads the queue's array only, not the entries. It is
+// container/heap's algorithm on the type itself: through heap.Interface,
+// every push and pop would box a waking, an allocation per run.
 type queue []waking
 
 type waking struct {
@@ -520,22 +521,69 @@ type waking struct {
 	e   *entry
 }
 
-func (q queue) Len() int           { return len(q) }
-func (q queue) Less(i, j int) bool { return q[i].key < q[j].key }
-func (q queue) Swap(i, j int) {
-	q[i], q[j] = q[j], q[i]
-	q[i].e.place.index, q[j].e.place.index = int32(i), int32(j)
+func (q queue) set(i int, w waking) {
+	q[i] = w
+	w.e.place.index = int32(i)
 }
-func (q *queue) Push(x any) {
-	it := x.(waking)
-	it.e.place.index = int32(len(*q))
-	*q = append(*q, it)
+
+func (q *queue) push(w waking) {
+	*q = append(*q, w)
+	q.up(len(*q) - 1)
 }
-func (q *queue) Pop() any {
+
+// remove takes out the entry at i.
+func (q *queue) remove(i int) {
 	old := *q
-	it := old[len(old)-1]
-	old[len(old)-1] = waking{}
-	it.e.place.index = -1
-	*q = old[:len(old)-1]
-	return it
+	last := len(old) - 1
+	e := old[i].e
+	if i != last {
+		old.set(i, old[last])
+	}
+	old[last] = waking{}
+	*q = old[:last]
+	if i != last {
+		q.fix(i)
+	}
+	e.place.index = -1
+}
+
+// fix restores the order after the key at i changed.
+func (q queue) fix(i int) {
+	if !q.down(i) {
+		q.up(i)
+	}
+}
+
+func (q queue) up(i int) {
+	w := q[i]
+	for i > 0 {
+		parent := (i - 1) / 2
+		if q[parent].key <= w.key {
+			break
+		}
+		q.set(i, q[parent])
+		i = parent
+	}
+	q.set(i, w)
+}
+
+// down moves the entry at i down to its place; it reports whether it moved.
+func (q queue) down(i int) bool {
+	w, start := q[i], i
+	for {
+		child := 2*i + 1
+		if child >= len(q) {
+			break
+		}
+		if right := child + 1; right < len(q) && q[right].key < q[child].key {
+			child = right
+		}
+		if w.key <= q[child].key {
+			break
+		}
+		q.set(i, q[child])
+		i = child
+	}
+	q.set(i, w)
+	return i > start
 }
