@@ -9,13 +9,15 @@ import (
 // runContext is the context of a scheduled run. Each worker has one, armed
 // again for every run it takes, so that a run allocates nothing:
 // context.WithTimeout would make a context, a timer and, once its Done is
-// asked for, a channel. The scheduler ends it at its deadline, and the
-// Monitor when the check stops.
+// asked for, a channel. The scheduler ends it at its deadline, the Monitor
+// when the check stops, and the worker when the run returns.
 //
-// A checker must not use its context after it returns; none of the clients
-// it would use (net/http, gRPC, database drivers) does. A goroutine of an
-// earlier run that still selects on its Done channel is woken when a later
-// run ends; it has nothing left to cancel.
+// A run that asked for its Done channel or registered an AfterFunc (a
+// derived context, as net/http's transport makes) handed its context to
+// something that may watch it after the run: its worker takes a new one for
+// its next run (handedOut), so that what watches it sees it ended, for good,
+// as a context.WithTimeout would be. Runs of checkers that only read their
+// deadline (most quick checks) share one.
 type runContext struct {
 	mu       sync.Mutex
 	values   context.Context // the Monitor's Start context, without its cancellation: Value reads it; set once
@@ -32,6 +34,7 @@ type runContext struct {
 	state     runState       // running, returned or abandoned
 	late      chan<- outcome // set when it is abandoned: where its outcome goes once it returns
 	cancelled bool           // ended because the check stopped, not by its deadline
+	handed    bool           // Done or AfterFunc was called: it is not armed again
 }
 
 type runState uint8
@@ -62,6 +65,7 @@ func (c *runContext) Deadline() (time.Time, bool) {
 func (c *runContext) Done() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.handed = true
 	if c.done == nil {
 		if c.err != nil {
 			return closedDone
@@ -86,6 +90,7 @@ func (c *runContext) Value(key any) any { return c.values.Value(key) }
 func (c *runContext) AfterFunc(f func()) (stop func() bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.handed = true
 	if c.err != nil {
 		go f()
 		return func() bool { return false }
@@ -195,6 +200,14 @@ func (c *runContext) abandon(id uint64, late chan<- outcome) (start time.Time, s
 	}
 	c.state, c.late = runAbandoned, late
 	return c.start, c.sched, c.cancelled, true
+}
+
+// handedOut reports whether the run handed the context to something that
+// may watch it after the run (Done, AfterFunc): then it is not armed again.
+func (c *runContext) handedOut() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.handed
 }
 
 // running is the id of the run under way, and whether one is.

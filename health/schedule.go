@@ -504,6 +504,9 @@ func (s *scheduler) work() {
 		s.inStep++
 		s.mu.Unlock()
 		s.m.step(j.e, j.s, rc)
+		if rc.handedOut() {
+			rc = &runContext{values: s.m.values}
+		}
 		s.mu.Lock()
 		s.inStep--
 		stepping = false
