@@ -135,18 +135,8 @@ func (c *runContext) end(id uint64, err error) bool {
 	if c.id != id || c.state != runRunning || c.err != nil {
 		return false
 	}
-	c.err = err
 	c.cancelled = err == context.Canceled
-	if c.done == nil {
-		c.done = closedDone
-	} else {
-		close(c.done)
-	}
-	for _, a := range c.after {
-		go a.f()
-	}
-	clear(c.after)
-	c.after = c.after[:0]
+	c.closeLocked(err)
 	return true
 }
 
@@ -160,7 +150,13 @@ func (c *runContext) release(id uint64) {
 	if c.id != id || c.err != nil {
 		return
 	}
-	c.err = context.Canceled
+	c.closeLocked(context.Canceled)
+}
+
+// closeLocked ends the context with err: Done is closed and the functions
+// of AfterFunc run.
+func (c *runContext) closeLocked(err error) {
+	c.err = err
 	if c.done == nil {
 		c.done = closedDone
 	} else {
