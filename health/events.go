@@ -113,24 +113,42 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 
 // eventLog is a bounded ring of events. Appending never blocks; readers copy
 // out what they want.
+//
+// The ring grows as events come, up to size, rather than being made whole
+// at once: an Event is about 200 bytes, so the default log of 1,000 would
+// be 200 KB of pointer-holding memory that every garbage collection scans
+// from the start, where a program's checks rarely change more than a few
+// dozen times in an hour (a server answering probes pays for that scan on
+// every request's share of the collections).
 type eventLog struct {
-	buf     []Event
+	buf     []Event // the kept events, event i (from 1) at (i-1)%size once full
+	size    int     // how many are kept at most
 	lastID  uint64
 	changed chan struct{} // closed on the next append, to wake blocked readers
 	waited  bool          // a reader holds changed, so the next append must close it
 }
 
+// firstEvents is the ring's first allocation: the start's events of a
+// program with a few checks (each passing, then the levels) fit in it.
+const firstEvents = 16
+
 func newEventLog(size int) eventLog {
-	return eventLog{buf: make([]Event, 0, size), changed: make(chan struct{})}
+	return eventLog{size: size, changed: make(chan struct{})}
 }
 
 func (l *eventLog) append(e Event) Event {
 	l.lastID++
 	e.ID = l.lastID
-	if len(l.buf) < cap(l.buf) {
+	switch {
+	case len(l.buf) < cap(l.buf):
 		l.buf = append(l.buf, e)
-	} else {
-		l.buf[int((e.ID-1)%uint64(cap(l.buf)))] = e
+	case len(l.buf) < l.size:
+		// Double, up to size, never beyond it.
+		grown := make([]Event, len(l.buf), min(max(2*cap(l.buf), firstEvents), l.size))
+		copy(grown, l.buf)
+		l.buf = append(grown, e)
+	default:
+		l.buf[int((e.ID-1)%uint64(l.size))] = e
 	}
 	if l.waited {
 		close(l.changed)
@@ -154,7 +172,7 @@ func (l *eventLog) after(id uint64) []Event {
 	first := max(id+1, oldest)
 	out := make([]Event, 0, l.lastID-first+1)
 	for i := first; i <= l.lastID; i++ {
-		out = append(out, l.buf[int((i-1)%uint64(cap(l.buf)))])
+		out = append(out, l.buf[int((i-1)%uint64(l.size))])
 	}
 	return out
 }

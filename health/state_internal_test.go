@@ -168,6 +168,33 @@ func TestEventLogKeepsTheNewestAndCountsOn(t *testing.T) {
 	}
 }
 
+// The log grows as events come, never beyond its size, and keeps the newest
+// size of them across each growth and after it wraps.
+func TestEventLogGrowsUpToItsSizeAndKeepsTheNewest(t *testing.T) {
+	for _, size := range []int{1, 2, firstEvents - 1, firstEvents, firstEvents + 1, 3*firstEvents + 5, 100} {
+		l := newEventLog(size)
+		if l.buf != nil {
+			t.Fatalf("size %d: a new log holds %d slots before any event", size, cap(l.buf))
+		}
+		for n := 1; n <= 2*size+3; n++ {
+			l.append(Event{Type: EventCheckPassed})
+			if cap(l.buf) > size {
+				t.Fatalf("size %d, %d events: %d slots", size, n, cap(l.buf))
+			}
+			evs := l.after(0)
+			want := min(n, size)
+			if len(evs) != want || evs[0].ID != uint64(n-want+1) || evs[len(evs)-1].ID != uint64(n) {
+				t.Fatalf("size %d, %d events: after(0) = %v, want ids %d..%d", size, n, ids(evs), n-want+1, n)
+			}
+			for i, e := range evs {
+				if e.ID != evs[0].ID+uint64(i) {
+					t.Fatalf("size %d, %d events: after(0) = %v, not in order", size, n, ids(evs))
+				}
+			}
+		}
+	}
+}
+
 func ids(evs []Event) []uint64 {
 	out := make([]uint64, len(evs))
 	for i, e := range evs {
