@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -47,9 +48,15 @@ func newAPICommands(stdout, stderr io.Writer) []*cobra.Command {
 // agentFlags say where the agent's API is.
 type agentFlags struct{ addr, tokenFile string }
 
+// defaultAPI is apisocket.Default, found once: every command over the API
+// says it in its --api flag's help, and each command line builds them all
+// (finding it looks at directories: a dozen times would be a dozen sets of
+// system calls in every vitals probe, an exec probe run every period).
+var defaultAPI = sync.OnceValue(apisocket.Default)
+
 func (a *agentFlags) define(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&a.addr, "api", "", "the agent's API: a unix socket, tcp://HOST:PORT or an http:// URL (default $VITALS_API, else "+apisocket.Default()+")")
+	f.StringVar(&a.addr, "api", "", "the agent's API: a unix socket, tcp://HOST:PORT or an http:// URL (default $VITALS_API, else "+defaultAPI()+")")
 	f.StringVar(&a.tokenFile, "api-token-file", "", "the file with the token of a TCP API (default: the token in $VITALS_API_TOKEN)")
 	cmd.MarkFlagFilename("api-token-file")
 }
@@ -64,7 +71,7 @@ func (a *agentFlags) client() (*client.Client, error) {
 			return nil, fmt.Errorf("--api-token-file: %w", err)
 		}
 	}
-	return client.New(cmp.Or(a.addr, os.Getenv("VITALS_API"), apisocket.Default()), token)
+	return client.New(cmp.Or(a.addr, os.Getenv("VITALS_API"), defaultAPI()), token)
 }
 
 // connect is what every command over the API starts with: the client, and
