@@ -68,7 +68,7 @@ const (
 	DefaultHistory = 60
 	// DefaultEventLog is how many events the log keeps: hours of transitions
 	// for a reader that reconnects, at a bounded cost (about 200 bytes an
-	// event; the log grows to it as events come).
+	// event, and its output and data; the log grows to it as events come).
 	DefaultEventLog = 1000
 	// DefaultJitter spreads later runs by ±5% of their period: checks added
 	// together drift apart within a few periods, and no run is late by much.

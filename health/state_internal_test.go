@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
 	"testing"
 	"time"
@@ -176,10 +177,15 @@ func TestEventLogGrowsUpToItsSizeAndKeepsTheNewest(t *testing.T) {
 		if l.buf != nil {
 			t.Fatalf("size %d: a new log holds %d slots before any event", size, cap(l.buf))
 		}
+		allocs := 0
 		for n := 1; n <= 2*size+3; n++ {
+			before := cap(l.buf)
 			l.append(Event{Type: EventCheckPassed})
-			if cap(l.buf) > size {
-				t.Fatalf("size %d, %d events: %d slots", size, n, cap(l.buf))
+			if cap(l.buf) != before {
+				allocs++
+			}
+			if cap(l.buf) > size || cap(l.buf) > max(firstEvents, 2*n) {
+				t.Fatalf("size %d, %d events: %d slots, want at most the size and twice the events (or %d)", size, n, cap(l.buf), firstEvents)
 			}
 			evs := l.after(0)
 			want := min(n, size)
@@ -191,6 +197,10 @@ func TestEventLogGrowsUpToItsSizeAndKeepsTheNewest(t *testing.T) {
 					t.Fatalf("size %d, %d events: after(0) = %v, not in order", size, n, ids(evs))
 				}
 			}
+		}
+		// Doubling from firstEvents: one allocation, then one per doubling.
+		if want := bits.Len(uint(size/firstEvents)) + 1; allocs > want {
+			t.Fatalf("size %d: the ring was made %d times, want at most %d", size, allocs, want)
 		}
 	}
 }

@@ -50,8 +50,8 @@ type agentFlags struct{ addr, tokenFile string }
 
 // defaultAPI is apisocket.Default, found once: every command over the API
 // says it in its --api flag's help, and each command line builds them all
-// (finding it looks at directories: a dozen times would be a dozen sets of
-// system calls in every vitals probe, an exec probe run every period).
+// (finding it looks at directories: thirteen times would be thirteen sets
+// of system calls in every vitals probe, an exec probe run every period).
 var defaultAPI = sync.OnceValue(apisocket.Default)
 
 func (a *agentFlags) define(cmd *cobra.Command) {
