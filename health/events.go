@@ -144,9 +144,8 @@ func (l *eventLog) append(e Event) Event {
 		l.buf = append(l.buf, e)
 	case len(l.buf) < l.size:
 		// Double, up to size, never beyond it.
-		grown := make([]Event, len(l.buf), min(max(2*cap(l.buf), firstEvents), l.size))
-		copy(grown, l.buf)
-		l.buf = append(grown, e)
+		grown := make([]Event, 0, min(max(2*cap(l.buf), firstEvents), l.size))
+		l.buf = append(append(grown, l.buf...), e)
 	default:
 		l.buf[int((e.ID-1)%uint64(l.size))] = e
 	}
