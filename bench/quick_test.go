@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,35 @@ func TestEveryExperimentRunsQuickAndAddsItsRowsToTheTable(t *testing.T) {
 		}
 		if rows == 0 {
 			t.Errorf("%s added no row to the table:\n%s", e.ID, table)
+		}
+	}
+	// The rows the limits are judged by, each a ratio of two figures of
+	// this run: the agent against bare net/http, against the cheapest
+	// program making the same GETs and Pebble's memory, the scheduler
+	// against a goroutine and a timer per check, the start against
+	// Pebble's, and vitals probe against grpc-health-probe.
+	for _, what := range []string{
+		"the agent (`vitals run`) ÷ bare net/http",
+		"÷ bare Go GETs, batched (bench/limit -batch)",
+		"agent peak RSS (VmHWM) ÷ Pebble",
+		"CPU, runs spread evenly over the period",
+		"start → first 200: vitals /livez ÷ Pebble",
+		"`vitals probe grpc://` whole process, wall time",
+		"`vitals probe grpc://` (the probe build) whole process, wall time",
+	} {
+		found := false
+		for line := range strings.Lines(table) {
+			cells := strings.Split(line, "|")
+			if len(cells) < 7 || !strings.Contains(cells[2], what) {
+				continue
+			}
+			found = true
+			if r, err := strconv.ParseFloat(strings.TrimSpace(cells[5]), 64); err != nil || r <= 0 {
+				t.Errorf("the row %q has no ratio: %s", what, line)
+			}
+		}
+		if !found {
+			t.Errorf("no row %q in the table:\n%s", what, table)
 		}
 	}
 	if len(experiments) < 7 {
