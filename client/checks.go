@@ -44,13 +44,17 @@ type Check struct {
 
 // Result is one run of a check.
 type Result struct {
-	Time          time.Time `json:"time"` // when the run started
-	Duration      Duration  `json:"duration"`
-	OK            bool      `json:"ok"`
-	Warn          bool      `json:"warn,omitempty"` // it passed, with a warning: a heartbeat's beat said warn
-	Output        string    `json:"output,omitempty"`
-	ObservedValue any       `json:"observedValue,omitempty"`
-	ObservedUnit  string    `json:"observedUnit,omitempty"`
+	Time     time.Time `json:"time"` // when the run started
+	Duration Duration  `json:"duration"`
+	OK       bool      `json:"ok"`
+	Warn     bool      `json:"warn,omitempty"` // it passed, with a warning: a heartbeat's beat said warn
+	// Undecided: the run decided nothing yet (a rate whose window has one
+	// sample so far), and counted neither as a pass nor as a failure; its
+	// output says what the check waits for. OK is false.
+	Undecided     bool   `json:"undecided,omitempty"`
+	Output        string `json:"output,omitempty"`
+	ObservedValue any    `json:"observedValue,omitempty"`
+	ObservedUnit  string `json:"observedUnit,omitempty"`
 }
 
 // Health is a level's verdict, as GET /v1/health answers it: whether the

@@ -94,9 +94,36 @@ type Measurer interface {
 // and the IETF JSON format leaves out a value given without one.
 type Observation struct {
 	Value   any    // JSON-encodable, such as 42, 0.013 or "200"
-	Unit    string // such as "ms", "s", "days" or "percent"; required with Value
+	Unit    string // such as "ms", "s", "days" or "percent", or Dimensionless; required with Value
 	Message string // the result's output when the run passed
 }
+
+// Dimensionless is the unit of an observed number that has none, such as
+// a count of items or a ratio: "1", as UCUM and OpenTelemetry write it. A
+// value is served only with its unit (12 ms, or 12 s?), and this one says
+// that the number is all there is to read.
+const Dimensionless = "1"
+
+// ErrUndecided is what the error of a run that can decide nothing yet is
+// (errors.Is), such as a rate over a window that holds one sample so far:
+// Undecided makes one. The Monitor keeps such a run as a result
+// (Result.Undecided) that moves no threshold: a pending check stays
+// pending, a passing or failing one keeps its status, and the consecutive
+// counts go on as they were. Its output says what the check waits for.
+var ErrUndecided = errors.New("undecided")
+
+// Undecided is the error of a run that can decide nothing yet, which is
+// ErrUndecided (errors.Is); its text is reason, which says why and what the
+// check waits for ("increase(x[2m]) needs two scrapes in its window; this is
+// the first"). A check stays pending while its runs say so.
+func Undecided(reason string) error { return undecided(reason) }
+
+type undecided string
+
+func (u undecided) Error() string { return string(u) }
+
+// Is makes an undecided run's error ErrUndecided.
+func (undecided) Is(target error) bool { return target == ErrUndecided }
 
 // Check is one named, scheduled check. The zero value of every timing field
 // means the Monitor's default: the kubelet's (period 10s, timeout 1s, no

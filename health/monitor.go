@@ -309,6 +309,9 @@ type checkView struct {
 	stopped bool
 	ran     bool // it has a result
 	lastOK  bool
+	// undecided: the last result decided nothing, and reason says what the
+	// check waits for.
+	undecided bool
 	// successes and failures are counted while it is pending only, where
 	// they are shown.
 	successes, failures int
@@ -335,7 +338,7 @@ func (v *checkView) stableAt(e *entry) (time.Time, bool) {
 func (e *entry) publishView() {
 	s := e.state
 	v := checkView{status: s.status, reason: s.last.Output, stopped: e.stopped, ran: s.runs > 0, lastOK: s.last.OK,
-		waiting: s.waiting, stableFrom: s.stableFrom}
+		undecided: s.last.Undecided, waiting: s.waiting, stableFrom: s.stableFrom}
 	if v.status == Warn || v.status == Fail {
 		v.reason = s.badOutput
 	}

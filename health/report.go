@@ -147,6 +147,8 @@ func (v *monitorView) line(e *entry, details bool, now time.Time) line {
 			ln.reason = "no result yet"
 		case cv.waiting:
 			ln.reason = stableIn(cv, e, now)
+		case cv.undecided:
+			ln.reason = withheld(cv.reason)
 		case cv.lastOK:
 			ln.reason = fmt.Sprintf("%d of %d passes needed", cv.successes, e.check.SuccessThreshold)
 		default:

@@ -17,6 +17,10 @@ type Result struct {
 	// meet its success threshold), and it counts as passing. A heartbeat's
 	// Report with status Warn gives one; a run never does.
 	Warn bool
+	// Undecided marks a run that decided nothing (its checker's error was
+	// ErrUndecided): it is not OK, yet counts neither as a success nor as
+	// a failure, and its output says what the check waits for.
+	Undecided bool
 	// Output is the error text of a failed run, or the Measurer's message of a
 	// passing one; at most MaxOutput bytes. As a Monitor keeps it, control
 	// and bidi characters are escaped (\x1b, \u202e), line breaks and tabs
@@ -94,6 +98,7 @@ type note struct {
 // gist is the part of a note that == compares.
 type gist struct {
 	ok, warn     bool
+	undecided    bool
 	zeroTime     bool           // the results' Time is the zero time, which has no Unix nanoseconds
 	number       numberType     // the type of the observed value kept in history.numbers
 	loc          *time.Location // of the results' times
@@ -103,7 +108,7 @@ type gist struct {
 func newHistory(size int) history { return history{size: int32(min(size, math.MaxInt32))} }
 
 func (h *history) add(r Result) {
-	g := gist{ok: r.OK, warn: r.Warn, zeroTime: r.Time.IsZero(), loc: r.Time.Location(), output: r.Output, unit: r.ObservedUnit}
+	g := gist{ok: r.OK, warn: r.Warn, undecided: r.Undecided, zeroTime: r.Time.IsZero(), loc: r.Time.Location(), output: r.Output, unit: r.ObservedUnit}
 	value := r.ObservedValue
 	bits, number := asNumber(value)
 	if number != notNumber {
@@ -209,7 +214,7 @@ func (h *history) result(i int) Result {
 	s := h.slots[i]
 	n := &h.notes[s.note]
 	r := Result{Time: time.Unix(0, s.unixNano).In(n.loc), Duration: time.Duration(s.took), OK: n.ok, Warn: n.warn,
-		Output: n.output, ObservedValue: n.value, ObservedUnit: n.unit}
+		Undecided: n.undecided, Output: n.output, ObservedValue: n.value, ObservedUnit: n.unit}
 	if n.zeroTime {
 		r.Time = time.Time{}.In(n.loc)
 	}

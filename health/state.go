@@ -67,6 +67,7 @@ type checkState struct {
 	runs      int
 	last      Result
 	badOutput string    // the output of the latest result that failed or warned, which explains warn and fail
+	warned    bool      // the latest result that decided (not Undecided) warns
 	since     time.Time // when status last changed; zero while it never has
 	// waiting: the runs met the success threshold of a check that was not
 	// passing, at stableFrom, and it passes once stableFor has passed since
@@ -94,6 +95,9 @@ type transition struct{ from, to Status }
 //	warn    --success----> pass     warn    --failure×F--> fail
 //	fail    --success×S--> pass
 //
+// An undecided result (Result.Undecided) changes nothing but the last
+// result: the check keeps its status and its counts.
+//
 // A success that warns (Result.Warn) counts as a success, but where the
 // check passes it reports warn instead: pass --warning--> warn, pending
 // --warning×S--> warn, and warn stays warn until a success that does not
@@ -105,6 +109,14 @@ type transition struct{ from, to Status }
 // S successes start it over.
 func (s checkState) after(r Result, t thresholds, now time.Time) (checkState, *transition) {
 	from := s.status
+	if r.Undecided {
+		// A run that decided nothing is kept, and counts for nothing: the
+		// status, the consecutive counts and a wait to be stable go on.
+		s.runs++
+		s.last = r
+		return s.settled(from, t, now)
+	}
+	s.warned = r.OK && r.Warn
 	if r.OK {
 		s.successes++
 		s.failures = 0
@@ -143,8 +155,8 @@ func (s checkState) settle(t thresholds, now time.Time) (checkState, *transition
 func (s checkState) settled(from Status, t thresholds, now time.Time) (checkState, *transition) {
 	if s.waiting && !now.Before(s.stableFrom.Add(t.stableFor)) {
 		s.status, s.waiting, s.stableFrom = Pass, false, time.Time{}
-		if s.last.Warn {
-			s.status = Warn // it passes, and its latest result warns
+		if s.warned {
+			s.status = Warn // it passes, and its latest result that decided warns
 		}
 	}
 	if s.status == from {

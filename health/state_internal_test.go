@@ -11,8 +11,13 @@ import (
 )
 
 // spelt is the result a letter spells: P passes, W passes with a warning,
-// F fails.
-func spelt(r rune) Result { return Result{OK: r != 'F', Warn: r == 'W'} }
+// F fails, U decides nothing (Undecided).
+func spelt(r rune) Result {
+	if r == 'U' {
+		return Result{Undecided: true}
+	}
+	return Result{OK: r != 'F', Warn: r == 'W'}
+}
 
 // runs spells results, as spelt reads them.
 func replay(t thresholds, runs string) []Status {
@@ -53,6 +58,13 @@ func TestStateMachine(t *testing.T) {
 		{"results that warn count toward the success threshold", thresholds{success: 2, failure: 3}, "WW", "-W"},
 		{"a failed check warns on the successes that pass it, if the latest warns", thresholds{success: 1, failure: 1}, "FWF", "FWF"},
 		{"failures after a warning count to the threshold as after a pass", kubelet, "WFFF", "WWWF"},
+		{"a check whose runs decide nothing stays pending", kubelet, "UUUU", "----"},
+		{"an undecided run then a pass passes", kubelet, "UP", "-P"},
+		{"an undecided run counts as no failure", kubelet, "UFUFUF", "-----F"},
+		{"an undecided run between passes keeps the count of passes", thresholds{success: 3, failure: 3}, "PUPUP", "----P"},
+		{"an undecided run leaves a passing check passing", kubelet, "PUUU", "PPPP"},
+		{"an undecided run leaves a failed check failed", kubelet, "FFFUU", "--FFF"},
+		{"an undecided run leaves a warning check warning", kubelet, "PFUU", "PWWW"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,6 +102,8 @@ func TestStability(t *testing.T) {
 		{"no stable time passes at the success threshold", thresholds{success: 1, failure: 3}, "P", "P"},
 		{"a result that warns counts as a pass in the wait, and the check warns once stable", stable3s, "PW..", "---W"},
 		{"once stable, it passes if its latest result does not warn", stable3s, "W..P", "---P"},
+		{"an undecided run does not break the wait, nor end it early", stable3s, "PUU.", "---P"},
+		{"once stable after an undecided run, it warns as its latest result that decided", stable3s, "WU..", "---W"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

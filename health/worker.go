@@ -257,7 +257,7 @@ func call(ctx context.Context, clock Clock, logger *slog.Logger, redact func(str
 // kubelet wording "timeout: failed to connect service …").
 func result(start time.Time, o outcome, runCtx context.Context, timeout time.Duration) Result {
 	r := Result{Time: start, Duration: o.end.Sub(start), OK: o.err == nil,
-		ObservedValue: o.obs.Value, ObservedUnit: o.obs.Unit}
+		Undecided: o.err != nil && errors.Is(o.err, ErrUndecided), ObservedValue: o.obs.Value, ObservedUnit: o.obs.Unit}
 	// The run's own timer may fire a moment after a socket inside the checker
 	// saw the deadline pass: a run that ended at its deadline timed out.
 	deadline, hasDeadline := runCtx.Deadline()

@@ -1,6 +1,11 @@
 package probe
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vitals-dev/vitals/health"
+)
 
 // ExecSpec is an exec check: a command that must exit with status 0.
 type ExecSpec struct {
@@ -16,6 +21,14 @@ type ExecSpec struct {
 	// Dir is the command's working directory. It must exist when the probe
 	// is built. Default this process's working directory.
 	Dir string
+	// Output, when set, is a comparison (see Comparison) that the
+	// command's output must meet once it has exited 0, for a command that
+	// prints a value, such as a disk's use or a replica's lag: "< 80".
+	// The output, trimmed, must be a number, with a % after it or not; that
+	// number is the run's observed value (unit percent with a %, else
+	// health.Dimensionless) in place of the exit status. Default none: the
+	// exit status alone decides.
+	Output string
 }
 
 // Validate says what is wrong with s wherever it is to run: no command, a
@@ -34,5 +47,32 @@ func (s ExecSpec) Validate() error {
 			return Invalid("exec", "env entry %q is not KEY=VALUE", kv)
 		}
 	}
+	if s.Output != "" {
+		if _, err := ParseComparison(s.Output); err != nil {
+			return Invalid("exec", "output: %w", err)
+		}
+	}
 	return nil
+}
+
+// outputValue judges what a command that exited 0 printed against want: the
+// number it printed, trimmed, with or without a % after it.
+func outputValue(output string, want Comparison) (health.Observation, error) {
+	text, unit := output, health.Dimensionless
+	if t, ok := strings.CutSuffix(text, "%"); ok {
+		text, unit = strings.TrimSpace(t), "percent"
+	}
+	v, err := ParseNumber(text)
+	if err != nil {
+		shown := output
+		if len(shown) > 40 {
+			shown = shown[:40] + "…"
+		}
+		return health.Observation{}, fmt.Errorf("the output %q is not a number, to compare %s", shown, want)
+	}
+	obs := health.Observation{Value: ObservedNumber(v), Unit: unit, Message: output}
+	if !want.Holds(v) {
+		return obs, fmt.Errorf("the output is %s (want %s)", FormatNumber(v), want)
+	}
+	return obs, nil
 }

@@ -43,7 +43,10 @@ const drainGrace = 100 * time.Millisecond
 // file or directory"), or, when the command wrote nothing, "exited with
 // status 2"; a command killed by a signal fails with "killed by signal
 // SIGSEGV" and its output, if any. The observed value is the exit status (an
-// int), or 128 plus the signal's number, as a shell reports it.
+// int), or 128 plus the signal's number, as a shell reports it. With an
+// Output comparison, a command that exits 0 passes only when what it
+// printed is a number that meets it, which is then the observed value: "the
+// output is 93 (want < 80)".
 //
 // When the context ends, the whole process group is killed with SIGKILL, so
 // that a child of the command that ignores SIGTERM dies too, and the run
@@ -83,7 +86,13 @@ func Exec(s ExecSpec) (*Prober, error) {
 			return nil, Invalid("exec", "dir %q is not a directory", s.Dir)
 		}
 	}
+	var want *Comparison
+	if s.Output != "" {
+		c, _ := ParseComparison(s.Output) // Validate read it
+		want = &c
+	}
 	e := &execProbe{
+		want: want,
 		path: path,
 		argv: append([]string(nil), s.Command...),
 		env:  append([]string(nil), s.Env...),
@@ -99,8 +108,9 @@ func Exec(s ExecSpec) (*Prober, error) {
 const exitCodeUnit = "exit code"
 
 type execProbe struct {
-	path string   // the program, resolved in $PATH
-	argv []string // as given, so Command[0] is the program's name for itself
+	want *Comparison // what the output must meet; nil: the exit status decides
+	path string      // the program, resolved in $PATH
+	argv []string    // as given, so Command[0] is the program's name for itself
 	env  []string
 	dir  string
 	line string // argv joined by spaces, as the kubelet's messages quote it
@@ -178,6 +188,9 @@ func (e *execProbe) measure(ctx context.Context) (health.Observation, error) {
 			output = fmt.Sprintf("exited with status %d", code)
 		}
 		return health.Observation{Value: code, Unit: exitCodeUnit}, errors.New(output)
+	}
+	if e.want != nil {
+		return outputValue(output, *e.want)
 	}
 	return health.Observation{Value: 0, Unit: exitCodeUnit, Message: output}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -53,6 +54,18 @@ type HTTPSpec struct {
 	// A failure names the header, never its values: they may hold secrets
 	// (Set-Cookie). Default none.
 	ResponseHeader http.Header
+	// BearerTokenFile names a file whose content, without the white space
+	// around it, is sent as "Authorization: Bearer TOKEN". It is read when
+	// the probe is built, to fail then if it cannot be, and again at every
+	// run, so that a token that is rotated in place (a Kubernetes service
+	// account's, /var/run/secrets/kubernetes.io/serviceaccount/token) is
+	// the one sent. It goes with no Authorization header. Default none.
+	BearerTokenFile string
+	// MaxDuration fails a run whose answer took longer to come, its body
+	// read, saying how long it took: a bound on the response time, such as
+	// 300*time.Millisecond, shorter than the check's timeout (which ends
+	// the run). It is judged after the status. Default 0: none.
+	MaxDuration time.Duration
 	// CheckBody, when set, judges the whole body once the status, the
 	// response headers and the patterns have passed: its error fails the
 	// run, after "HTTP 200: ". A body longer than 10 KiB fails the run
@@ -84,13 +97,15 @@ const (
 // NoFollowRedirects every redirect is the answer.
 //
 // The answer is judged in this order, and the first failure is the run's:
-// the status, the response headers (every one that is missing or does not
-// match is named), the body patterns, then CheckBody.
+// the status, the time it took (MaxDuration), the response headers (every
+// one that is missing or does not match is named), the body patterns, then
+// CheckBody.
 //
 // A failure says why: Go's error for a request that got no answer (without
 // the `Get "URL": ` the kubelet's output starts with), "HTTP probe
 // failed with statuscode: 503" (the kubelet's words) for a status outside the
-// set, "HTTP 302: header Location does not match \"^/login\"" for a
+// set, "HTTP 200 in 412ms: slower than 300ms" for an answer slower than
+// MaxDuration, "HTTP 302: header Location does not match \"^/login\"" for a
 // response header, and the pattern for a body that does not match. The body
 // itself is never shown, nor a header's value: they may hold secrets. A
 // redirect to another host says where it
@@ -98,26 +113,9 @@ const (
 // login.example.com, not followed)". The observed value is the latency in
 // milliseconds.
 func HTTP(s HTTPSpec) (*Prober, error) {
-	u, err := url.Parse(s.URL)
-	switch {
-	case err != nil:
-		return nil, Invalid("http", "URL %q: %w", s.URL, err)
-	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, Invalid("http", "URL %q: scheme must be http or https", s.URL)
-	case u.Host == "":
-		return nil, Invalid("http", "URL %q has no host", s.URL)
-	case u.Scheme == "http" && !s.TLS.isZero():
-		return nil, Invalid("http", "URL %q: TLS options need an https URL", s.URL)
-	}
-	method := s.Method
-	if method == "" {
-		method = http.MethodGet
-	}
-	if !validMethod(method) {
-		if upper := strings.ToUpper(method); validMethod(upper) {
-			return nil, Invalid("http", "method %q is not an HTTP method (methods are upper case: %s)", method, upper)
-		}
-		return nil, Invalid("http", "method %q is not an HTTP method", method)
+	req, err := NewHTTPRequest("http", s)
+	if err != nil {
+		return nil, err
 	}
 	status := s.Status
 	if status == "" {
@@ -135,7 +133,7 @@ func HTTP(s HTTPSpec) (*Prober, error) {
 	if err != nil {
 		return nil, Invalid("http", "%w", err)
 	}
-	if method == http.MethodHead {
+	if req.method == http.MethodHead {
 		for _, p := range []struct{ what, expr string }{{"body", s.Body}, {"not-body", s.NotBody}} {
 			if p.expr != "" {
 				return nil, Invalid("http", "%s pattern %q with method HEAD: a HEAD answer has no body to match", p.what, p.expr)
@@ -145,19 +143,78 @@ func HTTP(s HTTPSpec) (*Prober, error) {
 			return nil, Invalid("http", "a body check with method HEAD: a HEAD answer has no body to judge")
 		}
 	}
-	header, err := requestHeader(s.Header)
-	if err != nil {
-		return nil, Invalid("http", "%w", err)
+	if s.MaxDuration < 0 {
+		return nil, Invalid("http", "max duration %v is negative", s.MaxDuration)
 	}
 	responseHeader, err := responseHeaderPatterns(s.ResponseHeader)
 	if err != nil {
 		return nil, Invalid("http", "%w", err)
 	}
+	h := &httpProbe{req: req, statuses: statuses, maxDuration: s.MaxDuration, responseHeader: responseHeader,
+		body: body, notBody: notBody, checkBody: s.CheckBody}
+	return &Prober{kind: "http", target: req.String(), measure: h.measure}, nil
+}
+
+// HTTPRequest is the request of an HTTP check, built from the request
+// fields of an HTTPSpec (URL, Method, Header, BearerTokenFile, RequestBody,
+// NoFollowRedirects, TLS) as HTTP sends it: straight to the URL, never
+// through a proxy, on a fresh connection each time, with vitals's
+// User-Agent, following redirects to the same host only. It is for a kind
+// that judges an answer of its own, such as vitals's metric kind, which
+// reads a Prometheus exposition: its requests are then an http check's,
+// field for field. Safe for concurrent use.
+type HTTPRequest struct {
+	method, url, host string
+	header            http.Header
+	requestBody       string
+	tokenFile         string
+	client            *http.Client
+	target            string
+}
+
+// NewHTTPRequest checks the request fields of s and builds the request that
+// HTTP sends; the fields that judge the answer (Status, Body, ...) are not
+// looked at. Its errors are a *SpecError of kind, the kind the request is
+// for (http, or the kind that reads the answer).
+func NewHTTPRequest(kind string, s HTTPSpec) (*HTTPRequest, error) {
+	u, err := url.Parse(s.URL)
+	switch {
+	case err != nil:
+		return nil, Invalid(kind, "URL %q: %w", s.URL, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, Invalid(kind, "URL %q: scheme must be http or https", s.URL)
+	case u.Host == "":
+		return nil, Invalid(kind, "URL %q has no host", s.URL)
+	case u.Scheme == "http" && !s.TLS.isZero():
+		return nil, Invalid(kind, "URL %q: TLS options need an https URL", s.URL)
+	}
+	method := s.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	if !validMethod(method) {
+		if upper := strings.ToUpper(method); validMethod(upper) {
+			return nil, Invalid(kind, "method %q is not an HTTP method (methods are upper case: %s)", method, upper)
+		}
+		return nil, Invalid(kind, "method %q is not an HTTP method", method)
+	}
+	header, err := requestHeader(s.Header)
+	if err != nil {
+		return nil, Invalid(kind, "%w", err)
+	}
+	if s.BearerTokenFile != "" {
+		if _, given := header["Authorization"]; given {
+			return nil, Invalid(kind, "an Authorization header and a bearer token file: give one")
+		}
+		if _, err := readToken(s.BearerTokenFile); err != nil {
+			return nil, Invalid(kind, "%w", err)
+		}
+	}
 	host := header.Get("Host")
 	header.Del("Host")
 	tlsConfig, err := s.TLS.Config()
 	if err != nil {
-		return nil, Invalid("http", "%w", err)
+		return nil, Invalid(kind, "%w", err)
 	}
 	if tlsConfig.ServerName == "" && host != "" {
 		// The certificate is the virtual host's, as for a browser that asks
@@ -176,10 +233,69 @@ func HTTP(s HTTPSpec) (*Prober, error) {
 	if s.NoFollowRedirects {
 		client.CheckRedirect = noRedirects
 	}
+	return &HTTPRequest{method: method, url: u.String(), host: host, header: header, requestBody: s.RequestBody,
+		tokenFile: s.BearerTokenFile, client: client, target: method + " " + u.Redacted()}, nil
+}
 
-	h := &httpProbe{method: method, url: u.String(), host: host, header: header, requestBody: s.RequestBody,
-		statuses: statuses, responseHeader: responseHeader, body: body, notBody: notBody, checkBody: s.CheckBody, client: client}
-	return &Prober{kind: "http", target: method + " " + u.Redacted(), measure: h.measure}, nil
+// String says what the request asks for, as in `GET http://localhost:8080/`,
+// with the URL's password hidden.
+func (r *HTTPRequest) String() string { return r.target }
+
+// Do sends the request and returns the answer, whose body the caller reads
+// and closes. An error is Go's, without the `Get "URL": ` that the caller
+// knows already; a bearer token file that cannot be read fails it.
+func (r *HTTPRequest) Do(ctx context.Context) (*http.Response, error) {
+	var content io.Reader
+	if r.requestBody != "" {
+		content = strings.NewReader(r.requestBody) // with its length, and again for a 307 or 308
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, r.url, content)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = r.header.Clone()
+	req.Host = r.host
+	if r.tokenFile != "" {
+		token, err := readToken(r.tokenFile)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := r.client.Do(req)
+	if urlErr, ok := errors.AsType[*url.Error](err); ok {
+		err = urlErr.Err // the target is known: keep what went wrong with it
+	}
+	return res, err
+}
+
+// maxToken caps what is read of a bearer token file: a Kubernetes service
+// account's token is about 1 KiB, and a file much larger is not a token.
+const maxToken = 16 << 10
+
+// readToken reads a bearer token from its file: the content without the
+// white space around it, which must be one line and not empty.
+func readToken(file string) (string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return "", fmt.Errorf("bearer token file: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxToken+1))
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("bearer token file %s: %w", file, err)
+	case len(b) > maxToken:
+		return "", fmt.Errorf("bearer token file %s is larger than %d KiB: is it a token?", file, maxToken>>10)
+	}
+	token := strings.TrimSpace(string(b))
+	switch {
+	case token == "":
+		return "", fmt.Errorf("bearer token file %s is empty", file)
+	case strings.ContainsFunc(token, isControl):
+		return "", fmt.Errorf("bearer token file %s holds more than one line, or a control character", file)
+	}
+	return token, nil
 }
 
 // requestHeader is the spec's header checked, with canonical names (so that
@@ -269,32 +385,17 @@ func hostOnly(hostport string) string {
 }
 
 type httpProbe struct {
-	method, url, host string
-	header            http.Header
-	requestBody       string
-	statuses          StatusSet
-	responseHeader    []headerPattern
-	body, notBody     *regexp.Regexp
-	checkBody         func([]byte) error
-	client            *http.Client
+	req            *HTTPRequest
+	statuses       StatusSet
+	maxDuration    time.Duration
+	responseHeader []headerPattern
+	body, notBody  *regexp.Regexp
+	checkBody      func([]byte) error
 }
 
 func (h *httpProbe) measure(ctx context.Context) (health.Observation, error) {
-	var content io.Reader
-	if h.requestBody != "" {
-		content = strings.NewReader(h.requestBody) // with its length, and again for a 307 or 308
-	}
-	req, err := http.NewRequestWithContext(ctx, h.method, h.url, content)
-	if err != nil {
-		return health.Observation{}, err
-	}
-	req.Header = h.header.Clone()
-	req.Host = h.host
 	start := time.Now()
-	res, err := h.client.Do(req)
-	if urlErr, ok := errors.AsType[*url.Error](err); ok {
-		err = urlErr.Err // the target is known: keep what went wrong with it
-	}
+	res, err := h.req.Do(ctx)
 	if err != nil {
 		return health.Observation{}, err
 	}
@@ -315,6 +416,12 @@ func (h *httpProbe) measure(ctx context.Context) (health.Observation, error) {
 		return obs, fmt.Errorf("HTTP probe failed with statuscode: %d%s", res.StatusCode, note)
 	case err != nil:
 		return obs, fmt.Errorf("HTTP %d: read body: %w", res.StatusCode, err)
+	case h.maxDuration > 0 && took > h.maxDuration:
+		shown := took.Round(time.Millisecond)
+		if shown <= h.maxDuration { // 300.4ms is not "300ms: slower than 300ms"
+			shown = took.Round(time.Microsecond)
+		}
+		return obs, fmt.Errorf("HTTP %d in %v: slower than %v", res.StatusCode, shown, h.maxDuration)
 	}
 	if wrong := missingHeaders(res.Header, h.responseHeader); wrong != "" {
 		return obs, fmt.Errorf("HTTP %d: %s", res.StatusCode, wrong)
