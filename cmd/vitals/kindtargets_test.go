@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/target"
 )
@@ -30,13 +32,18 @@ func TestEveryKindOfTheTableIsAProbeTargetOrSaysWhyNot(t *testing.T) {
 				}
 				return
 			}
-			args := append([]string{"probe", "-v", "--timeout", "5s"}, strings.Fields(c.Example)...)
+			args := append(append([]string{"probe", "-v", "--timeout", "5s"}, c.ExampleFlags...), strings.Fields(c.Example)...)
+			f := pflag.NewFlagSet("example", pflag.ContinueOnError)
+			o := target.DefineFlags(f)
+			if err := f.Parse(c.ExampleFlags); err != nil {
+				t.Fatalf("%s %q: %v", c.Example, c.ExampleFlags, err)
+			}
 			var p target.Target
 			var err error
 			if argv, ok := strings.CutPrefix(c.Example, "-- "); ok {
-				p, err = target.BuildExec(strings.Fields(argv), target.Options{})
+				p, err = target.BuildExec(strings.Fields(argv), o)
 			} else {
-				p, err = target.Build(c.Example, target.Options{})
+				p, err = target.Build(c.Example, o)
 			}
 			if err != nil {
 				t.Fatalf("%s: %v", c.Example, err)

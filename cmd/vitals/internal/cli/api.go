@@ -245,6 +245,8 @@ func verdict(r client.Result) string {
 		return "warn"
 	case r.OK:
 		return "ok"
+	case r.Undecided:
+		return "undecided"
 	}
 	return "failed"
 }
@@ -257,7 +259,11 @@ func detail(r client.Result) string {
 		if f, ok := r.ObservedValue.(float64); ok {
 			v = strconv.FormatFloat(f, 'g', 4, 64) // a heartbeat's age, a latency: 4 digits say enough
 		}
-		s = strings.TrimSpace(s + " (" + strings.TrimSpace(v+" "+r.ObservedUnit) + ")")
+		unit := r.ObservedUnit
+		if unit == health.Dimensionless {
+			unit = "" // a number with no unit: 12, not 12 1
+		}
+		s = strings.TrimSpace(s + " (" + strings.TrimSpace(v+" "+unit) + ")")
 	}
 	return s
 }

@@ -89,19 +89,20 @@ func (o *outputFlag) write(w io.Writer, v any) error {
 // prints them as they come): a JSON object on one line, or a YAML document
 // of its own, after ---.
 func (o *outputFlag) writeItem(w io.Writer, v any) error {
+	if o.value != formatYAML {
+		enc := json.NewEncoder(w) // one line, and a line break
+		enc.SetEscapeHTML(false)
+		return enc.Encode(v)
+	}
 	j, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	if o.value == formatYAML {
-		y, err := yaml.JSONToYAML(j)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "---\n%s", y)
+	y, err := yaml.JSONToYAML(j)
+	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(w, "%s\n", j)
+	_, err = fmt.Fprintf(w, "---\n%s", y)
 	return err
 }
 
@@ -126,16 +127,20 @@ func (o *outputFlag) writeFile(w io.Writer, file []byte) error {
 	return err
 }
 
+// writeJSON writes v as indented JSON, with <, > and & as they are: a
+// terminal or a script reads it, not a page (a condition's output says
+// "(want < 5m)", not "(want \u003c 5m)").
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
 
 // writeYAML writes v as the same document as writeJSON: its JSON,
 // turned into YAML, so that the keys and values are the same.
 func writeYAML(w io.Writer, v any) error {
-	j, err := json.Marshal(v)
+	j, err := json.Marshal(v) // its escapes are read back: the YAML has < as it is
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,9 @@ A static binary with no dependencies: the exec probe for images without curl.
   vitals probe tcp://localhost:6379 --send 'PING\r\n' --expect '+PONG'
   vitals probe file:///config/peer1/peer1.conf --non-empty --max-age 10m
   vitals probe tls://example.com:443 --min-validity 168h -o json
-  vitals probe grpc://localhost:50051/readiness` + depsProbeExample + `
+  vitals probe grpc://localhost:50051/readiness
+  vitals probe metrics+http://localhost:8080/metrics --expr 'max(workqueue_longest_running_processor_seconds) < 5m'
+  vitals probe http://localhost:8080/status --json '$.queue.depth=< 100' --max-duration 300ms` + depsProbeExample + `
   vitals probe --timeout 5s -- pg_isready -h localhost`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := positive(map[string]time.Duration{"timeout": timeout}); err != nil {
@@ -84,7 +86,14 @@ A static binary with no dependencies: the exec probe for images without curl.
 					return err
 				}
 			}
-			if !r.OK {
+			switch {
+			case r.Undecided:
+				// A check that decides over several runs (a rate needs two
+				// scrapes) decides nothing in one: no run of this command
+				// can pass or fail it.
+				return configError{fmt.Errorf("%s: %s: vitals probe runs a check once, and this one decides over several runs: use vitals wait, which runs it until it decides, or a check of vitals run",
+					p, oneLine(r.Output))}
+			case !r.OK:
 				return failed{fmt.Sprintf("%s: %s", p, oneLine(r.Output))}
 			}
 			if verbose && !output.document() {
@@ -162,6 +171,14 @@ func buildAll(flags *pflag.FlagSet, targets, argv []string, o target.Options, si
 			errs = append(errs, fmt.Sprintf("%s does not apply to %s target (%s)", strings.Join(unfit, ", "), article(kind), t))
 			continue
 		}
+		if single {
+			// vitals probe runs a target once: one that cannot decide in one
+			// run is bad usage, whatever the answer would be.
+			if err := target.Once(t, o); err != nil {
+				errs = append(errs, err.Error()+": vitals probe runs a check once; use vitals wait, which runs it until it decides, or a check of vitals run")
+				continue
+			}
+		}
 		p, err := target.Build(t, o)
 		if err != nil {
 			// Said once: a bad --kubeconfig is the error of every k8s:// target.
@@ -237,6 +254,7 @@ type result struct {
 	Target        string    `json:"target"`
 	Kind          string    `json:"kind"`
 	OK            bool      `json:"ok"`
+	Undecided     bool      `json:"undecided,omitempty"` // the run decided nothing yet (client.Result.Undecided)
 	Output        string    `json:"output,omitempty"`
 	ObservedValue any       `json:"observedValue,omitempty"`
 	ObservedUnit  string    `json:"observedUnit,omitempty"`
@@ -250,7 +268,7 @@ type result struct {
 // resultOf is r as JSON shows it; its output, redacted already (see show),
 // escaped as the agent's JSON escapes it.
 func resultOf(p target.Target, r health.Result) result {
-	return result{Target: p.String(), Kind: p.Kind(), OK: r.OK, Output: escape.Text(r.Output),
+	return result{Target: p.String(), Kind: p.Kind(), OK: r.OK, Undecided: r.Undecided, Output: escape.Text(r.Output),
 		ObservedValue: r.ObservedValue, ObservedUnit: r.ObservedUnit, Time: r.Time, Duration: r.Duration.String()}
 }
 
@@ -271,6 +289,8 @@ func describe(r health.Result) string {
 	switch {
 	case r.Output != "":
 		return oneLine(r.Output)
+	case r.ObservedValue != nil && r.ObservedUnit == health.Dimensionless:
+		return fmt.Sprint(r.ObservedValue)
 	case r.ObservedValue != nil:
 		return strings.TrimSpace(fmt.Sprintf("%v %s", r.ObservedValue, r.ObservedUnit))
 	}

@@ -83,7 +83,7 @@ only, where the workload runs.)`,
 	}
 	cmd.Flags().StringVarP(&file, "config", "c", DefaultConfig, "the configuration file, - for stdin")
 	cmd.Flags().BoolVar(&print, "print", false, "print the file with its defaults filled in")
-	cmd.Flags().BoolVar(&offline, "offline", false, "check the file for another machine: look up no exec command or directory, and read no ca-file, cert, key or api-token-file, here")
+	cmd.Flags().BoolVar(&offline, "offline", false, "check the file for another machine: look up no exec command or directory, and read no ca-file, cert, key, bearer-token-file or api-token-file, here")
 	output = addOutput(cmd, false)
 	cmd.MarkFlagFilename("config", "yaml", "yml")
 	return cmd

@@ -86,6 +86,7 @@ A kind's flag applies to the targets of that kind.
 ` + target.Help,
 		Example: `  vitals wait tcp://postgres:5432 http://api:8080/readyz --timeout 2m` + kubeWaitExample + depsWaitExample + `
   vitals wait file:///config/peer1/peer1.conf --non-empty
+  vitals wait metrics+http://localhost:8080/metrics --expr 'sum(increase(jobs_total[1m])) > 0' --timeout 5m
   vitals wait dns://minio.storage.svc.cluster.local tcp://minio.storage:9000
   vitals wait --interval 5s -- pg_isready -h postgres`,
 		RunE: func(cmd *cobra.Command, args []string) error {

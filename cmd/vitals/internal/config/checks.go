@@ -3,10 +3,12 @@ package config
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
 	"github.com/vitals-dev/vitals/health"
@@ -42,6 +44,10 @@ type Kind interface {
 	// DefaultFailureThreshold is the failure-threshold of the kind's checks
 	// of spec that give none; 0 for the kubelet's, 3.
 	DefaultFailureThreshold(spec any) int
+	// Timing says what is wrong with spec at the check's period and
+	// timeout (a window that holds fewer than two runs, a bound on a run's
+	// time that its timeout ends first); nil when nothing is.
+	Timing(spec any, period, timeout time.Duration) error
 }
 
 // Check is one check of the file, as data: whoever runs it builds its
@@ -180,6 +186,12 @@ func (d *Decoder) checks(n ast.Node, kinds Kinds) []Check {
 			}
 			continue
 		}
+		if kind, _ := kinds.Kind(c.Kind); c.Fed.Feed == 0 && c.Spec != nil {
+			if err := kind.Timing(c.Spec, v.Period, v.Timeout); err != nil {
+				d.errors = append(d.errors, c.Errorf("%v", err))
+				continue
+			}
+		}
 		// The file as vitals runs it: every default filled in. A heartbeat
 		// or a watchdog runs nothing, so it has no timeout and no initial
 		// delay; it is judged again every period.
@@ -294,13 +306,70 @@ func checkFields(c *Check, level *string) []Field {
 	}
 }
 
-// flow writes a node on one line, as YAML's flow style.
+// flow writes a node on one line, as YAML's flow style, so that it reads
+// back as the same value: a scalar is written as the file writes it, but
+// for one that cannot stand as it is in a flow (a plain scalar with a
+// comma or a brace in it, as a metric check's condition has, or a block
+// scalar), which is written double-quoted.
 func flow(n ast.Node) string {
+	var b strings.Builder
+	writeFlow(&b, n)
+	return b.String()
+}
+
+func writeFlow(b *strings.Builder, n ast.Node) {
 	switch v := yamlnode.Unwrap(n).(type) {
 	case *ast.MappingNode:
-		v.SetIsFlowStyle(true)
+		b.WriteByte('{')
+		for i, kv := range v.Values {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeFlow(b, kv.Key)
+			b.WriteString(": ")
+			writeFlow(b, kv.Value)
+		}
+		b.WriteByte('}')
+	case *ast.MappingValueNode:
+		writeFlow(b, &ast.MappingNode{Values: []*ast.MappingValueNode{v}})
 	case *ast.SequenceNode:
-		v.SetIsFlowStyle(true)
+		b.WriteByte('[')
+		for i, item := range v.Values {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeFlow(b, item)
+		}
+		b.WriteByte(']')
+	case *ast.LiteralNode:
+		b.WriteString(strconv.Quote(v.Value.Value))
+	case *ast.StringNode:
+		// A quoted scalar is quoted again from its value: the parser's copy
+		// of the text as written (Origin) loses some escapes' digits.
+		quoted := v.Token.Type == token.DoubleQuoteType || v.Token.Type == token.SingleQuoteType
+		if !quoted && inFlow(v.Value) {
+			b.WriteString(v.Value)
+		} else {
+			b.WriteString(strconv.Quote(v.Value))
+		}
+	case nil:
+		b.WriteString("null")
+	default:
+		b.WriteString(strings.TrimSpace(v.String()))
 	}
-	return strings.TrimSpace(n.String())
+}
+
+// inFlow reports whether a plain scalar reads the same inside a flow
+// mapping or list: none of YAML's flow indicators in it, nothing that would
+// start a comment or a key, and no other meaning at its start.
+func inFlow(s string) bool {
+	switch {
+	case s == "" || strings.TrimSpace(s) != s || strings.ContainsAny(s, ",[]{}\n\t"),
+		strings.Contains(s, ": ") || strings.Contains(s, " #") || strings.HasSuffix(s, ":"),
+		strings.ContainsRune("#&*!|>'\"%@`", rune(s[0])):
+		return false
+	case strings.ContainsRune("-?:", rune(s[0])):
+		return len(s) > 1 && s[1] != ' ' // -x is plain; "- x" starts a list
+	}
+	return true
 }

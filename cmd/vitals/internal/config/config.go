@@ -144,7 +144,8 @@ type Options struct {
 	// looked for on this machine. The commands of exec checks and exec
 	// hooks are not looked up in $PATH, an exec check's working directory
 	// is not looked for, and the files that are mounted where vitals runs
-	// (the TLS fields' ca-file, cert and key, api-token-file) are not read.
+	// (the TLS fields' ca-file, cert and key, a bearer-token-file,
+	// api-token-file) are not read.
 	// Everything else is checked, ${VAR}s included. Default false: the
 	// file is checked for this machine.
 	Offline bool
@@ -198,11 +199,12 @@ func parseIn(name string, data []byte, env func(string) (string, bool), environ 
 	// CRLF line ends read as LF, as YAML reads them: the lexer counts a
 	// comment's CRLF as two lines, which would put errors below the file's
 	// end (a file edited on Windows).
-	f, err := yamlnode.Parse(bytes.ReplaceAll(bytes.TrimPrefix(data, []byte(bom)), []byte("\r\n"), []byte("\n")))
+	src := bytes.ReplaceAll(bytes.TrimPrefix(data, []byte(bom)), []byte("\r\n"), []byte("\n"))
+	f, err := yamlnode.Parse(src)
 	if err != nil {
 		return nil, Errors{syntaxError(name, err)}
 	}
-	d := &Decoder{file: name, env: env, offline: o.Offline, secrets: redact.Environ(environ)}
+	d := &Decoder{file: name, src: src, env: env, offline: o.Offline, secrets: redact.Environ(environ)}
 	c := defaults()
 	c.File = name
 	var body ast.Node

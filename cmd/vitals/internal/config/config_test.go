@@ -74,13 +74,13 @@ func parse(t *testing.T, data string) (*Config, error) {
 }
 
 // The fields of a Check wanted: list of every field in the check's wanted.
-const wantFields = "amqp, component-type, connection, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, listening, log, nats, notify, on-failure, period, postgres, redis, stable-for, success-threshold, tcp, timeout, tls, watchdog"
+const wantFields = "amqp, component-type, connection, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, listening, log, metric, nats, notify, on-failure, period, postgres, redis, stable-for, success-threshold, tcp, timeout, tls, watchdog"
 
 const topFields = "api, api-token-file, checks, details, drain, grpc-listen, hooks, kubernetes, listen, service, service-info, ui"
 
 const serviceFields = "backoff, command, dir, env, notification-fd, restart, stop-signal, stop-timeout"
 
-const httpFields = "body, ca-file, cert, follow-redirects, headers, insecure, json, key, method, not-body, request-body, response-headers, server-name, status, url"
+const httpFields = "bearer-token-file, body, ca-file, cert, follow-redirects, headers, insecure, json, key, max-duration, method, not-body, request-body, response-headers, server-name, status, url"
 
 func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 	tooLong := strings.Repeat("a", 64)
@@ -292,14 +292,14 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"    htp: {url: \"http://x/\"}",
 		), []string{
 			`vitals.yaml:3:5: checks.web.htp: unknown field "htp" (want ` + wantFields + `)`,
-			`vitals.yaml:3:8: checks.web: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, nats, notify, postgres, redis, tcp, tls, watchdog`,
+			`vitals.yaml:3:8: checks.web: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, metric, nats, notify, postgres, redis, tcp, tls, watchdog`,
 		}},
 		{"no kind", y(
 			"checks:",
 			"  web:",
 			"    level: live",
 		), []string{
-			`vitals.yaml:3:10: checks.web: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, nats, notify, postgres, redis, tcp, tls, watchdog`,
+			`vitals.yaml:3:10: checks.web: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, metric, nats, notify, postgres, redis, tcp, tls, watchdog`,
 		}},
 		{"two kinds", y(
 			"checks:",
@@ -361,7 +361,7 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"  a:",
 			"    exec: {command: [sh], shell: true}",
 		), []string{
-			`vitals.yaml:3:27: checks.a.exec.shell: unknown field "shell" (want command, dir, env)`,
+			`vitals.yaml:3:27: checks.a.exec.shell: unknown field "shell" (want command, dir, env, output)`,
 		}},
 		{"file: unknown field", y(
 			"checks:",
@@ -1009,7 +1009,7 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"    <<: {heartbeat: {ttl: 1s}}",
 		), []string{
 			`vitals.yaml:3:5: checks.a.<<: unknown field "<<" (want ` + wantFields + `)`,
-			`vitals.yaml:3:7: checks.a: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, nats, notify, postgres, redis, tcp, tls, watchdog`,
+			`vitals.yaml:3:7: checks.a: no kind: give one of amqp, connection, dns, exec, file, grpc, heartbeat, http, listening, log, metric, nats, notify, postgres, redis, tcp, tls, watchdog`,
 		}},
 		{"null values", y(
 			"details: null",

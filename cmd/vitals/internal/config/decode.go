@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
 
@@ -20,6 +21,7 @@ import (
 // read as every other part of the file's.
 type Decoder struct {
 	file    string
+	src     []byte // the file, as parsed: for positions inside a value
 	env     func(string) (string, bool)
 	offline bool
 	errors  Errors
@@ -35,6 +37,26 @@ func (d *Decoder) Offline() bool { return d.offline }
 func (d *Decoder) Errorf(n ast.Node, path, format string, args ...any) {
 	line, col := yamlnode.Position(n)
 	d.errors = append(d.errors, Error{File: d.file, Line: line, Column: col, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// ErrorfAt records an error at the byte at offset of the value of n, a
+// scalar, for the value at path: the column of what is wrong inside a value
+// that has a syntax of its own (a metric check's condition).
+// Where the file writes the value so that the byte cannot be found (a
+// folded block, a value with a ${VAR}), the error is at the node, and its
+// message says the column in the value.
+func (d *Decoder) ErrorfAt(n ast.Node, offset int, path, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	line, col, exact := yamlnode.PositionAt(d.src, n, offset)
+	if tok := yamlnode.Unwrap(n).GetToken(); tok != nil && strings.Contains(tok.Value, "$") {
+		exact = false // expanded: the value's bytes are not the file's
+	}
+	if !exact {
+		if s, ok := yamlnode.Unwrap(n).(*ast.StringNode); ok && offset <= len(s.Value) {
+			msg = fmt.Sprintf("column %d of the value: %s", utf8.RuneCountInString(s.Value[:offset])+1, msg)
+		}
+	}
+	d.errors = append(d.errors, Error{File: d.file, Line: line, Column: col, Path: path, Msg: msg})
 }
 
 // Failures is how many errors d has recorded: a reader compares it before

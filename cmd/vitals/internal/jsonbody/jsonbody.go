@@ -18,6 +18,21 @@
 // an array's compact JSON. The pattern is RE2, matched against the whole
 // text (as if between ^ and $), so that UP is UP and not BACKUP; .* is any
 // value, .+ any but an empty string.
+//
+// A want that is a comparison, an operator and a number or a duration
+// (probe.Comparison, the syntax of every comparison of vitals), compares
+// instead: every value selected must be a number (or a string that is
+// one) that meets it.
+//
+//	$.queue.depth: "< 100"
+//	$.replication.lag_seconds: "<= 30s"
+//
+// A want is read as a comparison when it is one, whole: an operator and a
+// number or a duration. Anything else is a pattern, as it was before
+// comparisons came (<html>, <.*>, <-1|0); one that must match "< 100" as
+// text is written [<] 100.
+//
+// It imports probe, for the comparisons, and nothing else of vitals.
 package jsonbody
 
 import (
@@ -32,15 +47,18 @@ import (
 	"unicode/utf8"
 
 	"github.com/theory/jsonpath"
+
+	"github.com/vitals-dev/vitals/probe"
 )
 
 // Expect is one assertion on a JSON body: every value Query selects must
-// match Want whole, as text.
+// match Want whole, as text, or meet it, a comparison.
 type Expect struct {
 	// Query is a JSONPath query (RFC 9535), such as $.status.
 	Query string
 	// Want is a regular expression (RE2) each selected value's text must
-	// match whole, such as UP.
+	// match whole, such as UP, or a comparison each must meet, such as
+	// "< 100".
 	Want string
 }
 
@@ -57,12 +75,52 @@ func ParseQuery(q string) (*jsonpath.Path, error) {
 	return nil, fmt.Errorf("%q is not a JSONPath query (RFC 9535): %w", q, err)
 }
 
-// ParseWant compiles a pattern that a value must match whole.
-func ParseWant(want string) (*regexp.Regexp, error) {
-	if _, err := regexp.Compile(want); err != nil { // its error says the pattern as written
-		return nil, fmt.Errorf("pattern %q: %w", want, err)
+// Want is what a value must be: a pattern it matches whole, or a
+// comparison it meets.
+type Want struct {
+	whole *regexp.Regexp    // nil for a comparison
+	cmp   *probe.Comparison // nil for a pattern
+}
+
+// ParseWant reads what a value must be: a comparison, when want is one
+// whole, else a pattern that it must match whole.
+func ParseWant(want string) (Want, error) {
+	if c, err := probe.ParseComparison(want); err == nil {
+		return Want{cmp: &c}, nil
 	}
-	return regexp.Compile(`^(?:` + want + `)$`)
+	if _, err := regexp.Compile(want); err != nil { // its error says the pattern as written
+		return Want{}, fmt.Errorf("pattern %q: %w", want, err)
+	}
+	re, err := regexp.Compile(`^(?:` + want + `)$`)
+	return Want{whole: re}, err
+}
+
+// wrong says why v, a value selected, is not what w wants, and "" when it
+// is.
+func (w Want) wrong(v any) string {
+	if w.whole != nil {
+		if w.whole.MatchString(text(v)) {
+			return ""
+		}
+		return "no match" // judge says it, with the pattern as written
+	}
+	var n float64
+	var err error
+	switch v := v.(type) {
+	case json.Number:
+		n, err = probe.ParseNumber(v.String())
+	case string:
+		n, err = probe.ParseNumber(strings.TrimSpace(v))
+	default:
+		err = errors.New("not a number")
+	}
+	if err != nil {
+		return shown(v) + ": want a number " + w.cmp.String()
+	}
+	if w.cmp.Holds(n) {
+		return ""
+	}
+	return shown(v) + ": want " + w.cmp.String()
 }
 
 // Cut reads "QUERY=WANT", as --json writes an assertion: the query is the
@@ -82,10 +140,10 @@ func Cut(s string) (e Expect, ok bool) {
 
 // assertion is an Expect compiled.
 type assertion struct {
-	query     string
-	path      *jsonpath.Path
-	want      string
-	wantWhole *regexp.Regexp
+	query string
+	path  *jsonpath.Path
+	want  string
+	is    Want
 }
 
 // New makes the check of a body by the expects, for
@@ -98,11 +156,11 @@ func New(expects []Expect) (func(body []byte) error, error) {
 		if err != nil {
 			return nil, err
 		}
-		re, err := ParseWant(e.Want)
+		w, err := ParseWant(e.Want)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", e.Query, err)
 		}
-		as = append(as, assertion{query: e.Query, path: p, want: e.Want, wantWhole: re})
+		as = append(as, assertion{query: e.Query, path: p, want: e.Want, is: w})
 	}
 	return func(body []byte) error {
 		doc, err := decode(body)
@@ -153,14 +211,18 @@ func judge(doc any, as []assertion) []string {
 		}
 		var bad []string
 		for _, n := range nodes {
-			if a.wantWhole.MatchString(text(n.Node)) {
+			why := a.is.wrong(n.Node)
+			if why == "" {
 				continue
 			}
 			name := a.query
 			if len(nodes) > 1 {
 				name = n.Path.String()
 			}
-			bad = append(bad, fmt.Sprintf("%s is %s: want %q", name, shown(n.Node), a.want))
+			if a.is.whole != nil {
+				why = fmt.Sprintf("%s: want %q", shown(n.Node), a.want)
+			}
+			bad = append(bad, name+" is "+why)
 		}
 		if len(bad) > maxWrong {
 			bad = append(bad[:maxWrong], fmt.Sprintf("and %d more of %s", len(bad)-maxWrong, a.query))

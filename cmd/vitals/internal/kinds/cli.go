@@ -2,11 +2,14 @@ package kinds
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
 	"github.com/vitals-dev/vitals/probe"
 )
 
@@ -103,6 +106,10 @@ type targets[A any] struct {
 	// command makes the probe of the command line after --, with a as the
 	// flags gave it; nil for a kind whose targets are URLs.
 	command func(argv []string, a A) (*probe.Prober, error)
+	// once says why one run of a target cannot decide with a as the flags
+	// gave it (a metric condition's rate needs two scrapes); nil for a kind
+	// whose every target can.
+	once func(a A) error
 }
 
 // takes makes c the CLI of a kind whose targets read into an A, as t says.
@@ -114,21 +121,47 @@ func takes[A any](c CLI, t targets[A]) *CLI {
 		return t.flags(a)
 	}
 	c.flags = func() []Flag { return flags(new(A)) }
-	c.build = func(target string, argv []string, f *pflag.FlagSet) (*probe.Prober, error) {
+	read := func(f *pflag.FlagSet) (A, error) {
 		var a A
 		for _, fl := range flags(&a) {
 			if f.Changed(fl.Name) {
 				if err := fl.Value.take(f, fl.Name); err != nil {
-					return nil, err
+					return a, err
 				}
 			}
+		}
+		return a, nil
+	}
+	c.build = func(target string, argv []string, f *pflag.FlagSet) (*probe.Prober, error) {
+		a, err := read(f)
+		if err != nil {
+			return nil, err
 		}
 		if t.command != nil {
 			return t.command(argv, a)
 		}
 		return t.url(target, a)
 	}
+	if t.once != nil {
+		c.once = func(f *pflag.FlagSet) error {
+			a, err := read(f)
+			if err != nil {
+				return err
+			}
+			return t.once(a)
+		}
+	}
 	return &c
+}
+
+// Once says why one run of a target of the kind, with the values of the
+// kind's flags that f was given, cannot decide, as vitals probe runs it;
+// nil when it can.
+func (c *CLI) Once(f *pflag.FlagSet) error {
+	if c.once == nil {
+		return nil
+	}
+	return c.once(f)
 }
 
 // Flags are the kind's flags, in the order it declares them.
@@ -177,6 +210,52 @@ func hostPort(target string) (string, error) {
 		return "", fmt.Errorf("target %q: want %s://HOST:PORT", target, u.Scheme)
 	}
 	return u.Host, nil
+}
+
+// requestArgs are what the flags of an HTTP request read into, beside its
+// URL: of http and metric targets, as requestFields are in the file.
+type requestArgs struct {
+	headers   []string // --header "Name: value"
+	tokenFile string
+	tls       probe.TLSOptions
+}
+
+// requestFlags are the flags of an HTTP request, read into a.
+func requestFlags(a *requestArgs) []Flag {
+	return append([]Flag{
+		{Name: "header", Value: stringsFlag(&a.headers), Usage: `a request header "Name: value" (repeatable; Host sets the virtual host)`,
+			Secrets: func(h string) []string {
+				name, value, _ := strings.Cut(h, ":")
+				return redact.Header(strings.TrimSpace(name), strings.TrimSpace(value))
+			}},
+		{Name: "bearer-token-file", Value: stringFlag(&a.tokenFile), File: true,
+			Usage: "a file whose content is sent as Authorization: Bearer TOKEN (a service account's token)"},
+	}, tlsFlags(&a.tls)...)
+}
+
+// apply sets the request's fields of s from the flags.
+func (a requestArgs) apply(s *probe.HTTPSpec) error {
+	h, err := parseHeaders("header", "value", a.headers)
+	if err != nil {
+		return err
+	}
+	s.Header, s.BearerTokenFile, s.TLS = h, a.tokenFile, a.tls
+	return nil
+}
+
+// parseHeaders reads the "Name: value" lines of --header, or of another
+// flag of such lines, whose value is what.
+func parseHeaders(flag, what string, lines []string) (http.Header, error) {
+	h := http.Header{}
+	for _, l := range lines {
+		name, value, ok := strings.Cut(l, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t") {
+			return nil, fmt.Errorf("--%s %q: want \"Name: %s\"", flag, l, what)
+		}
+		h.Add(name, strings.TrimSpace(value))
+	}
+	return h, nil
 }
 
 // tlsFlags are the flags that say how a server is verified and who the

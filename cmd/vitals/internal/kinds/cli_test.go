@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/target"
 )
@@ -72,14 +74,20 @@ func TestEveryKindIsATargetWhoseExampleBuildsOrSaysWhyNot(t *testing.T) {
 				}
 				p, err = target.BuildExec(strings.Fields(argv), target.Options{})
 			} else {
+				// A target, and the flags it needs (a metric target's --expr).
+				f := pflag.NewFlagSet("example", pflag.ContinueOnError)
+				o := target.DefineFlags(f)
+				if err := f.Parse(c.ExampleFlags); err != nil {
+					t.Fatalf("%s %q: %v", c.Example, c.ExampleFlags, err)
+				}
 				var kind string
 				if kind, err = target.KindOf(c.Example); err != nil || kind != k.Name {
 					t.Fatalf("KindOf(%q) = %q, %v", c.Example, kind, err)
 				}
-				p, err = target.Build(c.Example, target.Options{})
+				p, err = target.Build(c.Example, o)
 			}
 			if err != nil || p.Kind() != k.Name {
-				t.Fatalf("%s: %v, %v", c.Example, p, err)
+				t.Fatalf("%s: %v", c.Example, err)
 			}
 			p.Close()
 			for _, s := range c.Schemes {

@@ -1,6 +1,8 @@
 package kinds
 
 import (
+	"github.com/goccy/go-yaml/ast"
+
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
 	"github.com/vitals-dev/vitals/health"
@@ -23,6 +25,8 @@ var Exec = define(Kind{
 			{Key: "dir", Value: config.CString(&s.Dir), Doc: "The working directory, which must exist; by default vitals's."},
 			{Key: "env", Value: config.Environment(&s.Env),
 				Doc: "Variables added to vitals's environment for the command."},
+			{Key: "output", Value: comparison(&s.Output),
+				Doc: "A comparison, such as \"< 80\", that what the command prints must meet once it exits 0: a number (a % after it or not, as df prints one), for a script that prints a value (a disk's use, a replica's lag). The number is the check's observed value. By default the exit status alone decides."},
 		}
 	},
 	build: func(_ string, s probe.ExecSpec, _ Env) (health.Checker, error) { return probe.Exec(s) },
@@ -53,6 +57,7 @@ var execCLI = takes(CLI{
 			{Name: "env", Value: stringsFlag(&s.Env), Usage: "KEY=VALUE for the command's environment (repeatable)",
 				Secrets: func(v string) []string { return redact.Environ([]string{v}) }},
 			{Name: "dir", Value: stringFlag(&s.Dir), File: true, Usage: "working directory of the command"},
+			{Name: "compare", Value: stringFlag(&s.Output), Usage: "a comparison the number the command prints must meet, such as '< 80'"},
 		}
 	},
 	command: func(argv []string, s probe.ExecSpec) (*probe.Prober, error) {
@@ -60,3 +65,22 @@ var execCLI = takes(CLI{
 		return probe.Exec(s)
 	},
 })
+
+// comparison reads a comparison of a number, such as "< 80", said wrong at
+// the field.
+func comparison(dst *string) config.Value {
+	v := config.String(dst)
+	read := v.Read
+	v.Type = "comparison"
+	v.Read = func(d *config.Decoder, n ast.Node, path string) {
+		mark := d.Failures()
+		read(d, n, path)
+		if d.Failures() != mark {
+			return
+		}
+		if _, err := probe.ParseComparison(*dst); err != nil {
+			d.Errorf(n, path, "%v", err)
+		}
+	}
+	return v
+}

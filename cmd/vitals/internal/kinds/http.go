@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/jsonbody"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/probe"
@@ -28,13 +27,16 @@ var HTTP = define(Kind{
 	Import:        &Import{Kubelet: "httpGet", Pebble: "http", Block: httpFromPeer},
 }, block[HTTPSpec]{
 	fields: func(s *HTTPSpec) []config.Field {
-		return append([]config.Field{
+		fields := []config.Field{
 			{Key: "url", Value: config.String(&s.URL), Required: true, Doc: "Required: http:// or https://."},
 			{Key: "method", Value: config.String(&s.Method), Default: "GET", Doc: "In capitals, as HTTP methods are."},
 			{Key: "status", Value: config.String(&s.Status), Default: probe.DefaultStatus,
 				Doc: "The statuses that pass: codes and ranges, such as 200,204,300-399. The default is the kubelet's rule."},
-			{Key: "headers", Value: config.Headers((*map[string][]string)(&s.Header)),
-				Doc: "Sent with the request; a Host header sets the virtual host. Their values are secrets, never printed."},
+			{Key: "max-duration", Value: config.Duration(&s.MaxDuration),
+				Doc: "A response time that fails the check when the answer, its body read, takes longer, saying how long it took: such as 300ms, under the check's timeout. By default none."},
+		}
+		fields = append(fields, requestFields(&s.HTTPSpec)...)
+		fields = append(fields, []config.Field{
 			{Key: "request-body", Value: config.String(&s.RequestBody),
 				Doc: "Sent as the request's content, never shown: give method (POST) and a Content-Type header with it. By default none."},
 			{Key: "follow-redirects", Value: followRedirects(&s.NoFollowRedirects), Default: "true",
@@ -46,10 +48,18 @@ var HTTP = define(Kind{
 			{Key: "response-headers", Value: responseHeaders(&s.ResponseHeader),
 				Doc: `Headers the answer must have, each with a regular expression (RE2, unanchored) that one of its values must match: "" for any value, a list for several. A failure names the header, never its value.`},
 			{Key: "json", Value: jsonExpects(&s.JSON),
-				Doc: "JSONPath queries (RFC 9535), such as $.status, each with a regular expression that every value it selects must match whole, as text (UP is UP, not BACKUP); a query that selects nothing fails. The body must be one JSON value of at most 10 KiB."},
-		}, tlsFields(&s.TLS)...)
+				Doc: "JSONPath queries (RFC 9535), such as $.status, each with a regular expression that every value it selects must match whole, as text (UP is UP, not BACKUP), or a comparison that every value, a number, must meet: \"< 100\", \">= 0.5\" (the metric kind's comparisons). A query that selects nothing fails. The body must be one JSON value of at most 10 KiB."},
+		}...)
+		return append(fields, tlsFields(&s.TLS)...)
 	},
-	tls: func(s *HTTPSpec) *probe.TLSOptions { return &s.TLS },
+	tls:   func(s *HTTPSpec) *probe.TLSOptions { return &s.TLS },
+	token: func(s *HTTPSpec) *string { return &s.BearerTokenFile },
+	timing: func(s HTTPSpec, _, timeout time.Duration) error {
+		if s.MaxDuration >= timeout {
+			return fmt.Errorf("max-duration %v is not under the check's timeout %v, which ends a run first: make it shorter, or the timeout longer", s.MaxDuration, timeout)
+		}
+		return nil
+	},
 	build: func(_ string, s HTTPSpec, _ Env) (health.Checker, error) {
 		if s.URL == "" {
 			return nil, errors.New("url is required")
@@ -210,7 +220,7 @@ func httpFromPeer(p Peer) ([]Pair, error) {
 // flags that read into it through a parse.
 type httpArgs struct {
 	spec            probe.HTTPSpec
-	headers         []string // --header "Name: value"
+	request         requestArgs
 	responseHeaders []string // --response-header "Name: pattern"
 	json            []string // --json QUERY=PATTERN
 }
@@ -224,28 +234,24 @@ var httpCLI = takes(CLI{
 		return append([]Flag{
 			{Name: "method", Value: stringFlag(&a.spec.Method), Usage: "request method (default GET)"},
 			{Name: "status", Value: stringFlag(&a.spec.Status), Usage: "statuses that pass, as codes and ranges (default " + probe.DefaultStatus + ")"},
+			{Name: "max-duration", Value: durationFlag(&a.spec.MaxDuration), Usage: "an answer slower than this fails, saying how slow (such as 300ms)"},
 			{Name: "body", Value: stringFlag(&a.spec.Body), Usage: "a regular expression the body must match (first 10 KiB)"},
 			{Name: "not-body", Value: stringFlag(&a.spec.NotBody), Usage: "a regular expression the body must not match"},
-			{Name: "header", Value: stringsFlag(&a.headers), Usage: `a request header "Name: value" (repeatable; Host sets the virtual host)`,
-				Secrets: func(h string) []string {
-					name, value, _ := strings.Cut(h, ":")
-					return redact.Header(strings.TrimSpace(name), strings.TrimSpace(value))
-				}},
 			{Name: "request-body", Value: stringFlag(&a.spec.RequestBody), Usage: "the request's content (with --method POST and a Content-Type --header)"},
 			{Name: "no-follow-redirects", Value: boolFlag(&a.spec.NoFollowRedirects), Usage: "a redirect is the answer (by default same-host redirects are followed)"},
 			{Name: "response-header", Value: stringsFlag(&a.responseHeaders), Usage: `a header the answer must have, "Name: regular expression" (repeatable)`},
-			{Name: "json", Value: stringsFlag(&a.json), Usage: "QUERY=PATTERN: every value the JSONPath query selects matches the pattern whole, as $.status=UP (repeatable)"},
-		}, tlsFlags(&a.spec.TLS)...)
+			{Name: "json", Value: stringsFlag(&a.json), Usage: "QUERY=PATTERN: every value the JSONPath query selects matches the pattern whole, as $.status=UP, or meets a comparison, as '$.queue.depth=< 100' (repeatable)"},
+		}, requestFlags(&a.request)...)
 	},
 	url: func(target string, a httpArgs) (*probe.Prober, error) {
 		if _, err := parseTarget(target); err != nil {
 			return nil, err
 		}
 		s := HTTPSpec{HTTPSpec: a.spec}
-		var err error
-		if s.Header, err = parseHeaders("header", "value", a.headers); err != nil {
+		if err := a.request.apply(&s.HTTPSpec); err != nil {
 			return nil, err
 		}
+		var err error
 		if len(a.responseHeaders) > 0 {
 			if s.ResponseHeader, err = parseHeaders("response-header", "regular expression", a.responseHeaders); err != nil {
 				return nil, err
@@ -262,18 +268,3 @@ var httpCLI = takes(CLI{
 		return s.prober()
 	},
 })
-
-// parseHeaders reads the "Name: value" lines of --header, or of another
-// flag of such lines, whose value is what.
-func parseHeaders(flag, what string, lines []string) (http.Header, error) {
-	h := http.Header{}
-	for _, l := range lines {
-		name, value, ok := strings.Cut(l, ":")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" || strings.ContainsAny(name, " \t") {
-			return nil, fmt.Errorf("--%s %q: want \"Name: %s\"", flag, l, what)
-		}
-		h.Add(name, strings.TrimSpace(value))
-	}
-	return h, nil
-}

@@ -31,7 +31,7 @@ import (
 
 // All is every kind, in the order the reference lists them.
 var All = Table{
-	&HTTP, &TCP, &TLS, &Exec, &File, &DNS, &GRPC, &Log, &Heartbeat, &Watchdog, &Notify,
+	&HTTP, &TCP, &TLS, &Exec, &File, &DNS, &GRPC, &Metric, &Log, &Heartbeat, &Watchdog, &Notify,
 	&Connection, &Listening,
 	&Postgres, &Redis, &AMQP, &NATS,
 }
@@ -75,6 +75,10 @@ type Kind struct {
 	// Import says which checks of other formats vitals import maps to the
 	// kind; nil: none.
 	Import *Import
+	// Details is what the reference says of the kind after its fields, in
+	// Markdown, for a kind with more to say than a field's line holds (the
+	// metric kind's grammar); "" for none.
+	Details string
 	// Rules are what the schema (docs/reference/vitals.schema.json) says of
 	// a block beyond its fields, in JSON Schema's words: the kind's rules on
 	// which fields go together. nil: none.
@@ -95,6 +99,9 @@ type Kind struct {
 	feed config.Feed
 	// deadline is a fed kind's ttl or limit, read from its spec.
 	deadline func(spec any) time.Duration
+	// timing says what is wrong with a spec at a check's period and
+	// timeout; nil: nothing can be.
+	timing func(spec any, period, timeout time.Duration) error
 }
 
 // CLI is how vitals probe and vitals wait take a target of a kind (cli.go):
@@ -113,6 +120,9 @@ type CLI struct {
 	// Example is a target of the kind that builds a probe, as typed after
 	// vitals probe: for the tests, which run it.
 	Example string
+	// ExampleFlags are the flags the example needs, name and value, as
+	// given on a command line: a metric target's --expr. None for most.
+	ExampleFlags []string
 	// Why says why vitals probe and vitals wait run no check of the kind,
 	// to a target that names it (log://app): what the kind judges happens
 	// over time, inside vitals run. "" for a kind they run.
@@ -123,6 +133,9 @@ type CLI struct {
 	// build makes the probe of a URL target or of a command line (argv),
 	// reading the kind's flags from a flag set.
 	build func(target string, argv []string, f *pflag.FlagSet) (*probe.Prober, error)
+	// once says why one run of a target cannot decide, with the kind's
+	// flags read from a flag set; nil: every one can.
+	once func(f *pflag.FlagSet) error
 }
 
 // Env is what a checker is built against: the parts of the agent that a
@@ -167,6 +180,10 @@ type block[S any] struct {
 	// another machine is built without them, once the options are
 	// validated. nil: no TLS fields.
 	tls func(s *S) *probe.TLSOptions
+	// token is the block's bearer-token-file, for a kind that has one: read
+	// where the check runs too, so a file checked for another machine is
+	// built without it. nil: none.
+	token func(s *S) *string
 	// events says whether the checks of s fail on events at a moment (a
 	// fail-pattern line, a watchdog running out), and so have the kind's
 	// FailureThreshold; nil: every check of the kind does.
@@ -177,6 +194,10 @@ type block[S any] struct {
 	feed config.Feed
 	// deadline is a fed kind's ttl or limit.
 	deadline func(s S) time.Duration
+	// timing says what is wrong with s at a check's period and timeout:
+	// what a run cannot judge in its timeout, or a window that holds too
+	// few runs. nil: nothing can be.
+	timing func(s S, period, timeout time.Duration) error
 }
 
 // define makes k a kind whose blocks read into an S, as b says.
@@ -208,6 +229,9 @@ func define[S any](k Kind, b block[S]) Kind {
 				}
 				*o = o.WithoutFiles()
 			}
+			if b.token != nil && d.Offline() {
+				*b.token(&built) = ""
+			}
 			checker, err := b.build(checkName(path, name), built, Env{})
 			if err != nil {
 				d.Errorf(n, path, "%s", probe.WithoutKind(err))
@@ -226,6 +250,9 @@ func define[S any](k Kind, b block[S]) Kind {
 	}
 	if b.events != nil {
 		k.events = func(spec any) bool { return b.events(spec.(S)) }
+	}
+	if b.timing != nil {
+		k.timing = func(spec any, period, timeout time.Duration) error { return b.timing(spec.(S), period, timeout) }
 	}
 	return k
 }
@@ -269,6 +296,15 @@ func (k *Kind) DefaultFailureThreshold(spec any) int {
 		return 0
 	}
 	return k.FailureThreshold
+}
+
+// Timing says what is wrong with the kind's spec at a check's period and
+// timeout (config.Kind); nil when nothing is.
+func (k *Kind) Timing(spec any, period, timeout time.Duration) error {
+	if k.timing == nil || spec == nil {
+		return nil
+	}
+	return k.timing(spec, period, timeout)
 }
 
 // Fields are the fields of the kind's block, for the reference.
@@ -325,6 +361,17 @@ func (t Table) Build(c config.Check, env Env) (health.Checker, error) {
 		return nil, c.Errorf("%s", probe.WithoutKind(err))
 	}
 	return checker, nil
+}
+
+// requestFields are the fields of an HTTP request that say who asks, beside
+// its URL and its TLS fields: of http and metric, whose requests are alike.
+func requestFields(s *probe.HTTPSpec) []config.Field {
+	return []config.Field{
+		{Key: "headers", Value: config.Headers((*map[string][]string)(&s.Header)),
+			Doc: "Sent with the request; a Host header sets the virtual host. Their values are secrets, never printed."},
+		{Key: "bearer-token-file", Value: config.CString(&s.BearerTokenFile),
+			Doc: "A file whose content is sent as Authorization: Bearer TOKEN, read at every run, so that a rotated token is the one sent: a Kubernetes service account's, /var/run/secrets/kubernetes.io/serviceaccount/token, for an endpoint behind controller-runtime's authentication filter. Not with an Authorization header."},
+	}
 }
 
 // tlsFields are the fields that say how a server is verified and who the

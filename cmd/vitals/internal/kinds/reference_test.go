@@ -71,6 +71,9 @@ func reference() string {
 	for _, k := range kinds.All {
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n```yaml\n%s: %s\n```\n\n", k.Name, k.Summary, k.Name, k.Example)
 		fields(&b, k.Fields())
+		if k.Details != "" {
+			fmt.Fprintf(&b, "\n%s\n", k.Details)
+		}
 		if k.FailureThreshold != 0 && k.Fed(nil).Feed == 0 {
 			which := "Its `failure-threshold` is"
 			if k.EventsWhen != "" {
@@ -109,7 +112,14 @@ func commandLine(b *strings.Builder, c *kinds.CLI) {
 		fmt.Fprintf(b, "\nNot a target of `vitals probe` or `vitals wait`: %s.\n", cell(c.Why))
 		return
 	}
-	fmt.Fprintf(b, "\nOn the command line: `vitals probe %s`", c.Example)
+	example := c.Example
+	for _, f := range c.ExampleFlags {
+		if strings.ContainsAny(f, " <>()|&;$*?") {
+			f = "'" + f + "'"
+		}
+		example += " " + f
+	}
+	fmt.Fprintf(b, "\nOn the command line: `vitals probe %s`", example)
 	var flags []string
 	for _, fl := range c.Flags() {
 		flags = append(flags, "`--"+fl.Name+"`")

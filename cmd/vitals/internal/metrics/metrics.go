@@ -5,8 +5,9 @@
 //
 //	vitals_check_up{check,level}                 1 pass or warn, 0 fail; absent while pending or stopped (a check waiting to be stable is pending or fail)
 //	vitals_check_status{check,status}            1 for the check's status, 0 for the other three
+//	vitals_check_observed_value{check,unit}       the latest result's observed value, for a check whose latest result has a number (a latency, a certificate's days, a metric check's value)
 //	vitals_check_duration_seconds{check}         histogram of run durations (not heartbeats and watchdogs, which run nothing)
-//	vitals_check_runs_total{check,result}        results recorded, by result: pass or fail
+//	vitals_check_runs_total{check,result}        results recorded, by result: pass or fail (or undecided, a run that decided nothing yet)
 //	vitals_check_transitions_total{check,to}     status changes, by the status entered: pass, warn or fail (becoming stable too)
 //	vitals_level_up{level}                       1 while the level's endpoint answers 200
 //	vitals_notices_total{key}                    notices recorded, by key: the first 32 keys each, the others as key="_other"
@@ -19,6 +20,7 @@
 package metrics
 
 import (
+	"math"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,11 +34,11 @@ import (
 type Collector struct {
 	m *health.Monitor
 
-	up, status, level *prometheus.Desc
-	runs              *prometheus.CounterVec
-	transitions       *prometheus.CounterVec
-	durations         *prometheus.HistogramVec
-	notices           *prometheus.CounterVec
+	up, status, level, observed *prometheus.Desc
+	runs                        *prometheus.CounterVec
+	transitions                 *prometheus.CounterVec
+	durations                   *prometheus.HistogramVec
+	notices                     *prometheus.CounterVec
 
 	mu         sync.Mutex      // guards known and noticeKeys
 	known      map[string]bool // checks whose counters exist
@@ -67,12 +69,15 @@ func New() *Collector {
 		status: prometheus.NewDesc("vitals_check_status",
 			"The check's status: 1 for the one it is in (pending, pass, warn, fail), 0 for the others.",
 			[]string{"check", "status"}, nil),
+		observed: prometheus.NewDesc("vitals_check_observed_value",
+			"The value the check's latest result observed, in its unit (1: a number with none); absent when it observed no number.",
+			[]string{"check", "unit"}, nil),
 		level: prometheus.NewDesc("vitals_level_up",
 			"Whether the level's probe endpoint (/startupz, /livez, /readyz) answers 200.",
 			[]string{"level"}, nil),
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vitals_check_runs_total",
-			Help: "Results recorded for the check, by result (pass or fail).",
+			Help: "Results recorded for the check, by result (pass or fail; undecided for a run that decided nothing yet).",
 		}, []string{"check", "result"}),
 		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vitals_check_transitions_total",
@@ -102,7 +107,7 @@ func (c *Collector) Record(r health.Recorded) {
 		c.transitions.WithLabelValues(r.Check, r.To.String()).Inc()
 		return
 	}
-	c.runs.WithLabelValues(r.Check, result(r.Result.OK)).Inc()
+	c.runs.WithLabelValues(r.Check, result(r.Result)).Inc()
 	if r.Kind != "heartbeat" && r.Kind != "watchdog" { // they run nothing: no duration
 		c.durations.WithLabelValues(r.Check).Observe(r.Result.Duration.Seconds())
 	}
@@ -141,7 +146,7 @@ func (c *Collector) ensure(check string) {
 		return
 	}
 	c.known[check] = true
-	for _, r := range []string{"pass", "fail"} {
+	for _, r := range []string{"pass", "fail"} { // not undecided: most checks never are
 		c.runs.WithLabelValues(check, r)
 	}
 	for _, s := range statuses[1:] {
@@ -154,6 +159,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.up
 	ch <- c.status
 	ch <- c.level
+	ch <- c.observed
 	c.runs.Describe(ch)
 	c.transitions.Describe(ch)
 	c.durations.Describe(ch)
@@ -172,6 +178,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		for _, s := range statuses {
 			ch <- prometheus.MustNewConstMetric(c.status, prometheus.GaugeValue, one(st.Status == s), st.Name, s.String())
+		}
+		if last, ok := st.Last(); ok && last.ObservedUnit != "" && !st.Stopped {
+			if v, ok := number(last.ObservedValue); ok {
+				ch <- prometheus.MustNewConstMetric(c.observed, prometheus.GaugeValue, v, st.Name, last.ObservedUnit)
+			}
 		}
 	}
 	c.forget(present)
@@ -202,11 +213,50 @@ func (c *Collector) forget(present map[string]bool) {
 	}
 }
 
-func result(ok bool) string {
-	if ok {
+// result is the result label of a run: pass, fail, or undecided for a run
+// that decided nothing yet (health.ErrUndecided).
+func result(r health.Result) string {
+	switch {
+	case r.OK:
 		return "pass"
+	case r.Undecided:
+		return "undecided"
 	}
 	return "fail"
+}
+
+// number is an observed value as a sample's value, if it is a number: NaN
+// and the infinities too, which results keep as the strings Prometheus
+// writes them with (JSON has no number for them).
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case float32:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case uint:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case uint32:
+		return float64(n), true
+	case string:
+		switch n {
+		case "NaN":
+			return math.NaN(), true
+		case "+Inf":
+			return math.Inf(1), true
+		case "-Inf":
+			return math.Inf(-1), true
+		}
+	}
+	return 0, false
 }
 
 func one(b bool) float64 {

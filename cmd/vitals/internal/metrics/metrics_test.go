@@ -66,7 +66,7 @@ const header = `# HELP vitals_check_up Whether the check passes (1, pass or warn
 # TYPE vitals_check_status gauge
 # HELP vitals_level_up Whether the level's probe endpoint (/startupz, /livez, /readyz) answers 200.
 # TYPE vitals_level_up gauge
-# HELP vitals_check_runs_total Results recorded for the check, by result (pass or fail).
+# HELP vitals_check_runs_total Results recorded for the check, by result (pass or fail; undecided for a run that decided nothing yet).
 # TYPE vitals_check_runs_total counter
 # HELP vitals_check_transitions_total Changes of the check's status, by the status entered (pass, warn, fail).
 # TYPE vitals_check_transitions_total counter

@@ -38,8 +38,8 @@ func TestTheFullBuildHasK8sTargets(t *testing.T) {
 		t.Fatalf("KindOf: %q, %v", kind, err)
 	}
 	for in, want := range map[string]string{
-		"ftp://x/":   "use http, https, tcp, tls, file, dns, grpc, grpcs, connection, listening, postgres, postgresql, redis, rediss, amqp, amqps, nats or k8s (or -- COMMAND for exec)",
-		"/etc/hosts": "use http://, https://, tcp://, tls://, file://, dns://, grpc://, grpcs://, connection://, listening://, postgres://, postgresql://, redis://, rediss://, amqp://, amqps://, nats://, k8s://, or -- COMMAND for exec",
+		"ftp://x/":   "use http, https, tcp, tls, file, dns, grpc, grpcs, metrics+http, metrics+https, connection, listening, postgres, postgresql, redis, rediss, amqp, amqps, nats or k8s (or -- COMMAND for exec)",
+		"/etc/hosts": "use http://, https://, tcp://, tls://, file://, dns://, grpc://, grpcs://, metrics+http://, metrics+https://, connection://, listening://, postgres://, postgresql://, redis://, rediss://, amqp://, amqps://, nats://, k8s://, or -- COMMAND for exec",
 	} {
 		if _, err := KindOf(in); err == nil || !strings.HasSuffix(err.Error(), want) {
 			t.Errorf("KindOf(%q): %v, want …%q", in, err, want)

@@ -242,6 +242,20 @@ func Build(target string, o Options) (Target, error) {
 	return polled(k.CLI.Build(target, o.flagSet()))
 }
 
+// Once says why one run of target, with the kind flags the user gave,
+// cannot decide (a metric condition's rate, which needs two scrapes); nil
+// when it can, or when target names no kind (Build says so).
+func Once(target string, o Options) error {
+	kind, err := KindOf(target)
+	if err != nil || kind == kubeKind {
+		return nil
+	}
+	if err := kinds.All.Lookup(kind).CLI.Once(o.flagSet()); err != nil {
+		return fmt.Errorf("target %q: %w", target, err)
+	}
+	return nil
+}
+
 // inFullBuild is the error of a target of this build's tables that only the
 // full build makes a probe of: the probe build's dependency kinds and k8s.
 func inFullBuild(target, scheme string) error {

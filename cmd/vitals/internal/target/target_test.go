@@ -174,7 +174,7 @@ func TestEveryKindFlagIsDefinedOnceWithItsKinds(t *testing.T) {
 	if seen != want+len(kubeFlags) {
 		t.Fatalf("%d flags defined, the kinds have %d and k8s %d", seen, want, len(kubeFlags))
 	}
-	if got := KindsOf("insecure"); !slices.Equal(got, []string{"http", "tls", "grpc"}) {
+	if got := KindsOf("insecure"); !slices.Equal(got, []string{"http", "tls", "grpc", "metric"}) {
 		t.Errorf("--insecure is of %v", got)
 	}
 	if err := f.Parse([]string{"--status", "200", "--answer", "1.2.3.4", "--answer", "::1", "--max-age", "1m"}); err != nil {

@@ -50,7 +50,7 @@ func Check(st health.CheckState, withHistory bool) client.Check {
 
 // Result is one result as JSON shows it.
 func Result(r health.Result) client.Result {
-	return client.Result{Time: r.Time, Duration: client.Duration(r.Duration), OK: r.OK, Warn: r.Warn, Output: r.Output,
+	return client.Result{Time: r.Time, Duration: client.Duration(r.Duration), OK: r.OK, Warn: r.Warn, Undecided: r.Undecided, Output: r.Output,
 		ObservedValue: r.ObservedValue, ObservedUnit: r.ObservedUnit}
 }
 

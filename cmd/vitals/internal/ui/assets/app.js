@@ -84,6 +84,7 @@
   }
 
   function outcome(r) {
+    if (r.undecided) return "pending"; // a run that decided nothing yet
     return !r.ok ? "fail" : r.warn ? "warn" : "pass";
   }
 
@@ -91,7 +92,18 @@
     let text = clock(r.time) + " · " + outcome(r) + " · " + formatMs(duration(r.duration));
     if (r.output) text += " · " + r.output;
     else if (!state.details) text += " · output withheld";
+    const observed = observedText(r);
+    if (observed) text += " · observed " + observed;
     return text;
+  }
+
+  // observedText is a result's observed value with its unit (a metric
+  // condition's value, a certificate's days), or "" when it has none: a
+  // number to six significant digits, and no unit for one of unit 1.
+  function observedText(r) {
+    if (r.observedValue === undefined || r.observedValue === null) return "";
+    const v = typeof r.observedValue === "number" ? String(+r.observedValue.toPrecision(6)) : String(r.observedValue);
+    return r.observedUnit && r.observedUnit !== "1" ? v + " " + r.observedUnit : v;
   }
 
   // ---- the connection ----
@@ -440,10 +452,17 @@
       row.cells.uptime.textContent = "—";
       return;
     }
-    const ok = history.filter((r) => r.ok).length;
-    const pct = (100 * ok) / history.length;
+    // Runs that decided nothing yet are neither up nor down.
+    const decided = history.filter((r) => !r.undecided);
+    if (decided.length === 0) {
+      row.cells.uptime.textContent = "—";
+      row.cells.uptime.title = "no kept result has decided yet";
+      return;
+    }
+    const ok = decided.filter((r) => r.ok).length;
+    const pct = (100 * ok) / decided.length;
     row.cells.uptime.textContent = (pct === 100 ? "100" : pct.toFixed(1)) + "%";
-    row.cells.uptime.title = ok + " of the " + history.length + " kept results passed";
+    row.cells.uptime.title = ok + " of the " + decided.length + " kept results that decided passed";
   }
 
   const SVG = "http://www.w3.org/2000/svg";
