@@ -5,9 +5,7 @@ package main
 // that has one) is the agent's own.
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/vitals-dev/vitals/examples/controller-runtime/internal/exampletest"
 )
 
 // manifestDir is deploy/examples, from this package's directory.
@@ -39,7 +39,7 @@ const manifestDir = "../../deploy/examples"
 
 // manifestFiles are the files the tests expect there; a new file is
 // tested once it is added here.
-var manifestFiles = []string{"entrypoint.yaml", "sidecar.yaml", "readiness-gate.yaml", "grpc-probe.yaml"}
+var manifestFiles = []string{"entrypoint.yaml", "sidecar.yaml", "readiness-gate.yaml", "grpc-probe.yaml", "controller-metrics.yaml"}
 
 // manifest is one object of a file in deploy/examples.
 type manifest struct {
@@ -123,7 +123,7 @@ func (w *warnings) take() []string {
 // created as a pod. Objects without a namespace go into one the test
 // creates, as `kubectl apply -n` would put them.
 func TestManifestsAreAcceptedByTheAPIServer(t *testing.T) {
-	cfg := restConfig(t)
+	cfg := exampletest.RestConfig(t)
 	seen := &warnings{}
 	cfg.WarningHandlerWithContext = seen
 	c, err := client.New(cfg, client.Options{})
@@ -340,75 +340,132 @@ func emptyDirAt(spec corev1.PodSpec, c corev1.Container, dir string) bool {
 	return false
 }
 
-// The Role of readiness-gate.yaml grants its ServiceAccount what vitals
-// needs to write the pod's condition and Events, and not more: created for
-// real, the API server's own authorizer answers for it.
-func TestReadinessGateRoleGrantsWhatVitalsNeeds(t *testing.T) {
-	c, err := client.New(restConfig(t), client.Options{})
-	if err != nil {
-		t.Fatal(err)
+// access is a request a ServiceAccount may make, or may not, in its
+// namespace: a verb on a resource of an API group ("": the core group), or
+// on a subresource of it.
+type access struct{ verb, group, resource, sub string }
+
+// String writes it as kubectl auth can-i takes it: patch pods/status, get
+// leases.coordination.k8s.io.
+func (a access) String() string {
+	s := a.verb + " " + a.resource
+	if a.group != "" {
+		s += "." + a.group
 	}
-	ns := createNamespace(t, c, "rbac-test")
-	var account string
-	for _, m := range readManifests(t) {
-		if m.file != "readiness-gate.yaml" {
-			continue
-		}
-		switch m.obj.GetKind() {
-		case "ServiceAccount":
-			account = m.obj.GetName()
-		case "Role", "RoleBinding":
-		default:
-			continue
-		}
-		m.obj.SetNamespace(ns)
-		if err := c.Create(context.Background(), m.obj); err != nil {
-			t.Fatalf("%v: %v", m, err)
-		}
+	if a.sub != "" {
+		s += "/" + a.sub
 	}
-	if account == "" {
-		t.Fatal("readiness-gate.yaml has no ServiceAccount")
-	}
-	user := "system:serviceaccount:" + ns + ":" + account
-	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
-	allowed := func(verb, resource, sub string) (bool, error) {
-		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: user, Groups: groups,
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Resource: resource, Subresource: sub},
-		}}
-		if err := c.Create(context.Background(), sar); err != nil {
-			return false, err
-		}
-		return sar.Status.Allowed, nil
-	}
-	for _, want := range []struct{ verb, resource, sub string }{
-		{"get", "pods", ""}, {"patch", "pods", "status"}, {"create", "events", ""}, {"patch", "events", ""},
-	} {
-		// The authorizer learns of new roles through a watch: allow it a moment.
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			ok, err := allowed(want.verb, want.resource, want.sub)
+	return s
+}
+
+// The Role of each manifest that has one grants its ServiceAccount what its
+// pod needs, and not more: created for real, the API server's own
+// authorizer answers for it. readiness-gate.yaml's is vitals's, to write the
+// pod's condition and Events; controller-metrics.yaml's is the manager's,
+// to reconcile ConfigMaps and elect a leader.
+func TestRolesGrantWhatTheirPodsNeed(t *testing.T) {
+	for _, tc := range []struct {
+		file             string
+		allowed, refused []access
+	}{{
+		file:    "readiness-gate.yaml",
+		allowed: []access{{"get", "", "pods", ""}, {"patch", "", "pods", "status"}, {"create", "", "events", ""}, {"patch", "", "events", ""}},
+		refused: []access{{"list", "", "pods", ""}, {"patch", "", "pods", ""}, {"delete", "", "pods", ""}, {"update", "", "pods", "status"}, {"get", "", "secrets", ""}},
+	}, {
+		file: "controller-metrics.yaml",
+		allowed: []access{{"get", "", "configmaps", ""}, {"list", "", "configmaps", ""}, {"watch", "", "configmaps", ""},
+			{"get", "coordination.k8s.io", "leases", ""}, {"create", "coordination.k8s.io", "leases", ""}, {"update", "coordination.k8s.io", "leases", ""},
+			{"create", "", "events", ""}, {"patch", "", "events", ""}},
+		refused: []access{{"update", "", "configmaps", ""}, {"delete", "", "configmaps", ""}, {"get", "", "secrets", ""},
+			{"delete", "coordination.k8s.io", "leases", ""}, {"get", "", "pods", ""}},
+	}} {
+		t.Run(tc.file, func(t *testing.T) {
+			c, err := client.New(exampletest.RestConfig(t), client.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ok {
-				break
+			ns := exampletest.CreateNamespace(t, c, "rbac-test")
+			var account string
+			for _, m := range readManifests(t) {
+				if m.file != tc.file {
+					continue
+				}
+				switch m.obj.GetKind() {
+				case "ServiceAccount":
+					account = m.obj.GetName()
+				case "Role", "RoleBinding":
+				default:
+					continue
+				}
+				m.obj.SetNamespace(ns)
+				if err := c.Create(context.Background(), m.obj); err != nil {
+					t.Fatalf("%v: %v", m, err)
+				}
 			}
-			if time.Now().After(deadline) {
-				t.Errorf("%s may not %s %s %s in its namespace", user, want.verb, want.resource, want.sub)
-				break
+			if account == "" {
+				t.Fatalf("%s has no ServiceAccount", tc.file)
 			}
-			time.Sleep(100 * time.Millisecond)
+			user := "system:serviceaccount:" + ns + ":" + account
+			groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
+			allowed := func(a access) (bool, error) {
+				sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+					User: user, Groups: groups,
+					ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: a.verb, Group: a.group, Resource: a.resource, Subresource: a.sub},
+				}}
+				if err := c.Create(context.Background(), sar); err != nil {
+					return false, err
+				}
+				return sar.Status.Allowed, nil
+			}
+			for _, want := range tc.allowed {
+				// The authorizer learns of new roles through a watch: allow it a moment.
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					ok, err := allowed(want)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ok {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Errorf("%s may not %v in its namespace", user, want)
+						break
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+			for _, not := range tc.refused {
+				if ok, err := allowed(not); err != nil {
+					t.Fatal(err)
+				} else if ok {
+					t.Errorf("%s may %v: more than its pod needs", user, not)
+				}
+			}
+		})
+	}
+}
+
+// controller-metrics.yaml's ConfigMap holds the recipe of
+// examples/controller-runtime/metrics as it is, which that example's tests
+// run against a manager.
+func TestControllerMetricsHoldsTheRecipe(t *testing.T) {
+	recipe, err := os.ReadFile("metrics/vitals.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, m := range readManifests(t) {
+		if m.file != "controller-metrics.yaml" || m.obj.GetKind() != "ConfigMap" {
+			continue
+		}
+		found = true
+		if data, _, _ := unstructured.NestedString(m.obj.Object, "data", "vitals.yaml"); data != string(recipe) {
+			t.Errorf("%v: its vitals.yaml is not metrics/vitals.yaml as it is; indent that by 4 spaces under vitals.yaml: |", m)
 		}
 	}
-	for _, not := range []struct{ verb, resource, sub string }{
-		{"list", "pods", ""}, {"patch", "pods", ""}, {"delete", "pods", ""}, {"update", "pods", "status"}, {"get", "secrets", ""},
-	} {
-		if ok, err := allowed(not.verb, not.resource, not.sub); err != nil {
-			t.Fatal(err)
-		} else if ok {
-			t.Errorf("%s may %s %s %s: more than vitals needs", user, not.verb, not.resource, not.sub)
-		}
+	if !found {
+		t.Error("controller-metrics.yaml has no ConfigMap")
 	}
 }
 
@@ -431,7 +488,7 @@ func TestManifestConfigsValidate(t *testing.T) {
 	if len(configs) != len(manifestFiles) {
 		t.Fatalf("found %d ConfigMaps with a vitals.yaml, want one in each of %d files", len(configs), len(manifestFiles))
 	}
-	vitals := buildVitals(t)
+	vitals := exampletest.BuildVitals(t)
 	dir := t.TempDir()
 	for _, m := range configs {
 		t.Run(m.file, func(t *testing.T) {
@@ -446,22 +503,6 @@ func TestManifestConfigsValidate(t *testing.T) {
 			}
 		})
 	}
-}
-
-// buildVitals builds the vitals of this workspace into a temporary
-// directory. Outside a workspace that holds cmd/vitals (GOWORK=off) this
-// module cannot build it, and the test is skipped.
-func buildVitals(t *testing.T) string {
-	t.Helper()
-	const pkg = "github.com/vitals-dev/vitals/cmd/vitals"
-	if out, err := exec.Command("go", "list", "-m", pkg).CombinedOutput(); err != nil {
-		t.Skipf("cannot build %s from here (run the test in the repository's go.work): %s", pkg, out)
-	}
-	bin := filepath.Join(t.TempDir(), "vitals")
-	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-	}
-	return bin
 }
 
 // The probes of each vitals sidecar (a restartable init container running
@@ -540,21 +581,21 @@ func TestSidecarProbesWithTheAppDown(t *testing.T) {
 	if len(sidecars) == 0 {
 		t.Fatal("no vitals sidecar in the manifests")
 	}
-	vitals := buildVitals(t)
+	vitals := exampletest.BuildVitals(t)
 	for _, s := range sidecars {
 		t.Run(s.file, func(t *testing.T) {
 			t.Parallel()
-			base := runVitals(t, vitals, s.config)
+			base := exampletest.RunVitals(t, vitals, s.config)
 			// The live and ready checks fail after their failure threshold
 			// (3 x 5s); the sidecar's livenessProbe passes all along.
 			deadline := time.Now().Add(60 * time.Second)
 			for {
-				if code, body := get(base + s.live); code != http.StatusOK {
+				if code, body := exampletest.Get(base + s.live); code != http.StatusOK {
 					t.Fatalf("the sidecar's livenessProbe, GET %s, with the app down: %d %q, want 200: the kubelet would restart vitals", s.live, code, body)
 				}
 				failed := true
 				for _, path := range append([]string{s.ready}, s.appLive...) {
-					if code, _ := get(base + path); code != http.StatusServiceUnavailable {
+					if code, _ := exampletest.Get(base + path); code != http.StatusServiceUnavailable {
 						failed = false
 					}
 				}
@@ -562,7 +603,7 @@ func TestSidecarProbesWithTheAppDown(t *testing.T) {
 					break
 				}
 				if time.Now().After(deadline) {
-					code, body := get(base + s.ready + "?verbose")
+					code, body := exampletest.Get(base + s.ready + "?verbose")
 					t.Fatalf("with the app down, the sidecar's readinessProbe (%s) and the app's livenessProbe (%v) did not all fail within 60s; %s: %d %q (does something answer where its checks look?)",
 						s.ready, s.appLive, s.ready, code, body)
 				}
@@ -573,77 +614,4 @@ func TestSidecarProbesWithTheAppDown(t *testing.T) {
 			}
 		})
 	}
-}
-
-// runVitals runs `vitals run` with a manifest's vitals.yaml, its listen
-// address made a free loopback port and its API a socket of its own (so that
-// runs do not collide), and without its kubernetes: section (there is no pod
-// to write to). It returns the base URL of its endpoints; vitals is stopped
-// when the test ends.
-func runVitals(t *testing.T, vitals, config string) string {
-	t.Helper()
-	var c map[string]any
-	if err := k8syaml.Unmarshal([]byte(config), &c); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "vitals") // short: a socket's path has at most 107 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	c["listen"], c["api"] = "127.0.0.1:0", filepath.Join(dir, "api.sock")
-	delete(c, "kubernetes")
-	data, err := json.Marshal(c) // JSON is YAML
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "vitals.yaml")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(vitals, "run", "-c", path)
-	out, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout = cmd.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var log strings.Builder
-	logged := make(chan struct{})
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-logged
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("vitals's log:\n%s", log.String())
-		}
-	})
-	addr := make(chan string, 1)
-	go func() {
-		defer close(logged)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			line := sc.Text()
-			log.WriteString(line + "\n") // read by the cleanup only once logged is closed
-			if strings.Contains(line, `msg="vitals running"`) {
-				for f := range strings.FieldsSeq(line) {
-					if a, ok := strings.CutPrefix(f, "listen="); ok {
-						addr <- a
-					}
-				}
-			}
-		}
-	}()
-	select {
-	case a := <-addr:
-		return "http://" + a
-	case <-logged:
-		cmd.Wait()
-		t.Fatalf("vitals run exited: %v\n%s", cmd.ProcessState, log.String())
-	case <-time.After(30 * time.Second):
-		t.Fatal("vitals run did not say where it listens within 30s")
-	}
-	return ""
 }
