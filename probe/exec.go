@@ -24,10 +24,11 @@ type ExecSpec struct {
 	// Output, when set, is a comparison (see Comparison) that the
 	// command's output must meet once it has exited 0, for a command that
 	// prints a value, such as a disk's use or a replica's lag: "< 80".
-	// The output, trimmed, must be a number, with a % after it or not; that
-	// number is the run's observed value (unit percent with a %, else
-	// health.Dimensionless) in place of the exit status. Default none: the
-	// exit status alone decides.
+	// The last line of the output (stdout and stderr together, as the
+	// kubelet reads them), trimmed, must be a number, with a % after it or
+	// not; that number is the run's observed value (unit percent with a %,
+	// else health.Dimensionless) in place of the exit status. Default none:
+	// the exit status alone decides.
 	Output string
 }
 
@@ -56,19 +57,21 @@ func (s ExecSpec) Validate() error {
 }
 
 // outputValue judges what a command that exited 0 printed against want: the
-// number it printed, trimmed, with or without a % after it.
+// number on the last line it printed, trimmed, with or without a % after
+// it (df prints a heading first, a script its warnings).
 func outputValue(output string, want Comparison) (health.Observation, error) {
-	text, unit := output, health.Dimensionless
+	last := output[strings.LastIndexByte(output, '\n')+1:]
+	text, unit := strings.TrimSpace(last), health.Dimensionless
 	if t, ok := strings.CutSuffix(text, "%"); ok {
 		text, unit = strings.TrimSpace(t), "percent"
 	}
 	v, err := ParseNumber(text)
 	if err != nil {
-		shown := output
+		shown := strings.TrimSpace(last)
 		if len(shown) > 40 {
 			shown = shown[:40] + "…"
 		}
-		return health.Observation{}, fmt.Errorf("the output %q is not a number, to compare %s", shown, want)
+		return health.Observation{}, fmt.Errorf("the output's last line %q is not a number, to compare %s", shown, want)
 	}
 	obs := health.Observation{Value: ObservedNumber(v), Unit: unit, Message: output}
 	if !want.Holds(v) {

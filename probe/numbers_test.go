@@ -136,8 +136,9 @@ func TestExecComparesTheNumberItsCommandPrints(t *testing.T) {
 		{"93 %", "<= 93", true, "93 %", 93.0, "percent"},
 		{"0.25", ">= 0.5", false, "the output is 0.25 (want >= 0.5)", 0.25, health.Dimensionless},
 		{"NaN", "!= 0", true, "NaN", "NaN", health.Dimensionless},
-		{"lag: 12", "< 80", false, `the output "lag: 12" is not a number, to compare < 80`, nil, ""},
-		{"", "< 80", false, `the output "" is not a number, to compare < 80`, nil, ""},
+		{"lag: 12", "< 80", false, `the output's last line "lag: 12" is not a number, to compare < 80`, nil, ""},
+		{"", "< 80", false, `the output's last line "" is not a number, to compare < 80`, nil, ""},
+		{"Use%\n 85%\n", "< 90", true, "Use%\n 85%", 85.0, "percent"}, // df --output=pcent: a heading, then the number
 	} {
 		spec := helperSpec(t, "exit", "0", tt.printed)
 		spec.Output = tt.want

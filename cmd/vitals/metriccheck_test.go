@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -65,29 +66,42 @@ func TestProbeJudgesAProgramByItsMetrics(t *testing.T) {
 		// A rate decides over two scrapes: never in one, whatever else the
 		// condition says, so a probe of one is bad usage, before any scrape.
 		binaryRun(t, binary, "probe", target, "--expr", `rate(workqueue_longest_running_processor_seconds[1m]) > 0 or max(workqueue_longest_running_processor_seconds) < 5m`).
-			expect(t, 2, "", `--expr "rate(workqueue_longest_running_processor_seconds[1m]) > 0 or max(workqueue_longest_running_processor_seconds) < 5m": increase and rate need two scrapes within their window (1m0s), and one run scrapes once: vitals probe runs a check once; use vitals wait`)
+			expect(t, 2, "", `vitals: target "`+target+`": increase and rate need two scrapes within their window (1m0s), and vitals probe scrapes once: use vitals wait, which scrapes until they decide, or a check of vitals run`)
 	}
 }
 
 // vitals wait judges a rate over its own attempts: the first decides
-// nothing, a later one does.
+// nothing, a later one does; and it spaces them by half the window, so that
+// two scrapes span half of it (not the 100ms of its first backoff).
 func TestWaitDecidesARateOverItsAttempts(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	total := prometheus.NewCounter(prometheus.CounterOpts{Name: "jobs_total", Help: "Jobs done."})
 	reg.MustRegister(total)
-	var scrapes atomic.Int64
+	var mu sync.Mutex
+	var scrapes []time.Time
 	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if scrapes.Add(1) > 2 {
+		mu.Lock()
+		scrapes = append(scrapes, time.Now())
+		if len(scrapes) > 2 {
 			total.Inc() // jobs are done from the third scrape on
 		}
+		mu.Unlock()
 		metrics.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	vitalsRun(t, "wait", "--interval", "100ms", "--timeout", "20s", "metrics+"+srv.URL+"/metrics", "--expr", "increase(jobs_total[1m]) > 0").
+	const window = 2 * time.Second
+	vitalsRun(t, "wait", "--interval", "100ms", "--timeout", "20s", "metrics+"+srv.URL+"/metrics", "--expr", "increase(jobs_total["+window.String()+"]) > 0").
 		expect(t, 0, "", "")
-	if n := scrapes.Load(); n < 3 {
-		t.Errorf("the wait passed after %d scrapes, want at least 3", n)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(scrapes) < 3 {
+		t.Fatalf("the wait passed after %d scrapes, want at least 3", len(scrapes))
+	}
+	for i := 1; i < len(scrapes); i++ {
+		if gap := scrapes[i].Sub(scrapes[i-1]); gap < window/2 {
+			t.Errorf("scrapes %d and %d were %v apart, want at least half the window, %v", i, i+1, gap, window/2)
+		}
 	}
 }
 
@@ -106,6 +120,8 @@ func TestProbeComparesNumbers(t *testing.T) {
 	delay.Store(int64(300 * time.Millisecond))
 	vitalsRun(t, "probe", srv.URL, "--max-duration", "100ms").
 		expect(t, 1, "", ": slower than 100ms")
+	vitalsRun(t, "probe", srv.URL, "--max-duration", "2s").
+		expect(t, 2, "", "--max-duration 2s is not under --timeout 1s, which ends the check first")
 
 	dir := t.TempDir()
 	script := filepath.Join(dir, "usage")

@@ -65,6 +65,9 @@ A static binary with no dependencies: the exec probe for images without curl.
 			if err := positive(map[string]time.Duration{"timeout": timeout}); err != nil {
 				return err
 			}
+			if err := underTimeout(cmd.Flags(), "timeout", timeout); err != nil {
+				return err
+			}
 			targets, argv, err := splitArgs(cmd, args)
 			if err != nil {
 				return err
@@ -131,6 +134,16 @@ func positive(durations map[string]time.Duration) error {
 	return nil
 }
 
+// underTimeout checks that --max-duration, a bound on an answer's time, is
+// under the timeout flag's, which ends the check first: the file's rule
+// (the http kind's timing).
+func underTimeout(f *pflag.FlagSet, flag string, timeout time.Duration) error {
+	if d, err := f.GetDuration("max-duration"); err == nil && f.Changed("max-duration") && d >= timeout {
+		return fmt.Errorf("--max-duration %v is not under --%s %v, which ends the check first", d, flag, timeout)
+	}
+	return nil
+}
+
 // splitArgs separates URL targets from a command given after --.
 func splitArgs(cmd *cobra.Command, args []string) (targets, argv []string, err error) {
 	dash := cmd.ArgsLenAtDash()
@@ -171,13 +184,11 @@ func buildAll(flags *pflag.FlagSet, targets, argv []string, o target.Options, si
 			errs = append(errs, fmt.Sprintf("%s does not apply to %s target (%s)", strings.Join(unfit, ", "), article(kind), t))
 			continue
 		}
-		if single {
+		if w := target.Window(t, o); single && w > 0 {
 			// vitals probe runs a target once: one that cannot decide in one
 			// run is bad usage, whatever the answer would be.
-			if err := target.Once(t, o); err != nil {
-				errs = append(errs, err.Error()+": vitals probe runs a check once; use vitals wait, which runs it until it decides, or a check of vitals run")
-				continue
-			}
+			errs = append(errs, fmt.Sprintf("target %q: increase and rate need two scrapes within their window (%v), and vitals probe scrapes once: use vitals wait, which scrapes until they decide, or a check of vitals run", t, w))
+			continue
 		}
 		p, err := target.Build(t, o)
 		if err != nil {

@@ -93,6 +93,9 @@ A kind's flag applies to the targets of that kind.
 			if err := positive(map[string]time.Duration{"timeout": timeout, "interval": interval, "probe-timeout": probeTimeout}); err != nil {
 				return err
 			}
+			if err := underTimeout(cmd.Flags(), "probe-timeout", probeTimeout); err != nil {
+				return err
+			}
 			if interval < MinInterval {
 				return fmt.Errorf("--interval %v: must be at least %v, or the wait is a busy loop", interval, MinInterval)
 			}
@@ -112,7 +115,15 @@ A kind's flag applies to the targets of that kind.
 			defer closeAll(probes)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			w := &waiter{probes: probes, timeout: timeout, interval: interval, probeTimeout: probeTimeout,
+			// A target that decides over a window (a metric condition's rate)
+			// is tried no sooner than half of it after the last try, so that
+			// its two scrapes span half the window, as vitals run's period
+			// (no longer than half of it) has them, and not 100ms of it.
+			spacing := make([]time.Duration, len(probes))
+			for i, t := range targets {
+				spacing[i] = target.Window(t, o) / 2
+			}
+			w := &waiter{probes: probes, spacing: spacing, timeout: timeout, interval: interval, probeTimeout: probeTimeout,
 				progress: newProgress(stderr, verbose)}
 			results, err := w.run(ctx)
 			if output.document() {
@@ -140,7 +151,10 @@ A kind's flag applies to the targets of that kind.
 }
 
 type waiter struct {
-	probes                          []target.Target
+	probes []target.Target
+	// spacing is, for each probe, the least pause between its attempts: 0,
+	// or half its window for one that decides over a window.
+	spacing                         []time.Duration
 	timeout, interval, probeTimeout time.Duration
 	progress                        *progress
 }
@@ -254,7 +268,7 @@ func (w *waiter) focus(results []finding, passed []bool) string {
 }
 
 // poll tries a target until it passes, pausing between attempts for a
-// backoff that doubles up to --interval.
+// backoff that doubles up to --interval, and no less than its spacing.
 func (w *waiter) poll(ctx context.Context, i int, p target.Target, updates chan<- news) {
 	delay := min(firstDelay, w.interval)
 	for {
@@ -264,7 +278,7 @@ func (w *waiter) poll(ctx context.Context, i int, p target.Target, updates chan<
 			return
 		}
 		select {
-		case <-time.After(delay):
+		case <-time.After(max(delay, w.spacing[i])):
 			delay = min(2*delay, w.interval)
 		case <-ctx.Done():
 			return

@@ -84,6 +84,9 @@ type Check struct {
 	Fed Fed
 	// at is where the kind's block is, for errors found after the load.
 	at Error
+	// block is the kind's block, for errors at its fields found after it
+	// was read (Kind.Timing).
+	block ast.Node
 }
 
 // Fed is how the workload feeds a check through the management API, for a
@@ -188,7 +191,7 @@ func (d *Decoder) checks(n ast.Node, kinds Kinds) []Check {
 		}
 		if kind, _ := kinds.Kind(c.Kind); c.Fed.Feed == 0 && c.Spec != nil {
 			if err := kind.Timing(c.Spec, v.Period, v.Timeout); err != nil {
-				d.errors = append(d.errors, c.Errorf("%v", err))
+				d.timingError(c, err)
 				continue
 			}
 		}
@@ -203,6 +206,35 @@ func (d *Decoder) checks(n ast.Node, kinds Kinds) []Check {
 		out = append(out, c)
 	}
 	return out
+}
+
+// FieldError is what is wrong with the field of a kind's block named
+// field: Kind.Timing returns one to have it said at the field (a window in
+// expr, a max-duration) rather than at the block.
+func FieldError(field string, err error) error { return &fieldError{field, err} }
+
+type fieldError struct {
+	field string
+	err   error
+}
+
+func (e *fieldError) Error() string { return e.err.Error() }
+func (e *fieldError) Unwrap() error { return e.err }
+
+// timingError records what Timing found wrong with c: at the field it
+// names, when it names one the block has, else at the block.
+func (d *Decoder) timingError(c Check, err error) {
+	if fe, ok := errors.AsType[*fieldError](err); ok {
+		if m, ok := yamlnode.Unwrap(c.block).(*ast.MappingNode); ok {
+			for _, kv := range m.Values {
+				if yamlnode.KeyName(kv.Key) == fe.field {
+					d.Errorf(kv.Value, c.at.Path+"."+fe.field, "%v", fe.err)
+					return
+				}
+			}
+		}
+	}
+	d.errors = append(d.errors, c.Errorf("%v", err))
 }
 
 // check reads one check: its level and timing, and exactly one kind. at has
@@ -239,7 +271,7 @@ func (d *Decoder) check(name string, n ast.Node, path string, kinds Kinds) (c Ch
 		return c, at, false
 	}
 	kind, _ := kinds.Kind(kindName)
-	c.Kind, c.Source = kindName, flow(kindNode)
+	c.Kind, c.Source, c.block = kindName, flow(kindNode), kindNode
 	line, col := yamlnode.Position(kindNode)
 	c.at = Error{File: d.file, Line: line, Column: col, Path: path + "." + kindName}
 	mark := d.Failures()

@@ -39,22 +39,28 @@ func (d *Decoder) Errorf(n ast.Node, path, format string, args ...any) {
 	d.errors = append(d.errors, Error{File: d.file, Line: line, Column: col, Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
-// ErrorfAt records an error at the byte at offset of the value of n, a
-// scalar, for the value at path: the column of what is wrong inside a value
-// that has a syntax of its own (a metric check's condition).
-// Where the file writes the value so that the byte cannot be found (a
-// folded block, a value with a ${VAR}), the error is at the node, and its
-// message says the column in the value.
-func (d *Decoder) ErrorfAt(n ast.Node, offset int, path, format string, args ...any) {
+// ErrorfAt records an error at the byte at offset of text, the value of
+// n (a scalar) as read, for the value at path: the column of what is wrong
+// inside a value that has a syntax of its own (a metric check's
+// condition). Where the file writes the value so that the byte cannot be
+// pointed at (a folded block, a value whose ${VAR} was expanded), the error
+// is where the value starts, and its message says the column in the value.
+func (d *Decoder) ErrorfAt(n ast.Node, text string, offset int, path, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	line, col, exact := yamlnode.PositionAt(d.src, n, offset)
-	if tok := yamlnode.Unwrap(n).GetToken(); tok != nil && strings.Contains(tok.Value, "$") {
-		exact = false // expanded: the value's bytes are not the file's
+	var written string // the value as the file writes it, ${VAR}s unexpanded
+	switch v := yamlnode.Unwrap(n).(type) {
+	case *ast.StringNode:
+		written = v.Value
+	case *ast.LiteralNode:
+		written = v.Value.Value
 	}
-	if !exact {
-		if s, ok := yamlnode.Unwrap(n).(*ast.StringNode); ok && offset <= len(s.Value) {
-			msg = fmt.Sprintf("column %d of the value: %s", utf8.RuneCountInString(s.Value[:offset])+1, msg)
-		}
+	if written != text {
+		exact = false // expanded: the value's bytes are not the file's
+		line, col = yamlnode.Position(n)
+	}
+	if !exact && offset >= 0 && offset <= len(text) {
+		msg = fmt.Sprintf("column %d of the value: %s", utf8.RuneCountInString(text[:offset])+1, msg)
 	}
 	d.errors = append(d.errors, Error{File: d.file, Line: line, Column: col, Path: path, Msg: msg})
 }

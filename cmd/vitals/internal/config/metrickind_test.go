@@ -49,6 +49,29 @@ func TestBadMetricChecksSayWhatAndWhere(t *testing.T) {
 	}
 }
 
+// Where the file writes a condition so that the column of what is wrong
+// cannot be pointed at (a folded block, a ${VAR} expanded), the error is
+// where the condition starts, and says the column in it.
+func TestAConditionsColumnWhereTheFileCannotShowIt(t *testing.T) {
+	_, err := parse(t, y(
+		"checks:",
+		"  a:",
+		"    metric:",
+		"      url: http://x/metrics",
+		"      expr: >",
+		"        max(x) < 5m",
+		"        and y ~ 1",
+		`  b: {metric: {url: http://x/metrics, expr: "x{h=\"${HOST}\"} > 1oo"}}`,
+	))
+	want := []string{
+		`vitals.yaml:5:13: checks.a.metric.expr: column 19 of the value: '~' has no place in a condition`,
+		`vitals.yaml:8:45: checks.b.metric.expr: column 22 of the value: "1oo": "oo" is not a unit of a duration (want ms, s, m, h, d, w or y, as in 1h30m)`,
+	}
+	if err == nil || err.Error() != strings.Join(want, "\n") {
+		t.Fatalf("Parse error:\n%v\nwant:\n%s", err, strings.Join(want, "\n"))
+	}
+}
+
 // A check's timing must let its kind judge: a window of increase or rate
 // holds two scrapes, a bound on an answer's time is under the timeout.
 func TestTimingsThatCannotJudge(t *testing.T) {
@@ -60,8 +83,8 @@ func TestTimingsThatCannotJudge(t *testing.T) {
 		"  d: {timeout: 2s, period: 5s, http: {url: http://x/, max-duration: 1s}}",
 	))
 	want := []string{
-		`vitals.yaml:2:27: checks.a.metric: a window of 30s holds two scrapes only when a scrape comes at least every 15s: the period is 1m0s; make the window at least 2m0s`,
-		`vitals.yaml:3:29: checks.b.http: max-duration 500ms is not under the check's timeout 500ms, which ends a run first: make it shorter, or the timeout longer`,
+		`vitals.yaml:2:57: checks.a.metric.expr: a window of 30s holds two scrapes only when a scrape comes at least every 15s: the period is 1m0s; make the window at least 2m0s`,
+		`vitals.yaml:3:60: checks.b.http.max-duration: 500ms is not under the check's timeout 500ms, which ends a run first: make it shorter, or the timeout longer`,
 	}
 	if err == nil || err.Error() != strings.Join(want, "\n") {
 		t.Fatalf("Parse error:\n%v\nwant:\n%s", err, strings.Join(want, "\n"))

@@ -106,10 +106,11 @@ type targets[A any] struct {
 	// command makes the probe of the command line after --, with a as the
 	// flags gave it; nil for a kind whose targets are URLs.
 	command func(argv []string, a A) (*probe.Prober, error)
-	// once says why one run of a target cannot decide with a as the flags
-	// gave it (a metric condition's rate needs two scrapes); nil for a kind
-	// whose every target can.
-	once func(a A) error
+	// window is how long a target needs to decide, over its runs, with a as
+	// the flags gave it: a metric condition's shortest window of increase
+	// or rate, which needs two scrapes within it; 0 when one run decides.
+	// nil for a kind whose every target decides in one run.
+	window func(a A) time.Duration
 }
 
 // takes makes c the CLI of a kind whose targets read into an A, as t says.
@@ -142,26 +143,27 @@ func takes[A any](c CLI, t targets[A]) *CLI {
 		}
 		return t.url(target, a)
 	}
-	if t.once != nil {
-		c.once = func(f *pflag.FlagSet) error {
+	if t.window != nil {
+		c.window = func(f *pflag.FlagSet) (time.Duration, error) {
 			a, err := read(f)
 			if err != nil {
-				return err
+				return 0, err
 			}
-			return t.once(a)
+			return t.window(a), nil
 		}
 	}
 	return &c
 }
 
-// Once says why one run of a target of the kind, with the values of the
-// kind's flags that f was given, cannot decide, as vitals probe runs it;
-// nil when it can.
-func (c *CLI) Once(f *pflag.FlagSet) error {
-	if c.once == nil {
-		return nil
+// Window is how long a target of the kind, with the values of the kind's
+// flags that f was given, needs to decide over its runs: 0 when one run
+// decides, as vitals probe runs one; the shortest window of a metric
+// condition's increase and rate, which needs two scrapes within it.
+func (c *CLI) Window(f *pflag.FlagSet) (time.Duration, error) {
+	if c.window == nil {
+		return 0, nil
 	}
-	return c.once(f)
+	return c.window(f)
 }
 
 // Flags are the kind's flags, in the order it declares them.

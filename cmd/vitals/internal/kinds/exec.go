@@ -26,7 +26,7 @@ var Exec = define(Kind{
 			{Key: "env", Value: config.Environment(&s.Env),
 				Doc: "Variables added to vitals's environment for the command."},
 			{Key: "output", Value: comparison(&s.Output),
-				Doc: "A comparison, such as \"< 80\", that what the command prints must meet once it exits 0: a number (a % after it or not, as df prints one), for a script that prints a value (a disk's use, a replica's lag). The number is the check's observed value. By default the exit status alone decides."},
+				Doc: "A comparison, such as \"< 80\", that what the command prints must meet once it exits 0: a number on its last line (a % after it or not, as df prints one after its heading; stdout and stderr together), for a script that prints a value (a disk's use, a replica's lag). The number is the check's observed value. By default the exit status alone decides."},
 		}
 	},
 	build: func(_ string, s probe.ExecSpec, _ Env) (health.Checker, error) { return probe.Exec(s) },
@@ -57,7 +57,7 @@ var execCLI = takes(CLI{
 			{Name: "env", Value: stringsFlag(&s.Env), Usage: "KEY=VALUE for the command's environment (repeatable)",
 				Secrets: func(v string) []string { return redact.Environ([]string{v}) }},
 			{Name: "dir", Value: stringFlag(&s.Dir), File: true, Usage: "working directory of the command"},
-			{Name: "compare", Value: stringFlag(&s.Output), Usage: "a comparison the number the command prints must meet, such as '< 80'"},
+			{Name: "compare", Value: stringFlag(&s.Output), Usage: "a comparison the number on the last line the command prints must meet, such as '< 80'"},
 		}
 	},
 	command: func(argv []string, s probe.ExecSpec) (*probe.Prober, error) {

@@ -56,7 +56,7 @@ var HTTP = define(Kind{
 	token: func(s *HTTPSpec) *string { return &s.BearerTokenFile },
 	timing: func(s HTTPSpec, _, timeout time.Duration) error {
 		if s.MaxDuration >= timeout {
-			return fmt.Errorf("max-duration %v is not under the check's timeout %v, which ends a run first: make it shorter, or the timeout longer", s.MaxDuration, timeout)
+			return config.FieldError("max-duration", fmt.Errorf("%v is not under the check's timeout %v, which ends a run first: make it shorter, or the timeout longer", s.MaxDuration, timeout))
 		}
 		return nil
 	},

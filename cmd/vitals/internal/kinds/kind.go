@@ -133,9 +133,9 @@ type CLI struct {
 	// build makes the probe of a URL target or of a command line (argv),
 	// reading the kind's flags from a flag set.
 	build func(target string, argv []string, f *pflag.FlagSet) (*probe.Prober, error)
-	// once says why one run of a target cannot decide, with the kind's
-	// flags read from a flag set; nil: every one can.
-	once func(f *pflag.FlagSet) error
+	// window is how long a target needs to decide over its runs, with the
+	// kind's flags read from a flag set; nil: one run decides.
+	window func(f *pflag.FlagSet) (time.Duration, error)
 }
 
 // Env is what a checker is built against: the parts of the agent that a

@@ -30,20 +30,14 @@ var Metric = define(Kind{
 			{Key: "url", Value: config.String(&s.Request.URL), Required: true,
 				Doc: "Required: http:// or https://, the exposition's, as /metrics; the text format or OpenMetrics, gzip or not, at most 8 MiB, 50,000 samples and 250,000 labels."},
 			{Key: "expr", Value: conditions(&s.Exprs), Required: true,
-				Doc: "Required: a condition, or a list of them that must all hold, in the grammar below, such as max(workqueue_depth) < 100. Each is read when the file loads; what is wrong is said at its column."},
+				Doc: "Required: a condition, or a list of them that must all hold, such as max(workqueue_depth) < 100, in the grammar of the metric kind's reference (docs/reference/config.md#metric). Each is read when the file loads; what is wrong is said at its column."},
 		}, requestFields(&s.Request)...), tlsFields(&s.Request.TLS)...)
 	},
 	tls:   func(s *MetricSpec) *probe.TLSOptions { return &s.Request.TLS },
 	token: func(s *MetricSpec) *string { return &s.Request.BearerTokenFile },
 	timing: func(s MetricSpec, period, _ time.Duration) error {
-		for _, text := range s.Exprs {
-			e, err := promcheck.Parse(text)
-			if err != nil {
-				continue // said where it is written
-			}
-			if w, ok := e.Window(); ok && w < 2*period {
-				return fmt.Errorf("a window of %v holds two scrapes only when a scrape comes at least every %v: the period is %v; make the window at least %v", w, w/2, period, 2*period)
-			}
+		if w := promcheck.ShortestWindow(s.Exprs); w > 0 && w < 2*period {
+			return config.FieldError("expr", fmt.Errorf("a window of %v holds two scrapes only when a scrape comes at least every %v: the period is %v; make the window at least %v", w, w/2, period, 2*period))
 		}
 		return nil
 	},
@@ -92,9 +86,8 @@ func conditions(dst *[]string) config.Value {
 				continue
 			}
 			if _, err := promcheck.Parse(text); err != nil {
-				var se *promcheck.SyntaxError
-				if errors.As(err, &se) && !expanded(item) {
-					d.ErrorfAt(item, se.Offset, at, "%s", se.Msg)
+				if se, ok := errors.AsType[*promcheck.SyntaxError](err); ok {
+					d.ErrorfAt(item, text, se.Offset, at, "%s", se.Msg)
 				} else {
 					d.Errorf(item, at, "%v", err)
 				}
@@ -105,13 +98,6 @@ func conditions(dst *[]string) config.Value {
 		*dst = out
 	}
 	return v
-}
-
-// expanded reports whether a scalar has a ${VAR}, which makes its value's
-// columns other than the file's.
-func expanded(n ast.Node) bool {
-	tok := yamlnode.Unwrap(n).GetToken()
-	return tok == nil || strings.Contains(tok.Value, "${")
 }
 
 // metricArgs are what a metric target is built from: the request's flags,
@@ -135,16 +121,7 @@ var metricCLI = takes(CLI{
 			{Name: "expr", Value: stringsFlag(&a.exprs), Usage: "a condition on the metrics, such as 'max(workqueue_depth) < 100' (repeatable: all must hold)"},
 		}, requestFlags(&a.request)...)
 	},
-	once: func(a metricArgs) error {
-		for _, text := range a.exprs {
-			if e, err := promcheck.Parse(text); err == nil {
-				if w, ok := e.Window(); ok {
-					return fmt.Errorf("--expr %q: increase and rate need two scrapes within their window (%v), and one run scrapes once", text, w)
-				}
-			}
-		}
-		return nil
-	},
+	window: func(a metricArgs) time.Duration { return promcheck.ShortestWindow(a.exprs) },
 	url: func(target string, a metricArgs) (*probe.Prober, error) {
 		if len(a.exprs) == 0 {
 			return nil, fmt.Errorf("target %q: a metric target needs --expr, a condition such as --expr 'max(workqueue_depth) < 100'", target)

@@ -53,8 +53,8 @@ const accept = "text/plain;version=0.0.4;q=1,application/openmetrics-text;versio
 
 // New builds the check of s: a probe of kind "metric". Each run scrapes the
 // exposition and judges every condition. A run fails with Go's error for a
-// request that got no answer, "HTTP 503: want a 2xx answer" for a status
-// outside 200-299, what is wrong with an answer that is not an exposition
+// request that got no answer, "HTTP 503: want a 2xx answer with the
+// metrics" for a status outside 200-299, what is wrong with an answer that is not an exposition
 // (with its line), and otherwise with every condition that fails, each
 // saying what it saw and what it wanted:
 //
@@ -63,8 +63,9 @@ const accept = "text/plain;version=0.0.4;q=1,application/openmetrics-text;versio
 // A run passes with every condition, so written, as its message. A run in
 // which no condition fails but one cannot be decided yet (a rate whose
 // window has one scrape so far) is undecided (health.ErrUndecided). The
-// observed value is that of the first condition that fails, or else of the
-// first: a number (NaN and the infinities as the strings Prometheus writes
+// observed value is that of the first condition that came to the run's
+// verdict: the first that fails, or the first when all pass (none when that
+// condition has none, as absent has none): a number (NaN and the infinities as the strings Prometheus writes
 // them), in the unit the condition's value has.
 func New(s Spec) (*probe.Prober, error) {
 	if len(s.Exprs) == 0 {
@@ -238,11 +239,10 @@ func judge(vs []verdict) (health.Observation, error) {
 			texts = append(texts, v.text)
 		}
 	}
-	for _, decided := range []bool{true, false} {
-		for _, v := range vs {
-			if v.hasValue && obs.Unit == "" && (v.truth == overall || !decided) {
-				obs.Value, obs.Unit = probe.ObservedNumber(v.value), v.unit
-			}
+	for _, v := range vs { // the first that came to the run's truth, which decided it
+		if v.truth == overall && v.hasValue {
+			obs.Value, obs.Unit = probe.ObservedNumber(v.value), v.unit
+			break
 		}
 	}
 	text := strings.Join(texts, "; ")

@@ -81,12 +81,11 @@ func (ev *eval) node(n node) verdict {
 			}
 		}
 		// The value is that of the first side that came to the whole's
-		// truth, which decided it; else of the first side that has one.
-		for _, decided := range []bool{true, false} {
-			for _, side := range []verdict{l, r} {
-				if side.hasValue && !v.hasValue && (side.truth == t || !decided) {
-					v.value, v.unit, v.hasValue = side.value, side.unit, true
-				}
+		// truth, which decided it; none when that side has none (absent).
+		for _, side := range []verdict{l, r} {
+			if side.truth == t && side.hasValue {
+				v.value, v.unit, v.hasValue = side.value, side.unit, true
+				break
 			}
 		}
 		return v
@@ -300,18 +299,18 @@ func aggregate(agg string, points []point) float64 {
 // for rate, and health.Dimensionless for a count, a bucket or a name that
 // says none.
 func unitOf(v *valueExpr, want probe.Comparison) string {
+	unit := nameUnit(v.sel.name)
 	switch {
 	case v.agg == "count":
 		return health.Dimensionless
-	case v.fn == "age", want.Duration:
+	case v.fn == "age":
 		return "s"
-	}
-	unit := nameUnit(v.sel.name)
-	if v.fn == "rate" {
-		if unit == health.Dimensionless {
-			return "/s"
-		}
+	case v.fn == "rate" && unit == health.Dimensionless:
+		return "/s"
+	case v.fn == "rate":
 		return unit + "/s"
+	case want.Duration:
+		return "s"
 	}
 	return unit
 }

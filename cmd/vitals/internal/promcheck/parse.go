@@ -36,17 +36,32 @@ type Expr struct {
 // String is the expression as written.
 func (e *Expr) String() string { return e.text }
 
-// Window is the shortest window of the expression's increase and rate, and
-// false when it has none: such an expression decides from its second
-// scrape within that window on, and not at all from one scrape.
-func (e *Expr) Window() (time.Duration, bool) {
+// Window is the shortest window of the expression's increase and rate, 0
+// when it has none: such an expression decides from its second scrape
+// within that window on, and not at all from one scrape.
+func (e *Expr) Window() time.Duration {
 	var w time.Duration
 	for _, v := range e.ranges {
 		if w == 0 || v.rng < w {
 			w = v.rng
 		}
 	}
-	return w, w > 0
+	return w
+}
+
+// ShortestWindow is the shortest window of the conditions' increase and
+// rate, 0 when they have none; a condition that does not parse has none
+// (Parse says what is wrong with it).
+func ShortestWindow(exprs []string) time.Duration {
+	var w time.Duration
+	for _, text := range exprs {
+		if e, err := Parse(text); err == nil {
+			if ew := e.Window(); ew > 0 && (w == 0 || ew < w) {
+				w = ew
+			}
+		}
+	}
+	return w
 }
 
 // node is a condition of an expression: a *binary, a *compare or an
@@ -452,7 +467,11 @@ func (p *exprParser) factor() (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if unit := nameUnit(v.sel.name); want.Duration && v.fn == "" && v.agg != "count" && (unit == "ms" || unit == "us" || unit == "ns") {
+	switch unit := nameUnit(v.sel.name); {
+	case !want.Duration || v.agg == "count" || v.fn == "age":
+	case v.fn == "rate":
+		return nil, p.errorf(bound, "a rate is per second: compare it with a number, not a duration")
+	case unit == "ms" || unit == "us" || unit == "ns":
 		// A duration compares in seconds: 300ms would be 0.3 of them.
 		return nil, p.errorf(bound, "%s is in %s, and a duration compares in seconds: compare it with a number of %s", v.sel.name, unit, unit)
 	}

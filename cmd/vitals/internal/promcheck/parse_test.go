@@ -73,6 +73,8 @@ func TestMalformedConditionsSayTheirColumn(t *testing.T) {
 		{"x > NaNa", 5, `"NaNa": a comparison is with a number`},
 		{"not x > 1", 1, "a condition is not negated"},
 		{"max(rpc_latency_milliseconds) < 300ms", 33, "rpc_latency_milliseconds is in ms, and a duration compares in seconds"},
+		{"increase(busy_milliseconds_total[5m]) < 1m", 41, "busy_milliseconds_total is in ms"},
+		{"rate(x_total[5m]) < 1m", 21, "a rate is per second: compare it with a number"},
 		{`x{a="é"} > 1oo`, 12, `"oo" is not a unit`}, // columns count characters
 		{`x{a='\q'} > 1`, 5, `bad escape (\n, \t, \\, \' and \xHH are escapes)`},
 	} {

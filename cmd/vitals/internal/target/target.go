@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -242,18 +243,20 @@ func Build(target string, o Options) (Target, error) {
 	return polled(k.CLI.Build(target, o.flagSet()))
 }
 
-// Once says why one run of target, with the kind flags the user gave,
-// cannot decide (a metric condition's rate, which needs two scrapes); nil
-// when it can, or when target names no kind (Build says so).
-func Once(target string, o Options) error {
+// Window is how long target, with the kind flags the user gave, needs to
+// decide over its runs: the shortest window of a metric condition's
+// increase and rate, which needs two scrapes within it; 0 when one run
+// decides, or when target names no kind (Build says so).
+func Window(target string, o Options) time.Duration {
 	kind, err := KindOf(target)
 	if err != nil || kind == kubeKind {
-		return nil
+		return 0
 	}
-	if err := kinds.All.Lookup(kind).CLI.Once(o.flagSet()); err != nil {
-		return fmt.Errorf("target %q: %w", target, err)
+	w, err := kinds.All.Lookup(kind).CLI.Window(o.flagSet())
+	if err != nil {
+		return 0 // a flag Build refuses, saying so
 	}
-	return nil
+	return w
 }
 
 // inFullBuild is the error of a target of this build's tables that only the
