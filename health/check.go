@@ -177,6 +177,14 @@ type Check struct {
 	// Optional; Add makes it "checker". Heartbeats and watchdogs are
 	// "heartbeat" and "watchdog".
 	Kind string
+
+	// Disabled adds the check stopped, as StopCheck leaves a check: it
+	// neither runs nor counts for its level until StartCheck, and from then
+	// on it is pending and counts as any check (Pebble's startup: disabled,
+	// for a check that is there to be started by hand). Add emits
+	// check-added for it, as for any check, and no check-stopped. Default
+	// false: the check runs from Start, or from Add once started.
+	Disabled bool
 }
 
 // Defaults are the timing values a check gets for its zero fields.

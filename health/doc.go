@@ -32,6 +32,12 @@
 // with Begin (or BeginID) has run longer than its limit (a reconciler that
 // hangs). Both answer at the exact moment a deadline passes.
 //
+// When the program the checks judge restarts, Reset starts every check over,
+// and Pause holds them all while it is down; for one service among several,
+// ResetChecks and PauseChecks do the same to its checks alone, on behalf of
+// an owner. Readiness fails while any pause stands. A check stopped with
+// StopCheck, or added Disabled, neither runs nor counts until StartCheck.
+//
 // Every change of status is an Event in a bounded log, read by cursor with
 // Events, or followed with a Follower (Follow), which waits for the next
 // events, counts those a slow reader missed, and ends after the events

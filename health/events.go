@@ -22,8 +22,9 @@ const (
 	EventServiceExited  EventType = "service-exited"
 	EventStopping       EventType = "stopping" // the process began shutting down: readiness fails from now on
 	// EventChecksReset: every check started over (Reset, or Pause), pending
-	// again with startup first; Output says why, such as the workload
-	// restarting.
+	// again with startup first, or the checks of one service did
+	// (ResetChecks, or PauseChecks: Service names it); Output says why,
+	// such as the workload restarting.
 	EventChecksReset EventType = "checks-reset"
 	// The checks a started Monitor judges changed: Add, Remove, StopCheck and
 	// StartCheck (Check and Level say which). They come before the level
@@ -61,7 +62,8 @@ type Event struct {
 	To     Status `json:"-"`                // check-passed, -warned, -failed only
 	Output string `json:"output,omitempty"` // the result or reason behind the change
 
-	// service-*
+	// service-*; Service also on checks-reset, naming the owner of
+	// ResetChecks or PauseChecks
 	Service  string `json:"service,omitempty"`
 	PID      int    `json:"pid,omitempty"`
 	ExitCode *int   `json:"exitCode,omitempty"` // nil when killed by a signal

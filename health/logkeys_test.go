@@ -15,9 +15,10 @@ import (
 
 // Every line a Monitor logs, through everything it logs about (checks that
 // pass, fail, flap, time out and panic, a heartbeat, a watchdog, a second
-// Start, pause, reset, drain and the stop), gives each key once, and never
-// one of slog's own: a collector keeps one value per key, so a check's
-// level given as "level" would have replaced the line's severity.
+// Start, pause, reset, the pause and reset of one service's checks, drain
+// and the stop), gives each key once, and never one of slog's own: a
+// collector keeps one value per key, so a check's level given as "level"
+// would have replaced the line's severity.
 func TestEveryJSONLineTheMonitorLogsGivesEachKeyOnce(t *testing.T) {
 	var out bytes.Buffer // written by the Monitor's own LogQueue; read once Done says it is flushed
 	m, clk := fakeMonitor(t, health.WithLogger(slog.New(slog.NewJSONHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))))
@@ -58,6 +59,7 @@ func TestEveryJSONLineTheMonitorLogsGivesEachKeyOnce(t *testing.T) {
 	m.Start(ctx)
 	m.Start(ctx) // said, and ignored
 	waitFor(t, "startup to pass", func() bool { return m.Passing(health.Startup) })
+	waitRuns(t, m, "cache", 1) // before Pause, which would drop a run under way
 	hb.Beat()
 	<-entered
 	clk.Advance(time.Second) // slow times out
@@ -84,6 +86,8 @@ func TestEveryJSONLineTheMonitorLogsGivesEachKeyOnce(t *testing.T) {
 	})
 	m.Pause("maintenance")
 	m.Reset("the workload restarted")
+	m.PauseChecks("api", "api exited", []string{"db"})
+	m.ResetChecks("api", "api started", []string{"db"})
 	waitFor(t, "startup to pass again", func() bool { return m.Passing(health.Startup) })
 	m.Drain()
 	cancel()
@@ -121,7 +125,8 @@ func TestEveryJSONLineTheMonitorLogsGivesEachKeyOnce(t *testing.T) {
 	for _, want := range []string{`"output":"timed out after 1s"`, `"output":"no beat for`, `units of work have run longer than 30s`,
 		`"output":"HTTP 503"`, `"level":"WARN","msg":"check failed","check":"cache","check_level":"ready"`,
 		`"level":"WARN","msg":"level failed","check_level":"live"`,
-		`"level":"INFO","msg":"level passed","check_level":"startup"`} {
+		`"level":"INFO","msg":"level passed","check_level":"startup"`,
+		`"msg":"checks paused","reason":"api exited","service":"api","checks":["db"]`} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no line with %s among:\n%s", want, out.String())
 		}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,8 +41,10 @@ type Monitor struct {
 	inflight      map[string]<-chan outcome // runs that outlived their timeout, by check name, until they return
 	startupGate   chan struct{}             // closed when startup latches
 	startupPassed time.Time
-	pausedFor     string // the reason given to Pause, until Reset
-	stoppingSaid  bool   // a stopping event was emitted: Drain emits none
+	pauseReason   string            // the reason given to Pause, until Reset
+	pauses        map[string]*pause // the PauseChecks standing, by owner, until its ResetChecks or Reset
+	pausedFor     string            // why checks are paused, as the endpoints say it; "" while none is
+	stoppingSaid  bool              // a stopping event was emitted: Drain emits none
 	ctx           context.Context
 	values        context.Context // ctx without its cancellation, for the runs' contexts
 	sched         *scheduler
@@ -58,7 +62,7 @@ type monitorView struct {
 	entries []*entry
 	passing [Ready + 1]bool
 	levels  levelState
-	paused  string // why the checks are paused, while they are
+	paused  string // why checks are paused, while some are
 }
 
 // The defaults of New, and why.
@@ -86,6 +90,7 @@ func New(opts ...Option) *Monitor {
 		jitter:      DefaultJitter,
 		byName:      map[string]*entry{},
 		inflight:    map[string]<-chan outcome{},
+		pauses:      map[string]*pause{},
 		startupGate: make(chan struct{}),
 		done:        make(chan struct{}),
 		events:      newEventLog(DefaultEventLog),
@@ -288,10 +293,16 @@ type entry struct {
 	history history
 	cancel  context.CancelFunc // ends a heartbeat's or watchdog's goroutine
 	removed bool
-	stopped bool // by StopCheck: not run, not counted in the levels
-	// gen counts the times Reset started the check over: a run begun before
-	// the latest Reset is not recorded.
+	stopped bool   // by StopCheck, or added so (Check.Disabled): not run, not counted in the levels
+	pause   *pause // the owner's PauseChecks that holds it, until that owner's ResetChecks; nil when none does
+	// gen counts the times the check started over (Reset, Pause,
+	// ResetChecks, PauseChecks): a run begun before the latest is not
+	// recorded.
 	gen uint64
+	// startup is the startup gate its latest worker took: a live or ready
+	// check runs once it is closed. It may be an older gate than the
+	// Monitor's, when the checks of one owner started startup over.
+	startup chan struct{}
 
 	view atomic.Pointer[checkView] // what the probe endpoints read
 	// The time and observation of the latest result, for the JSON probe
@@ -307,7 +318,8 @@ type checkView struct {
 	status  Status
 	reason  string // why the status is what it is: the output of the run that explains it
 	stopped bool
-	ran     bool // it has a result
+	pause   *pause // the owner's pause that holds it
+	ran     bool   // it has a result
 	lastOK  bool
 	// undecided: the last result decided nothing, and reason says what the
 	// check waits for.
@@ -337,7 +349,7 @@ func (v *checkView) stableAt(e *entry) (time.Time, bool) {
 
 func (e *entry) publishView() {
 	s := e.state
-	v := checkView{status: s.status, reason: s.last.Output, stopped: e.stopped, ran: s.runs > 0, lastOK: s.last.OK,
+	v := checkView{status: s.status, reason: s.last.Output, stopped: e.stopped, pause: e.pause, ran: s.runs > 0, lastOK: s.last.OK,
 		undecided: s.last.Undecided, waiting: s.waiting, stableFrom: s.stableFrom}
 	if v.status == Warn || v.status == Fail {
 		v.reason = s.badOutput
@@ -361,11 +373,12 @@ func (e *entry) publishView() {
 	}
 }
 
-// Add registers a check. It starts at once if the Monitor has started. Add
-// fails, changing nothing, on an invalid, reserved or duplicate name, a
-// missing level or checker, a negative duration or threshold, a timeout longer
-// than the period, a startup check once the startup level has passed, or a
-// Monitor whose Start context has ended.
+// Add registers a check. It starts at once if the Monitor has started,
+// unless it is Disabled: then it is stopped, as StopCheck leaves a check,
+// until StartCheck. Add fails, changing nothing, on an invalid, reserved or
+// duplicate name, a missing level or checker, a negative duration or
+// threshold, a timeout longer than the period, a startup check once the
+// startup level has passed, or a Monitor whose Start context has ended.
 func (m *Monitor) Add(c Check) error {
 	c, err := c.withDefaults(m.defaults)
 	if err != nil {
@@ -394,6 +407,7 @@ func (m *Monitor) add(e *entry) error {
 	}
 	e.history = newHistory(m.historySize)
 	e.place.index = -1
+	e.stopped = e.check.Disabled
 	if e.timed != nil && e.check.StableFor > 0 {
 		e.waits = make(chan struct{}, 1)
 	}
@@ -402,7 +416,9 @@ func (m *Monitor) add(e *entry) error {
 	// Appending never writes within the length a published view holds, so
 	// views can share the array; Remove copies.
 	m.entries = append(m.entries, e)
-	m.levels.counts[e.check.Level][Pending]++
+	if !e.stopped {
+		m.levels.counts[e.check.Level][Pending]++
+	}
 	if m.levels.started {
 		m.startWorkerLocked(e, m.clock.Now())
 	}
@@ -456,7 +472,9 @@ func (m *Monitor) StopCheck(name string) error {
 }
 
 // StartCheck runs a stopped check again, at once, and counts it in the levels
-// again with the state it had. Starting a running check does nothing.
+// again with the state it had: pending, for a check added Disabled. A check
+// that an owner's PauseChecks holds counts, and runs once the owner's
+// ResetChecks starts it over. Starting a running check does nothing.
 func (m *Monitor) StartCheck(name string) error {
 	m.mu.Lock()
 	defer m.unlockAndLog()
@@ -470,7 +488,7 @@ func (m *Monitor) StartCheck(name string) error {
 	e.stopped = false
 	m.levels.counts[e.check.Level][e.state.status]++
 	e.publishView()
-	if m.levels.started && !stops(e.check.Level, e.state.status) {
+	if m.levels.started {
 		m.startWorkerLocked(e, m.clock.Now())
 	}
 	m.membershipLocked(EventCheckStarted, e.check)
@@ -485,12 +503,12 @@ func (m *Monitor) StartCheck(name string) error {
 // first beat. A run under way when Reset is called is not recorded. It emits
 // a checks-reset event whose output is reason, then the level events of the
 // change (startup and readiness fail until startup passes again). A stopped
-// check stays stopped, and starts over when started. Reset ends a Pause. It
-// does nothing once the Monitor has stopped.
+// check stays stopped, and starts over when started. Reset ends a Pause, and
+// every owner's PauseChecks. It does nothing once the Monitor has stopped.
 //
 // The agent calls it when it has started the workload again: the checks
 // judge the new instance, not what the old one did.
-func (m *Monitor) Reset(reason string) { m.startOver(reason, false) }
+func (m *Monitor) Reset(reason string) { m.startEveryCheckOver(reason, false) }
 
 // Pause starts every check over as Reset does, but runs none of them until
 // Reset: for the time the workload is down between two runs, when a check
@@ -498,29 +516,133 @@ func (m *Monitor) Reset(reason string) { m.startOver(reason, false) }
 // a container that is not running). Startup and readiness fail while the
 // checks are paused; liveness does not, as nothing fails. RunNow records
 // nothing meanwhile. It emits a checks-reset event whose output is reason.
-func (m *Monitor) Pause(reason string) { m.startOver(reason, true) }
+func (m *Monitor) Pause(reason string) { m.startEveryCheckOver(reason, true) }
 
-func (m *Monitor) startOver(reason string, pause bool) {
+// PauseChecks is Pause for the named checks only, on behalf of owner (the
+// service whose checks they are, as the events' Service names it): each is
+// started over, and runs not at all until ResetChecks of the same owner, or
+// Reset; RunNow records nothing of it meanwhile. The other checks go on as
+// they were. Readiness fails while the pause stands, even when no name is
+// given (nothing is vouched for while a service is down between two runs);
+// liveness does not, as nothing fails. When the named checks hold a startup
+// check that counts and startup has passed, it has to pass again: /startupz
+// and readiness fail until it does, and the named live and ready checks wait
+// for it once they run again, while the checks already running go on.
+// Unknown names are passed over; a stopped check stays stopped; a check is
+// held by the latest owner to pause it. It emits a checks-reset event whose
+// Output is reason and whose Service is owner. It does nothing once the
+// Monitor has stopped.
+//
+// The agent calls it when one of its services is down between two runs:
+// the other services' checks go on judging theirs.
+func (m *Monitor) PauseChecks(owner, reason string, names []string) {
+	m.startChecksOver(owner, reason, names, true)
+}
+
+// ResetChecks is Reset for the named checks only, on behalf of owner, and
+// ends owner's PauseChecks: the named checks, and those owner's pause
+// holds, start over and run again at once (after their initial delay,
+// counted from now; live and ready checks once startup has passed), but for
+// those another owner's pause holds. Readiness is judged again without
+// owner's pause. Startup starts over as with PauseChecks, and the event is
+// the same.
+//
+// The agent calls it when it has started the service again.
+func (m *Monitor) ResetChecks(owner, reason string, names []string) {
+	m.startChecksOver(owner, reason, names, false)
+}
+
+// pause is one owner's PauseChecks. It never changes, so that the views of
+// the checks it holds may share it: a later PauseChecks of the owner makes
+// another.
+type pause struct{ owner, reason string }
+
+// String is the pause as the endpoints say it: "owner: reason".
+func (p *pause) String() string {
+	if p.owner == "" {
+		return p.reason
+	}
+	return p.owner + ": " + p.reason
+}
+
+func (m *Monitor) startEveryCheckOver(reason string, pausing bool) {
 	reason = m.output(reason) // it names the workload, as the events of Emit do
 	m.mu.Lock()
 	defer m.unlockAndLog()
 	if m.levels.stopped {
 		return
 	}
-	m.levels.paused, m.pausedFor = pause, ""
-	if pause {
-		m.pausedFor = reason
+	m.levels.pausedAll, m.pauseReason = pausing, ""
+	if pausing {
+		m.pauseReason = reason
+	} else {
+		clear(m.pauses)
+		for _, e := range m.entries {
+			e.pause = nil
+		}
 	}
-	m.levels.counts = [Ready + 1][Fail + 1]int{}
-	if m.levels.latched {
+	m.startOverLocked(m.entries, true, pausing, Event{Type: EventChecksReset, Output: reason})
+}
+
+func (m *Monitor) startChecksOver(owner, reason string, names []string, pausing bool) {
+	reason = m.output(reason)
+	m.mu.Lock()
+	defer m.unlockAndLog()
+	if m.levels.stopped {
+		return
+	}
+	var p *pause // what holds the checks started over: nothing, once owner's pause ends
+	if pausing {
+		p = &pause{owner: owner, reason: reason}
+		m.pauses[owner] = p
+	} else {
+		delete(m.pauses, owner)
+	}
+	named := make(map[string]bool, len(names))
+	for _, name := range names {
+		named[name] = true
+	}
+	var over []*entry
+	unlatch := false
+	for _, e := range m.entries {
+		held := e.pause != nil && e.pause.owner == owner
+		if !held && !named[e.check.Name] {
+			continue
+		}
+		if held || pausing {
+			e.pause = p
+		}
+		over = append(over, e)
+		unlatch = unlatch || e.check.Level == Startup && !e.stopped
+	}
+	m.startOverLocked(over, unlatch, pausing, Event{Type: EventChecksReset, Output: reason, Service: owner})
+}
+
+// startOverLocked starts the checks of over over, as Reset says, once the
+// pauses are set: they stop, and start again unless a pause holds them;
+// with unlatch, startup has to pass again first. Then it says so: a log
+// line, the checks-reset event ev, and the level events of the change.
+func (m *Monitor) startOverLocked(over []*entry, unlatch, pausing bool, ev Event) {
+	m.levels.paused = m.levels.pausedAll || len(m.pauses) > 0
+	m.pausedFor = m.pausedForLocked()
+	if unlatch && m.levels.latched {
 		m.levels.latched = false
 		m.startupGate = make(chan struct{})
 		m.startupPassed = time.Time{}
 	}
+	// Checks started over with no startup check among them wait for no
+	// startup: one that another owner started over must not hold them.
+	gate := m.startupGate
+	if !unlatch && m.levels.started {
+		gate = passedGate
+	}
 	now := m.clock.Now()
-	for _, e := range m.entries {
+	for _, e := range over {
 		m.stopWorkerLocked(e)
 		e.gen++
+		if !e.stopped {
+			m.levels.counts[e.check.Level][e.state.status]--
+		}
 		e.state = checkState{}
 		if e.timed != nil {
 			e.timed.reset()
@@ -531,23 +653,58 @@ func (m *Monitor) startOver(reason string, pause bool) {
 		}
 		m.levels.counts[e.check.Level][Pending]++
 		if m.levels.started {
-			m.startWorkerLocked(e, now)
+			m.startWorkerGatedLocked(e, now, gate)
 		}
 	}
 	msg := "checks start over"
-	if pause {
+	if pausing {
 		msg = "checks paused"
 	}
-	m.logLocked(slog.LevelInfo, msg, "reason", reason)
-	m.emitLocked(Event{Time: now, Type: EventChecksReset, Output: reason})
-	m.changedLocked("the checks started over: " + reason)
+	args := []any{"reason", ev.Output}
+	why := "the checks started over: " + ev.Output
+	if ev.Service != "" {
+		checks := make([]string, len(over))
+		for i, e := range over {
+			checks[i] = e.check.Name
+		}
+		args = append(args, "service", ev.Service, "checks", checks)
+		why = "the checks of " + ev.Service + " started over: " + ev.Output
+	}
+	m.logLocked(slog.LevelInfo, msg, args...)
+	ev.Time = now
+	m.emitLocked(ev)
+	m.changedLocked(why)
+}
+
+// pausedForLocked is why checks are paused, as the endpoints say it: the
+// reason given to Pause, then each owner's pause by owner, "owner:
+// reason", joined by "; "; "" while none is.
+func (m *Monitor) pausedForLocked() string {
+	var why []string
+	if m.levels.pausedAll {
+		why = append(why, m.pauseReason)
+	}
+	for _, owner := range slices.Sorted(maps.Keys(m.pauses)) {
+		why = append(why, m.pauses[owner].String())
+	}
+	return strings.Join(why, "; ")
+}
+
+// heldLocked reports whether the check does not run at the moment, whatever
+// startup does: it is stopped or removed, paused (Pause, or its owner's
+// PauseChecks), or a startup check that has passed. Its worker does not
+// start, and neither RunNow nor a wait to be stable that ends changes it.
+func (m *Monitor) heldLocked(e *entry) bool {
+	return e.stopped || e.removed || m.levels.pausedAll || e.pause != nil || stops(e.check.Level, e.state.status)
 }
 
 // RunNow runs a check once, now, and returns its result, as Pebble's refresh
 // does. The result counts toward the check's thresholds like any run, unless
-// the check does not run at the moment: it is stopped, it waits for startup,
-// the checks are paused, or it is a startup check that has passed. A run of the check already under
-// way is waited for, never overlapped; a heartbeat or watchdog is judged.
+// the check does not run at the moment: it is stopped, it waits for startup
+// (a live or ready check whose worker has not passed the startup gate), it
+// is paused (Pause, or its owner's PauseChecks), or it is a startup check
+// that has passed. A run of the check already under way is waited for,
+// never overlapped; a heartbeat or watchdog is judged.
 func (m *Monitor) RunNow(ctx context.Context, name string) (Result, error) {
 	m.mu.Lock()
 	e, ok := m.byName[name]
@@ -575,8 +732,7 @@ func (m *Monitor) RunNow(ctx context.Context, name string) (Result, error) {
 		}
 	}
 	m.mu.Lock()
-	counts := !e.stopped && !e.removed && !m.levels.paused && (e.check.Level == Startup && e.state.status != Pass ||
-		e.check.Level != Startup && m.levels.latched)
+	counts := !m.heldLocked(e) && (e.check.Level == Startup || fired(e.startup))
 	m.mu.Unlock()
 	if counts {
 		m.record(e, r, gen)
@@ -668,17 +824,32 @@ func (m *Monitor) Passing(level Level) bool {
 	return level.valid() && m.view.Load().passing[level]
 }
 
+// startWorkerLocked starts the check's life, unless it does not run at the
+// moment: its first run is due at added plus its initial delay, and, for a
+// live or ready check, once the startup gate of now is closed.
 func (m *Monitor) startWorkerLocked(e *entry, added time.Time) {
-	if m.levels.stopped || m.levels.paused || m.ctx.Err() != nil {
+	m.startWorkerGatedLocked(e, added, m.startupGate)
+}
+
+// passedGate is a startup gate that is open: the gate of checks started
+// over with no startup check of theirs, which startup waits for nothing
+// of (another owner's startup check, started over, does not hold them).
+var passedGate = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
+
+// startWorkerGatedLocked is startWorkerLocked with the startup gate that a
+// live or ready check waits for.
+func (m *Monitor) startWorkerGatedLocked(e *entry, added time.Time, gate chan struct{}) {
+	if m.levels.stopped || m.heldLocked(e) || m.ctx.Err() != nil {
 		return
 	}
+	e.startup = gate
 	if e.timed == nil {
-		m.sched.start(e, e.gen, m.startupGate, added.Add(e.check.InitialDelay))
+		m.sched.start(e, e.gen, gate, added.Add(e.check.InitialDelay))
 		return
 	}
 	ctx, cancel := context.WithCancel(m.ctx)
 	e.cancel = cancel
-	w := worker{gen: e.gen, startup: m.startupGate}
+	w := worker{gen: e.gen, startup: gate}
 	m.workers.Add(1)
 	go func() {
 		defer m.workers.Done()
@@ -750,7 +921,7 @@ func (m *Monitor) settle(e *entry, gen uint64) checkState {
 	// As a run's result is recorded only while the check counts: a stopped
 	// check is out of the levels (StopCheck took it out), and its worker may
 	// see the wake-up to settle before the stop's cancellation.
-	if e.removed || e.stopped || m.levels.paused || e.gen != gen {
+	if m.heldLocked(e) || e.gen != gen {
 		return e.state
 	}
 	now := m.clock.Now()
@@ -879,6 +1050,7 @@ type TimedOption func(*timedOptions)
 type timedOptions struct {
 	stableFor       time.Duration
 	endUnitsOnReset bool
+	disabled        bool
 }
 
 func timedOpts(opts []TimedOption) timedOptions {
@@ -907,13 +1079,21 @@ func EndUnitsOnReset() TimedOption {
 	return func(o *timedOptions) { o.endUnitsOnReset = true }
 }
 
+// Disabled is Check.Disabled, for a heartbeat or a watchdog: it is added
+// stopped, neither judged nor counted until StartCheck. As with any stopped
+// check, what the program signals meanwhile (a beat, a unit of work) is
+// kept, and judged once it starts. Default: it counts from Start.
+func Disabled() TimedOption {
+	return func(o *timedOptions) { o.disabled = true }
+}
+
 // addTimed adds a heartbeat or watchdog. Their deadlines are exact, so both
 // thresholds are 1 (EventFailureThreshold): a ttl that has passed has
 // passed, and one beat is proof of life. They run nothing, so they have no
 // timeout and no initial delay.
 func (m *Monitor) addTimed(name string, level Level, t timedCheck, kind string, o timedOptions) error {
 	c := Check{Name: name, Level: level, Kind: kind, ComponentType: ComponentTypeComponent,
-		SuccessThreshold: 1, FailureThreshold: EventFailureThreshold, StableFor: o.stableFor}
+		SuccessThreshold: 1, FailureThreshold: EventFailureThreshold, StableFor: o.stableFor, Disabled: o.disabled}
 	c, err := c.withDefaults(m.defaults)
 	if err != nil {
 		return err

@@ -58,7 +58,8 @@ const (
 	shutdownLine = "shutdown"
 	// monitorLine says, on /startupz and /readyz, that the Monitor has not
 	// started, has stopped, or is paused, so that nothing it shows can be
-	// vouched for.
+	// vouched for: paused by Pause, or, on /readyz only, by some owner's
+	// PauseChecks (a startup check it holds fails /startupz on its own line).
 	monitorLine = "monitor"
 )
 
@@ -78,7 +79,7 @@ func (v *monitorView) report(ep endpoint, exclude []string, details bool, now ti
 			lines = append(lines, line{name: monitorLine, word: "pending", reason: "the monitor has not started"})
 		case v.levels.stopped && ep == readyz:
 			lines = append(lines, line{name: monitorLine, word: "failed", reason: stoppedReason})
-		case v.levels.paused:
+		case v.levels.pausedAll || v.levels.paused && ep == readyz:
 			lines = append(lines, line{name: monitorLine, word: "pending", reason: "paused: " + v.paused})
 		}
 	}
@@ -139,6 +140,8 @@ func (v *monitorView) line(e *entry, details bool, now time.Time) line {
 		switch {
 		case !cv.ran && !v.levels.started:
 			ln.reason = "the monitor has not started"
+		case cv.pause != nil:
+			ln.reason = "paused: " + cv.pause.String()
 		case !cv.ran && e.check.Level != Startup && !v.levels.latched:
 			ln.reason = "waiting for startup checks"
 		case !cv.ran && e.check.Kind == "heartbeat":

@@ -10,7 +10,11 @@ type Snapshot struct {
 	// StartupPassed is when the startup level latched; zero until then.
 	StartupPassed time.Time
 	Draining      bool
-	Checks        []CheckState // in the order they were added
+	// Paused says why checks are paused, as /readyz does: the reason given
+	// to Pause, then each owner's of PauseChecks as "owner: reason", joined
+	// by "; "; "" while nothing is paused.
+	Paused string
+	Checks []CheckState // in the order they were added
 }
 
 // CheckState is one check's configuration and state.
@@ -27,7 +31,10 @@ type CheckState struct {
 	StableFor        time.Duration
 
 	Status  Status
-	Stopped bool // by StopCheck: not run, and left out of the levels
+	Stopped bool // by StopCheck, or added so (Check.Disabled): not run, and left out of the levels
+	// PausedBy is the owner whose PauseChecks holds the check, until its
+	// ResetChecks; "" when none does (Snapshot.Paused says of Pause).
+	PausedBy string
 	// Since is when Status last changed; zero while the check is still pending.
 	Since time.Time
 	// StableAt is when a check whose runs pass but which has not passed for
@@ -58,7 +65,7 @@ func (m *Monitor) Snapshot() Snapshot {
 	s := Snapshot{
 		Startup: m.passing[Startup], Live: m.passing[Live], Ready: m.passing[Ready],
 		Started: m.levels.started, Stopped: m.levels.stopped,
-		StartupPassed: m.startupPassed, Draining: m.levels.draining,
+		StartupPassed: m.startupPassed, Draining: m.levels.draining, Paused: m.pausedFor,
 		Checks: make([]CheckState, 0, len(m.entries)),
 	}
 	for _, e := range m.entries {
@@ -84,11 +91,15 @@ func (e *entry) stateLocked() CheckState {
 	if at, waiting := e.state.stableAt(e.thresholds()); waiting {
 		stableAt = at
 	}
+	var pausedBy string
+	if e.pause != nil {
+		pausedBy = e.pause.owner
+	}
 	return CheckState{
 		Name: c.Name, Level: c.Level, Kind: c.Kind,
 		Period: c.Period, Timeout: c.Timeout, InitialDelay: c.InitialDelay,
 		SuccessThreshold: c.SuccessThreshold, FailureThreshold: c.FailureThreshold, StableFor: c.StableFor,
-		Status: e.state.status, Stopped: e.stopped, Since: e.state.since,
+		Status: e.state.status, Stopped: e.stopped, PausedBy: pausedBy, Since: e.state.since,
 		ConsecutiveSuccesses: e.state.successes, ConsecutiveFailures: e.state.failures,
 		Runs: e.state.runs, History: e.history.results(), StableAt: stableAt,
 	}

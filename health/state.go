@@ -196,21 +196,29 @@ type levelState struct {
 	latched  bool // startup passed once since Start; it stays passed
 	draining bool
 	stopped  bool // the context given to Start has ended: nothing runs any more
-	paused   bool // by Pause, until Reset: no check runs, nothing is vouched for
+	// paused: by Pause, or by some owner's PauseChecks, until its Reset: a
+	// workload is down between two runs, and nothing is vouched for.
+	paused bool
+	// pausedAll: by Pause, until Reset: no check runs. An owner's pause holds
+	// its own checks only, so that the others' startup may still latch.
+	pausedAll bool
 }
 
 // latches reports whether the startup level passes for good now: once
-// started and not paused, when no startup check is pending or failing.
+// started and not paused by Pause, when no startup check is pending or
+// failing. An owner's pause of a startup check keeps it pending, which is
+// enough.
 func (l levelState) latches() bool {
 	n := l.counts[Startup]
-	return l.started && !l.latched && !l.paused && n[Pending] == 0 && n[Fail] == 0
+	return l.started && !l.latched && !l.pausedAll && n[Pending] == 0 && n[Fail] == 0
 }
 
 // verdicts is the levels' rule: /startupz passes once startup has latched;
 // /livez while no live check fails (pending does not fail liveness: the
 // kubelet starts liveness as success); /readyz when startup has latched, no
 // live check fails, every ready check passes or warns, and the process is
-// neither draining, stopped nor paused.
+// neither draining, stopped nor paused (by Pause, or by any owner's
+// PauseChecks).
 func (l levelState) verdicts() [Ready + 1]bool {
 	var v [Ready + 1]bool
 	v[Startup] = l.latched

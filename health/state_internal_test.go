@@ -303,7 +303,9 @@ func TestLevelVerdicts(t *testing.T) {
 		{"startup not latched fails startup and readiness", levelState{started: true, counts: with(Startup, Pending, 1)}, false, true, false},
 		{"draining fails readiness only", levelState{started: true, latched: true, draining: true}, true, true, false},
 		{"stopped fails readiness only", levelState{started: true, latched: true, stopped: true}, true, true, false},
-		{"paused fails readiness, and startup (not latched)", levelState{started: true, paused: true}, false, true, false},
+		{"paused fails readiness, and startup (not latched)", levelState{started: true, paused: true, pausedAll: true}, false, true, false},
+		{"an owner's pause fails readiness only", levelState{started: true, latched: true, paused: true}, true, true, false},
+		{"a failed live check fails liveness while an owner pauses", levelState{started: true, latched: true, paused: true, counts: with(Live, Fail, 1)}, true, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -327,7 +329,9 @@ func TestStartupLatchesOnceStartedWithNoStartupCheckPendingOrFailing(t *testing.
 		{"a failed startup check", levelState{started: true, counts: [Ready + 1][Fail + 1]int{Startup: {Fail: 1, Pass: 2}}}, false},
 		{"every startup check passed", levelState{started: true, counts: [Ready + 1][Fail + 1]int{Startup: {Pass: 3}}}, true},
 		{"already latched", levelState{started: true, latched: true}, false},
-		{"paused, with no startup checks", levelState{started: true, paused: true}, false},
+		{"paused, with no startup checks", levelState{started: true, paused: true, pausedAll: true}, false},
+		{"an owner's pause, every startup check passed", levelState{started: true, paused: true, counts: [Ready + 1][Fail + 1]int{Startup: {Pass: 1}}}, true},
+		{"an owner's pause of a startup check, pending again", levelState{started: true, paused: true, counts: [Ready + 1][Fail + 1]int{Startup: {Pass: 1, Pending: 1}}}, false},
 	}
 	for _, tt := range tests {
 		if got := tt.state.latches(); got != tt.want {
