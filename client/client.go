@@ -86,7 +86,7 @@ func New(addr, token string) (*Client, error) {
 // every answer that is not a success ({"error": "..."}), with its status.
 type Error struct {
 	// Status is the HTTP status: 400 a bad parameter or body, 401 a missing
-	// or wrong token, 404 an unknown check or path, 405 a wrong method, 409
+	// or wrong token, 404 an unknown check, service or path, 405 a wrong method, 409
 	// a request that does not fit the check or the workload's state.
 	Status  int    `json:"-"`
 	Message string `json:"error"`

@@ -3,18 +3,30 @@ package client
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/vitals-dev/vitals/health"
 )
 
-// RestartService restarts the agent's workload at once (POST
+// RestartService restarts the agent's one service at once (POST
 // /v1/service/restart) and returns its service-started event, once it runs
-// again. An agent with no workload answers 404, one whose workload is not
-// running (between an exit and its restart) 409.
+// again. An agent that runs several answers 400, naming them (restart one
+// with RestartNamedService); one with no workload 404, one whose service is
+// not running (between an exit and its restart) 409.
 func (c *Client) RestartService(ctx context.Context) (health.Event, error) {
 	var out health.Event
 	return out, c.do(ctx, http.MethodPost, "/v1/service/restart", nil, &out)
+}
+
+// RestartNamedService restarts the agent's service name at once (POST
+// /v1/services/NAME/restart) and returns its service-started event, once it
+// runs again. An agent that runs no such service answers 404, naming those
+// it runs; one whose service is not running (between an exit and its
+// restart) 409.
+func (c *Client) RestartNamedService(ctx context.Context, name string) (health.Event, error) {
+	var out health.Event
+	return out, c.do(ctx, http.MethodPost, "/v1/services/"+url.PathEscape(name)+"/restart", nil, &out)
 }
 
 // Hook is where one of the agent's hooks stands, as GET /v1/hooks lists it.

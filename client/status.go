@@ -9,7 +9,7 @@ import (
 // Status is the agent's status page as JSON: GET /ui/api/status on the
 // probe listener (listen:, beside /readyz), not on the management API. It is
 // what the page shows, for scripts too: the levels, every check with its
-// kept results, and the workload. Decode it into this type; the agent's
+// kept results, and the services. Decode it into this type; the agent's
 // events, on the same listener, are GET /ui/api/events.
 type Status struct {
 	// ServiceID and Version are the file's service-info, as the IETF
@@ -29,7 +29,12 @@ type Status struct {
 	// Checks are every check with its kept results (History, oldest
 	// first), in the order of the file.
 	Checks []Check `json:"checks"`
-	// Workload is the process vitals supervises; absent when it runs none.
+	// Services are the services vitals supervises, in their start order;
+	// absent when it runs none.
+	Services []Workload `json:"services,omitempty"`
+	// Workload is the one service, when vitals runs exactly one: the form of
+	// the status from before an agent ran several, kept for the scripts that
+	// read it. Absent otherwise; read Services.
 	Workload *Workload `json:"workload,omitempty"`
 	// LastEventID is the id of the last event emitted when the status was
 	// taken: the events after it are news to this status.
@@ -41,10 +46,11 @@ type Status struct {
 	Details bool `json:"details"`
 }
 
-// Workload is the process the agent supervises, as the status page shows
-// it.
+// Workload is one of the services the agent supervises, as the status page
+// shows it.
 type Workload struct {
-	// Name is what the events call it: its command's base name.
+	// Name is the service's name, which the events call it: its key under
+	// services:, or the base name of service:'s command.
 	Name string `json:"name"`
 	// PID is the pid of the run that runs now; absent between an exit and
 	// a restart, and once it has exited for good.

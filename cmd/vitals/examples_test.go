@@ -26,7 +26,14 @@ func TestTheREADMEExamplesShowWhatTheySay(t *testing.T) {
 	}{
 		{"examples/quickstart/run.sh", nil, []string{"[-]peer-config", "(HTTP 503)", "[+]peer-config ok", "(HTTP 200)"}, nil},
 		{"examples/kubeflow/run.sh", nil, []string{
+			// Pebble's ready level, which Juju's readiness probe asks, is
+			// vitals's readiness: down while the authservice answers 503,
+			// with vitals's reason, and up once vitals is ready.
+			"status: down\n",
+			"non-2xx status code 503; [-]setup pending: ",
+			"$ pebble health --level=ready\nunhealthy\n(exit 1; Juju's probe of /v1/health?level=ready gets 502)\n",
 			"authservice answers 302",
+			"$ pebble health --level=ready\nhealthy\n(exit 0; Juju's probe of /v1/health?level=ready gets 200)\n",
 			// The charm is woken: Pebble has the notice of the exit, whose
 			// data says why.
 			"custom  vitals.dev/service-exited",
@@ -36,16 +43,29 @@ func TestTheREADMEExamplesShowWhatTheySay(t *testing.T) {
 			"authservice answers 302",
 			"service-exited  authservice",
 			": check oidc failed",
-			"checks-reset: authservice started again (restart 1, pid",
+			"authservice started again (restart 1, pid", // checks-reset
 			"restarts 1",
+			// vitals freezes: it is not ready at once, and Pebble's
+			// vitals-alive check restarts it; the frozen vitals and its
+			// authservice are gone, and the new ones serve.
+			"$ kill -STOP ",
+			"unhealthy\n(exit 1; Juju's probe of /v1/health?level=ready gets 502)\n",
+			`Check "vitals-alive" threshold 3 hit`,
+			`Service "authservice" on-check-failure action is "restart", terminating process before restarting`,
+			`Service "authservice" exited after check failure, restarting`,
+			") is gone, and its authservice (",
+			"authservice answers 302",
+			"$ pebble health --level=alive\nhealthy\n(exit 0; Juju's probe of /v1/health?level=alive gets 200)\n",
 			"$ pebble notices --type custom",
 			"key: vitals.dev/service-exited\n",
 			"occurrences: 2\n",
-			"    reason: stopping\n    restarts: \"1\"\n",
+			"    reason: stopping\n    service: authservice\n",
 		}, []string{
-			// One notice for each type, the second exit (vitals stopping)
-			// one more occurrence of the first's.
-			`^\d+ +\d+ +custom +vitals\.dev/check-failed .* [34]$`,
+			`^vitals-ready +ready +enabled +down +\d+ +\d+/1 +\d+ \(check timed out after 250ms\)$`,
+			`^vitals is pid \d+, the authservice \d+; the frozen vitals \(\d+\) is gone, and its authservice \(\d+\) gone$`,
+			// One notice for each type, the second exit (the restarted
+			// vitals stopping) one more occurrence of the first's.
+			`^\d+ +\d+ +custom +vitals\.dev/check-failed .* [3-5]$`,
 			`^\d+ +\d+ +custom +vitals\.dev/level-failed .* \d+$`,
 			`^\d+ +\d+ +custom +vitals\.dev/service-exited .* 2$`,
 		}},
@@ -79,7 +99,7 @@ func TestTheREADMEExamplesShowWhatTheySay(t *testing.T) {
 			`check-failed  pong (live) warn -> fail: timed out after 500ms: ping "st2.rulesengine.ping": no answer`,
 			"service-exited  rulesengine.py pid ",
 			" signal SIGTERM: check pong failed",
-			"checks-reset: rulesengine.py started again (restart 1, pid",
+			"checks-reset  rulesengine.py: rulesengine.py started again (restart 1, pid",
 		}, nil},
 	} {
 		t.Run(filepath.Base(filepath.Dir(tc.script)), func(t *testing.T) {

@@ -48,7 +48,7 @@ spec:
 `, l.Addr().(*net.TCPAddr).Port, httpPort))
 	r := vitalsRun(t, "import", "k8s", manifest)
 	r.expect(t, 0, "# Made by vitals import k8s from vitals.yaml: pod/shop, containers api, proxy.\n",
-		"vitals import: warning: pod/shop has 2 containers (api, proxy), and vitals supervises one workload: the file has the checks of all of them and no service:")
+		"vitals import: warning: pod/shop has 2 containers (api, proxy), and vitals runs in one of them (each has an image of its own): the file has the checks of all of them and no service:")
 	if !strings.Contains(r.stdout, fmt.Sprintf("  api-ready:\n    level: ready\n    grpc:\n      url: grpc://localhost:%d\n", l.Addr().(*net.TCPAddr).Port)) ||
 		!strings.Contains(r.stdout, "  proxy-ready:\n") {
 		t.Fatalf("the file has not both checks:\n%s", r.stdout)

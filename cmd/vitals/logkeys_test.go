@@ -77,7 +77,7 @@ checks:
 		}
 	}
 	for _, want := range []string{"vitals running", "workload started", "check passed", "check failed", "level passed",
-		"level failed", "on-failure: restart: restarting the workload", "workload exited", "restarting the workload",
+		"level failed", "on-failure: restart: restarting the service", "workload exited", "restarting the workload",
 		"hook: attempt failed, trying again", "hook: event not delivered", "stopping: readiness fails from now on", "stopped"} {
 		if !slices.Contains(said, want) {
 			t.Errorf("no line %q among:\n%s", want, a.logs)

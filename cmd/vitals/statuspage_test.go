@@ -215,8 +215,9 @@ func TestTheStatusPageShowsTheChecksAndFollowsThemLive(t *testing.T) {
 	if got := eval[string](p, row("queue")+`.querySelector(".col-output").textContent`); got != "queue 80% full" {
 		t.Errorf("queue's last output %q", got)
 	}
-	if got := eval[string](p, `document.querySelector('#workload dd[data-field="pid"]').textContent`); got != fmt.Sprint(pid) {
-		t.Errorf("the workload's pid shows %q, want %d", got, pid)
+	if got := eval[string](p, `document.getElementById("services-heading").textContent + ": " + `+
+		`Array.from(document.querySelectorAll('#services dd[data-field="pid"]')).map(d => d.textContent).join()`); got != fmt.Sprintf("Workload: %d", pid) {
+		t.Errorf("the one service shows as %q, want the Workload with pid %d", got, pid)
 	}
 	p.screenshot("status-page", 1280, 900, false)
 	p.screenshot("status-page-phone", 390, 844, true)
@@ -360,7 +361,7 @@ func TestTheStatusPageSaysWhenItLosesTheAgentAndRecovers(t *testing.T) {
 	}, "sleep")
 	first := pidIn(t, a.ready)
 	p := openStatusPage(t, "http://"+a.addr+"/")
-	p.waitFor("the first workload's pid", fmt.Sprintf(`document.querySelector('#workload dd[data-field="pid"]')?.textContent === "%d"`, first))
+	p.waitFor("the first workload's pid", fmt.Sprintf(`document.querySelector('#services dd[data-field="pid"]')?.textContent === "%d"`, first))
 	os.Remove(flag)
 	p.waitFor("up to fail", row("up")+`.dataset.status === "fail"`)
 
@@ -382,7 +383,7 @@ func TestTheStatusPageSaysWhenItLosesTheAgentAndRecovers(t *testing.T) {
 	second := pidIn(t, a.ready)
 	p.waitFor("the page to say it is back", `document.getElementById("connection").dataset.state === "reconnected" && `+
 		`document.getElementById("connection").textContent.includes("reconnected")`)
-	p.waitFor("the second workload's pid", fmt.Sprintf(`document.querySelector('#workload dd[data-field="pid"]')?.textContent === "%d"`, second))
+	p.waitFor("the second workload's pid", fmt.Sprintf(`document.querySelector('#services dd[data-field="pid"]')?.textContent === "%d"`, second))
 	p.waitFor("up to pass, as the new agent says", row("up")+`.dataset.status === "pass"`)
 	p.waitFor("the new agent's events alone", fmt.Sprintf(`Array.from(document.querySelectorAll('#events li[data-type="service-started"]')).map(l => l.textContent.includes("pid %d")).join() === "true"`, second))
 	if !eval[bool](p, `document.getElementById("banner").hidden`) {

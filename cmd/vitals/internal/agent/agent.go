@@ -25,7 +25,7 @@ import (
 	"io"
 	"log"
 	"log/slog"
-	"sync/atomic"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -52,7 +52,7 @@ type Options struct {
 	// Logger receives vitals's own lines, through a LogQueue (see Run).
 	// Default slog.Default().
 	Logger *slog.Logger
-	// Clock is the Monitor's clock, and the drain's. Default the system
+	// Clock is the Monitor's clock, the drain's and the services' backoff's. Default the system
 	// clock; tests pass healthtest.NewClock. The graces of the stop (hooks,
 	// Kubernetes, the servers) bound waits on the world outside, and are
 	// measured on the system clock whatever Clock is.
@@ -94,8 +94,11 @@ type Agent struct {
 	opts   Options
 	logs   *health.LogQueue // in front of opts.Logger: vitals never waits on its own log
 	logger *slog.Logger
-	// spec is the workload, nil when there is none.
-	spec *supervise.Spec
+	// services are the workloads, in the order they start; none when
+	// there are none. nowhere takes the log, process and notify checks of
+	// a file with none, which Run refuses (checkCommandLine).
+	services []*service
+	nowhere  *service
 
 	monitor *health.Monitor
 	// heartbeats and watchdogs are the checks the workload feeds through
@@ -103,26 +106,26 @@ type Agent struct {
 	heartbeats map[string]*health.Heartbeat
 	watchdogs  map[string]*health.Watchdog
 	actions    *supervise.Actions
-	exitFor    chan string // the reason of the first on-failure: exit
+	exitFor    chan exitFor // the first on-failure: exit
 	hooks      *hooks.Runner
 	collector  *metrics.Collector // /metrics of the Monitor, and of the notices the API records
 	registry   *prometheus.Registry
-	// logChecks read the workload's output, through streams, which wake
-	// them at once when a line may change their answer.
-	logChecks []*logwatch.Check
-	streams   *logwatch.Streams
-	// notify hears what the workload says of itself (notify checks, s6's
-	// notification-fd), and wakes its checks likewise; nil when nothing in
-	// the file listens.
-	notify *notify.Receiver
-	wake   wakeUps
+	// wake wakes the log checks, which read a service's output through its
+	// streams, at once when a line may change their answer, and the notify
+	// checks likewise when what a service says of itself may.
+	wake wakeUps
 	// closers are the checks that keep a connection between runs.
 	closers []io.Closer
-	// workloadChecks are the checks that look at the workload's
-	// processes, which ask supervisor for its pid at each run: nil until
-	// the workload has started.
-	workloadChecks []string
-	supervisor     atomic.Pointer[supervise.Supervisor]
+	// needs says, of each check that reads a workload's output, looks at
+	// its processes or hears it, what it needs: the error of a file run
+	// with no workload.
+	needs map[string]error
+}
+
+// exitFor is an on-failure: exit: why, and the check's action.
+type exitFor struct {
+	reason string
+	action supervise.Action
 }
 
 // New builds the agent of cfg: the Monitor with its checks, the metrics,
@@ -138,17 +141,17 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 		opts.Now = context.Background()
 	}
 	logs := health.NewLogQueue(opts.Logger.Handler(), health.DefaultLogQueue)
-	a := &Agent{cfg: cfg, opts: opts, logs: logs, logger: slog.New(logs), spec: workload(cfg, opts.Command),
-		exitFor: make(chan string, 1)}
-	actionOf := map[string]string{}
+	a := &Agent{cfg: cfg, opts: opts, logs: logs, logger: slog.New(logs), services: services(cfg, opts.Command),
+		nowhere: &service{}, exitFor: make(chan exitFor, 1), needs: map[string]error{}}
+	actionOf := map[string]supervise.Action{}
 	for _, ch := range cfg.Checks {
 		if ch.OnFailure != config.OnFailureIgnore {
-			actionOf[ch.Name] = ch.OnFailure
+			actionOf[ch.Name] = supervise.Action{Do: ch.OnFailure, Service: a.serviceName(ch.Service), Grace: ch.StopTimeout}
 		}
 	}
-	a.actions = supervise.NewActions(actionOf, func(reason string) {
+	a.actions = supervise.NewActions(actionOf, func(reason string, do supervise.Action) {
 		select {
-		case a.exitFor <- reason:
+		case a.exitFor <- exitFor{reason, do}:
 		default:
 		}
 	}, a.logger)
@@ -166,26 +169,33 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 		}
 		return nil, redacted(&ConfigError{err}, cfg.Redact)
 	}
-	if a.spec != nil && a.spec.NotificationFD != 0 {
-		a.receiver() // the workload gets its pipe, whether or not a check reads it
-	}
-	// The workload's output passes through, line by line, past the log
+	// Each service's output passes through, line by line, past its log
 	// checks; a line that may change a log check's answer runs it at once,
 	// as a message or a watchdog that may change a notify check's does.
 	var woken []string
-	for _, c := range a.logChecks {
-		woken = append(woken, c.Name())
-	}
-	if a.notify != nil {
-		woken = append(woken, a.notify.Names()...)
+	for _, s := range append(a.services, a.nowhere) {
+		if s.spec.NotificationFD != 0 {
+			a.receiver(s) // the service gets its pipe, whether or not a check reads it
+		}
+		for _, c := range s.logChecks {
+			woken = append(woken, c.Name())
+		}
+		if s.notify != nil {
+			woken = append(woken, s.notify.Names()...)
+		}
 	}
 	a.wake = newWakeUps(woken)
-	a.streams = logwatch.New(a.logChecks, func(c *logwatch.Check) { a.wake.wake(c.Name()) })
+	for _, s := range a.services {
+		s.streams = logwatch.New(s.logChecks, func(c *logwatch.Check) { a.wake.wake(c.Name()) })
+	}
 	// Hooks follow the events from the first; they run off the engine's path.
 	a.hooks = hooks.New(hookSpecs(cfg.Hooks), a.monitor, a.logger, cfg.Redact)
 	a.registry = prometheus.NewRegistry()
 	a.registry.MustRegister(collector, a.hooks, metrics.LogLinesDropped(logs.Dropped), metrics.BuildInfo(version.Info()),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if len(a.services) > 0 {
+		a.registry.MustRegister(metrics.Services(a.serviceMetrics))
+	}
 	return a, nil
 }
 
@@ -199,24 +209,54 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 // has stopped.
 func (a *Agent) buildChecks() error {
 	a.heartbeats, a.watchdogs = map[string]*health.Heartbeat{}, map[string]*health.Watchdog{}
+	checkOf := map[string]config.Check{}
+	for _, ch := range a.cfg.Checks {
+		checkOf[ch.Name] = ch
+	}
+	// serviceOf is the service whose output, processes or messages a
+	// check reads: the one it names, or the only one.
+	var bad error
+	serviceOf := func(check string, need error) *service {
+		a.needs[check] = need
+		ch := checkOf[check]
+		if len(a.services) == 0 {
+			return a.nowhere
+		}
+		if s := serviceNamed(a.services, ch.Service); s != nil {
+			return s
+		}
+		if bad == nil {
+			bad = ch.Errorf("which service's? the file has %d: give the check service: one of %s", len(a.services), a.serviceNames())
+		}
+		return a.nowhere
+	}
 	env := kinds.Env{
-		Output: func(c *logwatch.Check) { a.logChecks = append(a.logChecks, c) },
-		Workload: func(check string) func() int {
-			a.workloadChecks = append(a.workloadChecks, check)
-			return a.workloadPID
+		Output: func(c *logwatch.Check) {
+			s := serviceOf(c.Name(), kinds.ErrNoWorkload)
+			s.logChecks = append(s.logChecks, c)
 		},
-		Notify: func(name string, watchdog time.Duration) health.Checker { return a.receiver().Check(name, watchdog) },
+		Workload: func(check string) func() int { return serviceOf(check, kinds.ErrNoProcesses).pid },
+		Notify: func(name string, watchdog time.Duration) health.Checker {
+			return a.receiver(serviceOf(name, kinds.ErrNoWorkloadToHear)).Check(name, watchdog)
+		},
 	}
 	for _, ch := range a.cfg.Checks {
 		var err error
-		switch stable := health.StableFor(ch.StableFor); ch.Fed.Feed {
+		opts := []health.TimedOption{health.StableFor(ch.StableFor)}
+		if ch.Disabled {
+			opts = append(opts, health.Disabled())
+		}
+		switch ch.Fed.Feed {
 		case config.Beats:
-			a.heartbeats[ch.Name], err = a.monitor.Heartbeat(ch.Name, ch.Fed.Deadline, ch.Level, stable)
+			a.heartbeats[ch.Name], err = a.monitor.Heartbeat(ch.Name, ch.Fed.Deadline, ch.Level, opts...)
 		case config.Units:
-			a.watchdogs[ch.Name], err = a.monitor.Watchdog(ch.Name, ch.Fed.Deadline, ch.Level, stable, health.EndUnitsOnReset())
+			a.watchdogs[ch.Name], err = a.monitor.Watchdog(ch.Name, ch.Fed.Deadline, ch.Level, append(opts, health.EndUnitsOnReset())...)
 		default:
 			if err := a.addChecker(ch, env); err != nil {
 				return err
+			}
+			if bad != nil {
+				return bad
 			}
 			continue
 		}
@@ -233,7 +273,9 @@ func (a *Agent) addChecker(ch config.Check, env kinds.Env) error {
 	if err != nil {
 		return err
 	}
-	if err := a.monitor.Add(ch.Health(checker)); err != nil { // as above
+	hc := ch.Health(checker)
+	hc.Disabled = ch.Disabled
+	if err := a.monitor.Add(hc); err != nil { // as above
 		return fmt.Errorf("%s: check %s: %w", a.cfg.File, ch.Name, err)
 	}
 	if closer, ok := checker.(io.Closer); ok {
@@ -242,26 +284,56 @@ func (a *Agent) addChecker(ch config.Check, env kinds.Env) error {
 	return nil
 }
 
-// workloadPID is the pid of the workload's run that runs now, 0 when none
-// does.
-func (a *Agent) workloadPID() int {
-	if sv := a.supervisor.Load(); sv != nil {
-		return sv.PID()
+// serviceName is the name of the service a check names: the one service's
+// when it names none.
+func (a *Agent) serviceName(name string) string {
+	if s := serviceNamed(a.services, name); s != nil {
+		return s.spec.Name
 	}
-	return 0
+	return name
 }
 
-// receiver is the agent's notify Receiver, made the first time it is
-// asked for.
-func (a *Agent) receiver() *notify.Receiver {
-	if a.notify == nil {
-		fd := 0
-		if a.spec != nil {
-			fd = a.spec.NotificationFD
-		}
-		a.notify = notify.New(notify.Options{Clock: a.opts.Clock, Logger: a.logger, FD: fd})
+// serviceNames lists the services' names, for errors.
+func (a *Agent) serviceNames() string {
+	names := make([]string, len(a.services))
+	for i, s := range a.services {
+		names[i] = s.spec.Name
 	}
-	return a.notify
+	return strings.Join(names, ", ")
+}
+
+// serviceMetrics are the services as their metrics show them.
+func (a *Agent) serviceMetrics() []metrics.Service {
+	out := make([]metrics.Service, len(a.services))
+	for i, s := range a.services {
+		started, _ := s.runs.latest()
+		out[i] = metrics.Service{Name: s.spec.Name, Running: s.pid() > 0, Restarts: started.Restarts}
+	}
+	return out
+}
+
+// receiver is s's notify Receiver, made the first time it is asked for.
+func (a *Agent) receiver(s *service) *notify.Receiver {
+	if s.notify == nil {
+		logger := a.logger
+		if len(a.services) > 1 {
+			logger = logger.With("service", s.spec.Name)
+		}
+		s.notify = notify.New(notify.Options{Clock: a.opts.Clock, Logger: logger, FD: s.spec.NotificationFD})
+	}
+	return s.notify
+}
+
+// receivers are the services' notify Receivers: those that something
+// listens to.
+func (a *Agent) receivers() []*notify.Receiver {
+	var out []*notify.Receiver
+	for _, s := range append(a.services, a.nowhere) {
+		if s.notify != nil {
+			out = append(out, s.notify)
+		}
+	}
+	return out
 }
 
 // hookSpecs are the file's hooks as package hooks runs them.

@@ -20,7 +20,6 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/apisocket"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kubereport"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/servers"
@@ -51,16 +50,19 @@ func (a *Agent) prepare() (*run, error) {
 		o.Monitor, o.Logger = a.monitor, a.logger
 		r.reporter, r.pod = kubereport.New(o), o.Namespace+"/"+o.Pod
 	}
-	// The notification socket is the workload's: made before the
-	// listeners, it goes if they cannot be bound.
-	if r.notify != nil {
-		if err := r.notify.Listen(); err != nil {
+	// The notification sockets are the services': made before the
+	// listeners, they go if they cannot be bound.
+	for i, n := range r.receivers() {
+		if err := n.Listen(); err != nil {
+			for _, made := range r.receivers()[:i] {
+				made.Close()
+			}
 			return nil, &RunError{fmt.Errorf("vitals run: %w", err)}
 		}
 	}
 	if err := r.listen(); err != nil {
-		if r.notify != nil {
-			r.notify.Close()
+		for _, n := range r.receivers() {
+			n.Close()
 		}
 		return nil, err
 	}
@@ -68,31 +70,23 @@ func (a *Agent) prepare() (*run, error) {
 }
 
 // checkCommandLine checks what the file needs of the command line: the
-// workload's command when the file has a service: without one, and a
-// workload for the checks that read its output, look at its processes or
-// restart it.
+// workload's command when the file has a service: without one, no command
+// after -- for a file of several services, and a workload for the checks
+// that read its output, look at its processes or restart it.
 func (a *Agent) checkCommandLine() error {
 	c := a.cfg
-	if a.spec != nil && len(a.spec.Command) == 0 {
+	if len(a.opts.Command) > 0 && len(c.Services) > 1 {
+		return &ConfigError{fmt.Errorf("%s: the command after -- is the one service's, and the file has %d services (%s): give each its command in the file",
+			c.File, len(c.Services), a.serviceNames())}
+	}
+	if len(a.services) == 1 && len(a.services[0].spec.Command) == 0 {
 		return &ConfigError{fmt.Errorf("%s: service: no command: give service.command, or the command after --", c.File)}
 	}
-	if a.spec != nil {
+	if len(a.services) > 0 {
 		return nil
 	}
-	needs := make(map[string]error, len(a.logChecks)+len(a.workloadChecks))
-	for _, lc := range a.logChecks {
-		needs[lc.Name()] = kinds.ErrNoWorkload
-	}
-	for _, name := range a.workloadChecks {
-		needs[name] = kinds.ErrNoProcesses
-	}
-	if a.notify != nil {
-		for _, name := range a.notify.Names() {
-			needs[name] = kinds.ErrNoWorkloadToHear
-		}
-	}
 	for _, ch := range c.Checks {
-		if err := needs[ch.Name]; err != nil {
+		if err := a.needs[ch.Name]; err != nil {
 			return &ConfigError{ch.Errorf("%v", err)}
 		}
 		if ch.OnFailure == config.OnFailureRestart {
@@ -112,19 +106,22 @@ func (r *run) checkWhereItRuns() error {
 			return &ConfigError{fmt.Errorf("%s: api-token-file: %w", c.File, err)}
 		}
 	}
-	if r.spec == nil {
-		return nil
-	}
-	where := "the command after --"
-	if c.Service != nil && slices.Equal(c.Service.Command, r.spec.Command) {
-		where = "service.command"
-	}
-	if _, err := exec.LookPath(r.spec.Command[0]); err != nil {
-		return &ConfigError{fmt.Errorf("%s: %s: %w", r.source(), where, err)}
-	}
-	if r.spec.Dir != "" {
-		if fi, err := os.Stat(r.spec.Dir); err != nil || !fi.IsDir() {
-			return &ConfigError{fmt.Errorf("%s: service.dir: %q is not a directory here", c.File, r.spec.Dir)}
+	for _, s := range r.services {
+		key := "service" // the field's path in the file
+		if !c.Shorthand && len(c.Services) > 0 {
+			key = "services." + s.spec.Name
+		}
+		where := "the command after --"
+		if len(r.opts.Command) == 0 {
+			where = key + ".command"
+		}
+		if _, err := exec.LookPath(s.spec.Command[0]); err != nil {
+			return &ConfigError{fmt.Errorf("%s: %s: %w", r.source(), where, err)}
+		}
+		if s.spec.Dir != "" {
+			if fi, err := os.Stat(s.spec.Dir); err != nil || !fi.IsDir() {
+				return &ConfigError{fmt.Errorf("%s: %s.dir: %q is not a directory here", c.File, key, s.spec.Dir)}
+			}
 		}
 	}
 	return nil
@@ -238,35 +235,39 @@ func (a *Agent) in(key string) string {
 	return key + ": in " + a.cfg.File
 }
 
-// superviseWorkload starts the workload, its output going through the log
-// streams, which the wake-ups watch.
-func (r *run) superviseWorkload() error {
+// superviseServices starts the services in their order, each one's
+// output going through its log streams, which the wake-ups watch.
+func (r *run) superviseServices() error {
 	r.wake.start(r.monitorCtx, r.monitor)
-	spec := *r.spec
-	spec.Output = supervise.Output{Copy: r.streams.Copy}
-	// vitals writes the workload's output now: a closed standard output
+	// vitals writes the services' output now: a closed standard output
 	// must be an error to drain past, not a SIGPIPE that kills vitals.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	// The checks start over whenever the workload does.
-	spec.Checks = startOver{r.monitor, r.streams}
-	if r.notify != nil {
-		// Each run hears where to say it is ready, and how often it must
-		// say it is alive; the receiver hears of each run.
-		r.notify.Start(r.monitorCtx, r.wake.wake)
-		spec.Notify = r.notify
-		spec.Env = maps.Clone(spec.Env)
-		if spec.Env == nil {
-			spec.Env = map[string]string{}
+	specs := make([]supervise.Spec, len(r.services))
+	for i, s := range r.services {
+		spec := s.spec
+		spec.Output = supervise.Output{Copy: s.streams.Copy}
+		// Its checks start over whenever it does.
+		spec.Checks = startOver{r.monitor, s}
+		spec.Clock = r.opts.Clock // the backoff waits on the Monitor's clock
+		if s.notify != nil {
+			// Each run hears where to say it is ready, and how often it
+			// must say it is alive; the receiver hears of each run.
+			s.notify.Start(r.monitorCtx, r.wake.wake)
+			spec.Notify = s.notify
+			spec.Env = maps.Clone(spec.Env)
+			if spec.Env == nil {
+				spec.Env = map[string]string{}
+			}
+			maps.Copy(spec.Env, s.notify.Env())
+			spec.WatchdogPID = s.notify.Watchdog() > 0
 		}
-		maps.Copy(spec.Env, r.notify.Env())
-		spec.WatchdogPID = r.notify.Watchdog() > 0
+		specs[i] = spec
 	}
-	sv, err := startWorkload(spec, r.monitor, r.logger)
+	sv, err := startServices(r.services, specs, r.monitor, r.logger)
 	if err != nil {
 		return &RunError{fmt.Errorf("vitals run: %w", err)}
 	}
-	r.sv, r.exited = sv, sv.Done()
-	r.supervisor.Store(sv.Supervisor)
+	r.sv, r.exited = sv, sv.Ended()
 	return nil
 }
 

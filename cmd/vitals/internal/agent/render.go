@@ -36,24 +36,14 @@ func Render(c *config.Config) string {
 	if si.ReleaseID != "" {
 		fmt.Fprintf(&b, "  release-id: %q\n", c.Redact(si.ReleaseID))
 	}
-	if s := c.Service; s != nil {
+	if c.Shorthand {
 		b.WriteString("service:\n")
-		if len(s.Command) > 0 {
-			fmt.Fprintf(&b, "  command: [%s]\n", quotedList(s.Command))
-		}
-		if len(s.Env) > 0 {
-			b.WriteString("  env:\n")
-			for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-				fmt.Fprintf(&b, "    %s: %q\n", k, c.Redact(s.Env[k]))
-			}
-		}
-		if s.Dir != "" {
-			fmt.Fprintf(&b, "  dir: %q\n", s.Dir)
-		}
-		fmt.Fprintf(&b, "  restart: %s\n  backoff: {initial: %v, max: %v}\n  stop-signal: %s\n  stop-timeout: %v\n",
-			s.Restart, s.BackoffInitial, s.BackoffMax, signals.SignalName(s.StopSignal), s.StopTimeout)
-		if s.NotificationFD != 0 {
-			fmt.Fprintf(&b, "  notification-fd: %d\n", s.NotificationFD)
+		renderService(&b, c, c.Services[0], "  ")
+	} else if len(c.Services) > 0 {
+		b.WriteString("services:\n")
+		for _, s := range c.Services {
+			fmt.Fprintf(&b, "  %s:\n", s.Name)
+			renderService(&b, c, s, "    ")
 		}
 	}
 	renderHooks(&b, c)
@@ -72,6 +62,15 @@ func Render(c *config.Config) string {
 		fmt.Fprintf(&b, "  %s:\n    level: %s\n", ch.Name, ch.Level)
 		fmt.Fprintf(&b, "    %s: %s\n", ch.Kind, c.Redact(ch.Source))
 		fmt.Fprintf(&b, "    on-failure: %s\n", ch.OnFailure)
+		if ch.Service != "" && len(c.Services) > 1 {
+			fmt.Fprintf(&b, "    service: %s\n", ch.Service)
+		}
+		if ch.StopTimeout > 0 {
+			fmt.Fprintf(&b, "    stop-timeout: %v\n", ch.StopTimeout)
+		}
+		if ch.Disabled {
+			b.WriteString("    startup: disabled\n")
+		}
 		fmt.Fprintf(&b, "    component-type: %q\n", ch.ComponentType)
 		if ch.Fed.Feed == 0 { // a heartbeat's ttl, a watchdog's limit, is all its timing but stable-for
 			fmt.Fprintf(&b, "    period: %v\n    timeout: %v\n    initial-delay: %v\n", ch.Period, ch.Timeout, ch.InitialDelay)
@@ -80,6 +79,42 @@ func Render(c *config.Config) string {
 		fmt.Fprintf(&b, "    stable-for: %v\n", ch.StableFor)
 	}
 	return b.String()
+}
+
+// renderService writes a service's fields, each line under indent.
+func renderService(b *strings.Builder, c *config.Config, s config.Service, indent string) {
+	if len(s.Command) > 0 {
+		fmt.Fprintf(b, "%scommand: [%s]\n", indent, quotedList(s.Command))
+	}
+	if len(s.Env) > 0 {
+		fmt.Fprintf(b, "%senv:\n", indent)
+		for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+			fmt.Fprintf(b, "%s  %s: %q\n", indent, k, c.Redact(s.Env[k]))
+		}
+	}
+	if s.Dir != "" {
+		fmt.Fprintf(b, "%sdir: %q\n", indent, s.Dir)
+	}
+	fmt.Fprintf(b, "%srestart: %s\n", indent, s.Restart)
+	if len(s.RestartRules) > 0 {
+		fmt.Fprintf(b, "%srestart-rules:\n", indent)
+		for _, r := range s.RestartRules {
+			fmt.Fprintf(b, "%s  - %s\n", indent, r)
+		}
+	}
+	fmt.Fprintf(b, "%sbackoff: {initial: %v, max: %v}\n%sstop-signal: %s\n%sstop-timeout: %v\n",
+		indent, s.BackoffInitial, s.BackoffMax, indent, signals.SignalName(s.StopSignal), indent, s.StopTimeout)
+	if s.NotificationFD != 0 {
+		fmt.Fprintf(b, "%snotification-fd: %d\n", indent, s.NotificationFD)
+	}
+	for _, f := range []struct {
+		key   string
+		names []string
+	}{{"after", s.After}, {"before", s.Before}, {"requires", s.Requires}} {
+		if len(f.names) > 0 {
+			fmt.Fprintf(b, "%s%s: [%s]\n", indent, f.key, strings.Join(f.names, ", "))
+		}
+	}
 }
 
 // quotedList writes words as the items of a YAML flow list.

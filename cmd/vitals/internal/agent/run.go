@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -28,8 +29,9 @@ type run struct {
 	endPageStreams         context.CancelFunc // ends the status page's event streams
 	failed                 chan error         // a server that stopped serving
 
-	sv          *running        // nil without a workload, or until it started
-	exited      <-chan struct{} // closed once the workload has exited for good; nil without one
+	sv          *running        // nil without services, or until they started
+	exited      <-chan struct{} // closed once a service has ended vitals; nil without services
+	exit        exitFor         // the on-failure: exit that stops vitals, if one does
 	monitorCtx  context.Context
 	stopMonitor context.CancelFunc
 	started     bool // the Monitor started
@@ -48,8 +50,11 @@ type part struct {
 // stopping is what the stop knows as it goes.
 type stopping struct {
 	why    string // what the stopping event says
-	code   int    // the exit code: ExitFailed, or the workload's
+	code   int    // the exit code: ExitFailed, or the services'
 	failed bool   // a part did not start, or a server stopped: no drain
+	// exit is the on-failure: exit that stops vitals; zero for any other
+	// stop.
+	exit exitFor
 }
 
 // parts are the agent's parts in the order in which they stop, each once
@@ -106,10 +111,12 @@ func (r *run) parts() []part {
 	}
 }
 
-// Run runs the agent until ctx ends (the first stop signal), the workload
-// exits for good, or a check with on-failure: exit fails; then it fails
+// Run runs the agent until ctx ends (the first stop signal), a service
+// ends for good (its policy or a rule says exit), or a check with on-failure: exit fails; then it fails
 // readiness, drains, and stops every part in the order of parts. The code
-// is the workload's exit code (0 without one), or ExitFailed. The error is a
+// is ExitFailed for an on-failure: exit; else that of the service that
+// ended vitals, or, on a signal, the first code that is not 0 of the
+// services stopped (supervise.Group.Code); 0 without services. The error is a
 // *ConfigError when the file names what is not there where vitals runs,
 // and a *RunError when a part could not start or a server stopped; its
 // text is redacted as the checks' outputs are. Run it once.
@@ -155,10 +162,13 @@ func (r *run) serve(ctx context.Context, s *stopping) error {
 	select {
 	case <-r.exited:
 		s.why = "the workload exited"
+		if by := r.sv.EndedBy(); len(r.services) > 1 {
+			s.why = fmt.Sprintf("service %s exited (%s)", by.Name(), by.Outcome().Why)
+		}
 	case <-ctx.Done():
 		s.why = "signal"
-	case reason := <-r.exitFor:
-		s.code, s.why = ExitFailed, reason
+	case exit := <-r.exitFor:
+		s.code, s.why, s.exit = ExitFailed, exit.reason, exit
 	case err := <-r.failed:
 		return err
 	}
@@ -206,9 +216,14 @@ func (r *run) drain(s *stopping) {
 		return
 	}
 	fired, stop := r.after(r.cfg.Drain)
+	var down <-chan struct{} // every service has ended: nothing to drain for
+	if r.sv != nil {
+		down = r.sv.Done()
+	}
 	select {
 	case <-fired:
 	case <-r.exited:
+	case <-down:
 	case <-r.opts.Again:
 		r.logger.Info("a second signal: the drain ends now")
 	}
@@ -232,8 +247,8 @@ func (a *Agent) after(d time.Duration) (<-chan time.Time, func() bool) {
 }
 
 func (r *run) startWorkload() error {
-	if r.spec != nil {
-		if err := r.superviseWorkload(); err != nil {
+	if len(r.services) > 0 {
+		if err := r.superviseServices(); err != nil {
 			return err
 		}
 	}
@@ -244,24 +259,26 @@ func (r *run) startWorkload() error {
 	if r.sv == nil {
 		go r.actions.Run(actionsCtx, r.monitor, nil)
 	} else {
-		go r.actions.Run(actionsCtx, r.monitor, r.sv.Supervisor)
+		go r.actions.Run(actionsCtx, r.monitor, r.sv.Group)
 	}
 	return nil
 }
 
+// stopWorkload stops the services in the reverse of their order: within
+// the grace of the check whose on-failure: exit stops vitals, for its
+// service (or every service, for a check of none).
 func (r *run) stopWorkload(s *stopping) {
 	r.stopActions()
 	if r.sv == nil {
 		return
 	}
 	if s.code == ExitFailed {
-		r.sv.StopFor(s.why)
+		r.sv.Stop(s.why, s.exit.action.Service, s.exit.action.Grace)
 	} else {
-		r.sv.Stop()
+		r.sv.Stop("stopping", "", 0)
 	}
-	<-r.sv.Done()
 	if s.code == 0 {
-		s.code = r.sv.ExitCode()
+		s.code = r.sv.Code()
 	}
 }
 
@@ -291,8 +308,8 @@ func (r *run) stopChecks(*stopping) {
 }
 
 func (r *run) closeNotify(*stopping) {
-	if r.notify != nil {
-		r.notify.Close()
+	for _, n := range r.receivers() {
+		n.Close()
 	}
 }
 

@@ -12,8 +12,10 @@ import (
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/vitals-dev/vitals/client"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/servers"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/ui"
 	"github.com/vitals-dev/vitals/grpchealth"
 )
@@ -61,12 +63,29 @@ func (r *run) probeHandler() http.Handler {
 	var page http.Handler
 	if r.cfg.UI {
 		o := ui.Options{Details: r.cfg.Details, ServiceInfo: r.cfg.ServiceInfo, Streams: max(r.probeLn.Max()/pageStreamShare, 1)}
-		if r.sv != nil {
-			o.Workload = r.sv.status
+		if len(r.services) > 0 {
+			o.Services = r.servicesStatus
 		}
 		page = servers.Rearmed(ui.New(r.monitor, o))
 	}
 	return servers.ProbeHandler(r.monitor.Handler(), metrics, page)
+}
+
+// byHand is a service as the API restarts it: at once, by hand.
+type byHand struct{ *supervise.Supervisor }
+
+func (h byHand) RestartNow(reason string, run int) bool {
+	return h.Supervisor.Restart(reason, run, supervise.Hand, 0)
+}
+
+// servicesStatus is the services as the status page shows them, in their
+// order.
+func (r *run) servicesStatus() []client.Workload {
+	out := make([]client.Workload, len(r.services))
+	for i, s := range r.services {
+		out[i] = s.status()
+	}
+	return out
 }
 
 // getOrHead answers 405 to a method other than GET and HEAD, as the probe
@@ -143,7 +162,11 @@ func (r *run) serveAPI() error {
 	}
 	opts := []api.Option{api.WithHooks(r.hooks.Status), api.WithNoticed(r.collector.Notice), api.WithWatchdogs(r.watchdogs)}
 	if r.sv != nil {
-		opts = append(opts, api.WithService(r.sv.Supervisor))
+		services := make([]api.Service, len(r.sv.Services()))
+		for i, sv := range r.sv.Services() {
+			services[i] = byHand{sv}
+		}
+		opts = append(opts, api.WithServices(services))
 	}
 	r.apiSrv = servers.API(api.New(r.monitor, r.heartbeats, r.token, opts...), r.apiLn, r.errorLog())
 	// Long waits for events and event streams end with streams, so that

@@ -3,73 +3,150 @@ package agent
 import (
 	"context"
 	"log/slog"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/vitals-dev/vitals/client"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/notify"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 	"github.com/vitals-dev/vitals/health"
 )
 
-// workload is the service to supervise: the file's, with the command after
-// -- instead of the file's; nil when there is none.
-func workload(c *config.Config, args []string) *supervise.Spec {
-	if c.Service == nil && len(args) == 0 {
+// service is one workload of the agent, with what belongs to it: the
+// checks that start over with it, the log checks that read its output, and
+// what hears it say it is ready.
+type service struct {
+	spec supervise.Spec
+	// checks start over with it: those of the file that name it, or every
+	// check when it is the only service.
+	checks    []string
+	logChecks []*logwatch.Check
+	streams   *logwatch.Streams
+	// notify hears what it says of itself (notify checks, s6's
+	// notification-fd); nil when nothing listens.
+	notify *notify.Receiver
+	sv     atomic.Pointer[supervise.Supervisor] // nil until it started
+	runs   latestRuns
+}
+
+// services are the workloads to supervise, in the order they start: the
+// file's, with the command after -- instead of the one service's command;
+// none when there are none.
+func services(c *config.Config, args []string) []*service {
+	if len(c.Services) == 0 && len(args) == 0 {
 		return nil
 	}
-	spec := supervise.Spec{}
-	if s := c.Service; s != nil {
-		spec = supervise.Spec{Command: s.Command, Env: s.Env, Dir: s.Dir, Restart: s.Restart, BackoffInitial: s.BackoffInitial,
-			BackoffMax: s.BackoffMax, StopSignal: s.StopSignal, StopTimeout: s.StopTimeout, NotificationFD: s.NotificationFD}
-	} else {
-		spec.StopTimeout = supervise.DefaultStopTimeout
+	out := make([]*service, len(c.Services))
+	if len(c.Services) == 0 {
+		out = []*service{{spec: supervise.Spec{Name: filepath.Base(args[0]), Command: args, StopTimeout: supervise.DefaultStopTimeout}}}
 	}
-	if len(args) > 0 {
-		spec.Command = args
+	for i, s := range c.Services {
+		spec := supervise.Spec{Name: s.Name, Command: s.Command, Env: s.Env, Dir: s.Dir, Restart: s.Restart, Rules: rules(s.RestartRules),
+			BackoffInitial: s.BackoffInitial, BackoffMax: s.BackoffMax, StopSignal: s.StopSignal, StopTimeout: s.StopTimeout,
+			NotificationFD: s.NotificationFD}
+		if len(args) > 0 && len(c.Services) == 1 {
+			spec.Command = args
+			if c.Shorthand { // named by its command
+				spec.Name = filepath.Base(args[0])
+			}
+		}
+		if spec.Name == "" && len(spec.Command) > 0 {
+			spec.Name = filepath.Base(spec.Command[0])
+		}
+		out[i] = &service{spec: spec}
 	}
-	return &spec
+	for _, ch := range c.Checks {
+		if s := serviceNamed(out, ch.Service); s != nil {
+			s.checks = append(s.checks, ch.Name)
+		}
+	}
+	return out
 }
 
-// running is a supervised workload with its reaper and forwarded signals.
-type running struct {
-	*supervise.Supervisor
-	// release stops the forwarding of signals and closes the reaper.
-	release func()
-	// KillOrphans kills and reaps what the workload left outside its
-	// process group and handed to vitals (see supervise.Reaper.KillOrphans).
-	KillOrphans func() (left []int)
-	runs        *latestRuns
+// serviceNamed is the service of services named name; the one service,
+// whatever name says, when there is one (the file's checks name it as the
+// file does, and the command after -- may rename it). Nil when there is
+// none.
+func serviceNamed(services []*service, name string) *service {
+	if len(services) == 1 {
+		return services[0]
+	}
+	for _, s := range services {
+		if s.spec.Name == name {
+			return s
+		}
+	}
+	return nil
 }
 
-// startWorkload makes vitals a subreaper (unless it is PID 1), starts the
-// workload with its events going to m, and forwards signals to it.
-func startWorkload(spec supervise.Spec, m *health.Monitor, logger *slog.Logger) (*running, error) {
-	if err := supervise.BecomeSubreaper(); err != nil {
-		logger.Warn("cannot become a subreaper: orphans of the workload go to PID 1", "err", err)
+// rules are a service's restart rules as package supervise takes them.
+func rules(rs []config.RestartRule) []supervise.Rule {
+	out := make([]supervise.Rule, len(rs))
+	for i, r := range rs {
+		out[i] = supervise.Rule{Action: r.Action, In: r.In, Codes: r.Codes}
 	}
-	reaper := supervise.NewReaper(true)
-	runs := &latestRuns{}
-	sv, err := supervise.Start(spec, func(e health.Event) { runs.record(m.Emit(e)) }, logger, reaper)
-	if err != nil {
-		reaper.Close()
-		return nil, err
-	}
-	stopForwarding := sv.Forward()
-	return &running{sv, func() { stopForwarding(); reaper.Close() }, reaper.KillOrphans, runs}, nil
+	return out
 }
 
-// status is the workload as the status page shows it.
-func (r *running) status() *client.Workload {
-	started, exited := r.runs.latest()
-	w := &client.Workload{Name: r.Name(), PID: r.PID(), Started: started.Time, Restarts: started.Restarts}
+// pid is the pid of the service's run that runs now, 0 when none does.
+func (s *service) pid() int {
+	if sv := s.sv.Load(); sv != nil {
+		return sv.PID()
+	}
+	return 0
+}
+
+// status is the service as the status page shows it.
+func (s *service) status() client.Workload {
+	started, exited := s.runs.latest()
+	w := client.Workload{Name: s.spec.Name, PID: s.pid(), Started: started.Time, Restarts: started.Restarts}
 	if exited.Type != "" {
 		w.LastExit = &exited
 	}
 	return w
 }
 
-// latestRuns keeps the workload's latest service-started and service-exited
+// running is the supervised services with their reaper and forwarded
+// signals.
+type running struct {
+	*supervise.Group
+	// release stops the forwarding of signals and closes the reaper.
+	release func()
+	// KillOrphans kills and reaps what the services left outside their
+	// process groups and handed to vitals (see supervise.Reaper.KillOrphans).
+	KillOrphans func() (left []int)
+}
+
+// startServices makes vitals a subreaper (unless it is PID 1), starts the
+// services of specs in order with their events going to m, each kept by
+// its service, and forwards signals to them.
+func startServices(svcs []*service, specs []supervise.Spec, m *health.Monitor, logger *slog.Logger) (*running, error) {
+	if err := supervise.BecomeSubreaper(); err != nil {
+		logger.Warn("cannot become a subreaper: orphans of the services go to PID 1", "err", err)
+	}
+	reaper := supervise.NewReaper(true)
+	emit := func(e health.Event) {
+		e = m.Emit(e)
+		if s := serviceNamed(svcs, e.Service); s != nil {
+			s.runs.record(e)
+		}
+	}
+	g, err := supervise.StartGroup(specs, emit, logger, reaper)
+	if err != nil {
+		reaper.Close()
+		return nil, err
+	}
+	for i, sv := range g.Services() {
+		svcs[i].sv.Store(sv)
+	}
+	stopForwarding := g.Forward()
+	return &running{g, func() { stopForwarding(); reaper.Close() }, reaper.KillOrphans}, nil
+}
+
+// latestRuns keeps a service's latest service-started and service-exited
 // events as the Monitor logged them, which its bounded log may drop.
 type latestRuns struct {
 	mu              sync.Mutex
@@ -99,21 +176,21 @@ func (l *latestRuns) latest() (started, exited health.Event) {
 // line calls it first.
 func ExecWorkload() { supervise.ExecWorkload() }
 
-// startOver is what starts over with the workload: the checks, and what
-// the log checks saw.
+// startOver is what starts over with a service: its checks, and what its
+// log checks saw.
 type startOver struct {
-	m       *health.Monitor
-	streams *logwatch.Streams
+	m *health.Monitor
+	s *service
 }
 
-func (s startOver) Pause(reason string) {
-	s.streams.Reset()
-	s.m.Pause(reason)
+func (o startOver) Pause(reason string) {
+	o.s.streams.Reset()
+	o.m.PauseChecks(o.s.spec.Name, reason, o.s.checks)
 }
 
-func (s startOver) Reset(reason string) {
-	s.streams.Reset()
-	s.m.Reset(reason)
+func (o startOver) Reset(reason string) {
+	o.s.streams.Reset()
+	o.m.ResetChecks(o.s.spec.Name, reason, o.s.checks)
 }
 
 // wakeUps run a check at once when what it reads says that its answer may

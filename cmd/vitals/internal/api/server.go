@@ -15,18 +15,20 @@
 //	GET  /v1/health[?level=L]        a level's verdict (default ready)
 //	GET  /v1/events?after=ID[&wait=D] events after ID; with wait, block up to D for one
 //	POST /v1/notices                 {"key": KEY, "data": {NAME: VALUE}}: record a notice; the answer is its event
-//	POST /v1/service/restart         restart the workload at once; the answer is its service-started event
+//	POST /v1/services/NAME/restart   restart that service at once; the answer is its service-started event
+//	POST /v1/service/restart         the same for the agent's one service (400 when it runs several)
 //	GET  /v1/hooks                   the hooks and how their deliveries go
 //
 // /v1/events with Accept: text/event-stream streams events as server-sent
 // events, each with its id, resuming after Last-Event-ID. Errors are
 // {"error": "..."} (client.Error): 400 a bad parameter or body (a notice
-// that health.ValidateNotice refuses), 401 a missing or wrong token,
-// 404 an unknown check or path (or no workload to restart), 410 a unit of
-// work that is not running (it ended, or the workload restarted),
-// 405 a wrong method, 409 a beat of a check that is no heartbeat, work on a
-// check that is no watchdog, a unit of work past health.MaxUnitIDs, or a
-// restart of a workload that is not running.
+// that health.ValidateNotice refuses, a restart of the one service of an
+// agent that runs several), 401 a missing or wrong token, 404 an unknown
+// check, service or path (or no workload to restart), 410 a unit of work
+// that is not running (it ended, or the workload restarted), 405 a wrong
+// method, 409 a beat of a check that is no heartbeat, work on a check that
+// is no watchdog, a unit of work past health.MaxUnitIDs, or a restart of a
+// service that is not running.
 package api
 
 import (
@@ -62,7 +64,7 @@ type Server struct {
 	heartbeats map[string]*health.Heartbeat
 	watchdogs  map[string]*health.Watchdog
 	token      string
-	service    Service
+	services   []Service
 	hooks      func() []client.Hook
 	noticed    func(health.Event)
 	mux        *http.ServeMux
@@ -91,7 +93,8 @@ func New(m *health.Monitor, heartbeats map[string]*health.Heartbeat, token strin
 	s.mux.HandleFunc("GET /v1/health", s.health)
 	s.mux.HandleFunc("GET /v1/events", s.events)
 	s.mux.HandleFunc("POST /v1/notices", s.notify)
-	s.mux.HandleFunc("POST /v1/service/restart", s.restartService)
+	s.mux.HandleFunc("POST /v1/services/{name}/restart", s.restartNamed)
+	s.mux.HandleFunc("POST /v1/service/restart", s.restartTheOne)
 	s.mux.HandleFunc("GET /v1/hooks", s.listHooks)
 	return s
 }

@@ -31,7 +31,7 @@ import (
 //	db    ready    passes while up is true; fails at the first failure; every run counted
 //	loop  live     a heartbeat (ttl 1m)
 //
-// and the watchdogs newAgent is asked for.
+// and the watchdogs and services it is asked for.
 type agent struct {
 	m         *health.Monitor
 	clock     *healthtest.Clock
@@ -39,6 +39,7 @@ type agent struct {
 	runs      atomic.Int64
 	loop      *health.Heartbeat
 	watchdogs map[string]*health.Watchdog
+	services  map[string]*service
 	client    *client.Client
 	http      *http.Client
 	base      string
@@ -49,6 +50,13 @@ type agent struct {
 // a watchdog for each name in watchdogs: live, limit 1m, its units ending
 // on Reset, as the agent's are.
 func newAgent(t *testing.T, addr, token string, watchdogs ...string) *agent {
+	t.Helper()
+	return serveAgent(t, addr, token, watchdogs, nil)
+}
+
+// serveAgent is newAgent with a service (see service) for each name in
+// services, in their order.
+func serveAgent(t *testing.T, addr, token string, watchdogs, services []string) *agent {
 	t.Helper()
 	a := &agent{clock: healthtest.NewClock(time.Time{})}
 	a.up.Store(true)
@@ -71,6 +79,12 @@ func newAgent(t *testing.T, addr, token string, watchdogs ...string) *agent {
 		a.watchdogs[name], err = a.m.Watchdog(name, time.Minute, health.Live, health.EndUnitsOnReset())
 		must(t, err)
 	}
+	a.services = map[string]*service{}
+	var supervised []api.Service
+	for _, name := range services {
+		a.services[name] = &service{m: a.m, name: name, running: true}
+		supervised = append(supervised, a.services[name])
+	}
 
 	if addr == "" {
 		addr = vitalstest.SocketPath(t)
@@ -79,7 +93,7 @@ func newAgent(t *testing.T, addr, token string, watchdogs ...string) *agent {
 	must(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := &http.Server{Handler: api.New(a.m, map[string]*health.Heartbeat{"loop": a.loop}, token,
-		api.WithWatchdogs(a.watchdogs)),
+		api.WithWatchdogs(a.watchdogs), api.WithServices(supervised)),
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go srv.Serve(ln)
 	a.probes = httptest.NewServer(a.m.Handler())

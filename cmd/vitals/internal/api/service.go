@@ -3,29 +3,33 @@ package api
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/vitals-dev/vitals/client"
 	"github.com/vitals-dev/vitals/health"
 )
 
-// Service is the workload the agent supervises, as POST /v1/service/restart
-// drives it. The agent's supervisor is one.
+// Service is one of the services the agent supervises, as POST
+// /v1/services/NAME/restart drives it. The agent's supervisors are.
 type Service interface {
-	// Name is what events call the workload.
+	// Name is what events and the route call the service.
 	Name() string
 	// Current is the run that runs now, and whether one runs.
 	Current() (run int, running bool)
-	// Restart restarts run; now skips the backoff's delay. It reports false
-	// when that run is not the one running, or a stop or restart is under way.
-	Restart(reason string, run int, now bool) bool
+	// RestartNow restarts run at once, without the backoff's delay: a
+	// restart by hand. It reports false when that run is not the one
+	// running, or a stop or restart is under way.
+	RestartNow(reason string, run int) bool
 }
 
 // Option configures a Server.
 type Option func(*Server)
 
-// WithService gives the Server the workload that POST /v1/service/restart
-// restarts. Without it, that path answers 404: the agent runs no workload.
-func WithService(sv Service) Option { return func(s *Server) { s.service = sv } }
+// WithServices gives the Server the services the agent supervises, in their
+// start order: POST /v1/services/NAME/restart restarts the one named, and
+// POST /v1/service/restart the only one (400 when there are several).
+// Without any, both answer 404: the agent runs no workload.
+func WithServices(services []Service) Option { return func(s *Server) { s.services = services } }
 
 // WithHooks gives the Server what GET /v1/hooks answers: the hooks' states.
 // Without it, that path answers [].
@@ -45,21 +49,61 @@ func WithWatchdogs(watchdogs map[string]*health.Watchdog) Option {
 // restartReason is what the service-exited event of a restart by hand says.
 const restartReason = "restart requested"
 
-// restartService restarts the workload at once and answers, once it runs
-// again, with its service-started event.
-func (s *Server) restartService(w http.ResponseWriter, r *http.Request) {
-	if s.service == nil {
-		writeError(w, http.StatusNotFound, "no service: this agent runs no workload (give service: in its file, or a command after --)")
+// noWorkload is the 404 of a restart on an agent that runs no service.
+const noWorkload = "this agent runs no workload (give service: or services: in its file, or a command after --)"
+
+// restartNamed restarts the service the path names.
+func (s *Server) restartNamed(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	for _, sv := range s.services {
+		if sv.Name() == name {
+			s.restart(w, r, sv)
+			return
+		}
+	}
+	if len(s.services) == 0 {
+		writeError(w, http.StatusNotFound, "no service %q: %s", name, noWorkload)
 		return
 	}
-	run, running := s.service.Current()
+	writeError(w, http.StatusNotFound, "no service %q: this agent runs %s", name, s.serviceNames())
+}
+
+// restartTheOne restarts the agent's one service: with several, the
+// request must name one.
+func (s *Server) restartTheOne(w http.ResponseWriter, r *http.Request) {
+	switch len(s.services) {
+	case 0:
+		writeError(w, http.StatusNotFound, "no service: %s", noWorkload)
+	case 1:
+		s.restart(w, r, s.services[0])
+	default:
+		writeError(w, http.StatusBadRequest, "this agent runs %d services: name one (vitals restart NAME, POST /v1/services/NAME/restart): %s",
+			len(s.services), s.serviceNames())
+	}
+}
+
+// serviceNames are the services' names, in their start order, for an
+// error that says which there are.
+func (s *Server) serviceNames() string {
+	names := make([]string, len(s.services))
+	for i, sv := range s.services {
+		names[i] = sv.Name()
+	}
+	return strings.Join(names, ", ")
+}
+
+// restart restarts sv at once and answers, once it runs again, with its
+// service-started event.
+func (s *Server) restart(w http.ResponseWriter, r *http.Request, sv Service) {
+	name := sv.Name()
+	run, running := sv.Current()
 	if !running {
-		writeError(w, http.StatusConflict, "%s is not running: it is between an exit and its restart, or has stopped", s.service.Name())
+		writeError(w, http.StatusConflict, "%s is not running: it is between an exit and its restart, or has stopped", name)
 		return
 	}
 	follower := s.m.Follow(s.m.LastEventID())
-	if !s.service.Restart(restartReason, run, true) {
-		writeError(w, http.StatusConflict, "%s is being stopped or restarted already", s.service.Name())
+	if !sv.RestartNow(restartReason, run) {
+		writeError(w, http.StatusConflict, "%s is being stopped or restarted already", name)
 		return
 	}
 	// Answer with the new run's start: the client knows it is back.
@@ -68,16 +112,16 @@ func (s *Server) restartService(w http.ResponseWriter, r *http.Request) {
 	for {
 		evs, _, err := follower.Next(ctx)
 		if err != nil {
-			writeError(w, http.StatusGatewayTimeout, "%s was stopped, and has not started again yet: see the events", s.service.Name())
+			writeError(w, http.StatusGatewayTimeout, "%s was stopped, and has not started again yet: see the events", name)
 			return
 		}
 		for _, e := range evs {
 			switch {
-			case e.Type == health.EventServiceStarted && e.Restarts > run:
+			case e.Type == health.EventServiceStarted && e.Service == name && e.Restarts > run:
 				writeJSON(w, http.StatusOK, e)
 				return
 			case e.Type == health.EventStopping:
-				writeError(w, http.StatusConflict, "the agent is stopping: %s will not start again", s.service.Name())
+				writeError(w, http.StatusConflict, "the agent is stopping: %s will not start again", name)
 				return
 			}
 		}

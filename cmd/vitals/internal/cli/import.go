@@ -17,9 +17,10 @@ import (
 func newImport(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import pebble|k8s FILE",
-		Short: "Write a vitals.yaml from a Pebble layer's checks or a Kubernetes workload's probes",
+		Short: "Write a vitals.yaml from a Pebble layer or a Kubernetes workload's probes",
 		Long: `Write a vitals.yaml on stdout with the checks another tool already has, with
-the same timing: a Pebble layer's checks, or a Kubernetes workload's probes.
+the same timing, and how it runs its services: a Pebble layer's services and
+checks, or a Kubernetes workload's probes and restart rules.
 What cannot be carried over as it is, is said on stderr, one line each, and
 as a comment in the file where it belongs; nothing is dropped silently. -o
 json writes the same document as JSON, without the comments. The
@@ -41,33 +42,75 @@ Exit codes: 0 written, 2 bad usage or a file that cannot be imported.`,
 }
 
 func newImportPebble(stdout, stderr io.Writer) *cobra.Command {
-	var output *outputFlag
+	var (
+		output    *outputFlag
+		layerFile string
+	)
 	cmd := &cobra.Command{
-		Use:   "pebble LAYER.yaml [-o text|json|yaml]",
-		Short: "Write a vitals.yaml from a Pebble layer's checks",
-		Long: `Write a vitals.yaml from a Pebble layer's checks: level alive is live and
-ready is ready; period and timeout (Pebble's default 3s) are kept, and
-threshold is the failure-threshold; an http check passes on 2xx, as in
-Pebble; an exec check's command is split into words as Pebble splits it.
-A service's on-check-failure becomes the check's on-failure (restart is
-restart; shutdown and success-shutdown are exit, which exits 1). A layer
-with one service makes it vitals's service: (command, environment,
-working-dir, backoff, kill-delay as stop-timeout, on-success and on-failure
-as the nearest restart policy); with several, they are written as comments,
-since vitals runs one workload. Give - to read the layer from stdin.`,
-		Example: `  vitals import pebble layers/001-synapse.yaml > vitals.yaml`,
-		Args:    cobra.ExactArgs(1),
+		Use:   "pebble LAYER.yaml [--layer FILE] [-o text|json|yaml]",
+		Short: "Write a vitals.yaml from a Pebble layer's services and checks, and the layer that runs it",
+		Long: `Write a vitals.yaml from a Pebble layer: level alive is live and ready is
+ready; period and timeout (Pebble's default 3s) are kept, and threshold is
+the failure-threshold; an http check passes on 2xx, as in Pebble; an exec
+check's command is split into words as Pebble splits it; startup: disabled
+is kept, and vitals start NAME starts the check.
+
+Every service of the layer is an entry of services:, with its command,
+environment, working-dir, backoff, kill-delay as stop-timeout, after, before
+and requires; its on-success and on-failure are restart: and restart-rules:
+(ignore is a rule whose action is ignore; where Pebble shut down, vitals
+exits with the service's code, not 10 or 0, and the file says so). A
+service's on-check-failure becomes the check's on-failure with service: NAME
+(restart is restart; shutdown and success-shutdown are exit, which exits 1);
+when several services act on one check, it does the strongest: exit, then
+restart, then ignore.
+
+Beside it comes the Pebble layer that runs this vitals under Pebble, so that
+Pebble and Juju see its verdict, to add in the place of the layer imported:
+a service named as the layer's one service (else vitals) that runs vitals run
+-c vitals.yaml, with a kill-delay past the file's stop-timeouts, restarted
+when the check vitals-alive (/livez) fails, and the checks vitals-alive and
+vitals-ready (/readyz). --layer FILE writes it to FILE; without it, the file
+ends with it as comments (which -o json drops). Give - to read the layer
+from stdin.`,
+		Example: `  vitals import pebble layers/001-synapse.yaml > vitals.yaml
+  vitals import pebble layers/001-synapse.yaml --layer 002-vitals.yaml > vitals.yaml`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, data, err := readSource(cmd, args[0])
 			if err != nil {
 				return err
 			}
-			r, err := importer.Pebble(name, data)
+			if err := sameFile(layerFile, args[0]); err != nil {
+				return err
+			}
+			r, err := importer.Pebble(name, data, layerFile)
+			if err == nil && layerFile != "" {
+				if werr := os.WriteFile(layerFile, r.Layer, 0o644); werr != nil {
+					err = fmt.Errorf("--layer: %w", werr)
+				}
+			}
 			return writeImport(stdout, stderr, output, r, err)
 		},
 	}
+	cmd.Flags().StringVar(&layerFile, "layer", "", "write the Pebble layer that runs this vitals to `FILE` (default: as comments at the end of the file)")
 	output = addOutput(cmd, false)
 	return cmd
+}
+
+// sameFile refuses a --layer that would overwrite the layer read.
+func sameFile(layerFile, source string) error {
+	if layerFile == "" || source == "-" {
+		return nil
+	}
+	out, err := os.Stat(layerFile)
+	if err != nil {
+		return nil // not there yet: it is written
+	}
+	if in, err := os.Stat(source); err == nil && os.SameFile(in, out) {
+		return configError{fmt.Errorf("vitals import: --layer %s is the layer read: give another file", layerFile)}
+	}
+	return nil
 }
 
 func newImportK8s(stdout, stderr io.Writer) *cobra.Command {
@@ -89,11 +132,21 @@ else with a pod template, in one or more YAML documents.
 Without --container, every container of the file's workload is imported
 (and its native sidecars); a file with several workloads needs --container,
 as vitals runs in one pod. --container NAME, or WORKLOAD/NAME, imports that
-container alone. vitals supervises one workload, so the file has no service:
-block: run vitals in one container with that container's command after --.
-With several containers, their checks all run where vitals runs, and the
-warnings say what differs: an exec probe ran in its own container, and a
-failing liveness probe restarted only its container.
+container alone. Run vitals in that container, with its command after --.
+Its own restartPolicy and restartPolicyRules (KEP-5307) become the service:
+block's restart and restart-rules (Restart is restart; RestartAllContainers
+is exit, for the kubelet's rule to restart them all), so that vitals
+restarts the workload where the kubelet restarted the container; the pod's
+restartPolicy stays the kubelet's, which applies it to vitals's exit. A
+liveness or startup probe's own terminationGracePeriodSeconds becomes its
+check's stop-timeout, with on-failure: exit: vitals stops the workload with
+that grace, as the kubelet did, and exits for the kubelet to restart the
+container.
+
+With several containers, the file has no service:; their checks all run
+where vitals runs, and the warnings say what differs: an exec probe ran in
+its own container, a failing liveness probe restarted only its container,
+and their restart rules and probes' grace stay the kubelet's.
 
 A probe with no host probes localhost, the pod seen from inside it. Give -
 to read the manifest from stdin.`,

@@ -6,10 +6,12 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/importer"
 )
 
 // runImport runs vitals import with args as the command line would, and
@@ -50,16 +52,79 @@ func TestImportPebbleWritesTheFileOnStdoutAndWarningsOnStderr(t *testing.T) {
 		t.Fatalf("exit %d, stdout:\n%s\nwant:\n%s", code, stdout, want)
 	}
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
-	if len(lines) != 6 {
-		t.Errorf("stderr has %d lines, want 6 warnings:\n%s", len(lines), stderr)
+	if len(lines) != 5 {
+		t.Errorf("stderr has %d lines, want 5 warnings:\n%s", len(lines), stderr)
 	}
 	for _, l := range lines {
 		if !strings.HasPrefix(l, "vitals import: warning: ") {
 			t.Errorf("stderr line %q is not a warning", l)
 		}
 	}
-	if !strings.Contains(stderr, `vitals import: warning: check "Media_Store" has startup: disabled`) {
-		t.Errorf("stderr does not note startup: disabled:\n%s", stderr)
+	if !strings.Contains(stderr, `vitals import: warning: service "synapse" runs as user "synapse" in Pebble`) {
+		t.Errorf("stderr does not note the service's user:\n%s", stderr)
+	}
+}
+
+// --layer FILE writes the Pebble layer that runs this vitals to FILE, and
+// the file says where it is; without it, the file ends with the layer as
+// comments. --layer never overwrites the layer read.
+func TestImportPebbleWritesTheLayerThatRunsVitalsWhereLayerSays(t *testing.T) {
+	const source = "../importer/testdata/worker-layer.yaml"
+	layer := filepath.Join(t.TempDir(), "002-vitals.yaml")
+	stdout, stderr, code := runImport(t, "", "pebble", source, "--layer", layer)
+	if code != exitPass || !strings.HasSuffix(stdout, "\n# Pebble runs this vitals with the layer in "+layer+".\n") {
+		t.Fatalf("--layer: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	data, err := os.ReadFile(source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := importer.Pebble("worker-layer.yaml", data, layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if written, err := os.ReadFile(layer); err != nil || string(written) != string(r.Layer) {
+		t.Errorf("--layer wrote %q (%v), want\n%s", written, err, r.Layer)
+	}
+
+	stdout, _, code = runImport(t, "", "pebble", source)
+	if code != exitPass || !strings.Contains(stdout, "\n# or give --layer FILE to have it in a file.\n#\n# summary: ") ||
+		!strings.HasSuffix(stdout, "\n#       url: http://localhost:8558/readyz\n") {
+		t.Errorf("no --layer: exit %d, the file does not end with the layer:\n%s", code, stdout)
+	}
+
+	for _, tt := range []struct {
+		layer, want string
+	}{
+		{source, "vitals import: --layer " + source + " is the layer read: give another file\n"},
+		{filepath.Join(t.TempDir(), "no-such-dir", "l.yaml"), "vitals import: --layer: open "},
+	} {
+		stdout, stderr, code := runImport(t, "", "pebble", source, "--layer", tt.layer)
+		if code != exitUsage || stdout != "" || !strings.HasPrefix(stderr[strings.LastIndex(strings.TrimSuffix(stderr, "\n"), "\n")+1:], tt.want) {
+			t.Errorf("--layer %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", tt.layer, code, stdout, stderr, tt.want)
+		}
+	}
+	if before, err := os.ReadFile(source); err != nil || string(before) != string(data) {
+		t.Errorf("the layer read was overwritten (%v)", err)
+	}
+}
+
+// The help of each import says what it carries over.
+func TestImportHelpSaysWhatIsCarriedOver(t *testing.T) {
+	for _, tt := range []struct {
+		command string
+		want    []string
+	}{
+		{"pebble", []string{"--layer FILE", "restart-rules:", "service: NAME", "startup: disabled", "vitals-alive", "vitals-ready"}},
+		{"k8s", []string{"restartPolicyRules", "KEP-5307", "terminationGracePeriodSeconds", "stop-timeout"}},
+	} {
+		stdout, stderr, code := runImport(t, "", tt.command, "--help")
+		help := stdout + stderr
+		for _, w := range tt.want {
+			if code != exitPass || !strings.Contains(strings.Join(strings.Fields(help), " "), w) {
+				t.Errorf("vitals import %s --help (exit %d) does not say %q:\n%s", tt.command, code, w, help)
+			}
+		}
 	}
 }
 
@@ -70,7 +135,7 @@ func TestImportK8sReadsStdinAndChoosesTheContainer(t *testing.T) {
 	}
 	stdout, stderr, code := runImport(t, string(pod), "k8s", "-")
 	if code != exitPass || !strings.HasPrefix(stdout, config.SchemaComment+"\n# Made by vitals import k8s from stdin: pod/api, containers api, envoy, migrate.\n") ||
-		!strings.Contains(stderr, "vitals import: warning: pod/api has 3 containers (api, envoy, migrate), and vitals supervises one workload: ") {
+		!strings.Contains(stderr, "vitals import: warning: pod/api has 3 containers (api, envoy, migrate), and vitals runs in one of them (each has an image of its own): ") {
 		t.Fatalf("no --container: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	stdout, stderr, code = runImport(t, string(pod), "k8s", "-", "--container", "envoy")

@@ -109,9 +109,11 @@ does nothing. Pebble's equivalent is pebble stop-checks.`
 	if start {
 		verb, done, event = "start", "started", health.EventCheckStarted
 		short = "Start stopped checks of a running agent again"
-		long = `Start checks of a running agent (vitals run) that vitals stop stopped: each runs
-at once, and its level counts it again, with the status it had. Starting a
-check that runs does nothing. Pebble's equivalent is pebble start-checks.`
+		long = `Start checks of a running agent (vitals run) that vitals stop stopped, or that
+its file starts disabled (startup: disabled): each runs at once, and its level
+counts it again, with the status it had (pending, for a check never started).
+Starting a check that runs does nothing. Pebble's equivalent is pebble
+start-checks.`
 	}
 	cmd := &cobra.Command{
 		Use:   verb + " CHECK... [-o text|json|yaml]",

@@ -109,7 +109,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
   vitals stop CHECK...   stop checks (vitals start CHECK...: start them again)
   vitals hooks           list the agent's hooks and how their deliveries go
   vitals work run NAME -- COMMAND   run COMMAND as a unit of work of a watchdog check
-  vitals restart         restart the workload
+  vitals restart [NAME]  restart a service
 
 Exit codes: 0 pass, 1 fail or not ready, 2 bad usage or configuration.` + buildHelp,
 		SilenceErrors: true,

@@ -36,8 +36,11 @@ api address: a unix socket (mode 0600), or tcp://HOST:PORT with a token.
 With a service (the file's service: block, or COMMAND after --, which wins
 over the file's command), vitals runs it as its workload: in a process group
 of its own, with vitals's output, forwarding SIGHUP, SIGUSR1, SIGUSR2, SIGQUIT
-and SIGWINCH to it, restarting it per the restart policy, and exiting with its
-exit code (128 plus the signal's number when a signal killed it). Without -c,
+and SIGWINCH to it, restarting it per its restart-rules and restart policy,
+and exiting with its exit code (128 plus the signal's number when a signal
+killed it). With the file's services: (several, by name), vitals starts them
+in the order of their after, before and requires, stops them in reverse, and
+exits with the code of the one that ends it. Without -c,
 and with no vitals.yaml here, vitals run -- COMMAND runs COMMAND with no
 checks: it supervises it, serves the endpoints on their defaults, and drains.
 

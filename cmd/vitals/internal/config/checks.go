@@ -69,6 +69,18 @@ type Check struct {
 	// OnFailure is what the agent does when the check becomes fail:
 	// OnFailureIgnore (default), OnFailureRestart or OnFailureExit.
 	OnFailure string
+	// Service is the service the check belongs to: what its on-failure
+	// restarts (or stops first), what it starts over with. With one
+	// service, that one's name whatever the file says; "" with none, or
+	// for a check of none of several.
+	Service string
+	// StopTimeout, when not 0, is the service's stop-timeout when this
+	// check's on-failure restarts or exits it (the kubelet's probe-level
+	// terminationGracePeriodSeconds).
+	StopTimeout time.Duration
+	// Disabled: the check neither runs nor counts until it is started
+	// (vitals start NAME), as Pebble's startup: disabled.
+	Disabled bool
 	// ComponentType is the check's componentType in the IETF health+json
 	// answers: its component-type, or else its kind's.
 	ComponentType string
@@ -155,14 +167,16 @@ var checkKeys = map[string]string{
 	"StableFor": "stable-for", "ComponentType": "component-type",
 }
 
-// checks reads the checks mapping, in the file's order.
-func (d *Decoder) checks(n ast.Node, kinds Kinds) []Check {
+// checks reads the checks mapping, in the file's order, with the nodes of
+// each check's fields.
+func (d *Decoder) checks(n ast.Node, kinds Kinds) ([]Check, map[string]Given) {
 	m, ok := yamlnode.Unwrap(n).(*ast.MappingNode)
 	if !ok {
 		d.Errorf(n, "checks", "want a mapping of check names to checks, got %s", yamlnode.Describe(n))
-		return nil
+		return nil, nil
 	}
 	var out []Check
+	fields := map[string]Given{}
 	for _, kv := range m.Values {
 		name := yamlnode.KeyName(kv.Key)
 		path := "checks." + name
@@ -174,6 +188,7 @@ func (d *Decoder) checks(n ast.Node, kinds Kinds) []Check {
 		if !ok || !validName {
 			continue
 		}
+		fields[name] = at
 		// The engine validates each check as the Monitor will, so that a
 		// file that loads is a file that starts.
 		v, err := c.Health(nil).Validate()
@@ -205,7 +220,7 @@ func (d *Decoder) checks(n ast.Node, kinds Kinds) []Check {
 		}
 		out = append(out, c)
 	}
-	return out
+	return out, fields
 }
 
 // FieldError is what is wrong with the field of a kind's block named
@@ -333,6 +348,16 @@ func checkFields(c *Check, level *string) []Field {
 			Doc: "How long the check must have passed, with no failed run, before it counts as passing (Kubernetes's minReadySeconds, for one check): until then it stays pending, or failed, and passes at that moment; a failed run starts the wait over. It starts over with the workload. By default a check passes at once."},
 		{Key: "on-failure", Value: oneOf(&c.OnFailure, OnFailureRestart, OnFailureExit, OnFailureIgnore), Default: OnFailureIgnore,
 			Doc: "What the agent does when the check becomes fail: ignore (events and hooks only), restart (the workload; its checks start over) or exit (stop the workload and exit 1, for the kubelet to restart the container)."},
+		{Key: "service", Value: Value{"string", String(&c.Service).Read, nameSchema}, Default: "the one service's", Described: true,
+			Doc: "The service the check belongs to: the one its on-failure restarts, and that it starts over with (pending again, judging the new run) when that service restarts; the one whose output a log check reads, whose processes a process check looks at, whose messages a notify check hears. With one service, every check is its; with several, a check of none starts over with none, and one whose on-failure is restart, or that reads a service's output, processes or messages, must name it."},
+		{Key: "stop-timeout", Value: Duration(&c.StopTimeout), Default: "the service's", Described: true,
+			Doc: "The service's stop-timeout (between its stop-signal and SIGKILL) when this check's on-failure restarts or exits it: a grace of the check's own, as the kubelet's probe-level terminationGracePeriodSeconds. Only with on-failure restart or exit."},
+		{Key: "startup", Value: Value{"string", func(d *Decoder, n ast.Node, path string) {
+			var s string
+			oneOf(&s, StartupEnabled, StartupDisabled).Read(d, n, path)
+			c.Disabled = s == StartupDisabled
+		}, enum(StartupEnabled, StartupDisabled)}, Default: StartupEnabled,
+			Doc: "enabled, or disabled (Pebble's word): a disabled check neither runs nor counts for its level, pending, until vitals start NAME (or POST /v1/checks/NAME/start) starts it; vitals stop NAME stops it again."},
 		{Key: "component-type", Value: Value{"string", String(&c.ComponentType).Read, componentTypeSchema}, Default: "the kind's", Described: true,
 			Doc: "What the check checks, as the IETF health+json answers say it (componentType): component (a part of the workload), datastore (a database or a cache it keeps its data in), system (another system it depends on) or an absolute URI for a type of your own. By default the kind's (the table of kinds below); a heartbeat's and a watchdog's is component."},
 	}

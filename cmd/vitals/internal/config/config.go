@@ -17,9 +17,7 @@ import (
 	"net"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/goccy/go-yaml"
@@ -27,7 +25,6 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/apisocket"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/signals"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/internal/escape"
@@ -66,8 +63,14 @@ type Config struct {
 	ServiceInfo health.ServiceInfo
 	// Checks, in the order of the file.
 	Checks []Check
-	// Service is the workload vitals runs and supervises; nil: none.
-	Service *Service
+	// Services are the workloads vitals runs and supervises, in the order
+	// they start (they stop in reverse); none: vitals runs checks only, or
+	// the command line gives the one workload. The service: block is one
+	// service.
+	Services []Service
+	// Shorthand says that the file gave the service: block rather than
+	// services:.
+	Shorthand bool
 	// Drain is how long readiness fails before the workload is stopped, on
 	// SIGTERM or SIGINT. Default 0.
 	Drain time.Duration
@@ -221,12 +224,17 @@ func parseIn(name string, data []byte, env func(string) (string, bool), environ 
 	var checks ast.Node
 	given, _ := d.Fields(body, "", topFields(c, &checks))
 	c.APIDefault = given["api"] == nil
+	var checkFields map[string]Given
 	if checks != nil {
-		c.Checks = d.checks(checks, kinds)
+		c.Checks, checkFields = d.checks(checks, kinds)
 	}
+	if given["service"] != nil && given["services"] != nil {
+		d.Errorf(given["services"], "services", "give service: (one workload) or services:, not both")
+	}
+	d.checkServices(c, checkFields)
 	// A file runs checks, a workload, or both: with neither, vitals would
 	// serve endpoints that always pass.
-	if c.Service == nil {
+	if len(c.Services) == 0 && given["service"] == nil && given["services"] == nil {
 		if m, ok := yamlnode.Unwrap(checks).(*ast.MappingNode); checks == nil && given != nil || ok && len(m.Values) == 0 {
 			d.Errorf(cmp.Or(checks, body), "checks", "no checks: give at least one, or a service: to supervise")
 		}
@@ -465,8 +473,17 @@ func topFields(c *Config, checks *ast.Node) []Field {
 		{Key: "checks", Value: Value{"mapping of names to checks", func(_ *Decoder, n ast.Node, _ string) { *checks = n },
 			Schema{"type": "object", "propertyNames": nameSchema, "additionalProperties": Ref("checks.NAME")}},
 			Doc: "The checks, by name (lower case letters, digits and - _ . inside, at most 63 characters), each with one kind (below). A file without a service: needs at least one."},
-		{Key: "service", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { c.Service = d.service(n, path) }, Ref("service")},
-			Doc: "The workload vitals runs and supervises (below); the command after -- on vitals run's command line takes its command's place."},
+		{Key: "service", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) {
+			var order serviceOrder
+			c.Services, c.Shorthand = []Service{shorthand(d.service(n, path, &order))}, true
+			for _, r := range order.refs {
+				d.Errorf(r.at, r.path, "the one service of service: has no other to be ordered by: give services: for several")
+			}
+		}, Ref("service")},
+			Doc: "The one workload vitals runs and supervises (below), named by its command's base name: the same as services: with one entry. The command after -- on vitals run's command line takes its command's place."},
+		{Key: "services", Value: Value{"mapping of names to services", func(d *Decoder, n ast.Node, path string) { c.Services = d.services(n, path) },
+			Schema{"type": "object", "propertyNames": nameSchema, "additionalProperties": Ref("services.NAME"), "minProperties": 1}},
+			Doc: "The workloads vitals runs and supervises, by name (as check names are spelled), each with the fields of service: (below) and its order: started in the order of after, before and requires (by name where they leave a choice), stopped in reverse. With one entry, the command after -- takes its command's place."},
 		{Key: "drain", Value: Duration(&c.Drain), Default: "0s",
 			Doc: "How long readiness fails before the workload is stopped, on SIGTERM or SIGINT: time for the endpoints' clients to notice."},
 		{Key: "hooks", Value: Value{"list of hooks", func(d *Decoder, n ast.Node, _ string) { c.Hooks = d.hooks(n) },
@@ -474,166 +491,6 @@ func topFields(c *Config, checks *ast.Node) []Field {
 			Doc: "What runs on the events, each hook an exec, a webhook or a Pebble notice (below)."},
 		{Key: "kubernetes", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { c.Kubernetes = d.kubernetes(n, path) }, Ref("kubernetes")},
 			Doc: "What the agent tells Kubernetes about its pod, named by POD_NAME and POD_NAMESPACE from the downward API (below)."},
-	}
-}
-
-// Service is the service: block, the workload vitals runs, with its
-// defaults filled in. Package supervise runs it.
-type Service struct {
-	// Command is the command and its arguments, with no shell; empty when
-	// the command line gives it (after --).
-	Command []string
-	Env     map[string]string
-	Dir     string
-	// Restart is RestartNever (default), RestartOnFailure or RestartAlways.
-	Restart                    string
-	BackoffInitial, BackoffMax time.Duration
-	StopSignal                 syscall.Signal
-	StopTimeout                time.Duration
-	// NotificationFD is s6's notification-fd: the descriptor at which the
-	// workload gets a pipe to write a newline to once it is ready, for its
-	// notify checks; 0 for none.
-	NotificationFD int
-}
-
-// What a service's restart may say.
-const (
-	RestartNever     = "never"      // vitals exits with the workload
-	RestartOnFailure = "on-failure" // restart after a non-zero exit or a signal
-	RestartAlways    = "always"     // restart after every exit
-)
-
-// The defaults of a service's fields.
-const (
-	// DefaultBackoffInitial and DefaultBackoffMax bound the wait before a
-	// restart, doubled after each quick exit: the first restart comes
-	// quickly, and a workload that keeps failing is tried twice a minute.
-	DefaultBackoffInitial = 500 * time.Millisecond
-	DefaultBackoffMax     = 30 * time.Second
-	// DefaultStopTimeout is how long the workload has between its
-	// stop-signal and SIGKILL: well within the pod's default grace of 30s.
-	DefaultStopTimeout = 10 * time.Second
-)
-
-// BackoffResetAfter is how long the workload runs before the agent starts
-// its restart backoff over from backoff.initial: a workload that ran this
-// long is not crash-looping, and its next restart need not wait long. It is
-// the agent's, not a setting of the file (the importers say it where a
-// peer's limit differs): 30s, as Pebble's default backoff-limit, after
-// which Pebble starts its backoff over too.
-const BackoffResetAfter = 30 * time.Second
-
-// service reads the service: block, with its defaults filled in.
-func (d *Decoder) service(n ast.Node, path string) *Service {
-	s := &Service{Restart: RestartNever, BackoffInitial: DefaultBackoffInitial,
-		BackoffMax: DefaultBackoffMax, StopSignal: syscall.SIGTERM, StopTimeout: DefaultStopTimeout}
-	given, _ := d.Fields(n, path, serviceFields(s))
-	if backoff := given["backoff"]; backoff != nil {
-		switch {
-		case s.BackoffInitial == 0:
-			d.Errorf(backoff, join(path, "backoff.initial"), "0s: give a delay of more than 0")
-		case s.BackoffInitial > s.BackoffMax:
-			d.Errorf(backoff, join(path, "backoff"), "initial %v is longer than max %v", s.BackoffInitial, s.BackoffMax)
-		case s.BackoffMax < MinPeriod:
-			d.Errorf(backoff, join(path, "backoff.max"), "%v is shorter than %v: a workload that exits at once would be restarted in a busy loop", s.BackoffMax, MinPeriod)
-		}
-	}
-	return s
-}
-
-// serviceFields are the fields of the service: block, read into s.
-func serviceFields(s *Service) []Field {
-	return []Field{
-		{Key: "command", Value: Value{"list of strings", func(d *Decoder, n ast.Node, path string) {
-			mark := d.Failures()
-			Argv(&s.Command).Read(d, n, path) // as an exec check's: no shell splits a string
-			if d.Failures() == mark && (len(s.Command) == 0 || s.Command[0] == "") {
-				d.Errorf(n, path, "no command: give the command and its arguments as a list")
-			}
-		}, argvSchema}, Doc: "The program and its arguments, with no shell; required unless the command comes after -- on vitals run's command line. Found in $PATH when vitals run starts, where the workload runs."},
-		{Key: "env", Value: Value{"mapping of names to strings", func(d *Decoder, n ast.Node, path string) {
-			m, ok := yamlnode.Unwrap(n).(*ast.MappingNode)
-			if !ok {
-				d.Errorf(n, path, "want a mapping of variable names to values, got %s", yamlnode.Describe(n))
-				return
-			}
-			s.Env = map[string]string{}
-			for _, kv := range m.Values {
-				key := yamlnode.KeyName(kv.Key)
-				if !validVar(key) {
-					d.Errorf(kv.Key, join(path, key), "%q is not a variable name", key)
-					continue
-				}
-				if v, ok := d.scalar(kv.Value, join(path, key)); ok {
-					d.secret(redact.Env(key, v)...)
-					if strings.IndexByte(v, 0) >= 0 {
-						d.Errorf(kv.Value, join(path, key), "has a NUL byte, which no environment can hold")
-						continue
-					}
-					s.Env[key] = v
-				}
-			}
-		}, Schema{"type": "object", "propertyNames": variableSchema, "additionalProperties": scalar}}, Doc: "Variables added to vitals's own environment for the workload."},
-		{Key: "dir", Value: CString(&s.Dir), Doc: "The workload's working directory; by default vitals's."},
-		{Key: "restart", Value: oneOf(&s.Restart, RestartNever, RestartOnFailure, RestartAlways), Default: RestartNever,
-			Doc: "never (vitals exits with the workload, for the kubelet to restart the container), on-failure (after a non-zero exit or a signal) or always."},
-		{Key: "backoff", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) {
-			d.Fields(n, path, serviceBackoffFields(s))
-		}, Ref("service.backoff")}, Doc: "The wait before a restart: initial, doubled after each quick exit up to max (below)."},
-		{Key: "stop-signal", Value: Value{"string", func(d *Decoder, n ast.Node, path string) {
-			if v, ok := d.scalar(n, path); ok {
-				if sig, ok := signals.ParseSignal(v); ok {
-					s.StopSignal = sig
-				} else {
-					d.Errorf(n, path, "%q is not a signal name such as SIGTERM, SIGINT or SIGQUIT", v)
-				}
-			}
-		}, signalSchema()}, Default: "SIGTERM", Doc: "What stops the workload: a signal's name, SIGTERM or TERM."},
-		{Key: "stop-timeout", Value: Duration(&s.StopTimeout), Default: DefaultStopTimeout.String(),
-			Doc: "Between the stop-signal and SIGKILL: well within a pod's default grace of 30s."},
-		{Key: "notification-fd", Value: notificationFD(&s.NotificationFD),
-			Doc: "s6's notification-fd: the descriptor, 3 to 1023, at which each run of the workload gets the write end of a pipe; " +
-				"a newline written to it says the run is ready, as s6-supervise reads it, and passes its notify checks (vitals reads no further, as s6 does not: write it once, then close it). " +
-				"By default the workload gets none; NOTIFY_SOCKET is set either way when the file has a notify check."},
-	}
-}
-
-// MaxNotificationFD is the highest notification-fd: 1024 descriptors is the
-// usual soft limit on open files, which a process inherits (RLIMIT_NOFILE),
-// and a descriptor at or past it cannot be made.
-const MaxNotificationFD = 1023
-
-// notificationFD reads a service's notification-fd: 0, 1 and 2 are the
-// workload's standard input, output and error.
-func notificationFD(dst *int) Value {
-	return Value{"integer", func(d *Decoder, n ast.Node, path string) {
-		s, ok := d.scalar(n, path)
-		if !ok {
-			return
-		}
-		v, err := strconv.Atoi(s)
-		switch {
-		case err != nil || strconv.Itoa(v) != s:
-			d.Errorf(n, path, "want a descriptor's number, got %q", s)
-		case v < 0:
-			d.Errorf(n, path, "%d is no descriptor: give 3 to %d", v, MaxNotificationFD)
-		case v < 3:
-			d.Errorf(n, path, "%d is the workload's standard %s: give 3 or more", v, [...]string{"input", "output", "error"}[v])
-		case v > MaxNotificationFD:
-			d.Errorf(n, path, "%d is past %d: a descriptor at or past the usual limit on open files (1024) cannot be made", v, MaxNotificationFD)
-		default:
-			*dst = v
-		}
-	}, wholeNumber(3, MaxNotificationFD)}
-}
-
-// serviceBackoffFields are the fields of a service's backoff, read into s.
-func serviceBackoffFields(s *Service) []Field {
-	return []Field{
-		{Key: "initial", Value: Duration(&s.BackoffInitial), Default: DefaultBackoffInitial.String(),
-			Doc: "The first wait, more than 0: the first restart comes quickly."},
-		{Key: "max", Value: Duration(&s.BackoffMax), Default: DefaultBackoffMax.String(),
-			Doc: "The longest wait, at least initial and 10ms."},
 	}
 }
 

@@ -74,11 +74,11 @@ func parse(t *testing.T, data string) (*Config, error) {
 }
 
 // The fields of a Check wanted: list of every field in the check's wanted.
-const wantFields = "amqp, component-type, connection, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, listening, log, metric, nats, notify, on-failure, period, postgres, redis, stable-for, success-threshold, tcp, timeout, tls, watchdog"
+const wantFields = "amqp, component-type, connection, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, listening, log, metric, nats, notify, on-failure, period, postgres, redis, service, stable-for, startup, stop-timeout, success-threshold, tcp, timeout, tls, watchdog"
 
-const topFields = "api, api-token-file, checks, details, drain, grpc-listen, hooks, kubernetes, listen, service, service-info, ui"
+const topFields = "api, api-token-file, checks, details, drain, grpc-listen, hooks, kubernetes, listen, service, service-info, services, ui"
 
-const serviceFields = "backoff, command, dir, env, notification-fd, restart, stop-signal, stop-timeout"
+const serviceFields = "after, backoff, before, command, dir, env, notification-fd, requires, restart, restart-rules, stop-signal, stop-timeout"
 
 const httpFields = "bearer-token-file, body, ca-file, cert, follow-redirects, headers, insecure, json, key, max-duration, method, not-body, request-body, response-headers, server-name, status, url"
 
@@ -1371,20 +1371,20 @@ func TestService(t *testing.T) {
 		"checks:",
 		"  a: {heartbeat: {ttl: 1s}}",
 	))
-	want := &Service{Command: []string{"wg-entrypoint", "--peers", "1"}, Env: map[string]string{"PEERS": "8080"}, Dir: "/app",
+	want := Service{Name: "wg-entrypoint", Command: []string{"wg-entrypoint", "--peers", "1"}, Env: map[string]string{"PEERS": "8080"}, Dir: "/app",
 		Restart: "on-failure", BackoffInitial: 100 * time.Millisecond, BackoffMax: 30 * time.Second,
 		StopSignal: syscall.SIGQUIT, StopTimeout: 3 * time.Second}
-	if !reflect.DeepEqual(c.Service, want) || c.Drain != 5*time.Second {
-		t.Errorf("service %+v, drain %v;\nwant %+v, drain 5s", c.Service, c.Drain, want)
+	if len(c.Services) != 1 || !reflect.DeepEqual(c.Services[0], want) || !c.Shorthand || c.Drain != 5*time.Second {
+		t.Errorf("services %+v, drain %v;\nwant %+v, drain 5s", c.Services, c.Drain, want)
 	}
 	c = mustParse(t, y("service: {}", "checks:", "  a: {heartbeat: {ttl: 1s}}"))
-	want = &Service{Restart: "never", BackoffInitial: 500 * time.Millisecond, BackoffMax: 30 * time.Second,
+	want = Service{Restart: "never", BackoffInitial: 500 * time.Millisecond, BackoffMax: 30 * time.Second,
 		StopSignal: syscall.SIGTERM, StopTimeout: 10 * time.Second}
-	if !reflect.DeepEqual(c.Service, want) || c.Drain != 0 {
-		t.Errorf("defaults: service %+v, drain %v;\nwant %+v, drain 0s", c.Service, c.Drain, want)
+	if len(c.Services) != 1 || !reflect.DeepEqual(c.Services[0], want) || c.Drain != 0 {
+		t.Errorf("defaults: services %+v, drain %v;\nwant %+v, drain 0s", c.Services, c.Drain, want)
 	}
-	if c = mustParse(t, y("checks:", "  a: {heartbeat: {ttl: 1s}}")); c.Service != nil {
-		t.Errorf("no service: block, service %+v", c.Service)
+	if c = mustParse(t, y("checks:", "  a: {heartbeat: {ttl: 1s}}")); c.Services != nil {
+		t.Errorf("no service: block, services %+v", c.Services)
 	}
 }
 
@@ -1392,7 +1392,8 @@ func TestService(t *testing.T) {
 // package supervise, which runs them as the file says.
 func TestServiceWordsAndDefaultsAreSupervises(t *testing.T) {
 	if RestartNever != supervise.Never || RestartOnFailure != supervise.OnFailure || RestartAlways != supervise.Always ||
-		OnFailureRestart != supervise.ActionRestart || OnFailureExit != supervise.ActionExit {
+		OnFailureRestart != supervise.ActionRestart || OnFailureExit != supervise.ActionExit ||
+		RuleRestart != supervise.ActionRestart || RuleExit != supervise.ActionExit || RuleIgnore != supervise.ActionIgnore {
 		t.Error("config's restart or on-failure words differ from package supervise's")
 	}
 	if DefaultBackoffInitial != supervise.DefaultBackoffInitial || DefaultBackoffMax != supervise.DefaultBackoffMax ||
@@ -1406,8 +1407,8 @@ func TestServiceWordsAndDefaultsAreSupervises(t *testing.T) {
 // TestBadConfigsSayWhatAndWhere).
 func TestAServiceNeedsNoChecks(t *testing.T) {
 	for _, text := range []string{y("service: {command: [app]}"), y("service: {command: [app]}", "checks: {}")} {
-		if c := mustParse(t, text); len(c.Checks) != 0 || c.Service == nil || c.Service.Command[0] != "app" {
-			t.Errorf("%q: checks %v, service %+v", text, c.Checks, c.Service)
+		if c := mustParse(t, text); len(c.Checks) != 0 || len(c.Services) != 1 || c.Services[0].Command[0] != "app" {
+			t.Errorf("%q: checks %v, services %+v", text, c.Checks, c.Services)
 		}
 	}
 }

@@ -88,8 +88,8 @@ func TestTheSpecsOfNotifyChecksAndTheNotificationFD(t *testing.T) {
 		"    notify: {watchdog: 10s}",
 		"    failure-threshold: 2",
 	))
-	if c.Service.NotificationFD != 3 {
-		t.Errorf("notification-fd %d, want 3", c.Service.NotificationFD)
+	if c.Services[0].NotificationFD != 3 {
+		t.Errorf("notification-fd %d, want 3", c.Services[0].NotificationFD)
 	}
 	want := []kinds.NotifySpec{{}, {Watchdog: 10 * time.Second}}
 	for i, ch := range c.Checks {

@@ -29,14 +29,20 @@ func Sections() []Section {
 	return []Section{
 		{Path: "", Doc: "The top level of vitals.yaml.", Fields: topFields(&Config{}, new(ast.Node)),
 			// Checks, a workload, or both (parseIn).
-			Rules: Schema{"anyOf": []Schema{{"required": []string{"service"}},
+			Rules: Schema{"anyOf": []Schema{{"required": []string{"service"}}, {"required": []string{"services"}},
 				{"required": []string{"checks"}, "properties": Schema{"checks": Schema{"minProperties": 1}}}}}},
 		{Path: "service-info", Doc: "What the IETF health+json answers (`?format=json`, `Accept: application/health+json` or `application/json`) say of the service at their top, whether or not vitals supervises it (service:).",
 			Fields: serviceInfoFields(&health.ServiceInfo{})},
 		{Path: "checks.NAME", Doc: "A check: its level, its timing and exactly one kind (below). A heartbeat or a watchdog takes none of the timing fields but stable-for: its ttl or limit decides.",
 			Fields: checkFields(&c, new(string))},
-		{Path: "service", Doc: "The workload, with its defaults filled in as `vitals validate --print` shows them.", Fields: serviceFields(&Service{})},
+		{Path: "service", Doc: "The one workload, with its defaults filled in as `vitals validate --print` shows them.", Fields: serviceFields(&Service{}, &serviceOrder{})},
 		{Path: "service.backoff", Doc: "The wait before a restart.", Fields: serviceBackoffFields(&Service{})},
+		{Path: "services.NAME", Doc: "A workload of several: the fields of service:, with its order among the others.", Fields: serviceFields(&Service{}, &serviceOrder{}),
+			Rules: Schema{"required": []string{"command"}}},
+		{Path: "services.NAME.restart-rules[]", Doc: "A restart rule: an action for some exit codes.", Fields: restartRuleFields(&RestartRule{}, new(string)),
+			Rules: Schema{"required": []string{"action", "exit-codes"}}},
+		{Path: "services.NAME.restart-rules[].exit-codes", Doc: "The exit codes a rule is for.", Fields: exitCodesFields(&RestartRule{}, new(string)),
+			Rules: Schema{"required": []string{"operator", "values"}}},
 		{Path: "hooks[]", Doc: "A hook, run off the engine's path for each event it is on.", Fields: hookFields(&Hook{}, new(string), new(bool)),
 			// One of exec, webhook and pebble-notice, the first two with on:
 			// (Decoder.hook).

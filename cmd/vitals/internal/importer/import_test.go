@@ -56,7 +56,7 @@ func TestEveryKindThatDeclaresAnImportIsWhatThePeersCheckBecomes(t *testing.T) {
 				if !ok {
 					t.Fatalf("kind %s imports Pebble's %s, which no importer test reaches: add a check of it to pebbleSamples", k.Name, pk)
 				}
-				r, err := Pebble("layer.yaml", layer("checks:", "  c: "+sample))
+				r, err := Pebble("layer.yaml", layer("checks:", "  c: "+sample), "")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -105,7 +105,7 @@ func TestEveryKeyAKindsImportWritesIsOneOfItsFields(t *testing.T) {
 					t.Errorf("the import writes %q, which is not a field of %s (%s)", f.key, k.Name, strings.Join(keys, ", "))
 				}
 			}
-			data := render(nil, nil, nil, []check{{name: "c", level: "ready", kind: k.Name, spec: spec}})
+			data := render(vitalsFile{checks: []check{{name: "c", level: "ready", kind: k.Name, spec: spec}}})
 			if c := load(t, data)["c"]; c.Kind != k.Name {
 				t.Errorf("loaded as %q:\n%s", c.Kind, data)
 			}
@@ -132,7 +132,7 @@ func TestAPeersCheckThatNoKindTakesIsLeftOut(t *testing.T) {
 		t.Errorf("the grpc probe is not left out with a note:\n%s", r.YAML)
 	}
 
-	r, err = newImporter(without("exec")).pebble("layer.yaml", layer("checks:", "  a: "+pebbleSamples["exec"], "  b: "+pebbleSamples["tcp"]))
+	r, err = newImporter(without("exec")).pebble("layer.yaml", layer("checks:", "  a: "+pebbleSamples["exec"], "  b: "+pebbleSamples["tcp"]), "")
 	if err != nil {
 		t.Fatal(err)
 	}

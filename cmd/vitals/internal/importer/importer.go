@@ -1,7 +1,9 @@
 // Package importer writes a vitals.yaml from the health checks another tool
-// already has: a Pebble layer's checks, with what its service does when they
-// fail and the service itself (vitals import pebble), or a Kubernetes
-// workload's probes (vitals import k8s), with the same timing.
+// already has: a Pebble layer's checks, with what its services do when they
+// fail and the services themselves, and the Pebble layer that runs that
+// vitals under Pebble (vitals import pebble); or a Kubernetes workload's
+// probes, with its container's restart rules (vitals import k8s). The
+// timing is the same.
 //
 // It writes the file as text, in the source's order, with comments where
 // vitals does a thing differently or not at all, and says on the side
@@ -30,6 +32,9 @@ import (
 type Result struct {
 	// YAML is the file; nil when the import failed.
 	YAML []byte
+	// Layer is the Pebble layer that runs this vitals under Pebble, from
+	// vitals import pebble; nil otherwise.
+	Layer []byte
 	// Warnings say, one line each, what was not carried over as the source
 	// has it. They are set when the import failed too: they may say why.
 	Warnings []string
@@ -37,17 +42,24 @@ type Result struct {
 
 // check is one check of the file to write.
 type check struct {
-	name   string
-	level  string   // startup, live or ready
-	notes  []string // comment lines above the fields
-	kind   string   // a kind of the table; "" for a probe left out, which is its notes only
-	spec   []field  // the kind's block
-	timing []field
+	name     string
+	level    string   // startup, live or ready
+	notes    []string // comment lines above the fields
+	kind     string   // a kind of the table; "" for a probe left out, which is its notes only
+	spec     []field  // the kind's block
+	timing   []field
+	disabled bool // startup: disabled, Pebble's: it runs once vitals start starts it
+	// service is the service the check belongs to, whose name is written
+	// as service:; "" for none.
+	service string
 	// onFailure is what vitals does when the check fails, with a comment on
 	// its line; key "" for the default, ignore, which is not written.
 	onFailure field
-	after     []string // comment lines after the fields
-	container string   // the Kubernetes container whose probe it is; "" for Pebble's
+	// stopTimeout is the service's stop-timeout when this check's
+	// on-failure stops it; key "" for none.
+	stopTimeout field
+	after       []string // comment lines after the fields
+	container   string   // the Kubernetes container whose probe it is; "" for Pebble's
 }
 
 // importer holds what one import has found so far.
@@ -55,9 +67,12 @@ type importer struct {
 	kinds    kinds.Table // the kinds a check may be imported as: kinds.All
 	warnings []string
 	names    map[string]bool // the check names taken
+	services map[string]bool // the service names taken
 }
 
-func newImporter(t kinds.Table) *importer { return &importer{kinds: t, names: map[string]bool{}} }
+func newImporter(t kinds.Table) *importer {
+	return &importer{kinds: t, names: map[string]bool{}, services: map[string]bool{}}
+}
 
 func (im *importer) warnf(format string, args ...any) {
 	im.warnings = append(im.warnings, fmt.Sprintf(format, args...))
@@ -72,6 +87,18 @@ var reserved = map[string]bool{"shutdown": true, "monitor": true}
 // not hold as -, trimmed to 63 characters, a reserved name or one taken
 // given a suffix.
 func (im *importer) checkName(name, source string) string {
+	return im.validName("check", name, source, im.names, reserved)
+}
+
+// serviceName makes name a valid vitals service name, spelled as a check's,
+// not yet taken among the services, and says why when it had to change it.
+func (im *importer) serviceName(name, source string) string {
+	return im.validName("service", name, source, im.services, nil)
+}
+
+// validName is checkName and serviceName: a name of what, among taken, none
+// of reserved.
+func (im *importer) validName(what, name, source string, taken, reserved map[string]bool) string {
 	valid := strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
@@ -83,25 +110,25 @@ func (im *importer) checkName(name, source string) string {
 	}, name)
 	valid = trimName(valid)
 	if valid == "" {
-		valid = "check"
+		valid = what
 	}
-	why := "a vitals check name is lower case letters, digits and - _ . inside, at most 63 characters"
+	why := "a vitals " + what + " name is lower case letters, digits and - _ . inside, at most 63 characters"
 	if valid == name {
 		why = ""
 	}
 	if reserved[valid] {
 		why = fmt.Sprintf("%q names a line of the probe endpoints", valid)
-		valid = trimName(valid + "-check")
+		valid = trimName(valid + "-" + what)
 	}
-	if im.names[valid] {
+	if taken[valid] {
 		base := valid
-		for i := 2; im.names[valid]; i++ {
+		for i := 2; taken[valid]; i++ {
 			suffix := fmt.Sprintf("-%d", i)
 			valid = trimName(base[:min(len(base), 63-len(suffix))]) + suffix
 		}
 		why = fmt.Sprintf("%q is taken", base)
 	}
-	im.names[valid] = true
+	taken[valid] = true
 	if valid != name {
 		im.warnf("%s is written as %q: %s", source, valid, why)
 	}
@@ -156,33 +183,42 @@ func (im *importer) block(k *kinds.Kind, p kinds.Peer, v node) ([]field, error) 
 	return spec, nil
 }
 
+// vitalsFile is what a vitals.yaml is made of, in its order.
+type vitalsFile struct {
+	header   []string // comment lines at the top
+	preamble []string // comment lines before the services
+	services []string // the service: or services: block's lines, as they are
+	checks   []check
+	trailer  []string // comment lines at the end
+}
+
 // render writes the file: the line that names its schema for editors,
-// header and preamble as comments, the service block's lines as they are,
-// then the checks.
-func render(header, preamble, service []string, checks []check) []byte {
+// header and preamble as comments, the services' lines as they are, the
+// checks, then the trailer as comments.
+func render(doc vitalsFile) []byte {
 	var w writer
 	w.line(0, config.SchemaComment)
-	for _, h := range header {
+	for _, h := range doc.header {
 		w.comment(0, h)
 	}
-	if len(preamble) > 0 {
+	if len(doc.preamble) > 0 {
 		w.line(0, "")
-		for _, p := range preamble {
+		for _, p := range doc.preamble {
 			w.comment(0, p)
 		}
 		w.line(0, "")
 	}
-	if len(service) > 0 {
-		if len(preamble) == 0 {
+	if len(doc.services) > 0 {
+		if len(doc.preamble) == 0 {
 			w.line(0, "")
 		}
-		for _, l := range service {
+		for _, l := range doc.services {
 			w.line(0, l)
 		}
 		w.line(0, "")
 	}
 	w.line(0, "checks:")
-	for _, c := range checks {
+	for _, c := range doc.checks {
 		if c.kind == "" {
 			for _, n := range c.notes {
 				w.comment(1, n)
@@ -194,6 +230,9 @@ func render(header, preamble, service []string, checks []check) []byte {
 			w.comment(2, n)
 		}
 		w.field(2, field{key: "level", value: c.level})
+		if c.disabled {
+			w.field(2, field{key: "startup", value: "disabled", raw: true})
+		}
 		w.line(2, c.kind+":")
 		for _, f := range c.spec {
 			w.field(3, f)
@@ -201,11 +240,22 @@ func render(header, preamble, service []string, checks []check) []byte {
 		for _, f := range c.timing {
 			w.field(2, f)
 		}
-		if c.onFailure.key != "" {
-			w.field(2, c.onFailure)
+		if c.service != "" {
+			w.field(2, field{key: "service", value: c.service})
+		}
+		for _, f := range []field{c.onFailure, c.stopTimeout} {
+			if f.key != "" {
+				w.field(2, f)
+			}
 		}
 		for _, a := range c.after {
 			w.comment(2, a)
+		}
+	}
+	if len(doc.trailer) > 0 {
+		w.line(0, "")
+		for _, t := range doc.trailer {
+			w.comment(0, t)
 		}
 	}
 	return []byte(w.b.String())
@@ -216,8 +266,8 @@ func render(header, preamble, service []string, checks []check) []byte {
 // (names, timing, URLs, addresses), so what fails here is what does: an exec
 // check's command looked up in $PATH, its working directory. That is a
 // warning, not an error: the file is for the machine vitals will run on.
-func (im *importer) finish(header, preamble, service []string, checks []check) Result {
-	data := render(header, preamble, service, checks)
+func (im *importer) finish(doc vitalsFile) Result {
+	data := render(doc)
 	_, err := config.Parse("vitals.yaml", data, func(string) (string, bool) { return "", false }, im.kinds)
 	var errs config.Errors
 	if errors.As(err, &errs) {
@@ -228,4 +278,27 @@ func (im *importer) finish(header, preamble, service []string, checks []check) R
 		im.warnf("the file does not load on this machine: %v", err)
 	}
 	return Result{YAML: data, Warnings: im.warnings}
+}
+
+// exitRule is a service's restart rule: what vitals does when the service
+// exits with a code in (or not in) codes, before its restart: policy.
+type exitRule struct {
+	action   string // restart, exit or ignore
+	operator string // in or not-in
+	codes    []int64
+	note     string
+}
+
+// rulesField is the restart-rules: of a service, one flow mapping a rule.
+func rulesField(rules []exitRule) field {
+	f := field{key: "restart-rules"}
+	for _, r := range rules {
+		codes := make([]string, len(r.codes))
+		for i, c := range r.codes {
+			codes[i] = strconv.FormatInt(c, 10)
+		}
+		f.items = append(f.items, field{note: r.note,
+			value: fmt.Sprintf("{action: %s, exit-codes: {operator: %s, values: [%s]}}", r.action, r.operator, strings.Join(codes, ", "))})
+	}
+	return f
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 )
 
@@ -28,12 +29,13 @@ type workload struct {
 	containers []*container
 }
 
-// container is what a container's probes need of it.
+// container is what a container's probes and restart rules need of it.
 type container struct {
-	name  string
-	ports map[string]int64 // containerPort by name, for named ports
-	env   map[string]envVar
-	node  node
+	name    string
+	ports   map[string]int64 // containerPort by name, for named ports
+	env     map[string]envVar
+	sidecar bool // an init container with restartPolicy: Always, which runs beside the others
+	node    node
 }
 
 type envVar struct {
@@ -57,10 +59,13 @@ var probes = []struct{ field, level, suffix string }{
 // needs choose: vitals runs in one pod). file names the manifest in
 // messages.
 //
-// vitals supervises one workload, and the kubelet's probes are of each
-// container: with several containers, the file has the checks of all of
-// them and no service: (vitals runs in one container, with that one's
-// command after --), and says what the kubelet does differently there.
+// vitals runs in one container, with that container's command after --:
+// its restartPolicy and restartPolicyRules (KEP-5307) are the service:
+// block's restart and restart-rules, and a liveness or startup probe's own
+// terminationGracePeriodSeconds is its check's stop-timeout. The kubelet's
+// probes are of each container: with several containers, the file has the
+// checks of all of them and no service:, and says what the kubelet does
+// differently there.
 func Kubernetes(file string, data []byte, choose string) (Result, error) {
 	return newImporter(kinds.All).kubernetes(file, data, choose)
 }
@@ -112,10 +117,145 @@ func (im *importer) kubernetes(file string, data []byte, choose string) (Result,
 		return Result{Warnings: im.warnings}, fmt.Errorf("%s: no probe of the containers of %s could be carried over", file, w.ref)
 	case len(cs) == 1:
 		header := []string{fmt.Sprintf("Made by vitals import k8s from %s: %s, container %s.", filepath.Base(file), w.ref, cs[0].name)}
-		return im.finish(header, nil, nil, checks), nil
+		service, err := im.k8sRestart(cs[0])
+		if err != nil {
+			return Result{Warnings: im.warnings}, err
+		}
+		return im.finish(vitalsFile{header: header, services: service, checks: checks}), nil
 	}
 	header := []string{fmt.Sprintf("Made by vitals import k8s from %s: %s, containers %s.", filepath.Base(file), w.ref, strings.Join(names, ", "))}
-	return im.finish(header, im.severalContainers(w, names, checks), nil, checks), nil
+	preamble := im.severalContainers(w, names, checks)
+	for _, c := range cs {
+		if !c.sidecar && (!c.node.get("restartPolicy").absent() || !c.node.get("restartPolicyRules").absent()) {
+			im.warnf("container %q: restartPolicy and restartPolicyRules are left out: vitals runs in one container, and the kubelet applies them to each", c.name)
+		}
+	}
+	return im.finish(vitalsFile{header: header, preamble: preamble, checks: checks}), nil
+}
+
+// k8sPolicies are the kubelet's restart policies, as vitals's.
+var k8sPolicies = map[string]string{"Always": config.RestartAlways, "OnFailure": config.RestartOnFailure, "Never": config.RestartNever}
+
+// k8sRestart writes the service: block from a container's own restartPolicy
+// and restartPolicyRules (KEP-5307): where the kubelet restarted the
+// container, vitals restarts the workload inside it. The pod's
+// restartPolicy is left to the kubelet, which applies it to vitals's exit,
+// vitals's code being the workload's; so is a sidecar's restartPolicy:
+// Always, which makes it one, and which no rule changes. None: no block,
+// and the workload is the command after --.
+func (im *importer) k8sRestart(c *container) ([]string, error) {
+	policyNode, rulesNode := c.node.get("restartPolicy"), c.node.get("restartPolicyRules")
+	if c.sidecar {
+		if !rulesNode.absent() {
+			im.warnf("container %q: restartPolicyRules are left out: the kubelet does not apply them to a sidecar, which it restarts after any exit", c.name)
+		}
+		return nil, nil
+	}
+	if policyNode.absent() && rulesNode.absent() {
+		return nil, nil
+	}
+	given, err := policyNode.str()
+	if err != nil {
+		return nil, err
+	}
+	policy, ok := k8sPolicies[given]
+	switch {
+	case given == "":
+		return nil, policyNode.errorf("required with restartPolicyRules")
+	case !ok:
+		return nil, policyNode.errorf("%q: want Always, OnFailure or Never", given)
+	}
+	items, err := rulesNode.items()
+	if err != nil {
+		return nil, err
+	}
+	var rules []exitRule
+	for _, it := range items {
+		r, err := im.k8sRule(c, it)
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, r)
+	}
+	what := "restartPolicy"
+	if len(rules) > 0 {
+		what += " and restartPolicyRules"
+	}
+	var w writer
+	w.line(0, "service:")
+	w.comment(1, "Container "+c.name+"'s "+what+": vitals restarts")
+	w.comment(1, "the workload inside the container, where the kubelet restarted the")
+	w.comment(1, "container. Its command is the container's, given after --.")
+	w.field(1, field{key: "restart", value: policy, raw: true, note: "restartPolicy: " + given})
+	if len(rules) > 0 {
+		w.field(1, rulesField(rules))
+	}
+	return strings.Split(strings.TrimSuffix(w.b.String(), "\n"), "\n"), nil
+}
+
+// k8sRule reads one of a container's restartPolicyRules, {action,
+// exitCodes: {operator, values}}. Restart restarts the workload;
+// RestartAllContainers (KEP-5532) makes vitals exit with the code, for the
+// kubelet's own rule on the container to restart them all.
+func (im *importer) k8sRule(c *container, v node) (exitRule, error) {
+	f, unknown, err := v.fields("action", "exitCodes")
+	if err != nil {
+		return exitRule{}, err
+	}
+	for _, k := range unknown {
+		im.warnf("container %q: restartPolicyRules: %q is not a field vitals import knows: left out", c.name, k)
+	}
+	var r exitRule
+	switch action, err := f["action"].str(); {
+	case err != nil:
+		return r, err
+	case action == "Restart":
+		r.action = "restart"
+	case action == "RestartAllContainers":
+		r.action, r.note = "exit", "RestartAllContainers: the kubelet's rule restarts them all"
+		im.warnf("container %q: restartPolicyRules action RestartAllContainers is written as exit: vitals exits with the code, and the kubelet's own rule on the container restarts all the containers", c.name)
+	case action == "":
+		return r, f["action"].errorf("required")
+	default:
+		return r, f["action"].errorf("%q: want Restart or RestartAllContainers", action)
+	}
+	codes, unknown, err := f["exitCodes"].fields("operator", "values")
+	if err != nil {
+		return r, err
+	}
+	for _, k := range unknown {
+		im.warnf("container %q: restartPolicyRules exitCodes: %q is not a field vitals import knows: left out", c.name, k)
+	}
+	switch op, err := codes["operator"].str(); {
+	case err != nil:
+		return r, err
+	case op == "In":
+		r.operator = "in"
+	case op == "NotIn":
+		r.operator = "not-in"
+	case op == "":
+		return r, codes["operator"].errorf("required")
+	default:
+		return r, codes["operator"].errorf("%q: want In or NotIn", op)
+	}
+	values, err := codes["values"].items()
+	if err != nil {
+		return r, err
+	}
+	if len(values) == 0 {
+		return r, codes["values"].errorf("required: the exit codes the rule is about")
+	}
+	for _, v := range values {
+		code, err := v.integer()
+		if err != nil {
+			return r, err
+		}
+		if code < 0 || code > 255 {
+			return r, v.errorf("%d is not an exit code (0 to 255)", code)
+		}
+		r.codes = append(r.codes, code)
+	}
+	return r, nil
 }
 
 // containerChecks makes the checks of one container's probes, and names
@@ -129,14 +269,13 @@ func (im *importer) containerChecks(w *workload, c *container, several bool) (ch
 			continue
 		}
 		name := im.checkName(c.name+p.suffix, fmt.Sprintf("the %s of container %q", p.field, c.name))
-		ch, defaultHost, err := im.k8sProbe(c, p.field, p.level, name, v)
+		ch, defaultHost, err := im.k8sProbe(c, p.field, p.level, name, v, several)
 		if err != nil {
 			return nil, nil, err
 		}
 		if defaultHost {
 			localhost = append(localhost, name)
 		}
-		ch.container = c.name
 		checks = append(checks, ch)
 	}
 	switch {
@@ -151,11 +290,11 @@ func (im *importer) containerChecks(w *workload, c *container, several bool) (ch
 
 // severalContainers says, as the file's preamble and as warnings, what the
 // kubelet does with the probes of several containers that one vitals does
-// not: vitals supervises one workload, so the file has no service:, and its
+// not: vitals runs in one container (each has an image of its own), so the file has no service:, and its
 // checks all run in the container vitals runs in and count for its
 // endpoints. An exec check gets a note of the container it was of.
 func (im *importer) severalContainers(w *workload, names []string, checks []check) []string {
-	im.warnf("%s has %d containers (%s), and vitals supervises one workload: the file has the checks of all of them and no service:; run vitals in one container, with that container's command after --",
+	im.warnf("%s has %d containers (%s), and vitals runs in one of them (each has an image of its own): the file has the checks of all of them and no service:; run vitals in one container, with that container's command after --",
 		w.ref, len(names), strings.Join(names, ", "))
 	var exec, live []string
 	for i := range checks {
@@ -266,6 +405,7 @@ func (w *workload) readContainers(spec node) error {
 			if err != nil {
 				return err
 			}
+			c.sidecar = list == "initContainers"
 			w.containers = append(w.containers, c)
 		}
 	}
@@ -402,7 +542,7 @@ var k8sHandlers = []k8sHandler{
 // handler that no kind of the table takes, a named port the container does
 // not have) becomes a note in the file and a warning. defaultHost says the
 // probe had no host, and got localhost.
-func (im *importer) k8sProbe(c *container, probeField, level, name string, v node) (ch check, defaultHost bool, err error) {
+func (im *importer) k8sProbe(c *container, probeField, level, name string, v node, several bool) (ch check, defaultHost bool, err error) {
 	keys := []string{"initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold",
 		"failureThreshold", "terminationGracePeriodSeconds"}
 	for _, h := range k8sHandlers {
@@ -429,7 +569,7 @@ func (im *importer) k8sProbe(c *container, probeField, level, name string, v nod
 	default:
 		return check{}, false, v.errorf("a probe has one handler, not %s", strings.Join(names, " and "))
 	}
-	timing, err := im.k8sTiming(f, probeField, name)
+	timing, err := im.k8sTiming(f, name)
 	if err != nil {
 		return check{}, false, err
 	}
@@ -450,7 +590,47 @@ func (im *importer) k8sProbe(c *container, probeField, level, name string, v nod
 	if err != nil {
 		return check{}, false, err
 	}
-	return check{name: name, level: level, kind: k.Name, spec: spec, timing: timing}, defaultHost, nil
+	ch = check{name: name, level: level, kind: k.Name, spec: spec, timing: timing, container: c.name}
+	if err := im.k8sGrace(&ch, f["terminationGracePeriodSeconds"], probeField, several); err != nil {
+		return check{}, false, err
+	}
+	return ch, defaultHost, nil
+}
+
+// k8sGrace is a probe's own terminationGracePeriodSeconds (KEP-2238): the
+// grace the kubelet gives the container it kills for the probe's failure,
+// before it restarts it as its policy says. vitals does the same for the
+// container it runs in: the check's on-failure is exit, which stops the
+// workload within the check's stop-timeout, and vitals's exit is the
+// container's, for the kubelet's policy. The containers of several are left
+// to the kubelet: vitals stops none of them. A readiness probe has none:
+// the API server refuses it.
+func (im *importer) k8sGrace(c *check, v node, probeField string, several bool) error {
+	if v.absent() {
+		return nil
+	}
+	if probeField == "readinessProbe" || several {
+		s, err := v.str()
+		if err != nil {
+			return err
+		}
+		why := "the API server refuses it, as a readiness probe kills nothing"
+		if several {
+			why = "the kubelet kills container " + c.container + ", which vitals does not run"
+		}
+		im.warnf("%s: %s.terminationGracePeriodSeconds %s is left out: %s", c.name, probeField, s, why)
+		return nil
+	}
+	seconds, err := v.integer()
+	if err != nil {
+		return err
+	}
+	if seconds < 1 {
+		return v.errorf("%d: must be 1 or more", seconds)
+	}
+	c.onFailure = field{key: "on-failure", value: config.OnFailureExit, raw: true, note: "the kubelet killed the container, with the probe's own grace"}
+	c.stopTimeout = field{key: "stop-timeout", value: fmt.Sprintf("%ds", seconds), raw: true, note: probeField + ".terminationGracePeriodSeconds"}
+	return nil
 }
 
 // leftOut is a check that is not written, but said: a warning, and a note
@@ -462,7 +642,7 @@ func (im *importer) leftOut(name, why string) check {
 
 // k8sTiming is a probe's timing, as the API server defaults it. A timeout
 // longer than the period is cut to it, which vitals requires.
-func (im *importer) k8sTiming(f map[string]node, probeField, name string) ([]field, error) {
+func (im *importer) k8sTiming(f map[string]node, name string) ([]field, error) {
 	seconds := func(key string, def int64) (int64, error) {
 		n := f[key]
 		if n.absent() {
@@ -494,13 +674,6 @@ func (im *importer) k8sTiming(f map[string]node, probeField, name string) ([]fie
 	if timeout > period {
 		im.warnf("%s: timeoutSeconds %d is longer than periodSeconds %d, which vitals refuses: written as timeout: %ds", name, timeout, period, period)
 		timeout = period
-	}
-	if g := f["terminationGracePeriodSeconds"]; !g.absent() {
-		s, err := g.str()
-		if err != nil {
-			return nil, err
-		}
-		im.warnf("%s: %s.terminationGracePeriodSeconds %s is left out: vitals has no grace period of a check's own", name, probeField, s)
 	}
 	return []field{
 		{key: "period", value: fmt.Sprintf("%ds", period), raw: true},

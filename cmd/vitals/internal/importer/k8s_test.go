@@ -29,7 +29,6 @@ func TestADeploymentsThreeProbesBecomeChecksWithTheSameTiming(t *testing.T) {
 	}
 	golden(t, "testdata/web-deployment.vitals.yaml", r.YAML)
 	sameLines(t, "warnings", r.Warnings, []string{
-		`web-live: livenessProbe.terminationGracePeriodSeconds 10 is left out: vitals has no grace period of a check's own`,
 		`web-ready: timeoutSeconds 15 is longer than periodSeconds 10, which vitals refuses: written as timeout: 10s`,
 		`web-startup, web-live: no host, so the kubelet probes the pod IP: written as localhost, the pod seen from inside it`,
 	})
@@ -68,6 +67,11 @@ func TestADeploymentsThreeProbesBecomeChecksWithTheSameTiming(t *testing.T) {
 	if len(checks) != 3 {
 		t.Errorf("%d checks, want 3", len(checks))
 	}
+	// The liveness probe's own grace: vitals stops the workload with it,
+	// and exits, for the kubelet to restart the container.
+	if live := checks["web-live"]; live.OnFailure != config.OnFailureExit || live.StopTimeout != 10*time.Second {
+		t.Errorf("web-live: on-failure %s, stop-timeout %v; want exit, 10s", live.OnFailure, live.StopTimeout)
+	}
 }
 
 func TestAStatefulSetIsFoundAmongTheDocumentsOfAFile(t *testing.T) {
@@ -104,13 +108,13 @@ func TestWithoutContainerEveryContainerOfTheWorkloadIsImportedSayingWhatDiffers(
 		`api-ready: scheme HTTPS, whose certificate the kubelet does not verify: written as insecure: true (give ca-file instead to verify it)`,
 		`container "migrate" of pod/api has no startupProbe, livenessProbe or readinessProbe: no check of it is written`,
 		`api-live: no host, so the kubelet probes the pod IP: written as localhost, the pod seen from inside it`,
-		`pod/api has 3 containers (api, envoy, migrate), and vitals supervises one workload: the file has the checks of all of them and no service:; run vitals in one container, with that container's command after --`,
+		`pod/api has 3 containers (api, envoy, migrate), and vitals runs in one of them (each has an image of its own): the file has the checks of all of them and no service:; run vitals in one container, with that container's command after --`,
 		`envoy-ready: the kubelet runs an exec probe in its own container; vitals runs it in the container vitals runs in`,
 		`api-live: the kubelet restarts the container whose liveness probe fails; here any live check fails /livez of the container vitals runs in`,
 	})
 	c := loadConfig(t, r.YAML)
-	if c.Service != nil {
-		t.Errorf("a service: block from several containers: %+v", c.Service)
+	if len(c.Services) != 0 {
+		t.Errorf("a service: block from several containers: %+v", c.Services)
 	}
 	checks := load(t, r.YAML)
 	if len(checks) != 3 {
@@ -137,7 +141,7 @@ func TestALiveExecProbeOfOneOfSeveralContainersIsSaidToDifferTwice(t *testing.T)
 		t.Fatal(err)
 	}
 	sameLines(t, "warnings", r.Warnings, []string{
-		`pod/p has 2 containers (app, proxy), and vitals supervises one workload: the file has the checks of all of them and no service:; run vitals in one container, with that container's command after --`,
+		`pod/p has 2 containers (app, proxy), and vitals runs in one of them (each has an image of its own): the file has the checks of all of them and no service:; run vitals in one container, with that container's command after --`,
 		`app-live: the kubelet runs an exec probe in its own container; vitals runs it in the container vitals runs in`,
 		`app-live: the kubelet restarts the container whose liveness probe fails; here any live check fails /livez of the container vitals runs in`,
 	})
@@ -428,6 +432,25 @@ func TestBadManifestsSayWhatAndWhere(t *testing.T) {
 			"kind: Deployment", "metadata: {name: a}", "spec: {template: {spec: {containers: [{name: app}]}}}", "---",
 			"kind: Deployment", "metadata: {name: b}", "spec: {template: {spec: {containers: [{name: app}]}}}"), "app",
 			`m.yaml has 2 containers named "app", in deployment/a, deployment/b: give --container WORKLOAD/app, such as a/app`},
+		{"rules without a policy", pod("      restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [1]}}]",
+			"      readinessProbe: {tcpSocket: {port: 80}}"), "",
+			"m.yaml:5:7: spec.containers[0].restartPolicy: required with restartPolicyRules"},
+		{"a policy the kubelet has not", pod("      restartPolicy: Sometimes", "      readinessProbe: {tcpSocket: {port: 80}}"), "",
+			`m.yaml:6:22: spec.containers[0].restartPolicy: "Sometimes": want Always, OnFailure or Never`},
+		{"a rule's action unknown", pod("      restartPolicy: Never", "      restartPolicyRules: [{action: Reboot, exitCodes: {operator: In, values: [1]}}]",
+			"      readinessProbe: {tcpSocket: {port: 80}}"), "",
+			`m.yaml:7:37: spec.containers[0].restartPolicyRules[0].action: "Reboot": want Restart or RestartAllContainers`},
+		{"a rule's operator unknown", pod("      restartPolicy: Never", "      restartPolicyRules: [{action: Restart, exitCodes: {operator: Exists, values: [1]}}]",
+			"      readinessProbe: {tcpSocket: {port: 80}}"), "",
+			`m.yaml:7:68: spec.containers[0].restartPolicyRules[0].exitCodes.operator: "Exists": want In or NotIn`},
+		{"a rule with no codes", pod("      restartPolicy: Never", "      restartPolicyRules: [{action: Restart, exitCodes: {operator: In}}]",
+			"      readinessProbe: {tcpSocket: {port: 80}}"), "",
+			`m.yaml:7:58: spec.containers[0].restartPolicyRules[0].exitCodes.values: required: the exit codes the rule is about`},
+		{"a code past 255", pod("      restartPolicy: Never", "      restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [256]}}]",
+			"      readinessProbe: {tcpSocket: {port: 80}}"), "",
+			`m.yaml:7:81: spec.containers[0].restartPolicyRules[0].exitCodes.values[0]: 256 is not an exit code (0 to 255)`},
+		{"a probe's grace of 0", pod("      livenessProbe: {tcpSocket: {port: 80}, terminationGracePeriodSeconds: 0}"), "",
+			`m.yaml:6:77: spec.containers[0].livenessProbe.terminationGracePeriodSeconds: 0: must be 1 or more`},
 		{"two workloads", manifest(
 			"kind: Deployment", "metadata: {name: a}", "spec: {template: {spec: {containers: [{name: app}]}}}", "---",
 			"kind: Job", "metadata: {name: b}", "spec: {template: {spec: {containers: [{name: migrate}]}}}"), "",
@@ -463,5 +486,149 @@ func TestExpandK8sExpandsAsTheKubeletDoes(t *testing.T) {
 		if got, _ := expandK8s(in, env); got != want {
 			t.Errorf("expandK8s(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A container's own restartPolicy and restartPolicyRules (KEP-5307) are the
+// service: block's restart and restart-rules: vitals restarts the workload
+// where the kubelet restarted the container. The pod's restartPolicy, and a
+// sidecar's, stay the kubelet's, which applies them to vitals's exit.
+func TestAContainersRestartRulesAreItsServicesRestartAndRules(t *testing.T) {
+	const after = "  # the workload inside the container, where the kubelet restarted the\n" +
+		"  # container. Its command is the container's, given after --.\n"
+	const comment = "service:\n" +
+		"  # Container app's restartPolicy and restartPolicyRules: vitals restarts\n" + after
+	const policyOnly = "service:\n" +
+		"  # Container app's restartPolicy: vitals restarts\n" + after
+	for _, tt := range []struct {
+		name      string
+		pod       []string // the pod spec's lines; its container app has a readinessProbe
+		container []string // app's lines
+		want      string   // the service: block; "" for none
+		restart   string
+		rules     []config.RestartRule
+		warnings  []string
+	}{
+		{"restart on one code, never otherwise", nil,
+			[]string{"restartPolicy: Never", "restartPolicyRules:", "  - action: Restart", "    exitCodes: {operator: In, values: [42]}"},
+			comment +
+				"  restart: never  # restartPolicy: Never\n" +
+				"  restart-rules:\n" +
+				"    - {action: restart, exit-codes: {operator: in, values: [42]}}\n",
+			config.RestartNever, []config.RestartRule{{Action: "restart", In: true, Codes: []int{42}}}, nil},
+		{"restart after a failure but some, restarting all the containers after others", nil,
+			[]string{"restartPolicy: OnFailure", "restartPolicyRules:",
+				"  - {action: RestartAllContainers, exitCodes: {operator: In, values: [137, 143]}}",
+				"  - {action: Restart, exitCodes: {operator: NotIn, values: [0, 1]}}"},
+			comment +
+				"  restart: on-failure  # restartPolicy: OnFailure\n" +
+				"  restart-rules:\n" +
+				"    - {action: exit, exit-codes: {operator: in, values: [137, 143]}}  # RestartAllContainers: the kubelet's rule restarts them all\n" +
+				"    - {action: restart, exit-codes: {operator: not-in, values: [0, 1]}}\n",
+			config.RestartOnFailure, []config.RestartRule{{Action: "exit", In: true, Codes: []int{137, 143}}, {Action: "restart", In: false, Codes: []int{0, 1}}},
+			[]string{`container "app": restartPolicyRules action RestartAllContainers is written as exit: vitals exits with the code, and the kubelet's own rule on the container restarts all the containers`}},
+		{"a policy of its own, with no rule", []string{"restartPolicy: Never"}, []string{"restartPolicy: Always"},
+			policyOnly + "  restart: always  # restartPolicy: Always\n", config.RestartAlways, nil, nil},
+		{"the pod's policy only", []string{"restartPolicy: OnFailure"}, nil, "", "", nil, nil},
+	} {
+		lines := append([]string{"kind: Pod", "metadata: {name: p}", "spec:"}, indent("  ", tt.pod)...)
+		lines = append(lines, "  containers:", "    - name: app", "      readinessProbe: {tcpSocket: {port: 80, host: 127.0.0.1}}")
+		r, err := Kubernetes("pod.yaml", manifest(append(lines, indent("      ", tt.container)...)...), "")
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		sameLines(t, tt.name+": warnings", r.Warnings, tt.warnings)
+		c := loadConfig(t, r.YAML)
+		if tt.want == "" {
+			if strings.Contains(string(r.YAML), "service:") || len(c.Services) != 0 {
+				t.Errorf("%s: a service: block:\n%s", tt.name, r.YAML)
+			}
+			continue
+		}
+		if got := section(t, r.YAML, "service:"); got != tt.want {
+			t.Errorf("%s: the service is written\n%s\nwant\n%s", tt.name, got, tt.want)
+		}
+		if len(c.Services) != 1 || c.Services[0].Restart != tt.restart || !reflect.DeepEqual(c.Services[0].RestartRules, tt.rules) {
+			t.Errorf("%s: loads as %+v, want restart %s, rules %+v", tt.name, c.Services, tt.restart, tt.rules)
+		}
+	}
+}
+
+// Restart rules vitals cannot apply for the kubelet are said, not written:
+// a sidecar's, which the kubelet does not apply either, and those of one
+// of several containers, which vitals does not run.
+func TestRestartRulesVitalsDoesNotApplyAreSaid(t *testing.T) {
+	rules := []string{"restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [42]}}]"}
+	r, err := Kubernetes("pod.yaml", manifest(append([]string{"kind: Pod", "metadata: {name: p}", "spec:",
+		"  containers: []", "  initContainers:", "    - name: proxy", "      restartPolicy: Always", "      readinessProbe: {tcpSocket: {port: 80, host: 127.0.0.1}}"},
+		indent("      ", rules)...)...), "proxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameLines(t, "a sidecar's: warnings", r.Warnings, []string{
+		`container "proxy": restartPolicyRules are left out: the kubelet does not apply them to a sidecar, which it restarts after any exit`,
+	})
+	if len(loadConfig(t, r.YAML).Services) != 0 {
+		t.Errorf("a sidecar's rules are written:\n%s", r.YAML)
+	}
+
+	r, err = Kubernetes("pod.yaml", manifest(append([]string{"kind: Pod", "metadata: {name: p}", "spec:", "  containers:",
+		"    - name: proxy", "      readinessProbe: {tcpSocket: {port: 80, host: 127.0.0.1}}",
+		"    - name: app", "      restartPolicy: Never", "      readinessProbe: {tcpSocket: {port: 81, host: 127.0.0.1}}"},
+		indent("      ", rules)...)...), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Warnings[len(r.Warnings)-1]; got != `container "app": restartPolicy and restartPolicyRules are left out: vitals runs in one container, and the kubelet applies them to each` {
+		t.Errorf("several containers: warnings %q", r.Warnings)
+	}
+	if len(loadConfig(t, r.YAML).Services) != 0 {
+		t.Errorf("the rules of one of several containers are written:\n%s", r.YAML)
+	}
+}
+
+// A liveness or startup probe's own terminationGracePeriodSeconds is its
+// check's stop-timeout, with on-failure: exit, as the kubelet killed the
+// container with it; a readiness probe's, which the API server refuses, and
+// those of one of several containers, are said.
+func TestAProbesOwnGraceIsItsChecksStopTimeout(t *testing.T) {
+	r, err := Kubernetes("pod.yaml", manifest("kind: Pod", "metadata: {name: p}", "spec:", "  terminationGracePeriodSeconds: 60", "  containers:",
+		"    - name: app",
+		"      startupProbe: {tcpSocket: {port: 80, host: 127.0.0.1}, terminationGracePeriodSeconds: 5}",
+		"      readinessProbe: {tcpSocket: {port: 80, host: 127.0.0.1}, terminationGracePeriodSeconds: 7}",
+	), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameLines(t, "warnings", r.Warnings, []string{
+		`app-ready: readinessProbe.terminationGracePeriodSeconds 7 is left out: the API server refuses it, as a readiness probe kills nothing`,
+	})
+	want := "    on-failure: exit  # the kubelet killed the container, with the probe's own grace\n" +
+		"    stop-timeout: 5s  # startupProbe.terminationGracePeriodSeconds\n"
+	if !strings.Contains(string(r.YAML), "    failure-threshold: 3\n"+want+"  app-ready:\n") {
+		t.Errorf("app-startup does not end with\n%s\nthe file is\n%s", want, r.YAML)
+	}
+	checks := load(t, r.YAML)
+	if c := checks["app-startup"]; c.OnFailure != config.OnFailureExit || c.StopTimeout != 5*time.Second {
+		t.Errorf("app-startup: on-failure %s, stop-timeout %v; want exit, 5s", c.OnFailure, c.StopTimeout)
+	}
+	if c := checks["app-ready"]; c.OnFailure != config.OnFailureIgnore || c.StopTimeout != 0 {
+		t.Errorf("app-ready: on-failure %s, stop-timeout %v; want ignore, none", c.OnFailure, c.StopTimeout)
+	}
+
+	r, err = Kubernetes("pod.yaml", manifest("kind: Pod", "metadata: {name: p}", "spec:", "  containers:",
+		"    - name: app",
+		"      livenessProbe: {tcpSocket: {port: 80, host: 127.0.0.1}, terminationGracePeriodSeconds: 5}",
+		"    - name: proxy",
+		"      readinessProbe: {tcpSocket: {port: 81, host: 127.0.0.1}}",
+	), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Warnings[0]; got != `app-live: livenessProbe.terminationGracePeriodSeconds 5 is left out: the kubelet kills container app, which vitals does not run` {
+		t.Errorf("several containers: warnings %q", r.Warnings)
+	}
+	if c := load(t, r.YAML)["app-live"]; c.OnFailure != config.OnFailureIgnore || c.StopTimeout != 0 {
+		t.Errorf("app-live of one of several containers: on-failure %s, stop-timeout %v; want ignore, none", c.OnFailure, c.StopTimeout)
 	}
 }

@@ -26,8 +26,8 @@ const (
 const pebbleStatus = "200-299"
 
 // pebbleService is one service of the layer: the context an exec check may
-// run in, what it does when a check fails, and its fields, for the service:
-// block.
+// run in, what it does when a check fails, and its fields, for its entry of
+// services:.
 type pebbleService struct {
 	name           string
 	f              map[string]node // its fields, by name
@@ -39,14 +39,16 @@ type pebbleService struct {
 
 // Pebble makes a vitals.yaml from a Pebble layer: its checks, with their
 // level, timing and kind and what its services do when they fail, and its
-// service as the workload vitals runs (several as comments). file names the
-// layer in messages.
-func Pebble(file string, data []byte) (Result, error) {
-	return newImporter(kinds.All).pebble(file, data)
+// services, which vitals runs. Result.Layer is the Pebble layer that runs
+// that vitals under Pebble: the file ends with it as comments, or, when
+// layerFile names where it is written, with a line that says so. file names
+// the layer in messages.
+func Pebble(file string, data []byte, layerFile string) (Result, error) {
+	return newImporter(kinds.All).pebble(file, data, layerFile)
 }
 
 // pebble is Pebble with the kinds of im.
-func (im *importer) pebble(file string, data []byte) (Result, error) {
+func (im *importer) pebble(file string, data []byte, layerFile string) (Result, error) {
 	docs, err := parse(file, data)
 	switch {
 	case err != nil:
@@ -90,16 +92,20 @@ func (im *importer) pebble(file string, data []byte) (Result, error) {
 	if len(checks) == 0 {
 		return Result{Warnings: im.warnings}, fmt.Errorf("%s: no check could be carried over", file)
 	}
-	preamble, service, err := im.supervision(services, checks, inLayer, written)
+	lines, stop, ex, err := im.supervision(services, checks, inLayer, written)
 	if err != nil {
 		return Result{Warnings: im.warnings}, err
 	}
+	source := filepath.Base(file)
 	header := []string{
-		"Made by vitals import pebble from " + filepath.Base(file) + ".",
+		"Made by vitals import pebble from " + source + ".",
 		"Pebble runs a check first one period after it starts, and reads it as up",
 		"until then; vitals runs it at once, and it is pending until it passes.",
 	}
-	return im.finish(header, preamble, service, checks), nil
+	layer := pebbleRunLayer(source, services, stop, ex)
+	r := im.finish(vitalsFile{header: header, services: lines, checks: checks, trailer: pebbleLayerTrailer(layer, layerFile)})
+	r.Layer = layer
+	return r, nil
 }
 
 // pebbleServiceFields are the fields of a Pebble service.
@@ -275,9 +281,9 @@ func (im *importer) pebbleLevel(c *check, f map[string]node, subject string) err
 	switch startup {
 	case "", "enabled":
 	case "disabled":
-		c.notes = append(c.notes, "Pebble: startup: disabled, so it ran only after pebble start-checks;",
-			"vitals has no such switch and runs it from the start.")
-		im.warnf("%s has startup: disabled, which vitals has no equivalent of: the check runs from the start (noted in the file)", subject)
+		// As Pebble's: it neither runs nor counts until vitals start NAME,
+		// Pebble's start-checks.
+		c.disabled = true
 	default:
 		return f["startup"].errorf("%q: want enabled or disabled", startup)
 	}

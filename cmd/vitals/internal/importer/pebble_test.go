@@ -13,8 +13,8 @@ import (
 	"github.com/vitals-dev/vitals/probe"
 )
 
-func TestAPebbleLayerWithTwoServicesActsOnItsChecksAndKeepsTheServicesAsComments(t *testing.T) {
-	r, err := Pebble("testdata/synapse-layer.yaml", read(t, "testdata/synapse-layer.yaml"))
+func TestAPebbleLayerWithTwoServicesRunsBothAndActsOnItsChecks(t *testing.T) {
+	r, err := Pebble("testdata/synapse-layer.yaml", read(t, "testdata/synapse-layer.yaml"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,30 +24,38 @@ func TestAPebbleLayerWithTwoServicesActsOnItsChecksAndKeepsTheServicesAsComments
 		`check "db-ready": exec runs as user "synapse" in Pebble; vitals runs the command as its own user: left out`,
 		`check "Media_Store" is written as "media_store": a vitals check name is lower case letters, digits and - _ . inside, at most 63 characters`,
 		`check "Media_Store" has no level: written as ready, whose failure fails /readyz (Pebble counted it only in /v1/health without ?level)`,
-		`check "Media_Store" has startup: disabled, which vitals has no equivalent of: the check runs from the start (noted in the file)`,
-		`services "synapse", "nginx": vitals runs one workload, so they are written as comments: make one the service: (or give its command after --), and run one vitals for each of the others; on-failure: restart restarts that one workload`,
+		`service "synapse" runs as user "synapse" in Pebble; vitals runs its services as its own user: left out`,
 	})
 
 	c := loadConfig(t, r.YAML)
-	if c.Service != nil {
-		t.Errorf("service %+v, want none: the layer has two", c.Service)
+	var names []string
+	for _, s := range c.Services {
+		names = append(names, s.Name)
+		if s.Restart != config.RestartAlways || len(s.RestartRules) != 0 || s.StopTimeout != 5*time.Second {
+			t.Errorf("service %s: restart %s, rules %+v, stop-timeout %v; want always, none, 5s", s.Name, s.Restart, s.RestartRules, s.StopTimeout)
+		}
+	}
+	if want := []string{"nginx", "synapse"}; !reflect.DeepEqual(names, want) { // by name, where no order is given
+		t.Errorf("services %q, want %q", names, want)
 	}
 	checks := load(t, r.YAML)
 	for name, want := range map[string]struct {
 		timing    timing
 		spec      any
 		onFailure string
+		service   string
+		disabled  bool
 	}{
 		"synapse-alive": {
 			timing{health.Live, time.Minute, 20 * time.Second, 0, 1, 5},
 			kinds.HTTPSpec{HTTPSpec: probe.HTTPSpec{URL: "http://localhost:8008/health", Status: "200-299",
 				Header: http.Header{"Host": {"matrix.example.com"}, "X-Forwarded-Proto": {"https"}}}},
-			config.OnFailureRestart,
+			config.OnFailureRestart, "synapse", false,
 		},
 		"synapse-ready": {
 			timing{health.Ready, 30 * time.Second, 3 * time.Second, 0, 1, 3},
 			probe.TCPSpec{Address: "localhost:8008"},
-			config.OnFailureIgnore,
+			config.OnFailureIgnore, "", false,
 		},
 		"db-ready": {
 			timing{health.Ready, 10 * time.Second, 5 * time.Second, 0, 1, 3},
@@ -55,12 +63,12 @@ func TestAPebbleLayerWithTwoServicesActsOnItsChecksAndKeepsTheServicesAsComments
 				Command: []string{"/bin/sh", "-c", `pg_isready --host "$POSTGRES_HOST" --quiet`},
 				Env:     []string{"PGCONNECT_TIMEOUT=2", "POSTGRES_HOST=db.internal", "SYNAPSE_CONFIG_DIR=/data"},
 			},
-			config.OnFailureExit,
+			config.OnFailureExit, "synapse", false,
 		},
 		"media_store": {
 			timing{health.Ready, 5 * time.Minute, 3 * time.Second, 0, 1, 3},
 			probe.ExecSpec{Command: []string{"test", "-w", "/data/media store"}},
-			config.OnFailureIgnore,
+			config.OnFailureIgnore, "", true,
 		},
 	} {
 		c, ok := checks[name]
@@ -74,8 +82,9 @@ func TestAPebbleLayerWithTwoServicesActsOnItsChecksAndKeepsTheServicesAsComments
 		if !reflect.DeepEqual(c.Spec, want.spec) {
 			t.Errorf("%s: spec %#v, want %#v", name, c.Spec, want.spec)
 		}
-		if c.OnFailure != want.onFailure {
-			t.Errorf("%s: on-failure %s, want %s", name, c.OnFailure, want.onFailure)
+		if c.OnFailure != want.onFailure || c.Service != want.service || c.Disabled != want.disabled {
+			t.Errorf("%s: on-failure %s of service %q, disabled %v; want %s of %q, %v", name, c.OnFailure, c.Service, c.Disabled,
+				want.onFailure, want.service, want.disabled)
 		}
 	}
 	if len(checks) != 4 {
@@ -106,7 +115,7 @@ func TestPebbleTimingIsKeptAsPebbleAppliesIt(t *testing.T) {
 		"    threshold: 0",
 		"    period: 1m30s",
 		"    tcp: {port: 80, host: '::1'}",
-	))
+	), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +157,7 @@ func TestPebbleExecContextAndUnknownFieldsAreSaid(t *testing.T) {
 		"      environment: {A: '1', B: $x}",
 		"      niceness: 5",
 		"    ",
-	))
+	), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +229,7 @@ func TestBadPebbleLayersSayWhatAndWhere(t *testing.T) {
 		{"service command unterminated", layer("services:", "  s: {command: 'a \"b'}", "checks:", "  c: {tcp: {port: 1}}"),
 			`layer.yaml:2:16: services.s.command: "a \"b": unterminated " quote`},
 	} {
-		_, err := Pebble("layer.yaml", tt.data)
+		_, err := Pebble("layer.yaml", tt.data, "")
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("%s: error %v, want %q", tt.name, err, tt.want)
 		}

@@ -10,9 +10,10 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 )
 
-// What a Pebble layer's services do, and how vitals does it: a check's
-// on-failure from the services' on-check-failure, and the service: block
-// from the layer's one service.
+// What a Pebble layer's services do, and how vitals does it: each service
+// an entry of services:, with its order and what it does when it exits;
+// each check's on-failure, and the service it acts on, from the services'
+// on-check-failure.
 
 // Pebble's service defaults (internals/plan/plan.go and servstate), for what
 // a layer leaves out.
@@ -38,58 +39,48 @@ var checkActions = map[string]struct{ action, exit string }{
 // on one check, the check does the strongest.
 var strength = map[string]int{config.OnFailureIgnore: 0, config.OnFailureRestart: 1, config.OnFailureExit: 2}
 
-// supervision writes what the layer's services do when a check fails as the
-// checks' on-failure, and the services: a layer's one service as the
-// service: block; several as comments in the preamble, since vitals runs
-// one workload.
-func (im *importer) supervision(services []*pebbleService, checks []check, inLayer map[string]bool, written map[string]int) (preamble, service []string, err error) {
-	restarts, err := im.onFailure(services, checks, inLayer, written)
-	if err != nil {
-		return nil, nil, err
-	}
-	switch len(services) {
-	case 0:
-		return nil, nil, nil
-	case 1:
-		b, err := pebbleServiceBlock(services[0])
-		if err != nil {
-			return nil, nil, err
-		}
-		im.warnings = append(im.warnings, b.warnings...)
-		return nil, b.lines(), nil
-	}
-	preamble = []string{
-		fmt.Sprintf("vitals runs one workload, and this layer has %d services: each is below,", len(services)),
-		"as comments. Make one the service: (or give its command after --), and run",
-		"one vitals for each of the others.",
-	}
-	if restarts {
-		preamble = append(preamble, "A check's on-failure: restart restarts that one workload.")
-	}
-	var names []string
-	for _, s := range services {
-		// Its warnings are its notes, in the comments: it is not what runs.
-		b, err := pebbleServiceBlock(s)
-		if err != nil {
-			return nil, nil, err
-		}
-		preamble = append(preamble, "")
-		preamble = append(preamble, b.lines()...)
-		names = append(names, strconv.Quote(s.name))
-	}
-	restart := ""
-	if restarts {
-		restart = "; on-failure: restart restarts that one workload"
-	}
-	im.warnf("services %s: vitals runs one workload, so they are written as comments: make one the service: (or give its command after --), and run one vitals for each of the others%s",
-		strings.Join(names, ", "), restart)
-	return preamble, nil, nil
+// exits says where vitals exits on purpose, as Pebble shut down there: for
+// the Pebble layer that runs vitals, which shuts Pebble down then too.
+type exits struct {
+	success bool // with code 0: a service's on-success shutdown or failure-shutdown
+	failure bool // with another code: a service's on-failure shutdown or success-shutdown, or a check's on-failure: exit
 }
 
-// onFailure sets each check's on-failure from the services' on-check-failure,
-// with where it comes from, and reports whether a check restarts the
-// workload.
-func (im *importer) onFailure(services []*pebbleService, checks []check, inLayer map[string]bool, written map[string]int) (restarts bool, err error) {
+// supervision writes the layer's services as the file's services: block,
+// and what they do when a check fails as the checks' on-failure, with the
+// service each acts on. It says, for the layer that runs vitals, how long
+// vitals may take to stop its services (their stop-timeouts, one after
+// another at worst) and where it exits on purpose.
+func (im *importer) supervision(services []*pebbleService, checks []check, inLayer map[string]bool, written map[string]int) (lines []string, stop time.Duration, ex exits, err error) {
+	names := map[string]string{} // a service's name in the layer → in the file
+	for _, s := range services {
+		names[s.name] = im.serviceName(s.name, fmt.Sprintf("service %q", s.name))
+	}
+	if ex.failure, err = im.onFailure(services, names, checks, inLayer, written); err != nil {
+		return nil, 0, ex, err
+	}
+	if len(services) == 0 {
+		return nil, 0, ex, nil
+	}
+	lines = []string{"services:"}
+	for _, s := range services {
+		b, err := pebbleServiceBlock(s, names)
+		if err != nil {
+			return nil, 0, ex, err
+		}
+		im.warnings = append(im.warnings, b.warnings...)
+		lines = append(lines, b.lines()...)
+		stop += b.stop
+		ex.success = ex.success || b.exits.success
+		ex.failure = ex.failure || b.exits.failure
+	}
+	return lines, stop, ex, nil
+}
+
+// onFailure sets each check's on-failure, and the service it acts on, from
+// the services' on-check-failure, with where it comes from, and reports
+// whether a check exits.
+func (im *importer) onFailure(services []*pebbleService, names map[string]string, checks []check, inLayer map[string]bool, written map[string]int) (exit bool, err error) {
 	type said struct{ service, action string } // Pebble's words
 	acts := make([][]said, len(checks))
 	raw := make([]string, len(checks)) // the checks' names in the layer
@@ -138,38 +129,47 @@ func (im *importer) onFailure(services []*pebbleService, checks []check, inLayer
 		note := fmt.Sprintf("Pebble: service %s, on-check-failure %s", win.service, win.action)
 		if action.exit != "" {
 			note += fmt.Sprintf(": pebble exits %s, vitals exits 1", action.exit)
+			exit = true
 		}
+		c.service = names[win.service]
 		c.onFailure = field{key: "on-failure", value: action.action, raw: true, note: note}
-		var differ []string
+		var differ, restartedToo []string
 		for _, a := range as {
 			if a == win {
 				continue
 			}
 			c.after = append(c.after, fmt.Sprintf("Pebble: service %s, on-check-failure %s too.", a.service, a.action))
-			if checkActions[a.action].action != action.action {
+			switch theirs := checkActions[a.action].action; {
+			case theirs != action.action:
 				differ = append(differ, fmt.Sprintf("%s: %s", a.service, a.action))
+			case theirs == config.OnFailureRestart:
+				restartedToo = append(restartedToo, a.service)
 			}
 		}
 		if len(differ) > 0 {
 			c.after = append(c.after, "The services disagree, and vitals does the strongest: exit, then restart,",
 				"then ignore.")
-			im.warnf("check %q: services act on its failure differently (%s: %s, %s): written as on-failure: %s, the strongest",
-				raw[i], win.service, win.action, strings.Join(differ, ", "), action.action)
+			im.warnf("check %q: services act on its failure differently (%s: %s, %s): written as on-failure: %s, the strongest, of service %s",
+				raw[i], win.service, win.action, strings.Join(differ, ", "), action.action, c.service)
 		}
-		if action.action == config.OnFailureRestart && len(services) > 1 {
-			c.after = append(c.after, fmt.Sprintf("It restarts the one workload vitals runs, not service %s alone.", win.service))
-			restarts = true
+		if len(restartedToo) > 0 {
+			c.after = append(c.after, fmt.Sprintf("vitals restarts service %s alone, not %s.", c.service, strings.Join(restartedToo, ", ")))
+			im.warnf("check %q: services %s and %s restart on its failure, and vitals restarts one service: written as service: %s",
+				raw[i], win.service, strings.Join(restartedToo, ", "), c.service)
 		}
 	}
-	return restarts, nil
+	return exit, nil
 }
 
-// serviceBlock is a service: block, from one Pebble service.
+// serviceBlock is an entry of services:, from one Pebble service.
 type serviceBlock struct {
+	name   string   // its name in the file
 	notes  []string // comment lines above the fields
 	fields []field
-	// warnings say what the notes say, for when the block is what runs.
+	// warnings say what the notes say.
 	warnings []string
+	stop     time.Duration // its stop-timeout
+	exits    exits         // where vitals exits after it exits, as Pebble shut down
 }
 
 // differ notes, in lines, what vitals does differently, and warns unless
@@ -181,22 +181,26 @@ func (b *serviceBlock) differ(warning string, note ...string) {
 	}
 }
 
+// lines is the entry, indented under services:.
 func (b serviceBlock) lines() []string {
 	var w writer
-	w.line(0, "service:")
+	w.line(1, scalar(b.name)+":")
 	for _, n := range b.notes {
-		w.comment(1, n)
+		w.comment(2, n)
 	}
 	for _, f := range b.fields {
-		w.field(1, f)
+		w.field(2, f)
 	}
 	return strings.Split(strings.TrimSuffix(w.b.String(), "\n"), "\n")
 }
 
-// pebbleServiceBlock writes s as the workload vitals runs, saying what
-// vitals does differently.
-func pebbleServiceBlock(s *pebbleService) (serviceBlock, error) {
-	b := serviceBlock{notes: []string{"From Pebble's service " + s.name + "."}}
+// pebbleServiceBlock writes s as a service vitals runs, saying what vitals
+// does differently. names are the layer's services' names in the file.
+func pebbleServiceBlock(s *pebbleService, names map[string]string) (serviceBlock, error) {
+	b := serviceBlock{name: names[s.name]}
+	if b.name != s.name {
+		b.notes = append(b.notes, "Pebble's service "+s.name+".")
+	}
 	subject := fmt.Sprintf("service %q", s.name)
 	f := s.f
 
@@ -211,9 +215,8 @@ func pebbleServiceBlock(s *pebbleService) (serviceBlock, error) {
 	if command := slices.Concat(words, defaults); len(command) > 0 {
 		b.fields = append(b.fields, field{key: "command", list: command})
 	} else {
-		b.differ(subject+" has no command in this layer (it takes it from another): give it as service.command, or after -- on the command line",
-			"Pebble: no command in this layer: give it as command:, or after -- on the",
-			"command line.")
+		b.differ(fmt.Sprintf("%s has no command in this layer (it takes it from another): give it as services.%s.command", subject, b.name),
+			"Pebble: no command in this layer: give it as command:.")
 	}
 	if len(s.environment) > 0 {
 		b.fields = append(b.fields, field{key: "env", pairs: s.environment})
@@ -230,33 +233,21 @@ func pebbleServiceBlock(s *pebbleService) (serviceBlock, error) {
 		if s.group != "" {
 			who, quoted = append(who, "group "+s.group), append(quoted, fmt.Sprintf("group %q", s.group))
 		}
-		b.differ(fmt.Sprintf("%s runs as %s in Pebble; vitals runs the workload as its own user: left out", subject, strings.Join(quoted, " and ")),
+		b.differ(fmt.Sprintf("%s runs as %s in Pebble; vitals runs its services as its own user: left out", subject, strings.Join(quoted, " and ")),
 			fmt.Sprintf("Pebble ran it as %s; vitals runs it as its own user.", strings.Join(who, " and ")))
 	}
 	switch startup, err := f["startup"].str(); {
 	case err != nil:
 		return b, err
 	case startup == "disabled":
-		b.differ(subject+" has startup: disabled, which vitals has no equivalent of: the workload starts at once",
+		b.differ(subject+" has startup: disabled, which vitals has no equivalent of for a service: it starts with the others",
 			"Pebble: startup: disabled, so it started only with pebble start; vitals starts",
-			"it at once.")
+			"it with the others.")
 	case startup != "" && startup != "enabled":
 		return b, f["startup"].errorf("%q: want enabled or disabled", startup)
 	}
-	var order []string
-	for _, k := range []string{"requires", "before", "after"} {
-		names, err := f[k].strings()
-		if err != nil {
-			return b, err
-		}
-		if len(names) > 0 {
-			order = append(order, k+" "+strings.Join(names, ", "))
-		}
-	}
-	if len(order) > 0 {
-		b.differ(subject+": requires, before and after are left out: vitals runs one workload",
-			fmt.Sprintf("Pebble: %s.", strings.Join(order, "; ")),
-			"vitals runs one workload, with no other to wait for.")
+	if err := b.order(f, subject, names); err != nil {
+		return b, err
 	}
 
 	if err := b.restart(f, subject); err != nil {
@@ -265,23 +256,59 @@ func pebbleServiceBlock(s *pebbleService) (serviceBlock, error) {
 	if err := b.backoff(f, subject); err != nil {
 		return b, err
 	}
-	kill, err := pebbleDuration(f["kill-delay"], pebbleKillDelay, true)
-	if err != nil {
+	if b.stop, err = pebbleDuration(f["kill-delay"], pebbleKillDelay, true); err != nil {
 		return b, err
 	}
 	note := "Pebble: kill-delay"
 	if f["kill-delay"].absent() {
 		note = "Pebble's default kill-delay"
 	}
-	b.fields = append(b.fields, field{key: "stop-timeout", value: durationText(kill), raw: true, note: note})
+	b.fields = append(b.fields, field{key: "stop-timeout", value: durationText(b.stop), raw: true, note: note})
 	return b, nil
 }
 
-// restart writes the restart policy nearest to what Pebble does when the
-// service exits by itself: on-success after exit 0, on-failure after any
-// other exit or a signal, each restart by default. restart: always restarts
-// after both, on-failure after a failure only; never, and on-failure after
-// exit 0, stop vitals with the workload's code.
+// order writes after, before and requires with the names the services have
+// in the file, leaving out, and saying, those this layer does not define.
+func (b *serviceBlock) order(f map[string]node, subject string, names map[string]string) error {
+	lists := map[string][]string{}
+	for _, k := range []string{"after", "before", "requires"} {
+		given, err := f[k].strings()
+		if err != nil {
+			return err
+		}
+		var out, elsewhere []string
+		for _, n := range given {
+			if w, ok := names[n]; ok {
+				out = append(out, w)
+			} else {
+				elsewhere = append(elsewhere, n)
+			}
+		}
+		if len(elsewhere) > 0 {
+			b.differ(fmt.Sprintf("%s: %s %s, which this layer does not define: left out", subject, k, strings.Join(elsewhere, ", ")),
+				fmt.Sprintf("Pebble: %s %s, of another layer: left out.", k, strings.Join(elsewhere, ", ")))
+		}
+		if len(out) > 0 {
+			b.fields = append(b.fields, field{key: k, list: out})
+		}
+		lists[k] = out
+	}
+	for _, r := range lists["requires"] {
+		if !slices.Contains(lists["after"], r) {
+			// Pebble orders by after and before only; vitals's requires
+			// implies after.
+			b.notes = append(b.notes, "Pebble: requires gave no order; vitals starts it after what it requires.")
+			break
+		}
+	}
+	return nil
+}
+
+// restart writes what vitals does when the service exits by itself, as
+// Pebble's on-success (after exit 0) and on-failure (after any other exit or
+// a signal) say, each restart by default: a restart policy, and restart
+// rules for what the policy does not do. What differs is the code vitals
+// exits with where Pebble shut down with its own.
 func (b *serviceBlock) restart(f map[string]node, subject string) error {
 	onSuccess, err := pebbleExitAction(f["on-success"], "failure-shutdown")
 	if err != nil {
@@ -291,55 +318,79 @@ func (b *serviceBlock) restart(f map[string]node, subject string) error {
 	if err != nil {
 		return err
 	}
-	policy := config.RestartNever
-	switch {
-	case onSuccess == "restart" && onFailure == "restart":
-		policy = config.RestartAlways
-	case onFailure == "restart":
-		policy = config.RestartOnFailure
-	}
+	policy, rules := pebbleExit(onSuccess, onFailure)
 	note := fmt.Sprintf("Pebble: on-success %s, on-failure %s", onSuccess, onFailure)
 	if f["on-success"].absent() && f["on-failure"].absent() {
 		note = "Pebble's default: restart after any exit"
 	}
 	b.fields = append(b.fields, field{key: "restart", value: policy, raw: true, note: note})
-
-	if policy != config.RestartAlways {
-		switch onSuccess {
-		case "restart":
-			// Restarting after exit 0 alone is no policy of vitals.
-			b.differ(fmt.Sprintf("%s: on-success restart restarted it after exit 0; vitals exits 0 then: only restart: always restarts after exit 0, and after a failure too (on-failure %s)", subject, onFailure),
-				"Pebble: on-success restart restarted it after exit 0; vitals exits 0 then: only",
-				"restart: always restarts after exit 0, and after a failure too.")
-		case "failure-shutdown":
-			b.differ(subject+": on-success failure-shutdown made pebble exit 10 after exit 0; vitals exits 0",
-				"Pebble: on-success failure-shutdown made pebble exit 10 after exit 0; vitals",
-				"exits 0.")
-		case "ignore":
-			b.differ(subject+": on-success ignore left it stopped after exit 0, and pebble running; vitals exits 0",
-				"Pebble: on-success ignore left it stopped after exit 0, and pebble running;",
-				"vitals exits 0.")
-		}
+	if len(rules) > 0 {
+		b.fields = append(b.fields, rulesField(rules))
 	}
-	if policy == config.RestartNever {
-		switch onFailure {
-		case "shutdown":
-			// Not zero either way, so the kubelet sees the same: only the
-			// code differs, and the comment says so.
-			b.differ("",
-				"Pebble: on-failure shutdown made pebble exit 10; vitals exits with the",
-				"workload's code.")
-		case "success-shutdown":
-			b.differ(subject+": on-failure success-shutdown made pebble exit 0; vitals exits with the workload's code",
-				"Pebble: on-failure success-shutdown made pebble exit 0; vitals exits with the",
-				"workload's code.")
-		case "ignore":
-			b.differ(subject+": on-failure ignore left it stopped, and pebble running; vitals exits with the workload's code",
-				"Pebble: on-failure ignore left it stopped, and pebble running; vitals exits",
-				"with the workload's code.")
-		}
+
+	switch onSuccess {
+	case "shutdown":
+		b.exits.success = true
+	case "failure-shutdown":
+		b.exits.success = true
+		b.differ(subject+": on-success failure-shutdown made pebble exit 10 after exit 0; vitals exits 0",
+			"Pebble: on-success failure-shutdown made pebble exit 10 after exit 0; vitals",
+			"exits 0.")
+	}
+	switch onFailure {
+	case "shutdown":
+		b.exits.failure = true
+		// Not zero either way, so the kubelet sees the same: only the code
+		// differs, and the comment says so.
+		b.differ("",
+			"Pebble: on-failure shutdown made pebble exit 10; vitals exits with the",
+			"service's code.")
+	case "success-shutdown":
+		b.exits.failure = true
+		b.differ(subject+": on-failure success-shutdown made pebble exit 0; vitals exits with the service's code",
+			"Pebble: on-failure success-shutdown made pebble exit 0; vitals exits with the",
+			"service's code.")
 	}
 	return nil
+}
+
+// pebbleExit is what Pebble's on-success and on-failure are in vitals: the
+// restart policy nearest to them, and the rules, evaluated before it, for
+// what it does not do. restart: always restarts after any exit, on-failure
+// after a code other than 0 (a signal is 128+N), never after none; where it
+// does not restart, vitals exits with the service's code, as Pebble's
+// shutdowns stop pebble. So a rule is needed where Pebble ignores the exit,
+// and where it shuts down but the policy restarts.
+func pebbleExit(onSuccess, onFailure string) (policy string, rules []exitRule) {
+	switch {
+	case onSuccess == "restart":
+		policy = config.RestartAlways
+	case onFailure == "restart":
+		policy = config.RestartOnFailure
+	default:
+		policy = config.RestartNever
+	}
+	for _, e := range []struct {
+		on, action, operator string
+		restarts             bool // the policy restarts after it
+	}{
+		{"on-success", onSuccess, "in", policy == config.RestartAlways},
+		{"on-failure", onFailure, "not-in", policy != config.RestartNever},
+	} {
+		rule := exitRule{operator: e.operator, codes: []int64{0}, note: "Pebble: " + e.on + " " + e.action}
+		switch {
+		case e.action == "restart":
+			continue
+		case e.action == "ignore":
+			rule.action = "ignore"
+		case e.restarts:
+			rule.action = "exit"
+		default:
+			continue
+		}
+		rules = append(rules, rule)
+	}
+	return policy, rules
 }
 
 // pebbleExitAction reads on-success or on-failure: restart, shutdown,
@@ -360,7 +411,7 @@ func pebbleExitAction(v node, own string) (string, error) {
 
 // backoff writes Pebble's backoff-delay and backoff-limit as the backoff's
 // initial delay and its max. vitals doubles the delay each time, and starts
-// it over once the workload ran config.BackoffResetAfter.
+// it over once the service ran config.BackoffResetAfter.
 func (b *serviceBlock) backoff(f map[string]node, subject string) error {
 	delay, err := pebbleDuration(f["backoff-delay"], pebbleBackoffDelay, true)
 	if err != nil {

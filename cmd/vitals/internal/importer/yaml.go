@@ -126,14 +126,16 @@ func (w *writer) comment(indent int, text string) {
 	}
 }
 
-// field is one key of a check's kind block or timing: a scalar, a flow list
-// or a mapping of names to values, with an optional comment after it.
+// field is one key of a check's kind block or timing: a scalar, a flow list,
+// a mapping of names to values or a block list, with an optional comment
+// after it.
 type field struct {
 	key   string
-	value string        // a scalar, unless list or pairs is set
+	value string        // a scalar, unless list, pairs or items is set
 	raw   bool          // value is written as it is: a number, a boolean
 	list  []string      // a command's words
 	pairs []kinds.Named // headers or environment variables
+	items []field       // a block list, of each item's value as it is and its note: restart rules
 	note  string        // a comment on the same line
 }
 
@@ -143,6 +145,15 @@ func (w *writer) field(indent int, f field) {
 		note = "  # " + f.note
 	}
 	switch {
+	case f.items != nil:
+		w.line(indent, f.key+":"+note)
+		for _, it := range f.items {
+			line := "- " + it.value
+			if it.note != "" {
+				line += "  # " + it.note
+			}
+			w.line(indent+1, line)
+		}
 	case f.pairs != nil:
 		w.line(indent, f.key+":"+note)
 		for _, p := range f.pairs {

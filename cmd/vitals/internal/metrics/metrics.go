@@ -289,3 +289,38 @@ func BuildInfo(b version.Build) prometheus.Collector {
 	g.Set(1)
 	return g
 }
+
+// Service is one supervised service as its metrics show it.
+type Service struct {
+	Name     string
+	Running  bool // a run of it runs now
+	Restarts int  // runs before the current one
+}
+
+// Services are vitals_service_up{service} (1 while a run of the service
+// runs, 0 between an exit and its restart, and once it is down for good)
+// and vitals_service_restarts_total{service}, of each service that list
+// gives, by name: a dashboard tells a crash-looping helper from the daemon
+// beside it.
+func Services(list func() []Service) prometheus.Collector { return servicesCollector{list} }
+
+var (
+	serviceUpDesc = prometheus.NewDesc("vitals_service_up",
+		"1 while a run of the supervised service runs; 0 between an exit and its restart, and once it is down for good.", []string{"service"}, nil)
+	serviceRestartsDesc = prometheus.NewDesc("vitals_service_restarts_total",
+		"Restarts of the supervised service since vitals started (by its policy, its rules, a check, or by hand).", []string{"service"}, nil)
+)
+
+type servicesCollector struct{ list func() []Service }
+
+func (c servicesCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- serviceUpDesc
+	ch <- serviceRestartsDesc
+}
+
+func (c servicesCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.list() {
+		ch <- prometheus.MustNewConstMetric(serviceUpDesc, prometheus.GaugeValue, one(s.Running), s.Name)
+		ch <- prometheus.MustNewConstMetric(serviceRestartsDesc, prometheus.CounterValue, float64(s.Restarts), s.Name)
+	}
+}

@@ -367,3 +367,24 @@ func noticesOf(t *testing.T, c prometheus.Collector, key string) float64 {
 	}
 	return 0
 }
+
+// Each service has its up and restarts series, by name.
+func TestServicesAreMetricsByName(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(metrics.Services(func() []metrics.Service {
+		return []metrics.Service{{Name: "api", Running: true, Restarts: 2}, {Name: "worker"}}
+	}))
+	want := `
+# HELP vitals_service_restarts_total Restarts of the supervised service since vitals started (by its policy, its rules, a check, or by hand).
+# TYPE vitals_service_restarts_total counter
+vitals_service_restarts_total{service="api"} 2
+vitals_service_restarts_total{service="worker"} 0
+# HELP vitals_service_up 1 while a run of the supervised service runs; 0 between an exit and its restart, and once it is down for good.
+# TYPE vitals_service_up gauge
+vitals_service_up{service="api"} 1
+vitals_service_up{service="worker"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,16 +1,17 @@
 // Package notify hears the workload of vitals run say that it is ready, in
 // the words daemons already use: systemd's notification socket (sd_notify(3):
-// READY=1, STATUS=, WATCHDOG=1, WATCHDOG=trigger, STOPPING=1), which vitals
-// names to the workload in NOTIFY_SOCKET, and s6's notification-fd, a pipe
-// on which the workload writes a newline once it is ready. Its Checks answer
-// the notify kind's checks from what the current run of the workload said.
+// READY=1, STATUS=, WATCHDOG=1, WATCHDOG=trigger, STOPPING=1, RELOADING=1,
+// EXTEND_TIMEOUT_USEC=), which vitals names to the workload in
+// NOTIFY_SOCKET, and s6's notification-fd, a pipe on which the workload
+// writes a newline once it is ready. Its Checks answer the notify kind's
+// checks from what the current run of the workload said.
 //
 // It is a part of the agent, beside logwatch: the agent makes a Receiver
 // with the checks of the file (kinds.Env.Notify), makes its socket before
 // the workload starts, and gives it to package supervise, which tells it of
 // each run (Starting, Started) and gives each its pipe. A message that may
-// change a check's answer, and a watchdog that runs out, wake that check,
-// which the agent then runs at once.
+// change a check's answer, and a watchdog or a start's extension that runs
+// out, wake that check, which the agent then runs at once.
 package notify
 
 import (
@@ -67,7 +68,8 @@ type Options struct {
 	// clock.
 	Clock health.Clock
 	// Logger hears of messages that are ignored, and of the workload saying
-	// it is ready, stopping or broken. Default slog.Default().
+	// it is ready, reloading, stopping or broken, or asking for more time to
+	// start up. Default slog.Default().
 	Logger *slog.Logger
 	// FD is s6's notification-fd, the descriptor each run gets the write end
 	// of its pipe at (package supervise); 0 for none. The outputs name it.
@@ -319,7 +321,7 @@ func (r *Receiver) Started(number, pid int) {
 	// to wake them for.
 	for _, c := range r.checks {
 		_, err := judge(r.cur, c.watchdog, r.words, r.cur.started)
-		c.told = err == nil
+		c.told = verdictOf(err)
 	}
 	close(r.began)
 	r.changedLocked()
@@ -333,7 +335,7 @@ func (r *Receiver) changedLocked() {
 }
 
 // loop wakes the checks whose answer changed: after a message, and when a
-// watchdog runs out, at that moment.
+// watchdog or a start's extension runs out, at that moment.
 func (r *Receiver) loop(ctx context.Context) {
 	for {
 		r.mu.Lock()
@@ -361,17 +363,17 @@ func (r *Receiver) loop(ctx context.Context) {
 }
 
 // judgeLocked judges every check at now, wakes those whose answer is not
-// the one last judged, and returns when the next watchdog runs out (zero
-// for none).
+// the one last judged, and returns when the next answer changes with time
+// alone (zero for never).
 func (r *Receiver) judgeLocked(now time.Time) time.Time {
 	var next time.Time
 	for _, c := range r.checks {
 		_, err := judge(r.cur, c.watchdog, r.words, now)
-		if ok := err == nil; ok != c.told {
-			c.told = ok
+		if v := verdictOf(err); v != c.told {
+			c.told = v
 			r.wake(c.name)
 		}
-		if d := r.cur.expires(c.watchdog); d.After(now) && (next.IsZero() || d.Before(next)) {
+		if d := r.cur.changes(c.watchdog); d.After(now) && (next.IsZero() || d.Before(next)) {
 			next = d
 		}
 	}
@@ -462,6 +464,9 @@ func (r *Receiver) receive(b, oob []byte, flags int) {
 		r.logger.Warn("notify: a message is ignored: its sender is no process of the workload", "pid", cred.Pid, "workload", main)
 		return
 	}
+	if m.Invalid != "" {
+		r.logger.Warn("notify: an assignment is ignored, not the rest of its message", "pid", cred.Pid, "reason", m.Invalid)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cur.number != number {
@@ -473,11 +478,21 @@ func (r *Receiver) receive(b, oob []byte, flags int) {
 // said records m from the current run, and logs what changes its state.
 // r.mu is held.
 func (r *Receiver) said(m Message) {
-	was := r.cur
-	r.cur.apply(m, r.now())
+	was, now := r.cur, r.now()
+	r.cur.apply(m, now)
 	switch {
+	case was.reloading && !r.cur.reloading:
+		r.logger.Info("notify: the workload has reloaded: it is ready", "pid", r.cur.pid, "status", r.cur.status,
+			"took", ago(now.Sub(was.reloaded)))
 	case r.cur.ready && !was.ready:
 		r.logger.Info("notify: the workload is ready", "pid", r.cur.pid, "status", r.cur.status)
+	case r.cur.reloading && !was.reloading:
+		r.logger.Info("notify: the workload is reloading: it is not ready until READY=1", "pid", r.cur.pid, "status", r.cur.status)
+	case r.cur.extended.After(was.extended) && !was.extended.After(now):
+		// Only the first of an extension's messages: a daemon that works
+		// long sends one every little while, each asking from its moment.
+		r.logger.Info("notify: the workload asked for more time to start up", "pid", r.cur.pid, "status", r.cur.status,
+			"until", r.cur.extended, "extend", m.Extend)
 	case r.cur.stopping && !was.stopping:
 		r.logger.Info("notify: the workload is stopping", "pid", r.cur.pid, "status", r.cur.status)
 	case r.cur.trigger && !was.trigger:
@@ -542,7 +557,29 @@ type Check struct {
 	r        *Receiver
 	name     string
 	watchdog time.Duration
-	told     bool // the answer the Receiver last judged, guarded by r.mu
+	told     verdict // the answer the Receiver last judged, guarded by r.mu
+}
+
+// verdict is what an answer counts as to the Monitor: a run that moves no
+// threshold (health.Undecided) is a change to wake a check for, as much as
+// a pass or a failure.
+type verdict int
+
+const (
+	failed verdict = iota
+	passed
+	undecided
+)
+
+// verdictOf is what a check's answer with err counts as.
+func verdictOf(err error) verdict {
+	switch {
+	case err == nil:
+		return passed
+	case errors.Is(err, health.ErrUndecided):
+		return undecided
+	}
+	return failed
 }
 
 var _ health.Measurer = (*Check)(nil)
@@ -557,9 +594,12 @@ func (c *Check) Check(ctx context.Context) error {
 }
 
 // Measure answers from what the current run said: without a watchdog, it
-// passes once the run said READY=1 (or wrote its newline), until it says
-// STOPPING=1; with one, it fails when no WATCHDOG=1 or READY=1 came within
-// the watchdog, and on WATCHDOG=trigger. STATUS= is its output.
+// passes once the run said READY=1 (or wrote its newline), fails from
+// RELOADING=1 until the next READY=1, and from STOPPING=1 on, and decides
+// nothing (health.Undecided) while the time the run asked for to start up
+// with EXTEND_TIMEOUT_USEC= stands; with one, it fails when no WATCHDOG=1
+// or READY=1 came within the watchdog, and on WATCHDOG=trigger. STATUS= is
+// its output.
 func (c *Check) Measure(context.Context) (health.Observation, error) {
 	c.r.mu.Lock()
 	cur := c.r.cur

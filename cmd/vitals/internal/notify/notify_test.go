@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
+	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/health/healthtest"
 	"github.com/vitals-dev/vitals/internal/testenv"
 )
@@ -106,7 +108,10 @@ func (l *listening) taken(t *testing.T) {
 // answer is c's answer now, as TestJudge spells it.
 func answer(c *Check) string {
 	o, err := c.Measure(context.Background())
-	if err != nil {
+	switch {
+	case errors.Is(err, health.ErrUndecided):
+		return "undecided: " + err.Error()
+	case err != nil:
 		return "fail: " + err.Error()
 	}
 	return "pass: " + o.Message
@@ -414,6 +419,199 @@ func TestANewlineOnTheNotificationPipeSaysReadyAndEndsItsReading(t *testing.T) {
 	for deadline := time.Now().Add(guard); answer(up) != "fail: no READY=1 or a newline on fd 3 since the workload started 0s ago; status: still starting"; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the next run: %s", answer(up))
+		}
+	}
+}
+
+func TestAReloadFailsTheCheckFromRELOADING1UntilREADY1(t *testing.T) {
+	clock := healthtest.NewClock(start)
+	var alive, up *Check
+	l := newReceiver(t, Options{Clock: clock}, func(r *Receiver) {
+		alive, up = r.Check("alive", 10*time.Second), r.Check("up", 0)
+	})
+	l.start()
+	l.Starting(0, nil)
+	l.Started(0, os.Getpid())
+	sendFromHere(t, l, "READY=1\nSTATUS=serving")
+	l.woken(t, "up")
+	// As systemd's Type=notify-reload has it: RELOADING=1, with the
+	// moment it began, then READY=1 once done.
+	sendFromHere(t, l, "RELOADING=1\nMONOTONIC_USEC=81234567\nSTATUS=reloading rules")
+	l.woken(t, "up")
+	l.logged(t, "the workload is reloading")
+	clock.Advance(2 * time.Second)
+	if a, u := answer(alive), answer(up); a != "pass: reloading rules" ||
+		u != "fail: reloading since 03:04:05, 2s ago (RELOADING=1): waiting for READY=1; status: reloading rules" {
+		t.Fatalf("while reloading: alive %s, up %s", a, u)
+	}
+	sendFromHere(t, l, "READY=1\nSTATUS=serving the new rules")
+	l.woken(t, "up")
+	l.logged(t, "the workload has reloaded: it is ready")
+	if got := answer(up); got != "pass: serving the new rules" {
+		t.Fatalf("after READY=1: %s", got)
+	}
+	// A workload that restarts while reloading starts over: the next run
+	// waits for its first READY=1.
+	sendFromHere(t, l, "RELOADING=1")
+	l.woken(t, "up")
+	l.Starting(1, nil)
+	l.Started(1, os.Getpid())
+	if got := answer(up); got != "fail: no READY=1 since the workload started 0s ago" {
+		t.Fatalf("the next run: %s", got)
+	}
+}
+
+func TestSystemdNotifysReloadIsHeard(t *testing.T) {
+	if _, err := exec.LookPath("systemd-notify"); err != nil {
+		testenv.Missing(t, "no systemd-notify (Debian's systemd): %v", err)
+	}
+	var up *Check
+	l := newReceiver(t, Options{}, func(r *Receiver) { up = r.Check("up", 0) })
+	l.start()
+	l.Starting(0, nil)
+	// systemd-notify --reloading (systemd 253) sends these two; an older
+	// one sends them as they are written.
+	main, dir := workload(t, l, "systemd-notify --ready && touch ready && while [ ! -e reload ]; do sleep 0.01; done && "+
+		"systemd-notify RELOADING=1 MONOTONIC_USEC=81234567 'STATUS=reloading rules' && touch reloading && while [ ! -e done ]; do sleep 0.01; done && "+
+		"systemd-notify --ready --status='serving the new rules' && exec sleep 60")
+	l.Started(0, main)
+	waitFile(t, filepath.Join(dir, "ready"))
+	l.woken(t, "up")
+	os.WriteFile(filepath.Join(dir, "reload"), nil, 0o600)
+	waitFile(t, filepath.Join(dir, "reloading"))
+	l.woken(t, "up")
+	if got := answer(up); !strings.HasPrefix(got, "fail: reloading since ") || !strings.HasSuffix(got, "(RELOADING=1): waiting for READY=1; status: reloading rules") {
+		t.Fatalf("while reloading: %s", got)
+	}
+	os.WriteFile(filepath.Join(dir, "done"), nil, 0o600)
+	l.woken(t, "up")
+	if got := answer(up); got != "pass: serving the new rules" {
+		t.Fatalf("after the reload: %s", got)
+	}
+}
+
+// A startup check that waits for READY=1 counts failures toward its
+// threshold; while the time the workload asked for with
+// EXTEND_TIMEOUT_USEC= stands, its runs count for nothing, and at the
+// moment that time ends it runs, and fails.
+func TestAnExtendedStartStaysPendingUntilTheExtensionEndsAndFailsThen(t *testing.T) {
+	clock := healthtest.NewClock(start)
+	var started *Check
+	l := newReceiver(t, Options{Clock: clock}, func(r *Receiver) { started = r.Check("started", 0) })
+	m := health.New(health.WithClock(clock), health.WithLogger(l.logs.Logger()))
+	if err := m.Add(health.Check{Name: "started", Level: health.Startup, Checker: started, Period: 10 * time.Second, FailureThreshold: 3}); err != nil {
+		t.Fatal(err)
+	}
+	// The test runs the check each period, and when the Receiver wakes it,
+	// as the agent does.
+	run := func(when string) health.CheckState {
+		t.Helper()
+		if _, err := m.RunNow(l.ctx, "started"); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := m.CheckState("started")
+		if s.Status != health.Pending {
+			t.Fatalf("%s: %v since %v, %d failures; want pending", when, s.Status, s.Since.Sub(start), s.ConsecutiveFailures)
+		}
+		return s
+	}
+	l.start()
+	l.Starting(0, nil)
+	l.Started(0, os.Getpid())
+	run("at the start")
+	clock.Advance(10 * time.Second)
+	run("one period on") // two failures of three
+	clock.Advance(5 * time.Second)
+	sendFromHere(t, l, "EXTEND_TIMEOUT_USEC=30000000\nSTATUS=migrating the database")
+	l.woken(t, "started")
+	l.logged(t, "the workload asked for more time to start up")
+	run("at the extension")
+	for _, at := range []time.Duration{20 * time.Second, 30 * time.Second, 40 * time.Second} {
+		clock.Advance(start.Add(at).Sub(clock.Now()))
+		s := run(fmt.Sprint(at, " after the start, within the extension"))
+		if last, _ := s.Last(); !last.Undecided || s.ConsecutiveFailures != 2 {
+			t.Fatalf("%v after the start: %+v, %d failures; want undecided, and the two failures before", at, last, s.ConsecutiveFailures)
+		}
+	}
+	// The Receiver wakes the check at the extension's end, 45s after the
+	// start, not at its next period.
+	waitTimer(t, l, clock, start.Add(45*time.Second))
+	clock.Advance(5 * time.Second)
+	l.woken(t, "started")
+	if _, err := m.RunNow(l.ctx, "started"); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := m.CheckState("started")
+	last, _ := s.Last()
+	if s.Status != health.Fail || !s.Since.Equal(start.Add(45*time.Second)) ||
+		last.Output != "no READY=1 since the workload started 45s ago, nor in the time it asked for, until 03:04:50 (EXTEND_TIMEOUT_USEC=); status: migrating the database" {
+		t.Fatalf("at the extension's end: %v since %v: %s", s.Status, s.Since.Sub(start), last.Output)
+	}
+}
+
+func TestReadyWithinTheExtensionPassesAndALaterExtensionMovesTheWakeUp(t *testing.T) {
+	clock := healthtest.NewClock(start)
+	var started *Check
+	l := newReceiver(t, Options{Clock: clock}, func(r *Receiver) { started = r.Check("started", 0) })
+	l.start()
+	l.Starting(0, nil)
+	l.Started(0, os.Getpid())
+	sendFromHere(t, l, "EXTEND_TIMEOUT_USEC=10000000")
+	l.woken(t, "started")
+	waitTimer(t, l, clock, start.Add(10*time.Second))
+	// A daemon that works long asks again before its time ends, from that
+	// moment; the check stays undecided, and is woken at the new end.
+	clock.Advance(8 * time.Second)
+	sendFromHere(t, l, "EXTEND_TIMEOUT_USEC=10000000\nSTATUS=still migrating")
+	waitTimer(t, l, clock, start.Add(18*time.Second))
+	if got := answer(started); got != "undecided: no READY=1 since the workload started 8s ago; it asked for time until 03:04:23, 10s from now (EXTEND_TIMEOUT_USEC=); status: still migrating" {
+		t.Fatalf("after the second extension: %s", got)
+	}
+	clock.Advance(5 * time.Second)
+	sendFromHere(t, l, "READY=1\nSTATUS=serving")
+	l.woken(t, "started")
+	if got := answer(started); got != "pass: serving" {
+		t.Fatalf("after READY=1: %s", got)
+	}
+	// Once ready, nothing changes with time: no wake-up waits.
+	for deadline := time.Now().Add(guard); clock.Pending() != 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a wake-up still waits once ready: %v", clock.Deadlines())
+		}
+	}
+}
+
+func TestAnExtensionThatIsNoNumberIsIgnoredWithAWarningAndTheRestOfItsMessageIsNot(t *testing.T) {
+	clock := healthtest.NewClock(start)
+	var started *Check
+	l := newReceiver(t, Options{Clock: clock}, func(r *Receiver) { started = r.Check("started", 0) })
+	l.start()
+	l.Starting(0, nil)
+	l.Started(0, os.Getpid())
+	sendFromHere(t, l, "EXTEND_TIMEOUT_USEC=5s\nSTATUS=migrating")
+	l.logged(t, `msg="notify: an assignment is ignored, not the rest of its message" pid=`)
+	l.logged(t, `reason="EXTEND_TIMEOUT_USEC=5s is no whole number of microseconds"`)
+	l.taken(t)
+	for deadline := time.Now().Add(guard); answer(started) != "fail: no READY=1 since the workload started 0s ago; status: migrating"; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the message: %s", answer(started))
+		}
+	}
+	if n := clock.Pending(); n != 0 {
+		t.Fatalf("%d wake-ups wait for an extension that was not", n)
+	}
+}
+
+// waitTimer waits until the Receiver's loop waits for at, the next moment
+// an answer changes with time alone.
+func waitTimer(t *testing.T, l *listening, clock *healthtest.Clock, at time.Time) {
+	t.Helper()
+	for deadline := time.Now().Add(guard); ; time.Sleep(5 * time.Millisecond) {
+		if d := clock.Deadlines(); len(d) == 1 && d[0].Equal(at) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the Receiver waits for %v, not for %v; logs:\n%s", clock.Deadlines(), at, l.logs)
 		}
 	}
 }

@@ -3,11 +3,14 @@ package notify
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vitals-dev/vitals/health"
 )
 
 func TestParseReadsTheAssignmentsVitalsActsOnAndPassesOverTheRest(t *testing.T) {
@@ -23,19 +26,36 @@ func TestParseReadsTheAssignmentsVitalsActsOnAndPassesOverTheRest(t *testing.T) 
 		{"WATCHDOG=1", Message{Watchdog: true}},
 		{"WATCHDOG=trigger", Message{Trigger: true}},
 		{"STOPPING=1", Message{Stopping: true}},
+		{"RELOADING=1\nMONOTONIC_USEC=81234567", Message{Reloading: true}},
+		{"EXTEND_TIMEOUT_USEC=5000000", Message{Extend: 5 * time.Second, HasExtend: true}},
+		{"EXTEND_TIMEOUT_USEC=0", Message{HasExtend: true}},
+		// systemd reads 64 bits of microseconds; what a Duration cannot
+		// hold is the longest one, as systemd's adding saturates.
+		{"EXTEND_TIMEOUT_USEC=18446744073709551615", Message{Extend: math.MaxInt64, HasExtend: true}},
+		// A value that is no number is ignored, said, and the rest of the
+		// message is not.
+		{"EXTEND_TIMEOUT_USEC=soon\nSTATUS=migrating", Message{Status: "migrating", HasStatus: true,
+			Invalid: "EXTEND_TIMEOUT_USEC=soon is no whole number of microseconds"}},
+		{"EXTEND_TIMEOUT_USEC=-1", Message{Invalid: "EXTEND_TIMEOUT_USEC=-1 is no whole number of microseconds"}},
+		{"EXTEND_TIMEOUT_USEC=5s", Message{Invalid: "EXTEND_TIMEOUT_USEC=5s is no whole number of microseconds"}},
+		{"EXTEND_TIMEOUT_USEC=18446744073709551616", Message{Invalid: "EXTEND_TIMEOUT_USEC=18446744073709551616 is no whole number of microseconds"}},
 		// Compared whole, as systemd compares them.
 		{"READY=0\nREADY=yes\nREADY = 1\nWATCHDOG=2\nSTOPPING=true", Message{}},
 		// Of READY=1, RELOADING=1 and STOPPING=1 the last is meant.
 		{"READY=1\nSTOPPING=1", Message{Stopping: true}},
 		{"STOPPING=1\nREADY=1", Message{Ready: true}},
-		{"READY=1\nRELOADING=1", Message{}},
-		// Of STATUS= and WATCHDOG= the first.
+		{"READY=1\nRELOADING=1", Message{Reloading: true}},
+		{"RELOADING=1\nREADY=1", Message{Ready: true}},
+		{"RELOADING=1\nSTOPPING=1", Message{Stopping: true}},
+		// Of STATUS=, WATCHDOG= and EXTEND_TIMEOUT_USEC= the first.
 		{"STATUS=one\nSTATUS=two", Message{Status: "one", HasStatus: true}},
+		{"EXTEND_TIMEOUT_USEC=1000000\nEXTEND_TIMEOUT_USEC=2000000", Message{Extend: time.Second, HasExtend: true}},
+		{"EXTEND_TIMEOUT_USEC=soon\nEXTEND_TIMEOUT_USEC=2000000", Message{Invalid: "EXTEND_TIMEOUT_USEC=soon is no whole number of microseconds"}},
 		{"WATCHDOG=trigger\nWATCHDOG=1", Message{Trigger: true}},
 		{"WATCHDOG=bark\nWATCHDOG=1", Message{}},
 		// What a daemon written for systemd says besides, and what is no
 		// assignment, are no error.
-		{"MAINPID=4242\nREADY=1\nEXTEND_TIMEOUT_USEC=5000000\nRELOADING=0\nBARRIER=1\nERRNO=2\nFDSTORE=1\nFDNAME=db\nMONOTONIC_USEC=1\nX_VENDOR=1\nno assignment\n\n",
+		{"MAINPID=4242\nREADY=1\nRELOADING=0\nBARRIER=1\nERRNO=2\nFDSTORE=1\nFDNAME=db\nMONOTONIC_USEC=1\nX_VENDOR=1\nno assignment\n\n",
 			Message{Ready: true}},
 		{"", Message{}},
 	} {
@@ -78,7 +98,7 @@ func TestJudge(t *testing.T) {
 		watchdog time.Duration
 		words    words
 		at       float64 // seconds after the start
-		want     string  // "pass: OUTPUT" or "fail: OUTPUT", then " (VALUE s)" for an observed value
+		want     string  // "pass: OUTPUT", "fail: OUTPUT" or "undecided: OUTPUT", then " (VALUE s)" for an observed value
 	}{
 		{"before the run started", run{}, 0, wordsFor(0), 1, "fail: the workload has not started"},
 		{"a watchdog before the run started", run{}, 10 * time.Second, wordsFor(0), 1, "fail: the workload has not started"},
@@ -92,6 +112,36 @@ func TestJudge(t *testing.T) {
 		{"ready stays ready, whatever the time", said("1 READY=1"), 0, wordsFor(0), 86400, "pass: the workload said it is ready"},
 		{"stopping", said("1 READY=1", "5 STOPPING=1|STATUS=shutting down"), 0, wordsFor(0), 6, "fail: the workload said STOPPING=1; status: shutting down"},
 		{"WATCHDOG=1 is not READY=1", said("1 WATCHDOG=1"), 0, wordsFor(0), 2, "fail: no READY=1 since the workload started 2s ago"},
+
+		{"reloading", said("1 READY=1|STATUS=serving", "5 RELOADING=1|MONOTONIC_USEC=81234567|STATUS=reloading rules"), 0, wordsFor(0), 7,
+			"fail: reloading since 03:04:10, 2s ago (RELOADING=1): waiting for READY=1; status: reloading rules"},
+		{"READY=1 ends the reload", said("1 READY=1", "5 RELOADING=1|STATUS=reloading rules", "8 READY=1|STATUS=serving"), 0, wordsFor(0), 9,
+			"pass: serving"},
+		{"a reload is timed from its first RELOADING=1", said("1 READY=1", "5 RELOADING=1", "6 RELOADING=1"), 0, wordsFor(0), 7.5,
+			"fail: reloading since 03:04:10, 2.5s ago (RELOADING=1): waiting for READY=1"},
+		{"a reload before the first READY=1 is one too", said("1 RELOADING=1"), 0, wordsFor(0), 2,
+			"fail: reloading since 03:04:06, 1s ago (RELOADING=1): waiting for READY=1"},
+		{"STOPPING=1 while reloading", said("1 READY=1", "5 RELOADING=1", "6 STOPPING=1"), 0, wordsFor(0), 7,
+			"fail: the workload said STOPPING=1"},
+		{"a reload does not stop a watchdog, as systemd's goes on", said("1 READY=1", "5 RELOADING=1"), 10 * time.Second, wordsFor(0), 7,
+			"pass: the latest WATCHDOG=1 or READY=1 6s ago (watchdog 10s) (6 s)"},
+
+		{"an extension of the start decides nothing until it ends", said("2 EXTEND_TIMEOUT_USEC=30000000|STATUS=migrating"), 0, wordsFor(0), 12,
+			"undecided: no READY=1 since the workload started 12s ago; it asked for time until 03:04:37, 20s from now (EXTEND_TIMEOUT_USEC=); status: migrating"},
+		{"it fails the moment it ends", said("2 EXTEND_TIMEOUT_USEC=30000000|STATUS=migrating"), 0, wordsFor(0), 32,
+			"fail: no READY=1 since the workload started 32s ago, nor in the time it asked for, until 03:04:37 (EXTEND_TIMEOUT_USEC=); status: migrating"},
+		{"READY=1 within it passes", said("2 EXTEND_TIMEOUT_USEC=30000000", "20 READY=1"), 0, wordsFor(0), 25,
+			"pass: the workload said it is ready"},
+		{"a shorter extension does not shorten it", said("2 EXTEND_TIMEOUT_USEC=30000000", "10 EXTEND_TIMEOUT_USEC=5000000"), 0, wordsFor(0), 20,
+			"undecided: no READY=1 since the workload started 20s ago; it asked for time until 03:04:37, 12s from now (EXTEND_TIMEOUT_USEC=)"},
+		{"a later one asks from its own moment", said("2 EXTEND_TIMEOUT_USEC=30000000", "30 EXTEND_TIMEOUT_USEC=30000000"), 0, wordsFor(0), 40,
+			"undecided: no READY=1 since the workload started 40s ago; it asked for time until 03:05:05, 20s from now (EXTEND_TIMEOUT_USEC=)"},
+		{"an extension of no time is none", said("2 EXTEND_TIMEOUT_USEC=0"), 0, wordsFor(0), 3,
+			"fail: no READY=1 since the workload started 3s ago"},
+		{"a reload is not extended: it fails readiness however long it takes", said("1 READY=1", "5 RELOADING=1|EXTEND_TIMEOUT_USEC=60000000"), 0, wordsFor(0), 7,
+			"fail: reloading since 03:04:10, 2s ago (RELOADING=1): waiting for READY=1"},
+		{"a watchdog is not extended, as systemd's is not", said("1 EXTEND_TIMEOUT_USEC=60000000"), 10 * time.Second, wordsFor(0), 12,
+			"fail: no WATCHDOG=1 or READY=1 since the workload started 12s ago (watchdog 10s) (12 s)"},
 
 		{"a watchdog passes from the start, not waiting for READY=1", said(), 10 * time.Second, wordsFor(0), 3,
 			"pass: no WATCHDOG=1 or READY=1 yet, 3s after the start (watchdog 10s) (3 s)"},
@@ -119,7 +169,10 @@ func TestJudge(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := judge(tc.run, tc.watchdog, tc.words, start.Add(time.Duration(tc.at*float64(time.Second))))
 			got := "pass: " + o.Message
-			if err != nil {
+			switch {
+			case errors.Is(err, health.ErrUndecided):
+				got = "undecided: " + err.Error()
+			case err != nil:
 				got = "fail: " + err.Error()
 			}
 			if o.Value != nil {
@@ -132,27 +185,32 @@ func TestJudge(t *testing.T) {
 	}
 }
 
-func TestAWatchdogExpiresAtItsDeadlineFromTheLatestPing(t *testing.T) {
+func TestAnAnswerChangesWithTimeWhenAWatchdogOrAnExtensionOfTheStartRunsOut(t *testing.T) {
 	w := 10 * time.Second
 	for _, tc := range []struct {
-		name string
-		run  run
-		want time.Time
+		name     string
+		run      run
+		watchdog time.Duration
+		want     time.Time
 	}{
-		{"no watchdog before the run started", run{}, time.Time{}},
-		{"from the start", said(), start.Add(w)},
-		{"from READY=1", said("3 READY=1"), start.Add(13 * time.Second)},
-		{"from WATCHDOG=1", said("3 READY=1", "4 WATCHDOG=1"), start.Add(14 * time.Second)},
-		{"a status moves nothing", said("3 READY=1", "4 STATUS=busy"), start.Add(13 * time.Second)},
-		{"none once triggered", said("3 WATCHDOG=trigger"), time.Time{}},
-		{"none once stopping", said("3 STOPPING=1"), time.Time{}},
+		{"no watchdog before the run started", run{}, w, time.Time{}},
+		{"a watchdog from the start", said(), w, start.Add(w)},
+		{"from READY=1", said("3 READY=1"), w, start.Add(13 * time.Second)},
+		{"from WATCHDOG=1", said("3 READY=1", "4 WATCHDOG=1"), w, start.Add(14 * time.Second)},
+		{"a status moves nothing", said("3 READY=1", "4 STATUS=busy"), w, start.Add(13 * time.Second)},
+		{"none once triggered", said("3 WATCHDOG=trigger"), w, time.Time{}},
+		{"none once stopping", said("3 STOPPING=1"), w, time.Time{}},
+		{"an extension does not move a watchdog", said("3 EXTEND_TIMEOUT_USEC=60000000"), w, start.Add(w)},
+
+		{"nothing without a watchdog", said(), 0, time.Time{}},
+		{"the end of the start's extension", said("3 EXTEND_TIMEOUT_USEC=20000000"), 0, start.Add(23 * time.Second)},
+		{"nothing once ready", said("3 EXTEND_TIMEOUT_USEC=20000000", "5 READY=1"), 0, time.Time{}},
+		{"nothing while reloading", said("3 READY=1", "5 RELOADING=1|EXTEND_TIMEOUT_USEC=20000000"), 0, time.Time{}},
+		{"nothing once stopping", said("3 EXTEND_TIMEOUT_USEC=20000000", "5 STOPPING=1"), 0, time.Time{}},
 	} {
-		if got := tc.run.expires(w); !got.Equal(tc.want) {
-			t.Errorf("%s: expires at %v, want %v", tc.name, got, tc.want)
+		if got := tc.run.changes(tc.watchdog); !got.Equal(tc.want) {
+			t.Errorf("%s: changes at %v, want %v", tc.name, got, tc.want)
 		}
-	}
-	if got := said().expires(0); !got.IsZero() {
-		t.Errorf("a check without a watchdog expires at %v", got)
 	}
 }
 

@@ -6,30 +6,44 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/vitals-dev/vitals/health"
 )
 
-// What a check's on-failure may ask for, besides ignore.
+// What a check's on-failure may ask for, besides ignore; a restart rule's
+// actions too.
 const (
-	ActionRestart = "restart" // restart the workload; its checks start over
-	ActionExit    = "exit"    // stop the workload, and vitals with it
+	ActionRestart = "restart" // restart the service; its checks start over
+	ActionExit    = "exit"    // stop every service, and vitals with them
 )
+
+// Action is what a check's on-failure does.
+type Action struct {
+	Do string // ActionRestart or ActionExit
+	// Service is the service it restarts; with exit, the one it stops
+	// within Grace ("" for every service). "" with restart: the one
+	// service.
+	Service string
+	// Grace, when not 0, is the stop timeout of the service it restarts
+	// or stops, instead of the service's own.
+	Grace time.Duration
+}
 
 // Actions carries out the checks' on-failure: once per pass→fail transition
 // (a check that stays failed is not acted on again), and only on a failure
-// of the run of the workload that runs now. A startup check that reaches its
+// of the run of the service that runs now. A startup check that reaches its
 // failure threshold becomes fail too, and so counts (the kubelet's rule).
 //
 // It learns of transitions through Record, which the Monitor calls for every
 // result (health.WithRecorder), so none is missed, however many events come;
 // it acts on its own goroutine (Run), so a check's worker never waits on a
 // restart. A failure is acted on only while it stands when Run looks, and
-// while the workload runs and is not being stopped or restarted: the checks
+// while its service runs and is not being stopped or restarted: the checks
 // start over with each run, and are paused between runs.
 type Actions struct {
-	on     map[string]string
-	exit   func(reason string)
+	on     map[string]Action
+	exit   func(reason string, a Action)
 	logger *slog.Logger
 
 	mu     sync.Mutex
@@ -38,17 +52,16 @@ type Actions struct {
 	acted  map[string]int // per check, 1 + the run last restarted for it
 }
 
-// NewActions returns the actions of on (check name → ActionRestart or
-// ActionExit). exit is called, from Run, for a check whose action is
-// ActionExit: the agent stops, and exits non-zero. Record may be called
-// from then on; Run acts.
-func NewActions(on map[string]string, exit func(reason string), logger *slog.Logger) *Actions {
+// NewActions returns the actions of on (check name → its Action). exit is
+// called, from Run, for a check whose action is ActionExit: the agent
+// stops, and exits non-zero. Record may be called from then on; Run acts.
+func NewActions(on map[string]Action, exit func(reason string, a Action), logger *slog.Logger) *Actions {
 	return &Actions{on: on, exit: exit, logger: logger, wake: make(chan struct{}, 1), acted: map[string]int{}}
 }
 
 // Record takes one recorded result; it never blocks.
 func (a *Actions) Record(r health.Recorded) {
-	if r.To != health.Fail || r.From == health.Fail || a.on[r.Check] == "" {
+	if r.To != health.Fail || r.From == health.Fail || a.on[r.Check].Do == "" {
 		return
 	}
 	a.mu.Lock()
@@ -60,8 +73,8 @@ func (a *Actions) Record(r health.Recorded) {
 }
 
 // Run acts on the failures that Record takes, over m's checks and the
-// workload sv (nil when there is none), until ctx ends.
-func (a *Actions) Run(ctx context.Context, m *health.Monitor, sv *Supervisor) {
+// services of g (nil when there are none), until ctx ends.
+func (a *Actions) Run(ctx context.Context, m *health.Monitor, g *Group) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -73,16 +86,21 @@ func (a *Actions) Run(ctx context.Context, m *health.Monitor, sv *Supervisor) {
 		a.failed = nil
 		a.mu.Unlock()
 		for _, name := range failed {
-			a.act(m, sv, name)
+			a.act(m, g, name)
 		}
 	}
 }
 
-func (a *Actions) act(m *health.Monitor, sv *Supervisor, name string) {
-	// The check may have started over since (the workload restarted for
+func (a *Actions) act(m *health.Monitor, g *Group, name string) {
+	// The check may have started over since (its service restarted for
 	// another reason): act only on a failure that stands.
 	if st, ok := m.CheckState(name); !ok || st.Status != health.Fail {
 		return
+	}
+	do := a.on[name]
+	var sv *Supervisor
+	if g != nil {
+		sv = g.Service(do.Service)
 	}
 	run, running := 0, true
 	if sv != nil {
@@ -92,15 +110,15 @@ func (a *Actions) act(m *health.Monitor, sv *Supervisor, name string) {
 		return // being stopped or restarted, or acted on already in this run
 	}
 	reason := fmt.Sprintf("check %s failed", name)
-	switch a.on[name] {
+	switch do.Do {
 	case ActionExit:
 		a.acted[name] = run + 1
 		a.logger.Warn("on-failure: exit: stopping", "check", name)
-		a.exit(reason)
+		a.exit(reason, do)
 	case ActionRestart:
-		if sv != nil && sv.Restart(reason, run, false) {
+		if sv != nil && sv.Restart(reason, run, Check, do.Grace) {
 			a.acted[name] = run + 1
-			a.logger.Warn("on-failure: restart: restarting the workload", "check", name, "service", sv.Name(), "run", run)
+			a.logger.Warn("on-failure: restart: restarting the service", "check", name, "service", sv.Name(), "run", run)
 		}
 	}
 }

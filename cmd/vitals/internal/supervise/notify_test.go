@@ -72,7 +72,7 @@ func TestEachRunWritesToItsOwnNotificationPipeAtTheDescriptorAsked(t *testing.T)
 		t.Fatalf("told %q with pipes %v, want %q with a pipe", told, pipes, want)
 	}
 	os.Remove(ready)
-	if !sv.Restart("restart requested", 0, true) {
+	if !sv.Restart("restart requested", 0, Hand, 0) {
 		t.Fatal("the restart was refused")
 	}
 	// The first run's pipe ends with it (a newline, then the end: vitals

@@ -37,10 +37,10 @@ func TestRestartStopsTheRunAndStartsItAgainStartingTheChecksOver(t *testing.T) {
 	if run, running := sv.Current(); run != 0 || !running {
 		t.Fatalf("Current() = %d, %v; want run 0, running", run, running)
 	}
-	if sv.Restart("check ui failed", 1, false) {
+	if sv.Restart("check ui failed", 1, Check, 0) {
 		t.Fatal("a restart of run 1 while run 0 runs was taken")
 	}
-	if !sv.Restart("check ui failed", 0, false) {
+	if !sv.Restart("check ui failed", 0, Check, 0) {
 		t.Fatal("a restart of the running run was refused")
 	}
 	second := workloadtest.WaitPID(t, ready)
@@ -50,7 +50,7 @@ func TestRestartStopsTheRunAndStartsItAgainStartingTheChecksOver(t *testing.T) {
 	if run, running := sv.Current(); run != 1 || !running {
 		t.Fatalf("Current() = %d, %v; want run 1, running", run, running)
 	}
-	if sv.Restart("check ui failed", 0, false) {
+	if sv.Restart("check ui failed", 0, Check, 0) {
 		t.Fatal("a second restart for run 0 was taken after run 1 started: once per failure")
 	}
 	got := ev.list()
@@ -90,7 +90,7 @@ func TestARestartByHandSkipsTheBackoff(t *testing.T) {
 	sv, ev, ready := workload(t, Spec{StopTimeout: 10 * time.Second, BackoffInitial: time.Hour, BackoffMax: time.Hour}, "sleep")
 	workloadtest.WaitPID(t, ready)
 	os.Remove(ready)
-	if !sv.Restart("restart requested", 0, true) {
+	if !sv.Restart("restart requested", 0, Hand, 0) {
 		t.Fatal("refused")
 	}
 	workloadtest.WaitPID(t, ready) // not an hour later
@@ -102,7 +102,7 @@ func TestARestartByHandSkipsTheBackoff(t *testing.T) {
 func TestStopForSaysWhyAndAStopDuringTheBackoffEndsIt(t *testing.T) {
 	sv, ev, ready := workload(t, Spec{StopTimeout: 10 * time.Second}, "sleep")
 	workloadtest.WaitPID(t, ready)
-	sv.StopFor("check ui failed")
+	sv.StopFor("check ui failed", 0)
 	done(t, sv)
 	if got := ev.list(); got[len(got)-1].Reason != "check ui failed" {
 		t.Fatalf("events %+v", got)
@@ -112,7 +112,7 @@ func TestStopForSaysWhyAndAStopDuringTheBackoffEndsIt(t *testing.T) {
 	if _, running := sv.Current(); running {
 		t.Fatal("Current says running during the backoff")
 	}
-	if sv.Restart("check ui failed", 0, false) {
+	if sv.Restart("check ui failed", 0, Check, 0) {
 		t.Fatal("a restart during the backoff was taken")
 	}
 	sv.Stop()
@@ -170,7 +170,7 @@ func TestOnceFinishingTheWorkloadIsNotRestarted(t *testing.T) {
 	if run, running := sv.Current(); running {
 		t.Fatalf("Current() = %d, running, once finishing", run)
 	}
-	if sv.Restart("restart requested", 0, true) {
+	if sv.Restart("restart requested", 0, Hand, 0) {
 		t.Fatal("a restart was taken once finishing")
 	}
 	syscall.Kill(pid, syscall.SIGKILL) // a crash during the drain

@@ -1,10 +1,14 @@
-// Package supervise runs the workload of vitals run: it starts the command in
-// a process group of its own, with vitals's standard input, output and error,
-// forwards signals to it, restarts it per policy with backoff, reaps what it
-// leaves behind, and stops it with its stop signal, then SIGKILL.
+// Package supervise runs the services of vitals run: each command in a
+// process group of its own, with vitals's standard input, output and error;
+// it forwards signals to them, restarts each as its policy and rules say
+// (Decide, a pure function) with backoff, reaps what they leave behind, and
+// stops them with their stop signal, then SIGKILL. A Group starts several in
+// order and stops them in reverse; Actions carries out the checks'
+// on-failure on them.
 package supervise
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -46,10 +50,16 @@ const (
 
 // Spec is what to run and how.
 type Spec struct {
-	Command        []string
-	Env            map[string]string // added to vitals's environment
-	Dir            string
-	Restart        string // Never (default), OnFailure or Always
+	// Name is what events, logs and requests call the service; default
+	// its command's base name.
+	Name    string
+	Command []string
+	Env     map[string]string // added to vitals's environment
+	Dir     string
+	Restart string // Never (default), OnFailure or Always
+	// Rules are read before Restart, in order, the first for an exit's
+	// code deciding (Decide).
+	Rules          []Rule
 	BackoffInitial time.Duration
 	BackoffMax     time.Duration
 	StopSignal     syscall.Signal // default SIGTERM
@@ -75,6 +85,10 @@ type Spec struct {
 	// run is started as vitals (/proc/self/exe), which sets it and executes
 	// the command in its place, the pid unchanged (ExecWorkload).
 	WatchdogPID bool
+	// Clock measures the runs and waits out the backoff; nil: the system
+	// clock. Tests pass healthtest.NewClock, to see a backoff's waits
+	// without waiting them.
+	Clock health.Clock
 }
 
 // Notify is what is told of each run of the workload (package notify).
@@ -137,13 +151,16 @@ type Supervisor struct {
 	wake      chan struct{} // a request was made
 	done      chan struct{}
 	code      int
+	outcome   Decision // what ended it for good
 }
 
 // request is what the supervisor is asked to do to the running workload.
 type request struct {
-	stop   bool   // stop it for good; else restart it
+	cause  Cause  // Stopped: stop it for good; Check or Hand: restart it
 	reason string // what service-exited says
-	now    bool   // restart without the backoff's delay
+	// grace, when not 0, is the stop's timeout instead of the spec's: a
+	// check's own (the kubelet's probe-level grace).
+	grace time.Duration
 }
 
 // Start starts the workload and supervises it in the background. emit
@@ -192,7 +209,10 @@ func Start(spec Spec, emit func(health.Event), logger *slog.Logger, reaper *Reap
 		return nil, fmt.Errorf("notification descriptor %d: 0, 1 and 2 are the workload's standard input, output and error", spec.NotificationFD)
 	}
 	env := withEnv(os.Environ(), spec.Env)
-	s := &Supervisor{spec: spec, name: filepath.Base(spec.Command[0]), path: path, env: env, emit: emit,
+	if spec.Name == "" {
+		spec.Name = filepath.Base(spec.Command[0])
+	}
+	s := &Supervisor{spec: spec, name: spec.Name, path: path, env: env, emit: emit,
 		logger: logger, reaper: reaper, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	r, err := s.start(0)
 	if err != nil {
@@ -270,7 +290,7 @@ func (o *output) finish(logger *slog.Logger) {
 	}
 }
 
-// Name is what events call the workload: its command's base name.
+// Name is what events call the service: Spec.Name.
 func (s *Supervisor) Name() string { return s.name }
 
 // Done is closed once the workload has exited for good, and its output has
@@ -281,17 +301,24 @@ func (s *Supervisor) Done() <-chan struct{} { return s.done }
 // signal killed it; valid once Done is closed.
 func (s *Supervisor) ExitCode() int { return s.code }
 
+// Outcome is what ended the service for good, valid once Done is closed:
+// ActionExit (vitals is to stop, and exit with Code: the policy or a rule
+// said so, or it could not be started again), ActionIgnore (a rule leaves
+// it down) or ActionStop (it was stopped).
+func (s *Supervisor) Outcome() Decision { return s.outcome }
+
 // Stop stops the workload: its stop signal to its process group, then
 // SIGKILL after the stop timeout, and no more restarts. It does not wait:
 // see Done. Its service-exited event says "stopping".
-func (s *Supervisor) Stop() { s.StopFor("stopping") }
+func (s *Supervisor) Stop() { s.StopFor("stopping", 0) }
 
 // StopFor is Stop with the reason its service-exited event gives, such as
-// "check ui failed".
-func (s *Supervisor) StopFor(reason string) {
+// "check ui failed", and, when grace is not 0, that stop timeout instead
+// of the spec's.
+func (s *Supervisor) StopFor(reason string, grace time.Duration) {
 	s.mu.Lock()
-	if s.req == nil || !s.req.stop {
-		s.req = &request{stop: true, reason: reason}
+	if s.req == nil || s.req.cause != Stopped {
+		s.req = &request{cause: Stopped, reason: reason, grace: grace}
 	}
 	s.mu.Unlock()
 	notify(s.wake)
@@ -328,17 +355,19 @@ func (s *Supervisor) Finishing() {
 }
 
 // Restart stops run of the workload as Stop does, then starts it again:
-// after the backoff's delay, or at once when now is set (a restart by hand).
-// It reports false, doing nothing, when that run is not the one running (it
-// has exited, or has been restarted already), or when a stop or restart is
-// under way. reason is what its service-exited event says.
-func (s *Supervisor) Restart(reason string, run int, now bool) bool {
+// after the backoff's delay for a check (cause Check), at once for a
+// restart by hand (Hand). It reports false, doing nothing, when that run is
+// not the one running (it has exited, or has been restarted already), or
+// when a stop or restart is under way. reason is what its service-exited
+// event says; grace, when not 0, is the stop's timeout instead of the
+// spec's.
+func (s *Supervisor) Restart(reason string, run int, cause Cause, grace time.Duration) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pid == 0 || s.run != run || s.req != nil || s.finishing {
 		return false
 	}
-	s.req = &request{reason: reason, now: now}
+	s.req = &request{cause: cause, reason: reason, grace: grace}
 	notify(s.wake)
 	return true
 }
@@ -415,7 +444,13 @@ func (s *Supervisor) start(restarts int) (aRun, error) {
 		Dir:   s.spec.Dir,
 		Env:   env,
 		Files: files,
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
+		// The run dies with vitals: a vitals killed with SIGKILL (a
+		// manager's kill-delay past, a frozen vitals restarted) leaves no
+		// workload behind to hold its ports against the next one. The
+		// kernel sends it when the thread that forked exits, and Go ends
+		// a thread only with a goroutine locked to it, which vitals has
+		// none of.
+		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	out.closeWriters()
 	if err != nil {
@@ -439,13 +474,14 @@ func (s *Supervisor) start(restarts int) (aRun, error) {
 	return aRun{pid, exited, out}, nil
 }
 
-// supervise waits for each run of the workload to end, and restarts it as
-// the policy or a request says, until it ends for good.
+// supervise waits for each run of the workload to end, and does what
+// Decide says of it: restart it, or end for good.
 func (s *Supervisor) supervise(r aRun) {
 	defer close(s.done)
-	restarts, delay := 0, s.spec.BackoffInitial
+	restarts := 0
+	var delay time.Duration // the backoff's, for the next restart
 	for {
-		began := time.Now()
+		began := s.now()
 		pid := r.pid
 		ws, acted := s.wait(pid, r.exited)
 		// What the workload left in its group goes with it (the pid is
@@ -477,25 +513,27 @@ func (s *Supervisor) supervise(r aRun) {
 		}
 		s.logger.Info("workload exited", "service", s.name, "pid", pid, "code", s.code, "reason", e.Reason)
 		s.emit(e)
-		// A stop asked for while the workload went its own way still stops it.
-		restart := pending != nil && !pending.stop || pending == nil && s.restarts(ws)
-		if !restart || finishing {
+		// A request made while the workload went its own way still counts:
+		// a stop still stops it, a restart restarts it.
+		end := Ended{Status: ws, Ran: s.now().Sub(began)}
+		if pending != nil {
+			end.Cause = pending.cause
+		}
+		d := Decide(s.policy(), end, delay, rand.Float64()*2-1)
+		if finishing {
+			d.Action, d.Why = ActionStop, "vitals is stopping"
+		}
+		if d.Action != ActionRestart {
+			s.end(d, describe(ws))
 			return
 		}
-		if time.Since(began) >= ResetAfter {
-			delay = s.spec.BackoffInitial
-		}
-		wait := jitter(delay)
-		if pending != nil && pending.now {
-			wait = 0
-		} else {
-			delay = min(2*delay, s.spec.BackoffMax)
-		}
-		s.logger.Info("restarting the workload", "service", s.name, "in", wait)
+		delay = d.Delay
+		s.logger.Info("restarting the workload", "service", s.name, "in", d.Wait, "why", d.Why)
 		if s.spec.Checks != nil {
-			s.spec.Checks.Pause(fmt.Sprintf("%s exited (%s): restarting in %v", s.name, e.Reason, wait.Round(time.Millisecond)))
+			s.spec.Checks.Pause(fmt.Sprintf("%s exited (%s): restarting in %v", s.name, e.Reason, d.Wait.Round(time.Millisecond)))
 		}
-		if !s.sleep(wait) {
+		if !s.sleep(d.Wait) {
+			s.outcome = Decision{Action: ActionStop, Code: s.code, Why: "stopped while waiting to restart"}
 			return
 		}
 		restarts++
@@ -503,26 +541,60 @@ func (s *Supervisor) supervise(r aRun) {
 		if r, err = s.start(restarts); err != nil {
 			s.logger.Error("cannot restart the workload", "service", s.name, "err", err)
 			s.code = 127
+			s.outcome = Decision{Action: ActionExit, Code: 127, Why: "cannot start it again: " + err.Error()}
 			return
 		}
+	}
+}
+
+// now is the time on the spec's clock.
+func (s *Supervisor) now() time.Time {
+	if s.spec.Clock != nil {
+		return s.spec.Clock.Now()
+	}
+	return time.Now()
+}
+
+// policy is the spec's restart policy, as Decide takes it.
+func (s *Supervisor) policy() Policy {
+	return Policy{Restart: s.spec.Restart, Rules: s.spec.Rules, BackoffInitial: s.spec.BackoffInitial, BackoffMax: s.spec.BackoffMax}
+}
+
+// end keeps what ended the service for good, and says it when that is not
+// a stop: vitals exits with its code, or it stays down.
+func (s *Supervisor) end(d Decision, how string) {
+	s.outcome = d
+	switch d.Action {
+	case ActionExit:
+		s.logger.Info("the service is not restarted: vitals stops", "service", s.name, "ended", how, "code", d.Code, "why", d.Why)
+	case ActionIgnore:
+		s.logger.Info("the service is not restarted, and stays down: vitals goes on", "service", s.name, "ended", how, "why", d.Why)
 	}
 }
 
 // sleep waits for d between runs; false when asked to stop meanwhile, or
 // when vitals began to stop.
 func (s *Supervisor) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
+	var fired <-chan time.Time
+	if s.spec.Clock != nil {
+		t := s.spec.Clock.NewTimer(d)
+		defer t.Stop()
+		fired = t.C()
+	} else {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		fired = t.C
+	}
 	for {
 		select {
-		case <-t.C:
+		case <-fired:
 			return true
 		case <-s.wake:
 			s.mu.Lock()
 			req, finishing := s.req, s.finishing
 			s.req = nil
 			s.mu.Unlock()
-			if req != nil && req.stop || finishing {
+			if req != nil && req.cause == Stopped || finishing {
 				return false
 			}
 		}
@@ -543,14 +615,15 @@ func (s *Supervisor) wait(pid int, exited <-chan syscall.WaitStatus) (ws syscall
 		s.mu.Unlock()
 	}
 	syscall.Kill(-pid, s.spec.StopSignal)
-	timeout := time.NewTimer(s.spec.StopTimeout)
+	grace := cmp.Or(acted.grace, s.spec.StopTimeout)
+	timeout := time.NewTimer(grace)
 	defer timeout.Stop()
 	select {
 	case ws = <-exited:
 		return ws, acted
 	case <-timeout.C:
 	}
-	s.logger.Warn("the workload did not stop in time: SIGKILL", "service", s.name, "pid", pid, "stop-timeout", s.spec.StopTimeout)
+	s.logger.Warn("the workload did not stop in time: SIGKILL", "service", s.name, "pid", pid, "stop-timeout", grace)
 	syscall.Kill(-pid, syscall.SIGKILL)
 	return <-exited, acted
 }
@@ -563,16 +636,6 @@ func notify(ch chan<- struct{}) {
 	}
 }
 
-func (s *Supervisor) restarts(ws syscall.WaitStatus) bool {
-	switch s.spec.Restart {
-	case Always:
-		return true
-	case OnFailure:
-		return ws.Signaled() || ws.ExitStatus() != 0
-	}
-	return false
-}
-
 // exitCode is a shell's code for a status: 128 plus the signal's number when
 // a signal killed the process.
 func exitCode(ws syscall.WaitStatus) int {
@@ -580,11 +643,6 @@ func exitCode(ws syscall.WaitStatus) int {
 		return 128 + int(ws.Signal())
 	}
 	return ws.ExitStatus()
-}
-
-// jitter is d give or take up to 10%.
-func jitter(d time.Duration) time.Duration {
-	return d + time.Duration((rand.Float64()*0.2-0.1)*float64(d))
 }
 
 // isTerminal reports whether f is a terminal.

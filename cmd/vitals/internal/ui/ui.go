@@ -5,7 +5,7 @@
 //	GET /                          the page
 //	GET /ui/app.js, /ui/style.css, /ui/icon.svg
 //	                               its script, style and icon
-//	GET /ui/api/status             the levels, every check with its kept results, the workload (client.Status)
+//	GET /ui/api/status             the levels, every check with its kept results, the services (client.Status)
 //	GET /ui/api/events[?after=ID]  the kept events after ID, oldest first (a JSON array of health.Event);
 //	                               with Accept: text/event-stream, a stream of them, each with its id,
 //	                               resuming after Last-Event-ID
@@ -38,6 +38,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,9 +68,9 @@ type Options struct {
 	Details bool
 	// ServiceInfo names the service at the top of the page.
 	ServiceInfo health.ServiceInfo
-	// Workload says how the supervised workload runs; nil when vitals runs
-	// none.
-	Workload func() *client.Workload
+	// Services say how each supervised service runs, in their start order;
+	// nil when vitals runs none.
+	Services func() []client.Workload
 	// Streams is how many event streams may be open at once; at least 1.
 	Streams int
 }
@@ -183,11 +184,17 @@ func (p *Page) status() []byte {
 	for i, c := range snap.Checks {
 		st.Checks[i] = p.shownCheck(wire.Check(c, true))
 	}
-	if p.o.Workload != nil {
-		st.Workload = p.o.Workload()
-		if st.Workload != nil && st.Workload.LastExit != nil {
-			e := p.shownEvent(*st.Workload.LastExit)
-			st.Workload.LastExit = &e
+	if p.o.Services != nil {
+		// A copy, whose exits are the page's to redact.
+		st.Services = slices.Clone(p.o.Services())
+		for i, w := range st.Services {
+			if w.LastExit != nil {
+				e := p.shownEvent(*w.LastExit)
+				st.Services[i].LastExit = &e
+			}
+		}
+		if len(st.Services) == 1 {
+			st.Workload = &st.Services[0]
 		}
 	}
 	b, err := json.Marshal(st)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -194,14 +195,15 @@ func TestThePagesFilesNeedNothingThePolicyRefuses(t *testing.T) {
 }
 
 // The status has the levels, every check with its kept results, and the
-// workload; it is the state the probes read, and reading it runs no check.
+// service, in the list of services and as the one workload; it is the state
+// the probes read, and reading it runs no check.
 func TestTheStatusIsTheMonitorsStateAndRunsNothing(t *testing.T) {
 	started := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	exit := 3
 	p := newPage(t, ui.Options{Details: true, ServiceInfo: health.ServiceInfo{ServiceID: "app-0", Version: "1.2.3"},
-		Workload: func() *client.Workload {
-			return &client.Workload{Name: "app", PID: 42, Started: started, Restarts: 1,
-				LastExit: &health.Event{Type: health.EventServiceExited, Service: "app", PID: 41, ExitCode: &exit, Reason: "crash"}}
+		Services: func() []client.Workload {
+			return []client.Workload{{Name: "app", PID: 42, Started: started, Restarts: 1,
+				LastExit: &health.Event{Type: health.EventServiceExited, Service: "app", PID: 41, ExitCode: &exit, Reason: "crash"}}}
 		}})
 	runs := p.runs.Load()
 	var st client.Status
@@ -225,9 +227,12 @@ func TestTheStatusIsTheMonitorsStateAndRunsNothing(t *testing.T) {
 	if len(db.History) != 1 || db.Last == nil || db.Last.Output != "db up: password=hunter2" || db.History[0].ObservedUnit != "ms" {
 		t.Errorf("db %+v", db)
 	}
-	w := st.Workload
-	if w == nil || w.PID != 42 || !w.Started.Equal(started) || w.LastExit == nil || *w.LastExit.ExitCode != 3 || w.LastExit.Reason != "crash" {
-		t.Errorf("workload %+v", w)
+	if len(st.Services) != 1 || !reflect.DeepEqual(st.Workload, &st.Services[0]) {
+		t.Fatalf("services %+v, workload %+v: want the one service in both", st.Services, st.Workload)
+	}
+	w := st.Services[0]
+	if w.Name != "app" || w.PID != 42 || !w.Started.Equal(started) || w.LastExit == nil || *w.LastExit.ExitCode != 3 || w.LastExit.Reason != "crash" {
+		t.Errorf("service %+v", w)
 	}
 
 	// An event makes the next status new at once, though one was just read.
@@ -247,12 +252,46 @@ func TestTheStatusIsTheMonitorsStateAndRunsNothing(t *testing.T) {
 	}
 }
 
+// Every service is in the status, in its start order, running or not; the
+// one-service form (workload) is there only when there is one, and neither
+// when vitals runs none.
+func TestTheStatusHasEveryServiceInItsOrder(t *testing.T) {
+	started := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	killed := &health.Event{Type: health.EventServiceExited, Service: "worker", PID: 51, Signal: "killed", Reason: "check queue failed"}
+	p := newPage(t, ui.Options{Details: true, Services: func() []client.Workload {
+		return []client.Workload{
+			{Name: "web", PID: 50, Started: started},
+			{Name: "worker", Started: started, Restarts: 2, LastExit: killed},
+			{Name: "cron", PID: 70, Started: started},
+		}
+	}})
+	st, body := p.status(t)
+	var names []string
+	for _, w := range st.Services {
+		names = append(names, fmt.Sprintf("%s pid %d restarts %d", w.Name, w.PID, w.Restarts))
+	}
+	if got := strings.Join(names, ", "); got != "web pid 50 restarts 0, worker pid 0 restarts 2, cron pid 70 restarts 0" {
+		t.Errorf("services %s", got)
+	}
+	if !reflect.DeepEqual(st.Services[1].LastExit, killed) {
+		t.Errorf("worker's last exit %+v, want %+v", st.Services[1].LastExit, killed)
+	}
+	if st.Workload != nil || strings.Contains(body, `"workload"`) {
+		t.Errorf("several services, and the one workload is %+v", st.Workload)
+	}
+
+	none := newPage(t, ui.Options{Details: true})
+	if _, body := none.status(t); strings.Contains(body, `"services"`) || strings.Contains(body, `"workload"`) {
+		t.Errorf("no service, and the status has some:\n%s", body)
+	}
+}
+
 // With details off, no answer of the page carries an output: not a
 // result's, nor an event's, nor a notice's data.
 func TestWithoutDetailsNoOutputReachesThePage(t *testing.T) {
 	p := newPage(t, ui.Options{Details: false,
-		Workload: func() *client.Workload {
-			return &client.Workload{Name: "app", LastExit: &health.Event{Type: health.EventServiceExited, Reason: "check db failed"}}
+		Services: func() []client.Workload {
+			return []client.Workload{{Name: "app", LastExit: &health.Event{Type: health.EventServiceExited, Reason: "check db failed"}}}
 		}})
 	p.down.Store(true)
 	if _, err := p.m.RunNow(context.Background(), "db"); err != nil {

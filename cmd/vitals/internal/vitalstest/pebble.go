@@ -90,6 +90,9 @@ type Pebble struct {
 	Binary string
 	Dir    string // $PEBBLE: layers/, .pebble.state, .pebble.socket
 	Socket string
+	// HTTP, when set before Start, is the address of `pebble run --http`:
+	// Pebble's open API, whose GET /v1/health Juju's probes ask.
+	HTTP   string
 	Log    *Buffer
 	client *http.Client
 }
@@ -128,7 +131,11 @@ func StartPebble(t testing.TB, layer string, env ...string) *Pebble {
 // Pebble (SIGTERM, which stops its services too) when the test ends.
 func (p *Pebble) Start(t testing.TB, env ...string) {
 	t.Helper()
-	cmd := exec.Command(p.Binary, "run", "--verbose")
+	args := []string{"run", "--verbose"}
+	if p.HTTP != "" {
+		args = append(args, "--http", p.HTTP)
+	}
+	cmd := exec.Command(p.Binary, args...)
 	cmd.Env = append(p.environ(), env...)
 	cmd.Stdout, cmd.Stderr = p.Log, p.Log
 	cmd.WaitDelay = 2 * time.Second // a service left behind holds the output open
@@ -227,12 +234,24 @@ func (p *Pebble) get(path string, result any) error {
 // would, and returns its output; a failure fails the test.
 func (p *Pebble) CLI(t testing.TB, args ...string) string {
 	t.Helper()
+	out, code := p.CLIExit(t, args...)
+	if code != 0 {
+		t.Fatalf("pebble %s: exit %d\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+// CLIExit is CLI for a command whose exit code says something (pebble
+// health): its output and exit code; only a command that cannot run fails
+// the test.
+func (p *Pebble) CLIExit(t testing.TB, args ...string) (string, int) {
+	t.Helper()
 	cmd := exec.Command(p.Binary, args...)
 	cmd.Env = p.environ()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("pebble %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
+		t.Fatalf("pebble %s: %v", strings.Join(args, " "), err)
 	}
-	return out.String()
+	return out.String(), cmd.ProcessState.ExitCode()
 }

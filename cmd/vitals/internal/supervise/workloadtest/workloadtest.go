@@ -99,6 +99,8 @@ func WaitPID(t testing.TB, ready string) int {
 //	env FILE VAR...  writes every VAR=VALUE of its environment, in its order, to FILE.env
 //	                 (a VAR set twice twice), then its pid, and sleeps
 //	notify-fd FILE N writes a newline to its descriptor N (s6's readiness), and sleeps
+//	exits FILE CODE...  its Nth run (counted in FILE.runs) exits with the Nth CODE; once
+//	                 the codes are used up, it writes its pid and sleeps
 func Run(args []string) int {
 	ready := func() { os.WriteFile(args[1], []byte(strconv.Itoa(os.Getpid())), 0o600) }
 	switch args[0] {
@@ -179,23 +181,33 @@ func Run(args []string) int {
 		}
 		ready()
 		time.Sleep(time.Hour)
+	case "exits":
+		if code, ok := nextCode(args[1], args[2:]); ok {
+			return code
+		}
+		ready()
+		time.Sleep(time.Hour)
 	case "fork-away", "fork-own-group":
-		// A grandchild that leaves the workload's group (setsid, or
-		// setpgid), outlives it, then exits: vitals, its subreaper, must
-		// reap it.
-		sys := &syscall.SysProcAttr{Setsid: true}
-		if args[0] == "fork-own-group" {
-			sys = &syscall.SysProcAttr{Setpgid: true}
-		}
-		pid, err := syscall.ForkExec(os.Args[0], []string{os.Args[0], "nap", args[1]},
-			&syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}, Sys: sys})
-		if err != nil {
-			return 99
-		}
-		os.WriteFile(args[1], []byte(strconv.Itoa(pid)), 0o600)
-		return 0
+		return forkAway(args)
 	}
 	return 100
+}
+
+// forkAway starts a grandchild that leaves the workload's group (setsid,
+// or setpgid for fork-own-group), outlives it, then exits: vitals, its
+// subreaper, must reap it.
+func forkAway(args []string) int {
+	sys := &syscall.SysProcAttr{Setsid: true}
+	if args[0] == "fork-own-group" {
+		sys = &syscall.SysProcAttr{Setpgid: true}
+	}
+	pid, err := syscall.ForkExec(os.Args[0], []string{os.Args[0], "nap", args[1]},
+		&syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}, Sys: sys})
+	if err != nil {
+		return 99
+	}
+	os.WriteFile(args[1], []byte(strconv.Itoa(pid)), 0o600)
+	return 0
 }
 
 // sockets is the workload of connect, connect-child and listen.
@@ -310,4 +322,17 @@ func tell(args []string) int {
 	}
 	os.WriteFile(args[1]+".env", []byte(strings.Join(lines, "")), 0o600)
 	return 0
+}
+
+// nextCode is the code of this run of exits: the codes in turn, one per
+// run, counted in ready.runs; false once they are used up.
+func nextCode(ready string, codes []string) (int, bool) {
+	b, _ := os.ReadFile(ready + ".runs")
+	runs, _ := strconv.Atoi(string(b))
+	os.WriteFile(ready+".runs", []byte(strconv.Itoa(runs+1)), 0o600)
+	if runs >= len(codes) {
+		return 0, false
+	}
+	code, _ := strconv.Atoi(codes[runs])
+	return code, true
 }

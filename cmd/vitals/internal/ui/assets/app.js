@@ -291,7 +291,7 @@
     if (st.draining || state.stopping !== null) showBanner(state.stopping || "");
     else $("banner").hidden = true;
     renderChecks(st);
-    renderWorkload(st);
+    renderServices(st);
   }
 
   function showBanner(why) {
@@ -492,15 +492,25 @@
     cell.replaceChildren(svg, el("span", "spark-label", "max " + formatMs(maxMs)));
   }
 
-  function renderWorkload(st) {
-    const panel = $("workload-panel");
-    const w = st.workload;
-    if (!w) {
+  // The services, in their start order, each with the facts of its run;
+  // the heading is "Workload" for one, as it always was, "Services" for
+  // several.
+  function renderServices(st) {
+    const panel = $("services-panel");
+    const services = st.services || [];
+    if (services.length === 0) {
       panel.hidden = true;
       return;
     }
     panel.hidden = false;
+    $("services-heading").textContent = services.length === 1 ? "Workload" : "Services";
+    const list = $("services");
+    list.classList.toggle("several", services.length > 1);
     const now = new Date(st.time).getTime();
+    list.replaceChildren(...services.map((w) => serviceEntry(w, now)));
+  }
+
+  function serviceEntry(w, now) {
     const items = [["Name", w.name], ["PID", w.pid ? String(w.pid) : "not running"]];
     items.push(["Started", w.started ? clock(w.started) + " (" + ago(now - new Date(w.started).getTime()) + " ago)" : "—"]);
     items.push(["Restarts", String(w.restarts)]);
@@ -511,13 +521,16 @@
         ", pid " + e.pid + ", at " + clock(e.time);
     }
     items.push(["Last exit", exit]);
-    const dl = $("workload");
-    dl.replaceChildren();
+    const li = el("li", "service");
+    li.dataset.service = w.name;
+    const dl = el("dl", "workload");
     for (const [k, v] of items) {
       const dd = el("dd", null, v);
       dd.dataset.field = k.toLowerCase().replace(" ", "-");
       dl.append(el("dt", null, k), dd);
     }
+    li.append(dl);
+    return li;
   }
 
   connect();
