@@ -135,3 +135,47 @@ spec:
 		t.Fatalf("%d runs, want 3 (two restarts on 42); logs:\n%s", n, a.logs)
 	}
 }
+
+// A liveness probe's own terminationGracePeriodSeconds, imported, bounds
+// the stop when it fails: a workload that ignores SIGTERM, whose service
+// would wait its stop-timeout, is killed after the probe's 1s, and vitals
+// exits 1 for the kubelet to restart the container, as the kubelet kills it
+// within the probe's grace.
+func TestAnImportedProbesGraceBoundsTheStop(t *testing.T) {
+	alive := filepath.Join(t.TempDir(), "alive")
+	if err := os.WriteFile(alive, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	manifest := writeConfig(t, fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: app}
+spec:
+  terminationGracePeriodSeconds: 60
+  containers:
+    - name: app
+      livenessProbe:
+        exec: {command: [test, -e, %s]}
+        periodSeconds: 1
+        failureThreshold: 1
+        terminationGracePeriodSeconds: 1
+`, alive))
+	r := vitalsRun(t, "import", "k8s", manifest)
+	if r.code != 0 {
+		t.Fatalf("import: %d\n%s", r.code, r.stderr)
+	}
+	file := r.stdout + "service: {stop-timeout: 30s}\n"
+	ready := filepath.Join(t.TempDir(), "ready")
+	a, cmd := importAndRun(t, file, "--", os.Args[0], "ignore-term", ready)
+	workloadtest.WaitPID(t, ready)
+	os.Remove(alive)
+	began := time.Now()
+	if code := exited(t, cmd); code != 1 {
+		t.Fatalf("exit %d, want 1 (on-failure: exit); logs:\n%s", code, a.logs)
+	}
+	if took := time.Since(began); took > 20*time.Second {
+		t.Errorf("vitals took %v to stop a workload that ignores SIGTERM: the probe's grace is 1s, the service's 30s", took)
+	}
+	if !strings.Contains(a.logs.String(), "stop-timeout=1s") {
+		t.Errorf("no SIGKILL after the probe's 1s; logs:\n%s", a.logs)
+	}
+}

@@ -546,3 +546,34 @@ checks:
 	waitReadyzIs(t, a.addr, 503, a.logs)
 	a.waitEvent(t, "gate failed", func(e health.Event) bool { return e.Type == health.EventCheckFailed && e.Check == "gate" })
 }
+
+// Each service has its own notification-fd, and a notify check hears the
+// service it names: one service says it is ready, the other not yet, and
+// only the first's check passes; a log check reads its own service's
+// output only.
+func TestEachServiceIsHeardOnItsOwn(t *testing.T) {
+	a := startServices(t, func(a *agent) string {
+		return fmt.Sprintf(`services:
+  quick:
+    command: %s
+    notification-fd: 3
+  slow:
+    command: %s
+    notification-fd: 3
+checks:
+  quick-ready: {notify: {}, service: quick, period: 100ms}
+  slow-ready: {notify: {}, service: slow, period: 100ms}
+  slow-said: {log: {pattern: "to stdout"}, service: slow, period: 100ms, failure-threshold: 1000}
+`, "[sh, -c, 'echo to stdout; exec \"$@\"', sh, "+strings.TrimPrefix(a.workload("quick", "notify-fd", "3"), "["), a.workload("slow", "sleep"))
+	})
+	waitSocket(t, a)
+	a.waitEvent(t, "quick ready", func(e health.Event) bool { return e.Type == health.EventCheckPassed && e.Check == "quick-ready" })
+	waitFor(t, "quick's line", a.logs, func() bool { return strings.Contains(a.stdout.String(), "to stdout") })
+	time.Sleep(500 * time.Millisecond) // five periods of slow-ready's
+	for _, e := range a.events(t, 0) {
+		if e.Type == health.EventCheckPassed && (e.Check == "slow-ready" || e.Check == "slow-said") {
+			t.Fatalf("%s passed, yet slow said nothing: a message or a line of quick's was taken for slow's; events:\n%s",
+				e.Check, eventLines(a.events(t, 0)))
+		}
+	}
+}
