@@ -27,6 +27,11 @@ type Check struct {
 	spec                 Spec
 	pattern, failPattern *matcher // nil when not given
 	now                  func() time.Time
+	clock                health.Clock // nil: the system clock
+	// expired is called when the latest line that matched FailPattern
+	// leaves the window: the check's answer changes then (Streams wakes
+	// it). Nil: nothing is told.
+	expired func()
 
 	seen atomic.Bool // a line matched Pattern since the last Reset
 
@@ -36,6 +41,7 @@ type Check struct {
 	line     [maxShown]byte
 	lineLen  int
 	cut      bool // the line was longer than maxShown
+	armed    bool // a goroutine waits for the window's end (expire)
 }
 
 var _ health.Measurer = (*Check)(nil)
@@ -53,7 +59,7 @@ func NewCheck(name string, spec Spec, clock health.Clock) (*Check, error) {
 	if clock != nil {
 		now = clock.Now
 	}
-	return &Check{name: name, spec: spec, pattern: pattern, failPattern: failPattern, now: now}, nil
+	return &Check{name: name, spec: spec, pattern: pattern, failPattern: failPattern, now: now, clock: clock}, nil
 }
 
 // Name is the name NewCheck was given.
@@ -132,8 +138,49 @@ func (c *Check) fail(line []byte) (flipped bool) {
 	flipped = !c.failed || now.Sub(c.failedAt) >= c.spec.Window
 	c.failed, c.failedAt, c.cut = true, now, cut
 	c.lineLen = copy(c.line[:], line[:n])
+	if !c.armed && c.expired != nil {
+		c.armed = true
+		go c.expire()
+	}
 	c.mu.Unlock()
 	return flipped
+}
+
+// expire waits for the latest line that matched FailPattern to leave the
+// window, and then tells expired: the check passes again at that moment,
+// not at its next period (a failure that ends passes at its end). A newer
+// line moves the end; one goroutine waits, whatever the lines, and none
+// once the window is over or the check was reset.
+func (c *Check) expire() {
+	for {
+		c.mu.Lock()
+		end := c.failedAt.Add(c.spec.Window)
+		if !c.failed || !c.now().Before(end) {
+			c.armed = false
+			failed := c.failed
+			c.mu.Unlock()
+			if failed {
+				c.expired()
+			}
+			return
+		}
+		c.mu.Unlock()
+		<-c.at(end)
+	}
+}
+
+// at is a channel that fires at t on the check's clock: at t, not d after
+// the moment it is asked for, so that a fake clock that jumps past t
+// fires it too (health.TimerAt).
+func (c *Check) at(t time.Time) <-chan time.Time {
+	switch clock := c.clock.(type) {
+	case nil:
+		return time.After(time.Until(t))
+	case health.TimerAt:
+		return clock.NewTimerAt(t).C()
+	default:
+		return clock.NewTimer(t.Sub(clock.Now())).C()
+	}
 }
 
 // reset forgets what the check saw.

@@ -36,11 +36,13 @@ type Streams struct {
 }
 
 // New returns the Streams that feed checks. When a check's answer may have
-// changed (its Pattern matched for the first time, or its FailPattern
-// matched), changed is called with it, so that the agent can run it at once
-// rather than a period later; changed may be nil. It is called in Copy's
-// goroutine, before the lines that changed the check are written, holding no
-// lock (it may call Check or Reset): once per read that changed the check,
+// changed (its Pattern matched for the first time, its FailPattern matched,
+// or the window of its latest FailPattern line ended), changed is called
+// with it, so that the agent can run it at once rather than a period later;
+// changed may be nil. It is called in Copy's goroutine, before the lines
+// that changed the check are written, or, at a window's end, in a goroutine
+// of the check's own, holding no lock (it may call Check or Reset): once
+// per read that changed the check,
 // which under a flood of failing lines is often, and while it runs the
 // stream is not copied. So it must return at once: hand the check to another
 // goroutine without waiting (a channel with a buffer of one per check, sent
@@ -48,6 +50,9 @@ type Streams struct {
 func New(checks []*Check, changed func(*Check)) *Streams {
 	if changed == nil {
 		changed = func(*Check) {}
+	}
+	for _, c := range checks {
+		c.expired = func() { changed(c) }
 	}
 	return &Streams{checks: checks, changed: changed}
 }

@@ -320,11 +320,37 @@ func TestChecksRunWhileTheirLinesArrive(t *testing.T) {
 	}
 }
 
+// changes is a Streams' changed that keeps every check it is called with,
+// from any goroutine.
+type changes chan *Check
+
+func (ch changes) changed(c *Check) { ch <- c }
+
+// next waits (a guard only) for the next call.
+func (ch changes) next(t *testing.T, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("changed was not called: %s", what)
+	}
+}
+
+// none says that no call came (within a moment: a guard of a negative).
+func (ch changes) none(t *testing.T, what string) {
+	t.Helper()
+	select {
+	case c := <-ch:
+		t.Fatalf("changed was called for %s: %s", c.Name(), what)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
 func TestAFailLineAfterTheWindowChangesTheAnswerAgain(t *testing.T) {
 	clk := healthtest.NewClock(time.Time{})
 	errs, _ := NewCheck("errors", Spec{FailPattern: "failed", Window: time.Minute}, clk)
-	calls := 0
-	s := New([]*Check{errs}, func(*Check) { calls++ })
+	ch := make(changes, 10)
+	s := New([]*Check{errs}, ch.changed)
 	copyLine := func(line string) {
 		t.Helper()
 		if err := s.Copy(io.Discard, strings.NewReader(line), Stdout); err != nil {
@@ -332,11 +358,43 @@ func TestAFailLineAfterTheWindowChangesTheAnswerAgain(t *testing.T) {
 		}
 	}
 	copyLine("setup failed\n")
+	ch.next(t, "when it began to fail")
 	clk.Advance(30 * time.Second)
 	copyLine("setup failed\n") // still failing: nothing changed
+	ch.none(t, "a line while failing")
 	clk.Advance(time.Minute)
+	ch.next(t, "when the window of the second line ended")
 	copyLine("setup failed\n") // passing since the window ended: fails again
-	if calls != 2 {
-		t.Fatalf("changed called %d times, want 2: when it began to fail, and again after the window", calls)
+	ch.next(t, "a line after the window")
+}
+
+// A fail-pattern check passes again the moment its window ends, not at its
+// next period: the check is woken then, and passes.
+func TestAFailLinePassesAgainTheMomentItsWindowEnds(t *testing.T) {
+	clk := healthtest.NewClock(time.Time{})
+	errs, _ := NewCheck("errors", Spec{FailPattern: "failed", Window: 2 * time.Second}, clk)
+	ch := make(changes, 10)
+	s := New([]*Check{errs}, ch.changed)
+	if err := s.Copy(io.Discard, strings.NewReader("setup failed\n"), Stdout); err != nil {
+		t.Fatal(err)
 	}
+	ch.next(t, "the line")
+	clk.Advance(2*time.Second - time.Nanosecond)
+	ch.none(t, "a nanosecond before the window ends")
+	if err := errs.Check(context.Background()); err == nil {
+		t.Fatal("the check passes a nanosecond before its window ends")
+	}
+	clk.Advance(time.Nanosecond)
+	ch.next(t, "the window's end")
+	if err := errs.Check(context.Background()); err != nil {
+		t.Fatalf("at the window's end: %v, want a pass", err)
+	}
+	// Reset before the end: nothing is told.
+	if err := s.Copy(io.Discard, strings.NewReader("setup failed\n"), Stdout); err != nil {
+		t.Fatal(err)
+	}
+	ch.next(t, "the second line")
+	s.Reset()
+	clk.Advance(time.Minute)
+	ch.none(t, "a window that ended after a reset")
 }
