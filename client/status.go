@@ -11,6 +11,12 @@ import (
 // what the page shows, for scripts too: the levels, every check with its
 // kept results, and the services. Decode it into this type; the agent's
 // events, on the same listener, are GET /ui/api/events.
+//
+// As JSON, each check's kept results are columns (results), not the list
+// of GET /v1/checks/NAME (history), and its last result is the last of
+// them: see results.go. Status's MarshalJSON and UnmarshalJSON turn one
+// into the other, so that in Go each Check has its History and Last, with
+// starts to the millisecond and durations to the microsecond.
 type Status struct {
 	// ServiceID and Version are the file's service-info, as the IETF
 	// health+json answers of the probe endpoints give them.
@@ -20,7 +26,9 @@ type Status struct {
 	// knows that the agent started again, and that its event ids began
 	// again from 1.
 	Started time.Time `json:"started"`
-	// Time is when the status was taken.
+	// Time is when the status was taken: the last time anything in it
+	// changed, since an unchanged status is the same status (its ETag
+	// too).
 	Time time.Time `json:"time"`
 	// Levels are the verdicts of startup, live and ready, in that order.
 	Levels []Health `json:"levels"`

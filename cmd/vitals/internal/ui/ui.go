@@ -13,7 +13,12 @@
 // Nothing here writes: GET and HEAD only (405 otherwise), and no answer runs
 // a check or waits on one. A status takes the Monitor's lock for one
 // Snapshot, and is shared by every page open until the next event or for
-// statusMaxAge, whichever comes first; at most Options.Streams event streams
+// statusMaxAge, whichever comes first, and after that for as long as
+// nothing new came (no event, no result). It carries an ETag of that
+// version, so that a page that has it is answered 304, and is gzipped when
+// asked (Accept-Encoding), once for every page that reads it; each check's
+// results in it are columns (client.Status's JSON), about a sixth of their
+// size as a list. At most Options.Streams event streams
 // are open at once (503 beyond), so that pages never take the connections
 // the probes need. With Options.Details off, no answer carries an output:
 // results, the events of checks and levels and the data of notices are
@@ -44,6 +49,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/vitals-dev/vitals/client"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/wire"
 	"github.com/vitals-dev/vitals/health"
@@ -82,10 +88,10 @@ type Page struct {
 	started time.Time
 	streams chan struct{} // a token per stream open
 
-	mu     sync.Mutex // one status is built at a time; the others wait for it
-	cached []byte
-	id     uint64 // the LastEventID the cached status was taken at
-	at     time.Time
+	mu      sync.Mutex // one status is built at a time; the others wait for it
+	cached  *shownStatus
+	version version // the cached status's
+	at      time.Time
 }
 
 // New returns the status page over m.
@@ -145,10 +151,28 @@ func assetName(urlPath string) (string, bool) {
 }
 
 func (p *Page) serveStatus(w http.ResponseWriter, r *http.Request) {
-	body := p.status()
+	st := p.status()
 	h := w.Header()
-	h.Set("Cache-Control", "no-store")
+	// Stored, and asked again each time: an unchanged status is a 304.
+	h.Set("Cache-Control", "no-cache")
 	h.Set("Content-Type", "application/json")
+	h.Set("Vary", "Accept-Encoding")
+	gzipped := acceptsGzip(r.Header.Get("Accept-Encoding"))
+	if gzipped {
+		// Another encoding, another strong ETag of the same version.
+		h.Set("ETag", st.etag[:len(st.etag)-1]+`-gzip"`)
+	} else {
+		h.Set("ETag", st.etag)
+	}
+	if matchesETag(r.Header.Get("If-None-Match"), st.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	body := st.body
+	if gzipped {
+		body = st.gzipped()
+		h.Set("Content-Encoding", "gzip")
+	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
@@ -156,9 +180,67 @@ func (p *Page) serveStatus(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// status is the status as JSON: the one shared, while it is recent and no
-// event came since; else a new one from a Snapshot.
-func (p *Page) status() []byte {
+// acceptsGzip reports whether an Accept-Encoding allows gzip: named, or *,
+// without q=0.
+func acceptsGzip(accept string) bool {
+	for part := range strings.SplitSeq(accept, ",") {
+		name, params, _ := strings.Cut(part, ";")
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name != "gzip" && name != "x-gzip" && name != "*" {
+			continue
+		}
+		q, _ := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q=")
+		if f, err := strconv.ParseFloat(q, 64); err == nil && f == 0 {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// matchesETag reports whether an If-None-Match names the status's version
+// (etag), in either encoding: weakly, as RFC 9110 compares for it.
+func matchesETag(ifNoneMatch, etag string) bool {
+	version := strings.Trim(etag, `"`)
+	for tag := range strings.SplitSeq(ifNoneMatch, ",") {
+		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
+		if tag == "*" || tag == etag || tag == `"`+version+`-gzip"` {
+			return true
+		}
+	}
+	return false
+}
+
+// shownStatus is one status as JSON, with its ETag and, once a page asks
+// for it, gzipped: compressed once for every page that reads it.
+type shownStatus struct {
+	body    []byte
+	etag    string
+	gzipped func() []byte
+}
+
+// version is what makes a status new: the events (every change of
+// status, a check added, stopped or started over, a service started or
+// exited) and the results (each run of each check adds one). A restarted
+// agent begins both again, so the ETag names its start too.
+type version struct{ eventID, runs uint64 }
+
+func newShownStatus(body []byte, started time.Time, v version) *shownStatus {
+	return &shownStatus{body: body,
+		etag: fmt.Sprintf(`"%s-%d-%d"`, strconv.FormatInt(started.UnixNano(), 36), v.eventID, v.runs),
+		gzipped: sync.OnceValue(func() []byte {
+			var b bytes.Buffer
+			zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression) // a valid level: no error
+			zw.Write(body)
+			zw.Close()
+			return b.Bytes()
+		})}
+}
+
+// status is the status: the one shared, while it is recent and no event
+// came since, or while nothing new came at all; else a new one from a
+// Snapshot.
+func (p *Page) status() *shownStatus {
 	// The id is read before the Snapshot: the status shows at least what
 	// the events up to it did, and a page that follows the events from it
 	// sees the rest again, which changes nothing.
@@ -166,10 +248,20 @@ func (p *Page) status() []byte {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
-	if p.cached != nil && p.id == id && now.Sub(p.at) < statusMaxAge {
+	if p.cached != nil && p.version.eventID == id && now.Sub(p.at) < statusMaxAge {
 		return p.cached
 	}
 	snap := p.m.Snapshot()
+	v := version{eventID: id}
+	for _, c := range snap.Checks {
+		v.runs += uint64(c.Runs)
+	}
+	if p.cached != nil && p.version == v {
+		// Nothing new: the same status, with the same ETag, and the time
+		// it was taken at.
+		p.at = now
+		return p.cached
+	}
 	st := client.Status{ServiceID: p.o.ServiceInfo.ServiceID, Version: p.o.ServiceInfo.Version, Started: p.started, Time: now,
 		Draining: snap.Draining, Checks: make([]client.Check, len(snap.Checks)), LastEventID: id, Details: p.o.Details}
 	for _, l := range []health.Level{health.Startup, health.Live, health.Ready} {
@@ -206,7 +298,7 @@ func (p *Page) status() []byte {
 		}
 		b, _ = json.Marshal(st)
 	}
-	p.cached, p.id, p.at = append(b, '\n'), id, now
+	p.cached, p.version, p.at = newShownStatus(append(b, '\n'), p.started, v), v, now
 	return p.cached
 }
 

@@ -161,10 +161,65 @@
     setTimeout(connect, wait);
   }
 
+  // fetchStatus reads the status, asking whether it changed (the browser
+  // sends its ETag and reuses what it has on a 304), and turns each check's
+  // results columns back into its history and last result, as
+  // GET /v1/checks/NAME writes them.
   async function fetchStatus() {
-    const res = await fetch("/ui/api/status", { cache: "no-store" });
+    const res = await fetch("/ui/api/status", { cache: "no-cache" });
     if (!res.ok) throw new Error("status: HTTP " + res.status);
-    return res.json();
+    const st = await res.json();
+    // An unchanged status keeps the time it was taken at; the answer's
+    // Date says the server's now, to the second, for "… ago".
+    const date = Date.parse(res.headers.get("Date"));
+    if (date > Date.parse(st.time)) st.time = new Date(date).toISOString();
+    for (const c of st.checks) {
+      if (!c.results) continue;
+      c.history = expandResults(c.results, Math.floor(duration(c.period) + 1e-6));
+      c.last = c.history[c.history.length - 1];
+    }
+    return st;
+  }
+
+  const STATUS_LETTERS = { p: { ok: true }, w: { ok: true, warn: true }, f: { ok: false }, u: { ok: false, undecided: true } };
+
+  // expandResults is a check's results (client/results.go): a column per
+  // field, time in milliseconds after the previous result and the period,
+  // duration in microseconds, output and unit only where they change.
+  function expandResults(rs, periodMs) {
+    const out = [];
+    const outputs = expandTexts(rs.output || [], rs.status.length);
+    const units = expandTexts(rs.unit || [], rs.status.length);
+    let t = Date.parse(rs.from);
+    for (let i = 0; i < rs.status.length; i++) {
+      t += rs.time[i] + (i > 0 ? periodMs : 0);
+      const r = Object.assign({ time: new Date(t).toISOString(), duration: rs.duration[i] / 1000 + "ms" }, STATUS_LETTERS[rs.status[i]]);
+      if (outputs[i]) r.output = outputs[i];
+      if (units[i]) r.observedUnit = units[i];
+      if (rs.value && rs.value[i] !== null) r.observedValue = rs.value[i];
+      out.push(r);
+    }
+    return out;
+  }
+
+  // expandTexts reads changes, four items each: skip (results since the
+  // previous change), front, back, middle; the changed text keeps the
+  // previous one's first front and last back code points around middle.
+  function expandTexts(changes, n) {
+    const out = [];
+    let prev = [];
+    let next = 0;
+    let at = changes.length ? changes[0] : -1;
+    for (let i = 0; i < n; i++) {
+      if (i === at) {
+        const [front, back, middle] = changes.slice(next + 1, next + 4);
+        prev = prev.slice(0, front).concat(Array.from(middle), prev.slice(prev.length - back));
+        next += 4;
+        if (next < changes.length) at += changes[next];
+      }
+      out.push(prev.join(""));
+    }
+    return out;
   }
 
   // refresh reads the status again, one request at a time.
