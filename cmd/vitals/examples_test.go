@@ -1,6 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -125,6 +130,45 @@ func TestTheREADMEExamplesShowWhatTheySay(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A newcomer whose port 8558 is taken by another server sees vitals's own
+// error, not that server's answers: the quickstart says vitals did not
+// start, shows vitals's log, keeps it where it says, and fails.
+func TestTheQuickstartSaysWhyVitalsDidNotStartWhenItsPortIsTaken(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		testenv.Missing(t, "the examples need curl")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:8558") // examples/quickstart/vitals.yaml's listen:
+	if err != nil {
+		t.Fatalf("the quickstart's port: %v", err)
+	}
+	other := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "another server's answer")
+	}))
+	other.Listener.Close()
+	other.Listener = ln
+	other.Start()
+	defer other.Close()
+
+	out, err := exec.Command("bash", filepath.Join("..", "..", "examples/quickstart/run.sh")).CombinedOutput()
+	if err == nil || strings.Contains(string(out), "another server's answer") {
+		t.Fatalf("%v\n%s\nwant it to fail without showing the other server's answers", err, out)
+	}
+	kept := regexp.MustCompile(`vitals's log, kept in (\S+):`).FindSubmatch(out)
+	if kept == nil {
+		t.Fatalf("no path of the kept log:\n%s", out)
+	}
+	defer os.Remove(string(kept[1]))
+	for _, want := range []string{"vitals did not start: it exited with status 1",
+		"  vitals run: serve the probe endpoints: listen tcp 127.0.0.1:8558: bind: address already in use"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+	if log, err := os.ReadFile(string(kept[1])); err != nil || !strings.Contains(string(log), "address already in use") {
+		t.Errorf("the kept log %s: %v\n%s", kept[1], err, log)
 	}
 }
 

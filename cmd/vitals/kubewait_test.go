@@ -455,7 +455,7 @@ func TestKubeTargetsThatAreWrongAreUsageErrors(t *testing.T) {
 
 func TestTheProbeBuildSaysK8sTargetsAreInTheFullBuild(t *testing.T) {
 	for _, args := range [][]string{
-		{"wait", "k8s://deployment/stowaway", "-n", "gefyra", "--timeout", "2m"},
+		{"wait", "k8s://deployment/gefyra-stowaway", "-n", "gefyra", "--timeout", "2m"},
 		{"wait", "tcp://db:5432", "k8s://deployment/api"},
 		{"probe", "k8s://pod/web-0", "--kubeconfig", "/etc/kubeconfig"},
 	} {

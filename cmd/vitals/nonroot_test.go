@@ -150,9 +150,25 @@ func TestRunSaysWhichFieldWhenTheAPISocketsDirectoryCannotBeMade(t *testing.T) {
 		} else {
 			r = vitalsRun(t, "run", "-c", conf)
 		}
-		r.expect(t, 2, "", fmt.Sprintf("%s: api: %s: the socket's directory %s: ", conf, tc.api, filepath.Dir(tc.api)))
+		r.expect(t, 2, "", fmt.Sprintf("%s:2:6: api: %s: the socket's directory %s: ", conf, tc.api, filepath.Dir(tc.api)))
 		if !strings.Contains(r.stderr, tc.err) || strings.Contains(r.stderr, "vitals running") {
 			t.Errorf("%s: stderr %q: want %q, and nothing started", tc.who, r.stderr, tc.err)
+		}
+	}
+}
+
+// An api: where no socket can be made (in /proc, which takes no files,
+// whether the directory given is missing or there) validates, as the file
+// is right for another machine; vitals run finds it, and it is the file's
+// fault all the same: exit 2, where the file gives api:, nothing started.
+func TestRunSaysWhereTheFileGivesAnAPIWhereNoSocketCanBeMade(t *testing.T) {
+	for _, api := range []string{"/proc/vitals-test/x.sock", "/proc/x.sock"} {
+		conf := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\nchecks:\n  hb: {heartbeat: {ttl: 1h}}\n", freeAddr(t), api))
+		vitalsRun(t, "validate", "-c", conf).expect(t, 0, "ok: ", "")
+		r := vitalsRun(t, "run", "-c", conf)
+		r.expect(t, 2, "", fmt.Sprintf("%s:2:6: api: %s: the socket's directory ", conf, api))
+		if strings.Contains(r.stderr, "vitals running") {
+			t.Errorf("stderr %q: want nothing started", r.stderr)
 		}
 	}
 }

@@ -157,9 +157,13 @@ func (r *run) listen() error {
 		// write nowhere (a read-only root with no writable temp directory)
 		// still gets the checks and the endpoints, with the API off.
 		r.apiOff = err
+	case errors.As(err, &dirErr) && !c.APIDefault:
+		// A place for the socket that cannot be made is the file's fault,
+		// where it gives api:: another api: mends it.
+		ln.Close()
+		return &ConfigError{c.APIErrorf("%s: %v", c.API, err)}
 	case errors.As(err, &dirErr):
-		// A place for the socket that cannot be made is the file's fault
-		// (or, with no file, the default's): another api: mends it.
+		// Or, the file giving none, the default's.
 		ln.Close()
 		return &ConfigError{fmt.Errorf("%s: %s %s: %w%s", r.source(), r.apiKey(), c.API, err, r.apiNeededBy())}
 	case err != nil:

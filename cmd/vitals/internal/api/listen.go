@@ -19,7 +19,7 @@ import (
 //
 // A socket's directory is made as apisocket.MakeDir makes it (0755, or 0700
 // for the user's own in the temp directory) when missing; when it cannot be
-// made or written the error is an *apisocket.DirError. A socket file already
+// made or written, or takes no socket, the error is an *apisocket.DirError. A socket file already
 // there is replaced when nothing answers on it (a vitals that died), and is an
 // error when something does; a file that is not a socket is never replaced.
 // The socket is 0600 from the moment it can be reached, and closing the
@@ -79,22 +79,22 @@ func listenUnix(path string) (net.Listener, error) {
 	// with the mode the umask gives.
 	private, err := os.MkdirTemp(dir, ".vitals-")
 	if err != nil {
-		return nil, err
+		return nil, apisocket.OfDir(dir, err)
 	}
 	defer os.RemoveAll(private)
 	bound := filepath.Join(private, "s")
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: bound, Net: "unix"})
 	if err != nil {
-		return nil, err
+		return nil, apisocket.OfDir(dir, err)
 	}
 	ln.SetUnlinkOnClose(false) // it is unlinked under its final name
 	if err := os.Chmod(bound, 0o600); err != nil {
 		ln.Close()
-		return nil, err
+		return nil, apisocket.OfDir(dir, err)
 	}
 	if err := os.Rename(bound, path); err != nil {
 		ln.Close()
-		return nil, err
+		return nil, apisocket.OfDir(dir, err)
 	}
 	return &socketListener{UnixListener: ln, path: path}, nil
 }

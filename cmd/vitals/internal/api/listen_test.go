@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -83,6 +84,17 @@ func TestAFileThatIsNoSocketIsLeftAlone(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); string(b) != "notes" {
 		t.Fatalf("the file now holds %q", b)
+	}
+}
+
+// A directory that is there and, for root, writable, but takes no socket
+// (/proc takes no files) is a *apisocket.DirError, as a directory that
+// cannot be made is: a fault of the path given, which another one mends.
+func TestASocketThatCannotBeMadeInItsDirectoryIsADirError(t *testing.T) {
+	_, err := api.Listen("/proc/vitals.sock")
+	var dirErr *apisocket.DirError
+	if !errors.As(err, &dirErr) || dirErr.Dir != "/proc" {
+		t.Fatalf("%v (%T), want a *apisocket.DirError of /proc", err, err)
 	}
 }
 

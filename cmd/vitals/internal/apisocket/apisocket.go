@@ -128,6 +128,24 @@ func (e *DirError) Error() string {
 
 func (e *DirError) Unwrap() error { return e.Err }
 
+// dirErrnos are the failures of making a socket in a directory that are the
+// directory's: no permission, a read-only or full file system, a directory
+// gone or no directory, one that takes no files (/proc, /sys). Another
+// (too many open files, say) is vitals's own.
+var dirErrnos = []syscall.Errno{syscall.EACCES, syscall.EPERM, syscall.EROFS, syscall.ENOSPC, syscall.EDQUOT, syscall.ENOENT, syscall.ENOTDIR}
+
+// OfDir is err, an error of making a socket in dir, as a *DirError when it
+// is the directory's fault (MakeDir could not tell it ahead: root may write
+// in /proc, which takes no socket); else err as it is.
+func OfDir(dir string, err error) error {
+	for _, errno := range dirErrnos {
+		if errors.Is(err, errno) {
+			return &DirError{Dir: dir, Err: err}
+		}
+	}
+	return err
+}
+
 // MakeDir makes the directory of the socket path, when missing, and says
 // whether a socket can be made there; its error is a *DirError. The user's
 // directory in the temp directory (see Default) is made 0700 and must stay

@@ -35,7 +35,7 @@ reach it is tried again until --timeout, and its error shown. -o json writes
 what each k8s:// target found under "kubernetes": the objects, and the names
 of the pods a selector matched.
 `, `
-  vitals wait k8s://deployment/stowaway -n gefyra --timeout 2m
+  vitals wait k8s://deployment/gefyra-stowaway -n gefyra --timeout 2m
   vitals wait 'k8s://pods?selector=app%3Dstowaway&count=1' -n gefyra -o json
   vitals wait 'k8s://certificates.cert-manager.io/web?condition=Ready' -n shop`
 }()

@@ -49,6 +49,8 @@ type Config struct {
 	// or watchdog check is fed through it), the agent runs without it rather than
 	// not at all.
 	APIDefault bool
+	// apiAt is where the file gives api:, for APIErrorf.
+	apiAt Error
 	// APITokenFile holds the bearer token that a TCP API asks for.
 	APITokenFile string
 	// Details shows why checks fail on the probe endpoints, and the outputs
@@ -89,6 +91,16 @@ type Config struct {
 // package redact). The agent passes every check output, event and log line
 // through it.
 func (c *Config) Redact(s string) string { return c.redactor.Redact(s) }
+
+// APIErrorf is an error of the api: the file gives (not APIDefault), where
+// the file gives it: what only the agent finds when it makes the socket, such
+// as a directory that takes none. A Config that was not read from a file
+// has no position to give: the error names the file alone.
+func (c *Config) APIErrorf(format string, args ...any) Error {
+	e := cmp.Or(c.apiAt, Error{File: c.File, Path: "api"})
+	e.Msg = fmt.Sprintf(format, args...)
+	return e
+}
 
 // Defaults of the file's top level; api's is apisocket.Default(), which
 // depends on the user.
@@ -224,6 +236,10 @@ func parseIn(name string, data []byte, env func(string) (string, bool), environ 
 	var checks ast.Node
 	given, _ := d.Fields(body, "", topFields(c, &checks))
 	c.APIDefault = given["api"] == nil
+	if !c.APIDefault {
+		line, col := yamlnode.Position(given["api"])
+		c.apiAt = Error{File: name, Line: line, Column: col, Path: "api"}
+	}
 	var checkFields map[string]Given
 	if checks != nil {
 		c.Checks, checkFields = d.checks(checks, kinds)

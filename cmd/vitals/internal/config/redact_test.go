@@ -92,3 +92,27 @@ checks:
 		t.Fatalf("a query password shows: %q", got)
 	}
 }
+
+// A value under a secret name in a URL's query is hidden however short:
+// that of a check's URL as that of a hook's, in whatever quotes them.
+func TestAShortSecretNamedQueryValueIsHiddenAsALongOneIs(t *testing.T) {
+	c, err := Parse("vitals.yaml", []byte(`
+checks:
+  api:
+    http: {url: "http://api/ready?token=abc"}
+hooks:
+  - {on: [check-failed], webhook: {url: "https://pager/hook?key=k1&token=tok-long-1"}}
+`), func(string) (string, bool) { return "", false }, kinds.All)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		`Get "http://api/ready?token=abc": connection refused`:           `Get "http://api/ready?token=xxxxx": connection refused`,
+		`Post "https://pager/hook?key=k1&token=tok-long-1": i/o timeout`: `Post "https://pager/hook?key=xxxxx&token=xxxxx": i/o timeout`,
+		"abc and k1 elsewhere stay":                                      "abc and k1 elsewhere stay",
+	} {
+		if got := c.Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

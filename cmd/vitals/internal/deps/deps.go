@@ -30,6 +30,7 @@ import (
 	"net"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -155,9 +156,10 @@ func latency(what string, start time.Time) health.Observation {
 	}
 }
 
-// parseURL reads a kind's URL, which must have one of schemes, and returns
-// it with the URL as shown (its password replaced by "xxxxx") and the
-// secrets it holds. Errors never quote the URL, which may hold a password.
+// parseURL reads a kind's URL, which must have one of schemes, with // and
+// a port from 1 to 65535 if any, and returns it with the URL as shown (its
+// password replaced by "xxxxx") and the secrets it holds. Errors never quote
+// the URL, which may hold a password.
 func parseURL(kind, raw string, schemes ...string) (*url.URL, string, secrets, error) {
 	if raw == "" {
 		return nil, "", nil, probe.Invalid(kind, "url is required (%s://…)", schemes[0])
@@ -176,6 +178,16 @@ func parseURL(kind, raw string, schemes ...string) (*url.URL, string, secrets, e
 	}
 	if !ok {
 		return nil, "", nil, probe.Invalid(kind, "url: scheme %q is not %s", u.Scheme, orList(schemes))
+	}
+	if u.Opaque != "" {
+		// redis:USER:PASSWORD@HOST has no host for the client libraries:
+		// go-redis and amqp091-go would check localhost, without its credentials.
+		return nil, "", nil, probe.Invalid(kind, "url: write %s://…", u.Scheme)
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return nil, "", nil, probe.Invalid(kind, "url: port %q is not a number from 1 to 65535", port)
+		}
 	}
 	var s secrets
 	if p, set := u.User.Password(); set {

@@ -76,3 +76,43 @@ func TestStringShowsTheTargetWithoutItsPassword(t *testing.T) {
 		}
 	}
 }
+
+// A URL written without // (redis:USER:PASSWORD@HOST) is no URL the client
+// libraries read a host from: go-redis and amqp091-go would check
+// localhost, with no password. It is refused, and its password not shown.
+func TestAURLWithoutSlashesIsRefusedWithoutShowingItsPassword(t *testing.T) {
+	for _, tc := range []struct{ kind, url, want string }{
+		{"postgres", "postgres:vitals:s3cret@db/app", "postgres probe: url: write postgres://…"},
+		{"redis", "redis:app:s3cret@cache:6379", "redis probe: url: write redis://…"},
+		{"amqp", "amqp:st2:s3cret@rabbitmq:5672", "amqp probe: url: write amqp://…"},
+		{"nats", "nats:app:s3cret@nats:4222", "nats probe: url: write nats://…"},
+	} {
+		p, err := build(tc.kind, tc.url)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s %q: %v, error %v\nwant %s", tc.kind, tc.url, p, err, tc.want)
+		}
+	}
+}
+
+// A port is a number from 1 to 65535, as a tcp check's: another is refused
+// when the check is built, as the file is loaded.
+func TestAPortOutsideOneTo65535IsRefused(t *testing.T) {
+	for _, tc := range []struct{ kind, url, want string }{
+		{"redis", "redis://localhost:99999", `redis probe: url: port "99999" is not a number from 1 to 65535`},
+		{"redis", "rediss://:s3cret@cache:0/1", `redis probe: url: port "0" is not a number from 1 to 65535`},
+		{"amqp", "amqp://guest:s3cret@mq:65536/", `amqp probe: url: port "65536" is not a number from 1 to 65535`},
+		{"nats", "nats://bus:99999", `nats probe: url: port "99999" is not a number from 1 to 65535`},
+		{"postgres", "postgres://db:99999/app", `postgres probe: url: port "99999" is not a number from 1 to 65535`},
+		{"postgres", "postgres://db:123456789012345678901/app", `postgres probe: url: port "123456789012345678901" is not a number from 1 to 65535`},
+	} {
+		p, err := build(tc.kind, tc.url)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s %q: %v, error %v\nwant %s", tc.kind, tc.url, p, err, tc.want)
+		}
+	}
+	for _, u := range []string{"redis://localhost:65535", "redis://localhost:1", "redis://localhost"} {
+		if _, err := build("redis", u); err != nil {
+			t.Errorf("%q: %v", u, err)
+		}
+	}
+}

@@ -70,13 +70,15 @@ type ExecSpec struct {
 }
 
 // Retry is how a hook that sends a request for each event (a webhook, a
-// Pebble notice) sends it: a 2xx answer delivers the event. A network error,
-// a timeout, a 5xx or a 429 is tried again, up to Attempts times in all,
-// waiting BackoffInitial, then twice as long each time up to BackoffMax (give
-// or take 10%, so that hooks that failed together do not retry together), or
-// what a 429's or 503's Retry-After asks within BackoffMax. Any other answer
-// (a 4xx, a redirect, which is not followed) fails at once: sending the same
-// request again would get the same answer.
+// Pebble notice) sends it: a 2xx answer delivers the event (a Pebble
+// notice's only when it is Pebble's answer). A network error, a timeout, a
+// 5xx, a 429 or a Pebble notice's 2xx from something else is tried again, up
+// to Attempts times in all, waiting BackoffInitial, then twice as long each
+// time up to BackoffMax (give or take 10%, so that hooks that failed
+// together do not retry together), or what a 429's or 503's Retry-After asks
+// within BackoffMax. Any other answer (a 4xx, a redirect, which is not
+// followed) fails at once: sending the same request again would get the
+// same answer.
 type Retry struct {
 	// Timeout bounds each attempt, from dialling to the end of the answer.
 	// Default DefaultRequestTimeout.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -739,6 +740,50 @@ func TestAPebbleNoticeWaitsForPebble(t *testing.T) {
 	waitStatus(t, r, "delivered", func(st hooks.Status) bool { return st.Delivered == 1 })
 	if n := p.Notices(t); len(n) != 1 || n[0].Key != "vitals.dev/check-failed" || n[0].Occurrences != 1 {
 		t.Fatalf("notices %+v", n)
+	}
+}
+
+// A socket that answers 200 with something other than Pebble's answer (a
+// page, an error of Pebble's shape, a sync answer without the notice's id)
+// has recorded no notice: each attempt fails, saying what came back on one
+// line, escaped, and is tried again as a failure to connect is.
+func TestAPebbleNoticeAnsweredByWhatIsNotPebbleIsNotDelivered(t *testing.T) {
+	for _, tc := range []struct{ name, body, want string }{
+		{"a page", "<html>\n<title>\x1b]0;pwned\a</title>", `<html>\n<title>\x1b]0;pwned\a</title>`},
+		{"an error", `{"type":"error","status-code":400,"status":"Bad Request","result":{"message":"invalid key"}}`,
+			`{"type":"error","status-code":400,"status":"Bad Request","result":{"message":"invalid key"}}`},
+		{"no id", `{"type":"sync","status-code":200,"status":"OK","result":{}}`, `{"type":"sync","status-code":200,"status":"OK","result":{}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			socket := vitalstest.SocketPath(t)
+			ln, err := net.Listen("unix", socket)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var requests atomic.Int32
+			srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				requests.Add(1)
+				io.Copy(io.Discard, req.Body)
+				io.WriteString(w, tc.body) // 200
+			})}
+			go srv.Serve(ln)
+			t.Cleanup(func() { srv.Close() })
+
+			m := newMonitor()
+			var l vitalstest.Buffer
+			spec := pebbleNotice(socket, health.EventCheckFailed)
+			spec.PebbleNotice.Attempts = 2
+			r := start(t, m, &l, nil, spec)
+			m.Emit(failed("oidc"))
+			st := waitStatus(t, r, "given up", func(st hooks.Status) bool { return st.Delivered+st.Failed == 1 })
+			want := "POST /v1/notices on " + socket + " answered 200 OK, not Pebble's answer with the notice's id: " + tc.want
+			if st.Delivered != 0 || !st.Failing || st.LastError != want {
+				t.Fatalf("status %+v\nwant not delivered, last error %q", st, want)
+			}
+			if n := requests.Load(); n != 2 {
+				t.Fatalf("%d requests, want 2: the failure is tried again", n)
+			}
+		})
 	}
 }
 

@@ -44,13 +44,15 @@ func newPebbleNotice(p PebbleNoticeSpec) *sender {
 	header.Set("Content-Type", "application/json")
 	header.Set("User-Agent", "vitals/"+version.Version)
 	return &sender{
-		retry:  p.Retry,
-		method: http.MethodPost,
-		url:    "http://localhost/v1/notices", // the host is Pebble's client's; the socket decides
-		what:   "POST /v1/notices on " + socket,
-		client: &http.Client{Transport: transport},
-		header: header,
-		reason: pebbleReason,
+		retry:     p.Retry,
+		method:    http.MethodPost,
+		url:       "http://localhost/v1/notices", // the host is Pebble's client's; the socket decides
+		what:      "POST /v1/notices on " + socket,
+		client:    &http.Client{Transport: transport},
+		header:    header,
+		reason:    pebbleReason,
+		delivered: pebbleRecorded,
+		receiver:  "Pebble's answer with the notice's id",
 	}
 }
 
@@ -176,4 +178,19 @@ func pebbleReason(body []byte) string {
 	}
 	_ = json.Unmarshal(body, &answer)
 	return cmp.Or(answer.Result.Message, string(body))
+}
+
+// pebbleRecorded says whether body is Pebble's answer to a notice it
+// recorded, {"type":"sync","status-code":200,"status":"OK","result":{"id":
+// "…"}}: whatever else answers 200 on its socket (another server, a proxy's
+// page) recorded nothing.
+func pebbleRecorded(body []byte) bool {
+	var answer struct {
+		Type       string `json:"type"`
+		StatusCode int    `json:"status-code"`
+		Result     struct {
+			ID string `json:"id"`
+		} `json:"result"`
+	}
+	return json.Unmarshal(body, &answer) == nil && answer.Type == "sync" && answer.StatusCode == http.StatusOK && answer.Result.ID != ""
 }

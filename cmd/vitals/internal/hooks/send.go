@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/internal/escape"
 )
 
 // maxErrorBody caps how much of a failed answer's reason its error quotes:
@@ -41,6 +42,13 @@ type sender struct {
 	// reason says why an answer that is not a 2xx failed, from its body;
 	// nil: the body is the reason.
 	reason func(body []byte) string
+	// delivered says whether a 2xx answer's body is the receiver's own
+	// (Pebble's, not whatever else listens on its socket): a false one is
+	// a failed attempt. nil: any 2xx delivers.
+	delivered func(body []byte) bool
+	// receiver names whose answer delivered wants, in errors: "Pebble's
+	// answer with the notice's id".
+	receiver string
 }
 
 // sending delivers an event with s's request, its body the event's JSON, or
@@ -103,21 +111,32 @@ func (s *sender) attempt(ctx context.Context, body []byte) (retry bool, after ti
 	answer, _ := io.ReadAll(io.LimitReader(resp.Body, maxReasonBody))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrainedBody))
 	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
-		return false, 0, nil
+		if s.delivered == nil || s.delivered(answer) {
+			return false, 0, nil
+		}
+		// Something else answers where the receiver should: it may be
+		// gone for a while (a Pebble restarting), as when nothing answers.
+		return true, 0, fmt.Errorf("%s answered %s, not %s: %s", s.what, resp.Status, s.receiver, escape.Line(brief(string(answer))))
 	}
 	err = fmt.Errorf("%s answered %s", s.what, resp.Status)
 	reason := string(answer)
 	if s.reason != nil {
 		reason = s.reason(answer)
 	}
-	if len(reason) > maxErrorBody {
-		reason = reason[:maxErrorBody]
-	}
-	if text := strings.TrimSpace(strings.ToValidUTF8(reason, "?")); text != "" {
+	if text := brief(reason); text != "" {
 		err = fmt.Errorf("%w: %s", err, text)
 	}
 	retry = resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests
 	return retry, retryAfter(resp.Header.Get("Retry-After"), time.Now()), err
+}
+
+// brief is what an error quotes of an answer's text: its first
+// maxErrorBody bytes, trimmed.
+func brief(text string) string {
+	if len(text) > maxErrorBody {
+		text = text[:maxErrorBody]
+	}
+	return strings.TrimSpace(strings.ToValidUTF8(text, "?"))
 }
 
 // backoff is how long to wait after the attempt-th attempt failed:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
 )
 
 // The API server's defaults for a probe (SetDefaults_Probe), which are
@@ -712,13 +713,39 @@ func k8sPort(c *container, handler string, v node) (port int64, skip string, err
 }
 
 // k8sHost is a probe's host, localhost when it has none: the kubelet probes
-// the pod IP, and vitals runs in the pod.
-func k8sHost(v node) (host string, defaulted bool, err error) {
+// the pod IP, and vitals runs in the pod. Credentials written in it
+// (USER:PASSWORD@HOST) make the kubelet's probe fail every time, as its URL
+// does not parse and its address names no host: they are cut off, and
+// returned for leftOutCredentials to say so.
+func k8sHost(v node) (host string, creds *url.Userinfo, defaulted bool, err error) {
 	host, err = v.str()
-	if err != nil || host != "" {
-		return host, false, err
+	switch {
+	case err != nil:
+		return "", nil, false, err
+	case host == "":
+		return "localhost", nil, true, nil
 	}
-	return "localhost", true, nil
+	if i := strings.LastIndexByte(host, '@'); i >= 0 {
+		creds = url.User(host[:i])
+		if user, password, ok := strings.Cut(host[:i], ":"); ok {
+			creds = url.UserPassword(user, password)
+		}
+		host = host[i+1:]
+	}
+	return host, creds, false, nil
+}
+
+// leftOutCredentials says that the credentials of a probe's host, creds,
+// are left out of its check, with the password masked: the file is no place
+// for it in clear, and xxxxx in its place would be sent. hint says how to
+// give them, where vitals can send them.
+func (im *importer) leftOutCredentials(name, handler string, creds *url.Userinfo, host, hint string) {
+	written := creds.Username()
+	if _, ok := creds.Password(); ok {
+		written += ":" + redact.Mask
+	}
+	im.warnf("%s: %s.host %q holds credentials, with which the kubelet's probe fails every time: written without them%s",
+		name, handler, written+"@"+host, hint)
 }
 
 // k8sHTTP reads an httpGet handler: its URL as the kubelet forms it, its
@@ -736,7 +763,7 @@ func (im *importer) k8sHTTP(c *container, name string, v node) (p kinds.Peer, de
 	if err != nil || skip != "" {
 		return p, false, skip, err
 	}
-	host, defaultHost, err := k8sHost(f["host"])
+	host, creds, defaultHost, err := k8sHost(f["host"])
 	if err != nil {
 		return p, false, "", err
 	}
@@ -768,6 +795,13 @@ func (im *importer) k8sHTTP(c *container, name string, v node) (p kinds.Peer, de
 		u = &url.URL{Path: path}
 	}
 	u.Scheme, u.Host = scheme, net.JoinHostPort(host, strconv.FormatInt(port, 10))
+	if creds != nil {
+		// Go's client sends a URL's credentials as basic authentication.
+		logIn := *u
+		logIn.User = url.User(creds.Username())
+		im.leftOutCredentials(name, "httpGet", creds, host, "; to log in, write url: "+
+			strings.Replace(logIn.String(), "@", ":${PASSWORD}@", 1)+", with PASSWORD in vitals's environment")
+	}
 
 	p = kinds.Peer{URL: u.String(), Insecure: insecure}
 	if insecure {
@@ -813,9 +847,12 @@ func (im *importer) k8sTCP(c *container, name string, v node) (p kinds.Peer, def
 	if err != nil || skip != "" {
 		return p, false, skip, err
 	}
-	host, defaultHost, err := k8sHost(f["host"])
+	host, creds, defaultHost, err := k8sHost(f["host"])
 	if err != nil {
 		return p, false, "", err
+	}
+	if creds != nil {
+		im.leftOutCredentials(name, "tcpSocket", creds, host, "")
 	}
 	return kinds.Peer{Address: net.JoinHostPort(host, strconv.FormatInt(port, 10))}, defaultHost, "", nil
 }

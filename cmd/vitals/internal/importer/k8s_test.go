@@ -632,3 +632,31 @@ func TestAProbesOwnGraceIsItsChecksStopTimeout(t *testing.T) {
 		t.Errorf("app-live of one of several containers: on-failure %s, stop-timeout %v; want ignore, none", c.OnFailure, c.StopTimeout)
 	}
 }
+
+// A probe's host written with credentials (user:password@host) makes the
+// kubelet's probe fail every time: the check is written without them, and
+// neither the file nor what the import says shows the password.
+func TestCredentialsInAProbesHostAreLeftOutAndTheirPasswordUnsaid(t *testing.T) {
+	r, err := Kubernetes("pod.yaml", manifest("kind: Pod", "metadata: {name: p}", "spec:", "  containers:", "    - name: app",
+		`      livenessProbe: {httpGet: {port: 8080, path: /healthz, host: "admin:s3cret@api.internal"}}`,
+		`      readinessProbe: {tcpSocket: {port: 5432, host: "app:s3cret@db.internal"}}`,
+	), "")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	sameLines(t, "warnings", r.Warnings, []string{
+		`app-live: httpGet.host "admin:xxxxx@api.internal" holds credentials, with which the kubelet's probe fails every time: written without them; ` +
+			`to log in, write url: http://admin:${PASSWORD}@api.internal:8080/healthz, with PASSWORD in vitals's environment`,
+		`app-ready: tcpSocket.host "app:xxxxx@db.internal" holds credentials, with which the kubelet's probe fails every time: written without them`,
+	})
+	if strings.Contains(string(r.YAML), "s3cret") {
+		t.Errorf("the file shows the password:\n%s", r.YAML)
+	}
+	checks := load(t, r.YAML)
+	if got := checks["app-live"].Spec.(kinds.HTTPSpec).URL; got != "http://api.internal:8080/healthz" {
+		t.Errorf("app-live: url %q, want http://api.internal:8080/healthz", got)
+	}
+	if got := checks["app-ready"].Spec.(probe.TCPSpec).Address; got != "db.internal:5432" {
+		t.Errorf("app-ready: address %q, want db.internal:5432", got)
+	}
+}

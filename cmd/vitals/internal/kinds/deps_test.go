@@ -71,3 +71,29 @@ func TestAConfigurationWithABadDependencyURLSaysWhere(t *testing.T) {
 		t.Fatalf("error\n%v\nwant\n%s", err, want)
 	}
 }
+
+// A dependency's URL with a port no server listens on, or written without
+// //, is refused as the file is loaded, at its check, its password unsaid.
+func TestADependencyURLWithABadPortOrNoSlashesFailsAtLoad(t *testing.T) {
+	yaml := strings.Join([]string{
+		"checks:",
+		"  cache:",
+		"    redis: {url: 'redis://localhost:99999'}",
+		"  mq:",
+		"    amqp: {url: 'amqp://guest:s3cret@mq:70000/'}",
+		"  bus:",
+		"    nats: {url: 'nats://bus:0'}",
+		"  session:",
+		"    redis: {url: 'redis:app:s3cret@cache:6379'}",
+	}, "\n")
+	_, err := config.Parse("vitals.yaml", []byte(yaml), func(string) (string, bool) { return "", false }, kinds.All)
+	want := strings.Join([]string{
+		`vitals.yaml:3:12: checks.cache.redis: url: port "99999" is not a number from 1 to 65535`,
+		`vitals.yaml:5:11: checks.mq.amqp: url: port "70000" is not a number from 1 to 65535`,
+		`vitals.yaml:7:11: checks.bus.nats: url: port "0" is not a number from 1 to 65535`,
+		`vitals.yaml:9:12: checks.session.redis: url: write redis://…`,
+	}, "\n")
+	if err == nil || err.Error() != want {
+		t.Fatalf("error\n%v\nwant\n%s", err, want)
+	}
+}

@@ -44,25 +44,50 @@ func New(secrets ...string) *Redactor {
 	return &Redactor{secrets: slices.Compact(kept)}
 }
 
-// Redact returns s with every secret, and the password of every URL written
-// with one (user:password@), replaced by Mask.
+// Redact returns s with every secret, the password of every URL written
+// with one (user:password@, after scheme:// or scheme:), and the value of
+// every query parameter named like a secret (?token=, see SecretName),
+// however short, replaced by Mask.
 func (r *Redactor) Redact(s string) string {
 	if r != nil {
 		for _, secret := range r.secrets {
 			s = strings.ReplaceAll(s, secret, Mask)
 		}
 	}
-	return urlPassword.ReplaceAllString(s, "$1:"+Mask+"@")
+	s = urlPassword.ReplaceAllString(s, "$1:"+Mask+"@")
+	if strings.Contains(s, "=") {
+		s = queryParam.ReplaceAllStringFunc(s, func(param string) string {
+			key, _, _ := strings.Cut(param[1:], "=")
+			name, err := url.QueryUnescape(key)
+			if err != nil {
+				name = key
+			}
+			if !SecretName(name) {
+				return param
+			}
+			return param[:len("?")+len(key)+len("=")] + Mask
+		})
+	}
+	return s
 }
 
-// urlPassword finds the password of a URL written with one.
-var urlPassword = regexp.MustCompile(`(://[^:/@\s"']+):[^@\s"'/]+@`)
+// urlPassword finds the password of a URL written with one: after
+// scheme://user, or after scheme:user in a URL written without // (which
+// url.Parse reads as opaque).
+var urlPassword = regexp.MustCompile(`((?:://|[A-Za-z][A-Za-z0-9+.-]*:)[^:/@\s"']+):[^@\s"'/]+@`)
+
+// queryParam finds a query parameter with a value, ?name=value or
+// &name=value. The value ends where a URL's query does, or where what quotes
+// the URL closes it (a quote, a YAML flow mapping's brace, a comma): a
+// secret that holds one of those is hidden whole among the Redactor's.
+var queryParam = regexp.MustCompile("[?&][A-Za-z0-9_.~%+-]+=[^&#\\s\"'`<>,;)}\\]]+")
 
 // URL returns the secrets that the URL s carries: the password of its
 // userinfo, a NATS token (a userinfo with no password, nats:// or tls://),
 // the values of its query parameters named like secrets (libpq's
-// ?password=, ?token=), each as written and query-escaped. Nil when s is no
-// URL with a scheme. Of a URL that does not parse, the query's secrets are
+// ?password=, ?token=), each as written and query-escaped; of a URL written
+// without // (redis:user:password@host) too. Nil when s is no URL with a
+// scheme. Of a URL that does not parse, the query's secrets are
 // found all the same: the error that says so quotes it.
 func URL(s string) []string {
 	u, err := url.Parse(s)
@@ -72,6 +97,12 @@ func URL(s string) []string {
 		u = &url.URL{RawQuery: query}
 	case err != nil || u.Scheme == "":
 		return nil
+	case u.Opaque != "":
+		// Written without // (redis:user:password@host), its userinfo is
+		// in what url.Parse leaves opaque.
+		if slashed, err := url.Parse(u.Scheme + "://" + u.Opaque); err == nil {
+			u.User = slashed.User
+		}
 	}
 	var found []string
 	if u.User != nil {

@@ -84,3 +84,54 @@ func TestRedactHidesEachSecretWholeAndEveryURLPassword(t *testing.T) {
 		t.Errorf("a nil Redactor: %q", got)
 	}
 }
+
+// A value under a secret name in a URL's query is a secret whatever its
+// length: MinSecret keeps a short value of the environment from masking a
+// word everywhere, but in ?token=abc the name says what abc is.
+func TestASecretNamedQueryValueIsHiddenWhateverItsLength(t *testing.T) {
+	var none *Redactor
+	for in, want := range map[string]string{
+		"GET http://api/?token=abc failed":                  "GET http://api/?token=xxxxx failed",
+		`Post "https://hook/x?a=1&Password=1&b=2": refused`: `Post "https://hook/x?a=1&Password=xxxxx&b=2": refused`,
+		"http://h/?api%5Fkey=k#top":                         "http://h/?api%5Fkey=xxxxx#top",
+		"grpc: {url: grpc://h:1/svc?x-amz-signature=ab}":    "grpc: {url: grpc://h:1/svc?x-amz-signature=xxxxx}", // a flow mapping's brace is no part of it
+		"http://h/?page=1&q=abc":                            "http://h/?page=1&q=abc",
+		"http://h/?token=&q=1":                              "http://h/?token=&q=1",
+		"token=abc, not in a URL":                           "token=abc, not in a URL",
+	} {
+		if got := none.Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A URL written without // (scheme:user:password@host, an opaque URL to
+// net/url) has its password hidden as one written with //.
+func TestAURLWrittenWithoutSlashesHasItsPasswordHidden(t *testing.T) {
+	for _, tc := range []struct {
+		url  string
+		want []string
+	}{
+		{"redis:user:s3cretpw@cache:6379", []string{"s3cretpw"}},
+		{"postgres:app:p%40ss@db/app?sslmode=disable", []string{"p%40ss", "p@ss"}},
+		{"nats:s3cr3ttoken@nats:4222", []string{"s3cr3ttoken"}},
+		{"mailto:someone@example.com", nil},
+	} {
+		got := URL(tc.url)
+		slices.Sort(got)
+		got = slices.Compact(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("URL(%q) = %q, want %q", tc.url, got, tc.want)
+		}
+	}
+	var none *Redactor
+	for in, want := range map[string]string{
+		"postgres:user:pw@host":                              "postgres:user:xxxxx@host",
+		`target "redis:user:pw@cache:6379": write redis://…`: `target "redis:user:xxxxx@cache:6379": write redis://…`,
+		"mailto:someone@example.com at 12:30":                "mailto:someone@example.com at 12:30",
+	} {
+		if got := none.Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
