@@ -108,10 +108,13 @@ func (s *sender) attempt(ctx context.Context, body []byte) (retry bool, after ti
 		return true, 0, fmt.Errorf("%s: %w", s.what, err)
 	}
 	defer resp.Body.Close()
-	answer, _ := io.ReadAll(io.LimitReader(resp.Body, maxReasonBody))
+	answer, readErr := io.ReadAll(io.LimitReader(resp.Body, maxReasonBody))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrainedBody))
 	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
-		if s.delivered == nil || s.delivered(answer) {
+		// An answer cut short (the attempt's timeout in its body) came
+		// from a receiver that took the event: sending it again would
+		// record it twice.
+		if s.delivered == nil || readErr != nil || s.delivered(answer) {
 			return false, 0, nil
 		}
 		// Something else answers where the receiver should: it may be

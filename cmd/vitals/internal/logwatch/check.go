@@ -149,8 +149,9 @@ func (c *Check) fail(line []byte) (flipped bool) {
 // expire waits for the latest line that matched FailPattern to leave the
 // window, and then tells expired: the check passes again at that moment,
 // not at its next period (a failure that ends passes at its end). A newer
-// line moves the end; one goroutine waits, whatever the lines, and none
-// once the window is over or the check was reset.
+// line moves the end; one goroutine waits, whatever the lines, until the
+// window of the latest is over (after a reset too: it then tells
+// nothing).
 func (c *Check) expire() {
 	for {
 		c.mu.Lock()

@@ -65,7 +65,11 @@ func (r *Redactor) Redact(s string) string {
 			if !SecretName(name) {
 				return param
 			}
-			return param[:len("?")+len(key)+len("=")] + Mask
+			// What closes a flow mapping or a list around the URL
+			// stays: its last characters are not the value's.
+			value := param[len("?")+len(key)+len("="):]
+			kept := strings.TrimRight(value, ")}],")
+			return param[:len(param)-len(value)] + Mask + value[len(kept):]
 		})
 	}
 	return s
@@ -73,14 +77,16 @@ func (r *Redactor) Redact(s string) string {
 
 // urlPassword finds the password of a URL written with one: after
 // scheme://user, or after scheme:user in a URL written without // (which
-// url.Parse reads as opaque).
-var urlPassword = regexp.MustCompile(`((?:://|[A-Za-z][A-Za-z0-9+.-]*:)[^:/@\s"']+):[^@\s"'/]+@`)
+// url.Parse reads as opaque), its scheme at the start of a word (a time
+// such as T03:49:00Z:warn:user@host is no URL).
+var urlPassword = regexp.MustCompile(`((?:://|(?:^|[\s"'=(<\[{,])[A-Za-z][A-Za-z0-9+.-]*:)[^:/@\s"']+):[^@\s"'/]+@`)
 
-// queryParam finds a query parameter with a value, ?name=value or
-// &name=value. The value ends where a URL's query does, or where what quotes
-// the URL closes it (a quote, a YAML flow mapping's brace, a comma): a
-// secret that holds one of those is hidden whole among the Redactor's.
-var queryParam = regexp.MustCompile("[?&][A-Za-z0-9_.~%+-]+=[^&#\\s\"'`<>,;)}\\]]+")
+// queryParam finds a query parameter with a value, ?name=value, &name=value
+// or ;name=value (&amp;name=value in HTML). The value ends where a URL's
+// query does, or at a quote; a brace, a bracket, a parenthesis or a comma
+// at its end is taken for what closes the text around the URL (Redact
+// keeps them), and one inside it is the value's.
+var queryParam = regexp.MustCompile("[?&;][A-Za-z0-9_.~%+-]+=[^&#\\s\"'`<>]+")
 
 // URL returns the secrets that the URL s carries: the password of its
 // userinfo, a NATS token (a userinfo with no password, nats:// or tls://),

@@ -135,3 +135,21 @@ func TestAURLWrittenWithoutSlashesHasItsPasswordHidden(t *testing.T) {
 		}
 	}
 }
+
+// A secret-named query value is hidden whole, whatever it holds but what
+// ends a query; what closes the text around the URL stays; a time is no
+// URL without //.
+func TestAQueryValueIsHiddenWholeAndATimeIsNoURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"GET /x?token=ab;cd failed":                 "GET /x?token=xxxxx failed",
+		"GET /x?token=a,b)c&page=2":                 "GET /x?token=xxxxx&page=2",
+		"{url: http://x/?token=abc}":                "{url: http://x/?token=xxxxx}",
+		"<a href=\"/x?a=1&amp;access_token=abcd\">": "<a href=\"/x?a=1&amp;access_token=xxxxx\">",
+		"ts=2026-12-07T03:49:00Z:warn:user@host":    "ts=2026-12-07T03:49:00Z:warn:user@host",
+		"url redis:user:pw@cache:6379":              "url redis:user:xxxxx@cache:6379",
+	} {
+		if got := New().Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

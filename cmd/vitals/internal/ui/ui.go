@@ -158,13 +158,14 @@ func (p *Page) serveStatus(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "application/json")
 	h.Set("Vary", "Accept-Encoding")
 	gzipped := acceptsGzip(r.Header.Get("Accept-Encoding"))
+	etag := st.etag
 	if gzipped {
-		// Another encoding, another strong ETag of the same version.
-		h.Set("ETag", st.etag[:len(st.etag)-1]+`-gzip"`)
-	} else {
-		h.Set("ETag", st.etag)
+		// Another encoding, another strong ETag of the same version: a
+		// cache revalidates the encoding it holds, and only that one.
+		etag = st.etag[:len(st.etag)-1] + `-gzip"`
 	}
-	if matchesETag(r.Header.Get("If-None-Match"), st.etag) {
+	h.Set("ETag", etag)
+	if matchesETag(r.Header.Get("If-None-Match"), etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -198,13 +199,12 @@ func acceptsGzip(accept string) bool {
 	return false
 }
 
-// matchesETag reports whether an If-None-Match names the status's version
-// (etag), in either encoding: weakly, as RFC 9110 compares for it.
+// matchesETag reports whether an If-None-Match names etag, the ETag of the
+// status in the encoding served: weakly, as RFC 9110 compares for it.
 func matchesETag(ifNoneMatch, etag string) bool {
-	version := strings.Trim(etag, `"`)
 	for tag := range strings.SplitSeq(ifNoneMatch, ",") {
 		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
-		if tag == "*" || tag == etag || tag == `"`+version+`-gzip"` {
+		if tag == "*" || tag == etag {
 			return true
 		}
 	}
@@ -222,12 +222,29 @@ type shownStatus struct {
 // version is what makes a status new: the events (every change of
 // status, a check added, stopped or started over, a service started or
 // exited) and the results (each run of each check adds one). A restarted
-// agent begins both again, so the ETag names its start too.
-type version struct{ eventID, runs uint64 }
+// agent begins both again, so the ETag names its start too. The drain
+// and the stop change the status with no event of their own (the agent's
+// stopping event comes before its Drain), so they count too.
+type version struct {
+	eventID, runs     uint64
+	draining, stopped bool
+}
+
+// flags are the drain and the stop as an ETag spells them: -d, -s.
+func (v version) flags() string {
+	var f string
+	if v.draining {
+		f += "-d"
+	}
+	if v.stopped {
+		f += "-s"
+	}
+	return f
+}
 
 func newShownStatus(body []byte, started time.Time, v version) *shownStatus {
 	return &shownStatus{body: body,
-		etag: fmt.Sprintf(`"%s-%d-%d"`, strconv.FormatInt(started.UnixNano(), 36), v.eventID, v.runs),
+		etag: fmt.Sprintf(`"%s-%d-%d%s"`, strconv.FormatInt(started.UnixNano(), 36), v.eventID, v.runs, v.flags()),
 		gzipped: sync.OnceValue(func() []byte {
 			var b bytes.Buffer
 			zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression) // a valid level: no error
@@ -252,7 +269,7 @@ func (p *Page) status() *shownStatus {
 		return p.cached
 	}
 	snap := p.m.Snapshot()
-	v := version{eventID: id}
+	v := version{eventID: id, draining: snap.Draining, stopped: snap.Stopped}
 	for _, c := range snap.Checks {
 		v.runs += uint64(c.Runs)
 	}
