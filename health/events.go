@@ -75,6 +75,12 @@ type Event struct {
 	// not change it.
 	Key  string            `json:"key,omitempty"`
 	Data map[string]string `json:"data,omitempty"`
+	// Occurrences is how many notices of Key the event stands for, when
+	// more than one: repeats within their repeat-after window
+	// (NotifyRepeating) count here, with Data the last one's and
+	// LastOccurred its time, instead of adding events. 0 for one.
+	Occurrences  int       `json:"occurrences,omitempty"`
+	LastOccurred time.Time `json:"lastOccurred,omitzero"`
 }
 
 // eventJSON is Event on the wire: from and to are there for a check's status
@@ -113,76 +119,152 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// eventLog is a bounded ring of events. Appending never blocks; readers copy
-// out what they want.
-//
-// The ring grows as events come, up to size, rather than being made whole
-// at once: an Event is about 200 bytes, so the default log of 1,000 would
-// be 200 KB of pointer-holding memory that every garbage collection scans
-// from the start, where a program's checks rarely change more than a few
-// dozen times in an hour (a server answering probes pays for that scan on
-// every request's share of the collections).
+// eventLog is the events kept for readers: two bounded rings under one
+// sequence of IDs, one of state changes (every type but notice) and one of
+// notices, so that however many notices a program records, they push out
+// older notices only, never a check's, a level's or a service's change.
+// Appending never blocks; readers copy out what they want.
 type eventLog struct {
-	buf     []Event // the kept events, event i (from 1) at (i-1)%size once full
-	size    int     // how many are kept at most
-	lastID  uint64
-	changed chan struct{} // closed on the next append, to wake blocked readers
-	waited  bool          // a reader holds changed, so the next append must close it
+	changes, notices ring
+	lastID           uint64
+	// lastNotice is, for each key of a kept notice, the newest notice of
+	// the key: where a repeat within its window is counted (see Notify). It
+	// holds no key whose notices the ring dropped.
+	lastNotice map[string]uint64
+	changed    chan struct{} // closed on the next append, to wake blocked readers
+	waited     bool          // a reader holds changed, so the next append must close it
 }
 
-// firstEvents is the ring's first allocation: the start's events of a
+// ring is a bounded ring of events in the order of their IDs, which grow
+// but need not follow one another (the other ring has those between).
+//
+// It grows as events come, up to size, rather than being made whole at
+// once: an Event is about 200 bytes, so a log of 1,000 would be 200 KB of
+// pointer-holding memory that every garbage collection scans from the
+// start, where a program's checks rarely change more than a few dozen times
+// in an hour (a server answering probes pays for that scan on every
+// request's share of the collections).
+type ring struct {
+	buf  []Event // the kept events, the oldest at head once full
+	size int     // how many are kept at most
+	head int     // the oldest once full
+	// dropped is the ID of the newest event the ring dropped, 0 for none.
+	dropped uint64
+}
+
+// firstEvents is a ring's first allocation: the start's events of a
 // program with a few checks (each passing, then the levels) fit in it.
 const firstEvents = 16
 
 func newEventLog(size int) eventLog {
-	return eventLog{size: size, changed: make(chan struct{})}
+	return eventLog{changes: ring{size: size}, notices: ring{size: size},
+		lastNotice: map[string]uint64{}, changed: make(chan struct{})}
+}
+
+// push appends e, and returns the event it dropped to make room, if any.
+func (r *ring) push(e Event) (Event, bool) {
+	switch {
+	case len(r.buf) < cap(r.buf):
+		r.buf = append(r.buf, e)
+	case len(r.buf) < r.size:
+		// Double, up to size, never beyond it.
+		grown := make([]Event, 0, min(max(2*cap(r.buf), firstEvents), r.size))
+		r.buf = append(append(grown, r.buf...), e)
+	default:
+		old := r.buf[r.head]
+		r.buf[r.head] = e
+		r.head = (r.head + 1) % r.size
+		r.dropped = old.ID
+		return old, true
+	}
+	return Event{}, false
+}
+
+// at is the i-th kept event, oldest first.
+func (r *ring) at(i int) *Event { return &r.buf[(r.head+i)%len(r.buf)] }
+
+// find is the kept event of id, nil when the ring holds none.
+func (r *ring) find(id uint64) *Event {
+	i := r.from(id)
+	if i < len(r.buf) && r.at(i).ID == id {
+		return r.at(i)
+	}
+	return nil
+}
+
+// from is the index of the first kept event with an ID of id or above;
+// len(buf) when there is none.
+func (r *ring) from(id uint64) int {
+	lo, hi := 0, len(r.buf)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if r.at(mid).ID < id {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 func (l *eventLog) append(e Event) Event {
 	l.lastID++
 	e.ID = l.lastID
-	switch {
-	case len(l.buf) < cap(l.buf):
-		l.buf = append(l.buf, e)
-	case len(l.buf) < l.size:
-		// Double, up to size, never beyond it.
-		grown := make([]Event, 0, min(max(2*cap(l.buf), firstEvents), l.size))
-		l.buf = append(append(grown, l.buf...), e)
-	default:
-		l.buf[int((e.ID-1)%uint64(l.size))] = e
+	if e.Type == EventNotice {
+		if old, ok := l.notices.push(e); ok && l.lastNotice[old.Key] == old.ID {
+			delete(l.lastNotice, old.Key)
+		}
+		l.lastNotice[e.Key] = e.ID
+	} else {
+		l.changes.push(e)
 	}
+	l.wake()
+	return e
+}
+
+// wake wakes the readers waiting for an event.
+func (l *eventLog) wake() {
 	if l.waited {
 		close(l.changed)
 		l.changed, l.waited = make(chan struct{}), false
 	}
-	return e
 }
 
-// after returns the kept events with an ID above id, oldest first. An id
-// beyond the last one is a cursor from another Monitor (a previous run of the
-// process): the reader gets the whole log rather than waiting for ids it has
-// seen elsewhere.
+// after returns the kept events with an ID above id, oldest first: those of
+// both rings, merged. An id beyond the last one is a cursor from another
+// Monitor (a previous run of the process): the reader gets the whole log
+// rather than waiting for ids it has seen elsewhere.
 func (l *eventLog) after(id uint64) []Event {
 	if id > l.lastID {
 		id = 0
 	}
-	if id == l.lastID || len(l.buf) == 0 {
+	if id == l.lastID {
 		return nil
 	}
-	oldest := l.lastID - uint64(len(l.buf)) + 1
-	first := max(id+1, oldest)
-	out := make([]Event, 0, l.lastID-first+1)
-	for i := first; i <= l.lastID; i++ {
-		out = append(out, l.buf[int((i-1)%uint64(l.size))])
+	c, n := l.changes.from(id+1), l.notices.from(id+1)
+	total := len(l.changes.buf) - c + len(l.notices.buf) - n
+	if total == 0 {
+		return nil
+	}
+	out := make([]Event, 0, total)
+	for c < len(l.changes.buf) || n < len(l.notices.buf) {
+		if n == len(l.notices.buf) || (c < len(l.changes.buf) && l.changes.at(c).ID < l.notices.at(n).ID) {
+			out = append(out, *l.changes.at(c))
+			c++
+		} else {
+			out = append(out, *l.notices.at(n))
+			n++
+		}
 	}
 	return out
 }
 
 // Events returns the kept events with an ID above after, oldest first; nil when
-// there are none. Events(0) returns every event the log still holds. When the
-// first returned ID is above after+1, the log dropped the ones between (it keeps
-// the last WithEventLog of them). IDs start at 1 with each Monitor: a cursor
-// above the last ID comes from an earlier one, and gets the whole log.
+// there are none. Events(0) returns every event the log still holds. An ID
+// missing between after and the last returned is an event the log dropped (it
+// keeps the last WithEventLog state changes, and as many notices apart). IDs
+// start at 1 with each Monitor: a cursor above the last ID comes from an
+// earlier one, and gets the whole log.
 func (m *Monitor) Events(after uint64) []Event {
 	m.mu.Lock()
 	defer m.mu.Unlock()

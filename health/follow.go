@@ -42,9 +42,19 @@ func (m *Monitor) Follow(after uint64) *Follower {
 }
 
 // Gap is a run of events that a Follower missed: the log dropped them (it
-// keeps the last WithEventLog) before the Follower read them. First and Last
-// are their IDs; the zero Gap is none.
-type Gap struct{ First, Last uint64 }
+// keeps the last WithEventLog state changes, and as many notices apart)
+// before the Follower read them. First and Last are their IDs; the zero Gap
+// is none.
+//
+// Changes says that state changes were dropped too, not notices alone: a
+// reader that keeps what it learnt from the events (a check's status, a
+// level) should read the state anew (Snapshot) rather than trust it. A
+// flood of notices never drops a state change: only more state changes than
+// the log keeps, while the reader is away, do.
+type Gap struct {
+	First, Last uint64
+	Changes     bool
+}
 
 // Len is how many events the gap is: 0 for none.
 func (g Gap) Len() uint64 {
@@ -75,21 +85,30 @@ func (f *Follower) Next(ctx context.Context) (events []Event, gap Gap, err error
 		evs := f.m.events.after(f.cursor)
 		closed, until := f.closed, f.until
 		changed := f.m.events.changed
+		changesDropped := f.m.events.changes.dropped
 		if len(evs) == 0 && !closed {
 			f.m.events.waited = true
 		}
 		f.m.mu.Unlock()
+		// One run of IDs that follow one another at a time, each after its
+		// gap: where the log dropped notices between state changes it kept,
+		// the next call returns the gap and the run after it.
+		for i := 1; i < len(evs); i++ {
+			if evs[i].ID != evs[i-1].ID+1 {
+				evs = evs[:i]
+				break
+			}
+		}
 		if closed && len(evs) > 0 && evs[len(evs)-1].ID > until {
-			// IDs in the log follow one another: keep those up to until.
 			evs = evs[:max(int64(until)-int64(evs[0].ID)+1, 0)]
 		}
 		if len(evs) > 0 {
-			gap = f.skip(evs[0].ID - 1)
+			gap = f.skip(evs[0].ID-1, changesDropped)
 			f.cursor = evs[len(evs)-1].ID
 			return evs, gap, nil
 		}
 		if closed {
-			return nil, f.skip(until), io.EOF
+			return nil, f.skip(until, changesDropped), io.EOF
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, Gap{}, err
@@ -103,12 +122,12 @@ func (f *Follower) Next(ctx context.Context) (events []Event, gap Gap, err error
 }
 
 // skip moves the cursor to id, past events it never returned, and returns
-// their gap.
-func (f *Follower) skip(id uint64) Gap {
+// their gap; changesDropped is the newest state change the log dropped.
+func (f *Follower) skip(id, changesDropped uint64) Gap {
 	if id <= f.cursor {
 		return Gap{}
 	}
-	g := Gap{First: f.cursor + 1, Last: id}
+	g := Gap{First: f.cursor + 1, Last: id, Changes: changesDropped > f.cursor}
 	f.cursor = id
 	return g
 }

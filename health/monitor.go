@@ -70,7 +70,8 @@ const (
 	// DefaultHistory is how many results a check keeps: ten minutes of a 10s
 	// check, enough to see a flap.
 	DefaultHistory = 60
-	// DefaultEventLog is how many events the log keeps: hours of transitions
+	// DefaultEventLog is how many state changes the log keeps, and how many
+	// notices apart (see WithEventLog): hours of transitions
 	// for a reader that reconnects, at a bounded cost (about 200 bytes an
 	// event, and its output and data; the log grows to it as events come).
 	DefaultEventLog = 1000
@@ -153,8 +154,9 @@ func WithHistory(n int) Option {
 	}
 }
 
-// WithEventLog sets how many events are kept for readers (DefaultEventLog).
-// Values below 1 keep the default.
+// WithEventLog sets how many events are kept for readers (DefaultEventLog):
+// that many state changes, and as many notices apart, so that notices push
+// out older notices only. Values below 1 keep the default.
 func WithEventLog(n int) Option {
 	return func(m *Monitor) {
 		if n > 0 {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -12,9 +13,13 @@ import (
 // check sees: "config reloaded", "leader elected", "backup done". It is an
 // event of type notice (EventNotice) with a key, which says what happened,
 // and data, a few name=value pairs. Pebble's custom notices (pebble notify)
-// are the model, and their keys are taken as they are; unlike Pebble, which
-// keeps one notice per key and counts its occurrences, each notice is an
-// event of its own in the log, read in order with the others.
+// are the model, and their keys are taken as they are. Each notice is an
+// event of its own in the log, read in order with the others, unless it
+// repeats its key within a repeat-after window (NotifyRepeating, Pebble's
+// --repeat-after): then it counts an occurrence of the event before it and
+// replaces its data, as Pebble's notices count theirs. Notices are kept
+// apart from state changes, so that no flood of them pushes a check's
+// change out of the log.
 
 // The bounds of a notice, and why.
 const (
@@ -137,8 +142,21 @@ func ValidateNotice(key string, data map[string]string) error {
 // redacted, escaped and capped (see WithRedaction and Result.Output); data
 // is copied, so the caller may change its map afterwards.
 func (m *Monitor) Notify(key string, data map[string]string) (Event, error) {
+	e, _, err := m.NotifyRepeating(key, data, 0)
+	return e, err
+}
+
+// NotifyRepeating is Notify with Pebble's repeat-after: when the last event
+// of key the log keeps was recorded less than repeatAfter ago, the notice is
+// a repeat of it, and no event is added. The event counts one more
+// occurrence (Occurrences, LastOccurred) and takes data as its Data; it is
+// returned so, with repeated true. Readers that read the event before see
+// no change, as Pebble wakes no one for a notice within its repeat-after; a
+// reader that reads it later sees the count. A repeatAfter of 0 or less
+// repeats nothing: the notice is an event of its own, as with Notify.
+func (m *Monitor) NotifyRepeating(key string, data map[string]string, repeatAfter time.Duration) (e Event, repeated bool, err error) {
 	if err := ValidateNotice(key, data); err != nil {
-		return Event{}, err
+		return Event{}, false, err
 	}
 	var kept map[string]string
 	if len(data) > 0 {
@@ -147,5 +165,15 @@ func (m *Monitor) Notify(key string, data map[string]string) (Event, error) {
 			kept[name] = m.output(value)
 		}
 	}
-	return m.Emit(Event{Type: EventNotice, Key: key, Data: kept}), nil
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.clock.Now()
+	if repeatAfter > 0 {
+		if last := m.events.notices.find(m.events.lastNotice[key]); last != nil && now.Sub(last.Time) < repeatAfter {
+			last.Occurrences = max(last.Occurrences, 1) + 1
+			last.LastOccurred, last.Data = now, kept
+			return *last, true, nil
+		}
+	}
+	return m.emitLocked(Event{Time: now, Type: EventNotice, Key: key, Data: kept}), false, nil
 }

@@ -188,18 +188,18 @@ func TestEventLogKeepsTheNewestAndCountsOn(t *testing.T) {
 func TestEventLogGrowsUpToItsSizeAndKeepsTheNewest(t *testing.T) {
 	for _, size := range []int{1, 2, firstEvents - 1, firstEvents, firstEvents + 1, 3*firstEvents + 5, 100} {
 		l := newEventLog(size)
-		if l.buf != nil {
-			t.Fatalf("size %d: a new log holds %d slots before any event", size, cap(l.buf))
+		if l.changes.buf != nil {
+			t.Fatalf("size %d: a new log holds %d slots before any event", size, cap(l.changes.buf))
 		}
 		allocs := 0
 		for n := 1; n <= 2*size+3; n++ {
-			before := cap(l.buf)
+			before := cap(l.changes.buf)
 			l.append(Event{Type: EventCheckPassed})
-			if cap(l.buf) != before {
+			if cap(l.changes.buf) != before {
 				allocs++
 			}
-			if cap(l.buf) > size || cap(l.buf) > max(firstEvents, 2*n) {
-				t.Fatalf("size %d, %d events: %d slots, want at most the size and twice the events (or %d)", size, n, cap(l.buf), firstEvents)
+			if cap(l.changes.buf) > size || cap(l.changes.buf) > max(firstEvents, 2*n) {
+				t.Fatalf("size %d, %d events: %d slots, want at most the size and twice the events (or %d)", size, n, cap(l.changes.buf), firstEvents)
 			}
 			evs := l.after(0)
 			want := min(n, size)
