@@ -26,6 +26,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -87,9 +88,14 @@ func New(addr, token string) (*Client, error) {
 type Error struct {
 	// Status is the HTTP status: 400 a bad parameter or body, 401 a missing
 	// or wrong token, 404 an unknown check, service or path, 405 a wrong method, 409
-	// a request that does not fit the check or the workload's state.
+	// a request that does not fit the check or the workload's state, 429 a
+	// notice or a beat that says something beyond the agent's limits.
 	Status  int    `json:"-"`
 	Message string `json:"error"`
+	// RetryAfter is what a 429 (a notice or a report beyond the agent's
+	// limits) or a 503 asks the client to wait, from its Retry-After; 0
+	// when it asks nothing.
+	RetryAfter time.Duration `json:"-"`
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -131,6 +137,9 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	if res.StatusCode/100 != 2 {
 		e := &Error{Status: res.StatusCode}
+		if secs, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && secs > 0 {
+			e.RetryAfter = time.Duration(secs) * time.Second
+		}
 		if json.Unmarshal(b, e) != nil || e.Message == "" {
 			e.Message = fmt.Sprintf("%s: %.200s", res.Status, b) // not the agent: a proxy, another server
 		}

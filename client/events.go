@@ -15,6 +15,11 @@ import (
 type Notice struct {
 	Key  string            `json:"key"`
 	Data map[string]string `json:"data,omitempty"`
+	// RepeatAfter is Pebble's repeat-after, as a Go duration ("1m"): a
+	// notice of the same key less than this long after the last event of
+	// its key counts an occurrence of that event instead of adding one
+	// (health.Monitor.NotifyRepeating). Empty: none.
+	RepeatAfter string `json:"repeatAfter,omitempty"`
 }
 
 // Events returns the events after the id after, oldest first (GET
@@ -40,6 +45,19 @@ func (c *Client) Events(ctx context.Context, after uint64, wait time.Duration) (
 // of status 400 that says why; nothing is recorded then. Pebble's equivalent
 // is pebble notify.
 func (c *Client) Notify(ctx context.Context, key string, data map[string]string) (health.Event, error) {
+	return c.NotifyRepeating(ctx, key, data, 0)
+}
+
+// NotifyRepeating is Notify with Pebble's repeat-after: a notice of key
+// less than repeatAfter after the last event of its key counts an
+// occurrence of that event, which it returns with its Occurrences, instead
+// of adding one. 0 repeats nothing. Beyond the agent's limits, the *Error
+// is a 429 with RetryAfter.
+func (c *Client) NotifyRepeating(ctx context.Context, key string, data map[string]string, repeatAfter time.Duration) (health.Event, error) {
+	n := Notice{Key: key, Data: data}
+	if repeatAfter > 0 {
+		n.RepeatAfter = repeatAfter.String()
+	}
 	var out health.Event
-	return out, c.do(ctx, http.MethodPost, "/v1/notices", Notice{Key: key, Data: data}, &out)
+	return out, c.do(ctx, http.MethodPost, "/v1/notices", n, &out)
 }

@@ -43,6 +43,9 @@ type Hook struct {
 	// while the hook was busy with older ones. They count whatever their
 	// type, since they are gone.
 	Missed uint64 `json:"missed"`
+	// Coalesced counts the events the hook left out when it fell behind,
+	// delivering the latest of each check, level and notice key instead.
+	Coalesced uint64 `json:"coalesced,omitempty"`
 	// LastDeliveredID is the ID of the last event delivered; 0: none yet.
 	LastDeliveredID uint64 `json:"lastDeliveredId,omitempty"`
 	// LastError is why the last failed attempt failed, and LastErrorTime when.

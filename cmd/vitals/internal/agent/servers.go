@@ -169,6 +169,7 @@ func (r *run) serveAPI() error {
 		opts = append(opts, api.WithServices(services))
 	}
 	r.apiSrv = servers.API(api.New(r.monitor, r.heartbeats, r.token, opts...), r.apiLn, r.errorLog())
+	r.apiSrv.ConnContext = api.ConnContext // a client on the socket is its process, for the API's limits
 	// Long waits for events and event streams end with streams, so that
 	// they do not hold up the API's shutdown.
 	streams, endStreams := context.WithCancel(context.Background())

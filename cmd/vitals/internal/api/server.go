@@ -14,7 +14,7 @@
 //	POST /v1/checks/stop, /start     {"checks": [NAME...]}: stop or start checks
 //	GET  /v1/health[?level=L]        a level's verdict (default ready)
 //	GET  /v1/events?after=ID[&wait=D] events after ID; with wait, block up to D for one
-//	POST /v1/notices                 {"key": KEY, "data": {NAME: VALUE}}: record a notice; the answer is its event
+//	POST /v1/notices                 {"key": KEY, "data": {NAME: VALUE}, "repeatAfter": D}: record a notice; the answer is its event
 //	POST /v1/services/NAME/restart   restart that service at once; the answer is its service-started event
 //	POST /v1/service/restart         the same for the agent's one service (400 when it runs several)
 //	GET  /v1/hooks                   the hooks and how their deliveries go
@@ -23,7 +23,8 @@
 // events, each with its id, resuming after Last-Event-ID. Errors are
 // {"error": "..."} (client.Error): 400 a bad parameter or body (a notice
 // that health.ValidateNotice refuses, a restart of the one service of an
-// agent that runs several), 401 a missing or wrong token, 404 an unknown
+// agent that runs several), 401 a missing or wrong token, 429 a notice or a
+// beat that says something beyond the API's Limits (with Retry-After), 404 an unknown
 // check, service or path (or no workload to restart), 410 a unit of work
 // that is not running (it ended, or the workload restarted), 405 a wrong
 // method, 409 a beat of a check that is no heartbeat, work on a check that
@@ -68,6 +69,9 @@ type Server struct {
 	hooks      func() []client.Hook
 	noticed    func(health.Event)
 	mux        *http.ServeMux
+	// notices and reports bound how fast notices and beats that say
+	// something come (Limits).
+	notices, reports *limiter
 }
 
 // New returns the API over m. heartbeats are the Monitor's heartbeat checks by
@@ -79,6 +83,7 @@ type Server struct {
 // agent ends them at shutdown through http.Server.BaseContext.
 func New(m *health.Monitor, heartbeats map[string]*health.Heartbeat, token string, opts ...Option) *Server {
 	s := &Server{m: m, heartbeats: heartbeats, token: token, mux: http.NewServeMux()}
+	WithLimits(DefaultLimits)(s)
 	for _, o := range opts {
 		o(s)
 	}

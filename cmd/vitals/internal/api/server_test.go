@@ -56,7 +56,7 @@ func newAgent(t *testing.T, addr, token string, watchdogs ...string) *agent {
 
 // serveAgent is newAgent with a service (see service) for each name in
 // services, in their order.
-func serveAgent(t *testing.T, addr, token string, watchdogs, services []string) *agent {
+func serveAgent(t *testing.T, addr, token string, watchdogs, services []string, opts ...api.Option) *agent {
 	t.Helper()
 	a := &agent{clock: healthtest.NewClock(time.Time{})}
 	a.up.Store(true)
@@ -93,8 +93,8 @@ func serveAgent(t *testing.T, addr, token string, watchdogs, services []string) 
 	must(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := &http.Server{Handler: api.New(a.m, map[string]*health.Heartbeat{"loop": a.loop}, token,
-		api.WithWatchdogs(a.watchdogs), api.WithServices(supervised)),
-		BaseContext: func(net.Listener) context.Context { return ctx }}
+		append([]api.Option{api.WithWatchdogs(a.watchdogs), api.WithServices(supervised)}, opts...)...),
+		BaseContext: func(net.Listener) context.Context { return ctx }, ConnContext: api.ConnContext}
 	go srv.Serve(ln)
 	a.probes = httptest.NewServer(a.m.Handler())
 	t.Cleanup(func() {
@@ -681,7 +681,7 @@ func TestABadNoticeIs400AndRecordsNothing(t *testing.T) {
 		{`{"data": {"a": "b"}}`, "no notice key"},
 		{`{"key": "reloaded", "data": {"a b": "c"}}`, `data name \"a b\": want letters, digits and - _ .`},
 		{`{"key": "reloaded", "data": {"log": "` + strings.Repeat("x", 1025) + `"}}`, "data log: a value of 1025 bytes: at most 1024"},
-		{`{"key": "reloaded", "data": {"generation": 4}}`, `want a body {\"key\": KEY, \"data\": {NAME: VALUE...}}, the values strings: json: cannot unmarshal number`},
+		{`{"key": "reloaded", "data": {"generation": 4}}`, `want a body {\"key\": KEY, \"data\": {NAME: VALUE...}, \"repeatAfter\": DURATION}, the values strings: json: cannot unmarshal number`},
 		{`{"key": "reloaded", "type": "custom"}`, `unknown field \"type\"`},
 		{`reloaded`, `want a body {\"key\": KEY`},
 	} {

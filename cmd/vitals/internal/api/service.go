@@ -25,6 +25,15 @@ type Service interface {
 // Option configures a Server.
 type Option func(*Server)
 
+// WithLimits sets how fast notices and beats that say something are taken
+// (DefaultLimits without it).
+func WithLimits(l Limits) Option {
+	return func(s *Server) {
+		s.notices = newLimiter(l.NoticesPerClient, l.Notices)
+		s.reports = newLimiter(l.ReportsPerClient, l.Reports)
+	}
+}
+
 // WithServices gives the Server the services the agent supervises, in their
 // start order: POST /v1/services/NAME/restart restarts the one named, and
 // POST /v1/service/restart the only one (400 when there are several).

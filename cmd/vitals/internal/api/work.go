@@ -36,7 +36,9 @@ func (s *Server) beat(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case err != nil:
 	case report == health.Report{Status: health.Pass}:
-		hb.Beat() // the happy path: nothing but the time
+		hb.Beat() // the happy path: nothing but the time, never limited
+	case s.limited(w, r, s.reports, "beats that say something"):
+		return
 	default:
 		err = hb.Report(report)
 	}

@@ -8,9 +8,17 @@
 // management API's readers do: the engine appends an event and moves on, and
 // a slow or broken hook never delays a check, a probe answer or another hook.
 // Each hook has one goroutine, which delivers its events one at a time in the
-// order of their IDs. The log is bounded (health.DefaultEventLog): a hook
+// order of their IDs. A hook that falls behind (more than BehindAfter of its
+// events wait) coalesces what waits: the latest event of each check, level
+// and notice key, every service event and stop, in order, rather than one
+// delivery per event of a flood (a command forked per event). Exec hooks run
+// at most MaxExecAtOnce commands at once between them. The log is bounded
+// (health.DefaultEventLog state changes, and as many notices apart): a hook
 // that falls behind by more than the log holds misses the events that were
-// dropped, and says so in its log line, its Status and its metrics.
+// dropped, and says so in its log line, its Status and its metrics; when
+// state changes were among them, it is delivered each check's state as it
+// is then (an event of id 0, see resync), so that it never acts on a status
+// that has changed since.
 //
 // The agent builds a Runner from the file (config.Config.Hooks), starts it
 // with the Monitor, serves its Status on the management API and registers it
@@ -150,6 +158,18 @@ const (
 	DefaultBackoffMax     = 10 * time.Second
 )
 
+// BehindAfter is how many of a hook's events may wait before the hook
+// coalesces them: more than come in any burst of a healthy program's (its
+// checks' start, a restart of its workload), so that a hook that keeps up
+// gets every event, while one that falls behind a flood delivers what it
+// means and not each step of it.
+const BehindAfter = 64
+
+// MaxExecAtOnce bounds the exec hooks' commands running at once, between
+// every exec hook: each hook runs one at a time already, and a file with
+// many of them must not fork a crowd on one event.
+const MaxExecAtOnce = 4
+
 // DefaultPebbleNoticeOn is the event types a PebbleNotice hook is on by
 // default: the changes a charm acts on, a check's, a level's and the
 // workload's exit, and not the starts, stops and resets that only come with
@@ -220,6 +240,10 @@ type Runner struct {
 	logger *slog.Logger
 	redact func(string) string
 	hooks  []*hook
+	m      *health.Monitor
+	// execSlots holds a place for each exec hook's command running: at
+	// most MaxExecAtOnce.
+	execSlots chan struct{}
 
 	// delivering ends the deliveries under way (Stop's context).
 	delivering    context.Context
@@ -243,6 +267,10 @@ type hook struct {
 	// closes its idle connections.
 	done func()
 
+	// seen is each check's status as the hook last read it, from its
+	// events: what a resync after a gap compares with. Its goroutine's own.
+	seen map[string]health.Status
+
 	mu       sync.Mutex // guards st and attempts
 	st       Status
 	attempts uint64
@@ -260,11 +288,12 @@ func New(specs []Spec, m *health.Monitor, logger *slog.Logger, redact func(strin
 	if redact == nil {
 		redact = func(s string) string { return s }
 	}
-	r := &Runner{logger: logger, redact: func(s string) string { return escape.Text(redact(s)) }}
+	r := &Runner{logger: logger, redact: func(s string) string { return escape.Text(redact(s)) }, m: m,
+		execSlots: make(chan struct{}, MaxExecAtOnce)}
 	r.delivering, r.endDelivering = context.WithCancel(context.Background())
 	for i, s := range specs {
 		s = s.WithDefaults(i + 1)
-		h := &hook{spec: s, on: map[health.EventType]bool{}, follower: m.Follow(0)}
+		h := &hook{spec: s, on: map[health.EventType]bool{}, follower: m.Follow(0), seen: map[string]health.Status{}}
 		for _, t := range s.On {
 			h.on[t] = true
 		}
@@ -273,6 +302,12 @@ func New(specs []Spec, m *health.Monitor, logger *slog.Logger, redact func(strin
 			spec := *s.Exec
 			h.kind = "exec"
 			h.deliver = func(ctx context.Context, ev health.Event, body []byte) (int, error) {
+				select {
+				case r.execSlots <- struct{}{}:
+				case <-ctx.Done():
+					return 0, fmt.Errorf("not run: %w", ctx.Err())
+				}
+				defer func() { <-r.execSlots }()
 				return 1, runCommand(ctx, spec, ev, body) // one attempt: see ExecSpec
 			}
 			if len(s.Exec.Command) > 0 {
@@ -377,19 +412,120 @@ func (r *Runner) follow(h *hook) {
 		if gap.Len() > 0 {
 			r.missed(h, gap)
 		}
+		if gap.Changes && err == nil {
+			evs = append(r.resync(h), evs...)
+		}
 		if err != nil {
 			return // io.EOF: every event emitted before Stop is handled
 		}
+		evs = r.wanted(h, evs)
 		for i, ev := range evs {
 			if r.delivering.Err() != nil {
 				r.leftBehind(h, evs[i:])
 				return
 			}
-			if h.on[ev.Type] {
-				r.deliverOne(h, ev)
-			}
+			r.deliverOne(h, ev)
 		}
 	}
+}
+
+// wanted is the events of evs that h is on, in order, each check's status
+// noted as h reads it; more than BehindAfter of them are coalesced.
+func (r *Runner) wanted(h *hook, evs []health.Event) []health.Event {
+	out := evs[:0:0]
+	for _, ev := range evs {
+		if ev.Type.Transition() && ev.ID != 0 {
+			h.seen[ev.Check] = ev.To
+		}
+		if ev.Type == health.EventCheckRemoved {
+			delete(h.seen, ev.Check)
+		}
+		if h.on[ev.Type] {
+			out = append(out, ev)
+		}
+	}
+	if len(out) <= BehindAfter {
+		return out
+	}
+	kept := coalesce(out)
+	r.logger.Warn("hook: fell behind, delivering the latest event of each check, level and notice", "hook", h.spec.Name,
+		"waiting", len(out), "delivering", len(kept))
+	h.mu.Lock()
+	h.st.Coalesced += uint64(len(out) - len(kept))
+	h.mu.Unlock()
+	return kept
+}
+
+// coalesce is evs, in order, with only the last event of each check (its
+// check-* events), of each level (level-*) and of each notice key, which
+// counts the occurrences of those it stands for: what a hook that fell
+// behind delivers. Every other event (a service's, a stop, a reset) is kept.
+func coalesce(evs []health.Event) []health.Event {
+	last := map[string]int{} // a key: the index of its last event
+	count := map[string]int{}
+	for i, ev := range evs {
+		if k := coalesceKey(ev); k != "" {
+			last[k] = i
+			count[k] += max(ev.Occurrences, 1)
+		}
+	}
+	out := make([]health.Event, 0, len(last))
+	for i, ev := range evs {
+		k := coalesceKey(ev)
+		if k != "" && last[k] != i {
+			continue
+		}
+		if ev.Type == health.EventNotice && count[k] > 1 {
+			ev.Occurrences = count[k]
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// coalesceKey is what an event is the latest of: "" for an event that is
+// never coalesced.
+func coalesceKey(ev health.Event) string {
+	switch {
+	case ev.Type == health.EventNotice:
+		return "notice\x00" + ev.Key
+	case ev.Type == health.EventLevelPassed || ev.Type == health.EventLevelFailed:
+		return "level\x00" + ev.Level.String()
+	case ev.Check != "":
+		return "check\x00" + ev.Check
+	}
+	return ""
+}
+
+// resync is, after a gap that dropped state changes, an event for each
+// check whose status is not the one h last read of it: the state as it is
+// now, so that h never acts on a status that changed while it was away. Each
+// has id 0 (no event of the log has it), time now, from the status h last
+// read and to the one now, and an output that says so.
+func (r *Runner) resync(h *hook) []health.Event {
+	var out []health.Event
+	now := time.Now()
+	for _, c := range r.m.Snapshot().Checks {
+		from, ok := h.seen[c.Name]
+		if ok && from == c.Status {
+			continue
+		}
+		var typ health.EventType
+		switch c.Status {
+		case health.Pass:
+			typ = health.EventCheckPassed
+		case health.Warn:
+			typ = health.EventCheckWarned
+		case health.Fail:
+			typ = health.EventCheckFailed
+		default:
+			continue // pending: nothing to act on
+		}
+		h.seen[c.Name] = c.Status
+		out = append(out, health.Event{Time: now, Type: typ, Check: c.Name, Level: c.Level, From: from, To: c.Status,
+			Output: "the state now: the hook fell behind, and the event log dropped changes it had not read"})
+	}
+	return out
 }
 
 // leftBehind logs the events of h's types that Stop's deadline kept from

@@ -8,6 +8,7 @@ import "github.com/prometheus/client_golang/prometheus"
 //	vitals_hook_deliveries_total{hook,result}   events delivered or given up on: result delivered or failed
 //	vitals_hook_attempts_total{hook}            requests sent and commands run, retries included
 //	vitals_hook_missed_events_total{hook}       events the log dropped before the hook read them
+//	vitals_hook_coalesced_events_total{hook}    events left out when the hook fell behind, for a later one of the same check, level or key
 //	vitals_hook_failing{hook}                   1 while the hook's latest event was given up on
 var (
 	deliveriesDesc = prometheus.NewDesc("vitals_hook_deliveries_total",
@@ -18,6 +19,9 @@ var (
 		[]string{"hook"}, nil)
 	missedDesc = prometheus.NewDesc("vitals_hook_missed_events_total",
 		"Events the hook never saw: the event log dropped them while the hook was busy with older ones.",
+		[]string{"hook"}, nil)
+	coalescedDesc = prometheus.NewDesc("vitals_hook_coalesced_events_total",
+		"Events the hook left out when it fell behind, delivering a later event of the same check, level or notice key instead.",
 		[]string{"hook"}, nil)
 	failingDesc = prometheus.NewDesc("vitals_hook_failing",
 		"Whether the hook gave up on its latest event (1) or delivered it (0).",
@@ -30,6 +34,7 @@ func (r *Runner) Describe(ch chan<- *prometheus.Desc) {
 	ch <- deliveriesDesc
 	ch <- attemptsDesc
 	ch <- missedDesc
+	ch <- coalescedDesc
 	ch <- failingDesc
 }
 
@@ -47,6 +52,7 @@ func (r *Runner) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(deliveriesDesc, prometheus.CounterValue, float64(st.Failed), st.Name, "failed")
 		ch <- prometheus.MustNewConstMetric(attemptsDesc, prometheus.CounterValue, float64(attempts), st.Name)
 		ch <- prometheus.MustNewConstMetric(missedDesc, prometheus.CounterValue, float64(st.Missed), st.Name)
+		ch <- prometheus.MustNewConstMetric(coalescedDesc, prometheus.CounterValue, float64(st.Coalesced), st.Name)
 		ch <- prometheus.MustNewConstMetric(failingDesc, prometheus.GaugeValue, failing, st.Name)
 	}
 }

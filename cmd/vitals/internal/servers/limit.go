@@ -177,6 +177,10 @@ type conn struct {
 	closed     bool
 }
 
+// NetConn is the connection c wraps, as tls.Conn's: what asks the kernel
+// of the connection (its peer's credentials) reads it.
+func (c *conn) NetConn() net.Conn { return c.Conn }
+
 // list puts c at the back of on, from now. The caller holds l.mu.
 func (c *conn) list(on *connList) {
 	c.on, c.since = on, time.Now()
