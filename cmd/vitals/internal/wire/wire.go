@@ -77,7 +77,11 @@ func WantsStream(r *http.Request) bool {
 // the request ends: each with an id: line, so that a browser's EventSource
 // resumes after the last one it saw (Last-Event-ID, which wins over after)
 // when it reconnects, and a comment line every Keepalive while there are
-// none. shown, if not nil, is what each event is written as. The error is
+// none. Events the log dropped before they were written are an event
+// named gap (event: gap), whose data is {"first": ID, "last": ID,
+// "changes": BOOL} (health.Gap: changes says state changes were among them,
+// so that a reader that keeps state reads it anew), with the id of the last.
+// shown, if not nil, is what each event is written as. The error is
 // a Last-Event-ID that is no event id, returned before anything is written.
 //
 // Events emitted just before the request ends (the agent's "stopping") are
@@ -103,8 +107,13 @@ func Stream(w http.ResponseWriter, r *http.Request, m *health.Monitor, after uin
 	follower := m.Follow(after)
 	for {
 		wait, cancel := context.WithTimeout(ctx, Keepalive)
-		evs, _, err := follower.Next(wait)
+		evs, gap, err := follower.Next(wait)
 		cancel()
+		if gap.Len() > 0 {
+			// Told, never skipped in silence: a reader that keeps state
+			// reads it anew when changes were among them.
+			fmt.Fprintf(w, "event: gap\nid: %d\ndata: {\"first\":%d,\"last\":%d,\"changes\":%t}\n\n", gap.Last, gap.First, gap.Last, gap.Changes)
+		}
 		for _, e := range evs {
 			if shown != nil {
 				e = shown(e)

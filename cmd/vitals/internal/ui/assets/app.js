@@ -144,6 +144,16 @@
       state.lastId = e.id;
       onEvent(e);
     };
+    source.addEventListener("gap", (m) => {
+      // The log dropped events this page had not read: when state changes
+      // were among them, read the status anew, from after the gap.
+      const g = JSON.parse(m.data);
+      state.lastId = g.last;
+      if (!g.changes) return;
+      source.close();
+      state.source = null;
+      connect();
+    });
     source.onerror = () => {
       // The browser would retry on its own, but not after an answer that is
       // not a stream (a 503): retry here, from the last id read, either way.
