@@ -248,7 +248,13 @@ func (r *Reporter) follow() {
 		r.cond.start(pod)
 	}
 	for {
-		evs, _, err := r.follower.Next(r.ctx)
+		evs, gap, err := r.follower.Next(r.ctx)
+		if gap.Len() > 0 {
+			// The condition is written from the state now, whatever was
+			// missed; the Events of the dropped ones are not.
+			r.logger.Warn("kubernetes: fell behind the event log, no Events for those it dropped",
+				"missed", gap.Len(), "first", gap.First, "last", gap.Last, "stateChanges", gap.Changes)
+		}
 		if err != nil {
 			return // io.EOF: every event emitted before Stop is handed over
 		}
