@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,9 +12,10 @@ import (
 	"github.com/vitals-dev/vitals/health"
 )
 
-// A status writes each check's results as columns and reads them back as
+// A status writes each check's results compactly and reads them back as
 // the history and last result Go callers know: to the millisecond for a
-// start and the microsecond for a duration, every output as it was.
+// start and the tenth of a millisecond for a duration, every output as it
+// was.
 func TestAStatusReadsBackTheResultsItWrites(t *testing.T) {
 	at := time.Date(2026, 12, 7, 3, 0, 0, 123456789, time.UTC)
 	history := []client.Result{
@@ -25,34 +27,69 @@ func TestAStatusReadsBackTheResultsItWrites(t *testing.T) {
 		{Time: at.Add(50 * time.Second), OK: true, Warn: true},
 		{Time: at.Add(55 * time.Second), OK: true, Output: "ünïcode \xff waits, again"},
 	}
+	steady := []client.Result{
+		{Time: at.Add(-time.Hour), Duration: client.Duration(50 * time.Microsecond), OK: true, Output: "up"},
+		{Time: at.Add(-time.Hour + 1200*time.Millisecond), Duration: client.Duration(149 * time.Microsecond), OK: true, Output: "up"},
+	}
+	// More outcomes than a digit counts, runs far from their period, and
+	// durations of hours.
+	var many []client.Result
+	for i := range 40 {
+		many = append(many, client.Result{Time: at.Add(time.Duration(i*i) * time.Minute), Duration: client.Duration(time.Duration(i) * time.Hour),
+			OK: i%3 == 0, Output: fmt.Sprintf("run %d", i%37)})
+	}
 	in := client.Status{Time: at, Checks: []client.Check{
-		{Name: "db", Level: health.Ready, Period: client.Duration(10 * time.Second), History: history, Last: &history[len(history)-1]},
-		{Name: "new", Level: health.Live, Period: client.Duration(time.Second)},
+		{Name: "db", Level: health.Ready, Period: client.Duration(10 * time.Second), SuccessThreshold: 1, FailureThreshold: 3, History: history, Last: &history[len(history)-1]},
+		{Name: "new", Level: health.Live, Period: client.Duration(time.Second), SuccessThreshold: 2, FailureThreshold: 1, Stopped: true},
+		{Name: "steady", Level: health.Live, Period: client.Duration(time.Second), SuccessThreshold: 1, FailureThreshold: 3, Successes: 2, Runs: 2,
+			InitialDelay: client.Duration(time.Second), History: steady, Last: &steady[1]},
+		{Name: "many", Level: health.Ready, Period: client.Duration(time.Second), SuccessThreshold: 1, FailureThreshold: 3, History: many, Last: &many[39]},
 	}}
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(b), `"history"`) || strings.Contains(string(b), `"last"`) || !strings.Contains(string(b), `"status":"ppffuwp"`) {
-		t.Errorf("the status writes lists:\n%s", b)
+	if strings.Contains(string(b), `"history"`) || strings.Contains(string(b), `"last"`) || strings.Count(string(b), `"runs":"`) != 3 ||
+		strings.Count(string(b), "dial tcp: connection refused") != 1 || strings.Count(string(b), `Threshold"`) != 2 {
+		t.Errorf("the status writes lists, an outcome twice or thresholds it need not:\n%s", b)
 	}
 	var out client.Status
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	want := make([]client.Result, len(history))
-	for i, r := range history {
-		r.Time = r.Time.Truncate(time.Millisecond)
-		r.Duration = client.Duration(time.Duration(r.Duration).Round(time.Microsecond))
-		r.Output = strings.ToValidUTF8(r.Output, "\uFFFD") // as any JSON writes it
-		want[i] = r
+	for i, c := range in.Checks {
+		want := c
+		want.History = make([]client.Result, len(c.History))
+		for j, r := range c.History {
+			r.Time = r.Time.Truncate(time.Millisecond)
+			r.Duration = client.Duration(time.Duration(r.Duration).Round(100 * time.Microsecond))
+			r.Output = strings.ToValidUTF8(r.Output, "\uFFFD") // as any JSON writes it
+			want.History[j] = r
+		}
+		if len(want.History) > 0 {
+			want.Last = &want.History[len(want.History)-1]
+		} else {
+			want.History = nil
+		}
+		if !reflect.DeepEqual(out.Checks[i], want) {
+			t.Errorf("read back\n%+v\nwant\n%+v\nfrom %s", out.Checks[i], want, b)
+		}
 	}
-	got := out.Checks[0]
-	if !reflect.DeepEqual(got.History, want) || got.Last == nil || !reflect.DeepEqual(*got.Last, want[len(want)-1]) {
-		t.Errorf("read back\n%+v\nlast %+v\nwant\n%+v\nfrom %s", got.History, got.Last, want, b)
-	}
-	if out.Checks[1].History != nil || out.Checks[1].Last != nil || out.Checks[1].Name != "new" {
-		t.Errorf("a check with no result: %+v", out.Checks[1])
+
+	// Results that are not what a status writes are an error, not a history.
+	for _, results := range []string{
+		`{"runs":"AA*A","outcomes":["p","up"]}`,              // no base64 digit
+		`{"runs":"AAg","outcomes":["p","up"]}`,               // the last number cut short
+		`{"runs":"AAA","outcomes":["p","up"]}`,               // three numbers for runs of two
+		`{"runs":"AACAAE","outcomes":["p","up","f","down"]}`, // outcome 2 of 2
+		`{"runs":"AA","outcomes":["x","up"]}`,                // no status letter
+		`{"runs":"AA","outcomes":["p",[3,0,"up"]]}`,          // 3 characters of none
+		`{"runs":"AA","outcomes":[]}`,
+	} {
+		var st client.Status
+		if err := json.Unmarshal([]byte(`{"checks":[{"name":"db","period":"1s","results":`+results+`}]}`), &st); err == nil {
+			t.Errorf("results %s read as %+v", results, st.Checks[0].History)
+		}
 	}
 
 	// A status from an agent that wrote lists reads as it did.

@@ -12,11 +12,13 @@ import (
 // kept results, and the services. Decode it into this type; the agent's
 // events, on the same listener, are GET /ui/api/events.
 //
-// As JSON, each check's kept results are columns (results), not the list
-// of GET /v1/checks/NAME (history), and its last result is the last of
-// them: see results.go. Status's MarshalJSON and UnmarshalJSON turn one
-// into the other, so that in Go each Check has its History and Last, with
-// starts to the millisecond and durations to the microsecond.
+// As JSON, each check's kept results are written compactly (results), not
+// as the list of GET /v1/checks/NAME (history), its last result is the last
+// of them, and the fields with their usual value (not stopped, thresholds
+// of 1 and 3, …) are left out: see results.go. Status's MarshalJSON and
+// UnmarshalJSON turn one into the other, so that in Go each Check has all
+// its fields, its History and Last, with starts to the millisecond and
+// durations to the tenth of a millisecond.
 type Status struct {
 	// ServiceID and Version are the file's service-info, as the IETF
 	// health+json answers of the probe endpoints give them.

@@ -17,8 +17,8 @@
 // nothing new came (no event, no result). It carries an ETag of that
 // version, so that a page that has it is answered 304, and is gzipped when
 // asked (Accept-Encoding), once for every page that reads it; each check's
-// results in it are columns (client.Status's JSON), about a sixth of their
-// size as a list. At most Options.Streams event streams
+// results in it are written compactly (client.Status's JSON), about a
+// fourteenth of their size as a list. At most Options.Streams event streams
 // are open at once (503 beyond), so that pages never take the connections
 // the probes need. With Options.Details off, no answer carries an output:
 // results, the events of checks and levels and the data of notices are

@@ -43,7 +43,6 @@
   }
 
   function formatMs(ms) {
-    if (ms < 1) return ms.toFixed(2) + " ms";
     if (ms < 100) return ms.toFixed(1) + " ms";
     if (ms < 1000) return Math.round(ms) + " ms";
     return (ms / 1000).toFixed(ms < 10000 ? 2 : 1) + " s";
@@ -193,41 +192,69 @@
 
   const STATUS_LETTERS = { p: { ok: true }, w: { ok: true, warn: true }, f: { ok: false }, u: { ok: false, undecided: true } };
 
-  // expandResults is a check's results (client/results.go): a column per
-  // field, time in milliseconds after the previous result and the period,
-  // duration in microseconds, output and unit only where they change.
+  // expandResults is a check's results (client/results.go): runs, two or
+  // three numbers a result (its start in milliseconds after the previous
+  // one's and the period, the first since the epoch; its duration in tenths
+  // of a millisecond; its outcome, when there are several), and the
+  // outcomes, each written once.
   function expandResults(rs, periodMs) {
+    const outcomes = expandOutcomes(rs.outcomes);
+    const per = outcomes.length > 1 ? 3 : 2;
+    const runs = vlqNumbers(rs.runs);
     const out = [];
-    const outputs = expandTexts(rs.output || [], rs.status.length);
-    const units = expandTexts(rs.unit || [], rs.status.length);
-    let t = Date.parse(rs.from);
-    for (let i = 0; i < rs.status.length; i++) {
-      t += rs.time[i] + (i > 0 ? periodMs : 0);
-      const r = Object.assign({ time: new Date(t).toISOString(), duration: rs.duration[i] / 1000 + "ms" }, STATUS_LETTERS[rs.status[i]]);
-      if (outputs[i]) r.output = outputs[i];
-      if (units[i]) r.observedUnit = units[i];
+    let t = 0;
+    for (let i = 0; per * i < runs.length; i++) {
+      const run = runs.slice(per * i, per * i + per);
+      t += run[0] + (i > 0 ? periodMs : 0);
+      const o = outcomes[per === 3 ? run[2] : 0];
+      const r = Object.assign({ time: new Date(t).toISOString(), duration: run[1] / 10 + "ms" }, STATUS_LETTERS[o.status]);
+      if (o.output) r.output = o.output;
+      if (o.unit) r.observedUnit = o.unit;
       if (rs.value && rs.value[i] !== null) r.observedValue = rs.value[i];
       out.push(r);
     }
     return out;
   }
 
-  // expandTexts reads changes, four items each: skip (results since the
-  // previous change), front, back, middle; the changed text keeps the
-  // previous one's first front and last back code points around middle.
-  function expandTexts(changes, n) {
+  // expandOutcomes reads outcomes, two items each: the status letter
+  // followed by the unit, and the output, whole or as [front, back,
+  // middle]: the previous output's first front and last back code points
+  // around middle.
+  function expandOutcomes(flat) {
     const out = [];
     let prev = [];
-    let next = 0;
-    let at = changes.length ? changes[0] : -1;
-    for (let i = 0; i < n; i++) {
-      if (i === at) {
-        const [front, back, middle] = changes.slice(next + 1, next + 4);
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const change = flat[i + 1];
+      if (typeof change === "string") prev = Array.from(change);
+      else {
+        const [front, back, middle] = change;
         prev = prev.slice(0, front).concat(Array.from(middle), prev.slice(prev.length - back));
-        next += 4;
-        if (next < changes.length) at += changes[next];
       }
-      out.push(prev.join(""));
+      out.push({ status: flat[i][0], unit: flat[i].slice(1), output: prev.join("") });
+    }
+    return out;
+  }
+
+  const VLQ_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+  // vlqNumbers reads base64 VLQ, as in a source map: digits of 5 bits,
+  // least significant first, 32 added to all but a number's last, the sign
+  // in the first one's lowest bit. Arithmetic, not bitwise: a start since
+  // the epoch has more than 32 bits.
+  function vlqNumbers(s) {
+    const out = [];
+    let v = 0;
+    let scale = 1;
+    for (const c of s) {
+      const d = VLQ_DIGITS.indexOf(c);
+      v += (d & 31) * scale;
+      if (d & 32) {
+        scale *= 32;
+        continue;
+      }
+      out.push(v % 2 ? -(v - 1) / 2 : v / 2);
+      v = 0;
+      scale = 1;
     }
     return out;
   }
