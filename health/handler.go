@@ -33,9 +33,27 @@ import (
 // the checks' last results left, so it is safe to hit thousands of times a
 // second. The paths are matched exactly; mount the handler at the root of a
 // mux, or behind http.StripPrefix.
-func (m *Monitor) Handler() http.Handler { return handler{m} }
+func (m *Monitor) Handler() http.Handler { return handler{m: m} }
 
-type handler struct{ m *Monitor }
+// HandlerWithDetails is Handler with the details decided for each request
+// in place of WithDetails: show(r) says whether r is told why checks fail
+// and their observed values; where it says false, each reason reads "reason
+// withheld", as the kube-apiserver answers whoever may not see more, while
+// the status codes and the checks' names stay. A server that serves the
+// public and its own operators alike decides by who asks: a client on
+// loopback, or one that proved who it is (r.TLS, a token).
+//
+// show is called only for the answers that would carry a reason or a value:
+// the probe's path (a passing level, no query) never calls it and stays
+// allocation-free. show must be safe to call from many goroutines at once.
+func (m *Monitor) HandlerWithDetails(show func(r *http.Request) bool) http.Handler {
+	return handler{m: m, show: show}
+}
+
+type handler struct {
+	m    *Monitor
+	show func(*http.Request) bool // nil: m.details for every request
+}
 
 // Header values are shared slices so that the common answer allocates nothing.
 var (
@@ -89,7 +107,11 @@ func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("unknown format %q: use json or text", f), http.StatusBadRequest)
 		return
 	}
-	rep := v.report(ep, q["exclude"], h.m.details, h.m.clock.Now())
+	details := h.m.details
+	if h.show != nil {
+		details = h.show(r)
+	}
+	rep := v.report(ep, q["exclude"], details, h.m.clock.Now())
 	rep.service = h.m.service
 	var body []byte
 	var code int

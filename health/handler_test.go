@@ -226,26 +226,30 @@ func TestEveryProbeAnswersOKWhenItsLevelPasses(t *testing.T) {
 }
 
 // The probe's path allocates nothing, whatever Accept line a prober sends
-// that asks for no JSON: the kubelet's */*, a browser's, none. (The
+// that asks for no JSON: the kubelet's */*, a browser's, none; nor with the
+// details decided per request. (The
 // benchmarks measure it; this pins it.)
 func TestTheProbesPathAllocatesNothing(t *testing.T) {
 	s := newProbeStack(t, health.WithServiceInfo(health.ServiceInfo{ServiceID: "checkout", Version: "2", ReleaseID: "1.4.2"}))
 	s.run(t)
-	for _, accept := range []string{"", "*/*", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "application/json;q=0"} {
-		r := httptest.NewRequest(http.MethodGet, "/readyz", nil)
-		if accept != "" {
-			r.Header.Set("Accept", accept)
-		}
-		w := newBenchWriter()
-		allocs := testing.AllocsPerRun(100, func() {
-			w.reset()
-			s.h.ServeHTTP(w, r)
-		})
-		if w.code != http.StatusOK || w.n != len("ok") {
-			t.Fatalf("Accept %q: %d, %d bytes; want 200 ok", accept, w.code, w.n)
-		}
-		if allocs != 0 {
-			t.Errorf("Accept %q: %v allocations a request, want 0", accept, allocs)
+	perRequest := s.m.HandlerWithDetails(func(*http.Request) bool { return false })
+	for _, h := range []http.Handler{s.h, perRequest} {
+		for _, accept := range []string{"", "*/*", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "application/json;q=0"} {
+			r := httptest.NewRequest(http.MethodGet, "/readyz", nil)
+			if accept != "" {
+				r.Header.Set("Accept", accept)
+			}
+			w := newBenchWriter()
+			allocs := testing.AllocsPerRun(100, func() {
+				w.reset()
+				h.ServeHTTP(w, r)
+			})
+			if w.code != http.StatusOK || w.n != len("ok") {
+				t.Fatalf("Accept %q: %d, %d bytes; want 200 ok", accept, w.code, w.n)
+			}
+			if allocs != 0 {
+				t.Errorf("%T, Accept %q: %v allocations a request, want 0", h, accept, allocs)
+			}
 		}
 	}
 }
@@ -523,6 +527,36 @@ func TestWithDetailsFalseWithholdsReasons(t *testing.T) {
 	err := s.m.Checker(health.Ready)(nil)
 	if err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("Checker(Ready) = %v, want an error without the reason", err)
+	}
+}
+
+// HandlerWithDetails decides for each request: the one it shows is told
+// why, the other reads "reason withheld" with the same codes and names, and
+// the probe's path asks it nothing.
+func TestHandlerWithDetailsDecidesForEachRequest(t *testing.T) {
+	s := newProbeStack(t)
+	s.db.fail("password authentication failed (secret=hunter2)")
+	s.run(t)
+	var asked int
+	h := s.m.HandlerWithDetails(func(r *http.Request) bool {
+		asked++
+		return r.Header.Get("X-Shown") == "yes"
+	})
+	for _, c := range []struct{ shown, want string }{
+		{"yes", "[-]db failed: password authentication failed (secret=hunter2)\n"},
+		{"no", "[-]db failed: reason withheld\n"},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/readyz/db", nil)
+		r.Header.Set("X-Shown", c.shown)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != 503 || w.Body.String() != c.want {
+			t.Errorf("shown %s: %d %q, want 503 %q", c.shown, w.Code, w.Body, c.want)
+		}
+	}
+	asked = 0
+	if w := serveProbe(h, "", "/livez", ""); w.Code != 200 || asked != 0 {
+		t.Errorf("/livez: %d, asked %d times; want 200 without asking", w.Code, asked)
 	}
 }
 

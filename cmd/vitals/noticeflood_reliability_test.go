@@ -22,7 +22,7 @@ import (
 	"github.com/vitals-dev/vitals/health"
 )
 
-// R11, a flood of notices and beats: while a check flaps, clients send
+// R12, a flood of notices and beats: while a check flaps, clients send
 // 100,000 notices and 10,000 beats that say something over the API, as
 // fast as they can. The clients beyond the rate get 429; every transition
 // of the check reaches a webhook receiver and each of several exec hooks,

@@ -53,15 +53,33 @@ func NewCA(tb testing.TB) CA {
 // expires validFor from now (in the past, when negative).
 func (ca CA) Server(tb testing.TB, validFor time.Duration) tls.Certificate {
 	tb.Helper()
+	return ca.ServerFor(tb, validFor, "localhost", "127.0.0.1")
+}
+
+// ServerFor makes a server certificate for hosts, each a name or an IP
+// address, that expires validFor from now (in the past, when negative). Its
+// serial number is random: two are told apart by it.
+func (ca CA) ServerFor(tb testing.TB, validFor time.Duration, hosts ...string) tls.Certificate {
+	tb.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
+	if err != nil {
+		tb.Fatal(err)
+	}
 	notAfter := time.Now().Add(validFor)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: hosts[0]},
 		NotBefore: notAfter.Add(-800 * 24 * time.Hour), NotAfter: notAfter,
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
 	if err != nil {
 		tb.Fatal(err)
@@ -71,6 +89,25 @@ func (ca CA) Server(tb testing.TB, validFor time.Duration) tls.Certificate {
 		tb.Fatal(err)
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+}
+
+// WriteKeyPair writes cert and its key as PEM to certFile and keyFile, as a
+// server reads them (tls.LoadX509KeyPair).
+func WriteKeyPair(tb testing.TB, cert tls.Certificate, certFile, keyFile string) {
+	tb.Helper()
+	keyDER, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	writePEM(tb, certFile, &pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]})
+	writePEM(tb, keyFile, &pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+}
+
+func writePEM(tb testing.TB, file string, block *pem.Block) {
+	tb.Helper()
+	if err := os.WriteFile(file, pem.EncodeToMemory(block), 0o600); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // Client writes a client certificate for "vitals-probe", valid for an hour,
@@ -94,13 +131,7 @@ func (ca CA) Client(tb testing.TB) (certFile, keyFile string) {
 	}
 	dir := tb.TempDir()
 	certFile, keyFile = filepath.Join(dir, "client.pem"), filepath.Join(dir, "client-key.pem")
-	for file, block := range map[string]*pem.Block{
-		certFile: {Type: "CERTIFICATE", Bytes: der},
-		keyFile:  {Type: "EC PRIVATE KEY", Bytes: keyDER},
-	} {
-		if err := os.WriteFile(file, pem.EncodeToMemory(block), 0o600); err != nil {
-			tb.Fatal(err)
-		}
-	}
+	writePEM(tb, certFile, &pem.Block{Type: "CERTIFICATE", Bytes: der})
+	writePEM(tb, keyFile, &pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 	return certFile, keyFile
 }

@@ -157,7 +157,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	}, a.logger)
 	collector := metrics.New()
 	a.collector = collector
-	a.monitor = health.New(health.WithLogger(a.logger), health.WithDetails(cfg.Details), health.WithRedaction(cfg.Redact),
+	a.monitor = health.New(health.WithLogger(a.logger), health.WithDetails(cfg.Details != config.DetailsNone), health.WithRedaction(cfg.Redact),
 		health.WithServiceInfo(cfg.ServiceInfo), health.WithClock(opts.Clock), health.WithRecorder(func(r health.Recorded) {
 			collector.Record(r)
 			a.actions.Record(r)

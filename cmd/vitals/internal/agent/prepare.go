@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/access"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/apisocket"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
@@ -96,14 +97,25 @@ func (a *Agent) checkCommandLine() error {
 	return nil
 }
 
-// checkWhereItRuns reads the TCP API's token, and looks for the workload's
-// command and directory.
+// checkWhereItRuns reads the TCP API's token, the probe listener's
+// token and certificates, and looks for the workload's command and
+// directory.
 func (r *run) checkWhereItRuns() error {
 	c := r.cfg
 	if strings.HasPrefix(c.API, "tcp://") {
 		var err error
 		if r.token, err = api.ReadToken(c.APITokenFile); err != nil {
 			return &ConfigError{fmt.Errorf("%s: api-token-file: %w", c.File, err)}
+		}
+	}
+	var err error
+	if r.guard, err = access.NewGuard(access.Options{Reach: reachOf(c.Details), TokenFile: c.Auth.TokenFile, Logger: r.logger}); err != nil {
+		return &ConfigError{fmt.Errorf("%s: auth.token-file: %w", c.File, err)}
+	}
+	if t := c.TLS; t != nil {
+		o := access.CertOptions{CertFile: t.CertFile, KeyFile: t.KeyFile, ClientCAFile: t.ClientCAFile, Logger: r.logger}
+		if r.certs, err = access.NewCerts(o); err != nil {
+			return &ConfigError{fmt.Errorf("%s: tls: %w", c.File, err)}
 		}
 	}
 	for _, s := range r.services {
@@ -298,5 +310,5 @@ func kubernetesOptions(c *config.Config, logger *slog.Logger) (kubereport.Option
 		return kubereport.Options{}, fmt.Errorf("%s: %w", c.File, err)
 	}
 	return kubereport.Options{Client: client, Pod: pod, Namespace: namespace,
-		Events: c.Kubernetes.Events, Condition: c.Kubernetes.Condition, WithholdOutput: !c.Details}, nil
+		Events: c.Kubernetes.Events, Condition: c.Kubernetes.Condition, WithholdOutput: c.Details == config.DetailsNone}, nil
 }

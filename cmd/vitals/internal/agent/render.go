@@ -27,7 +27,17 @@ func Render(c *config.Config) string {
 	if c.APITokenFile != "" {
 		fmt.Fprintf(&b, "api-token-file: %q\n", c.APITokenFile)
 	}
-	fmt.Fprintf(&b, "details: %v\nui: %v\ndrain: %v\n", c.Details, c.UI, c.Drain)
+	fmt.Fprintf(&b, "details: %v\nui: %v\n", c.Details, c.UI)
+	if t := c.TLS; t != nil {
+		fmt.Fprintf(&b, "tls:\n  cert-file: %q\n  key-file: %q\n", t.CertFile, t.KeyFile)
+		if t.ClientCAFile != "" {
+			fmt.Fprintf(&b, "  client-ca-file: %q\n", t.ClientCAFile)
+		}
+	}
+	if c.Auth.TokenFile != "" {
+		fmt.Fprintf(&b, "auth:\n  token-file: %q\n", c.Auth.TokenFile)
+	}
+	fmt.Fprintf(&b, "drain: %v\n", c.Drain)
 	si := c.ServiceInfo
 	fmt.Fprintf(&b, "service-info:\n  service-id: %q\n", c.Redact(si.ServiceID))
 	if si.Version != "" {

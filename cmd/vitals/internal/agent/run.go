@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/access"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kubereport"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/servers"
 	"github.com/vitals-dev/vitals/health"
@@ -18,6 +19,8 @@ import (
 type run struct {
 	*Agent
 	token    string               // the TCP API's bearer token; "" for the socket
+	guard    *access.Guard        // who sees what on the probe listener
+	certs    *access.Certs        // the probe listener's TLS; nil without tls:
 	reporter *kubereport.Reporter // nil without kubernetes:
 	pod      string               // NAMESPACE/NAME, with kubernetes:
 

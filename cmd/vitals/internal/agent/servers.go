@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -13,7 +14,9 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/vitals-dev/vitals/client"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/access"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/servers"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/ui"
@@ -35,13 +38,17 @@ const pageStreamShare = 4
 
 func (r *run) serveProbes() error {
 	r.probeSrv = servers.Probe(r.probeHandler(), r.probeLn, r.errorLog())
+	var ln net.Listener = r.probeLn
+	if r.certs != nil {
+		ln = tls.NewListener(r.probeLn, r.certs.Config())
+	}
 	// The status page's event streams end with streams, so that they do
 	// not hold up the server's shutdown.
 	streams, endStreams := context.WithCancel(context.Background())
 	r.probeSrv.BaseContext = func(net.Listener) context.Context { return streams }
 	r.endPageStreams = endStreams
 	go func() {
-		err := r.probeSrv.Serve(r.probeLn)
+		err := r.probeSrv.Serve(ln)
 		r.failed <- &RunError{fmt.Errorf("vitals run: the probe server stopped: %w", err)}
 	}()
 	return nil
@@ -56,19 +63,31 @@ func (r *run) stopProbes(*stopping) {
 	r.shutdown(r.probeSrv, "probe server")
 }
 
-// probeHandler is what the probe listener serves: the probe endpoints,
-// /metrics, and the status page unless the file says ui: false.
+// probeHandler is what the probe listener serves: the probe endpoints, with
+// the reasons for whom details: shows them, /metrics, and the status page,
+// unless the file says ui: false, for whom details: lets read it.
 func (r *run) probeHandler() http.Handler {
 	metrics := getOrHead(promhttp.HandlerFor(r.registry, promhttp.HandlerOpts{ErrorLog: r.errorLog()}))
 	var page http.Handler
 	if r.cfg.UI {
-		o := ui.Options{Details: r.cfg.Details, ServiceInfo: r.cfg.ServiceInfo, Streams: max(r.probeLn.Max()/pageStreamShare, 1)}
+		o := ui.Options{Details: r.cfg.Details != config.DetailsNone, ServiceInfo: r.cfg.ServiceInfo, Streams: max(r.probeLn.Max()/pageStreamShare, 1)}
 		if len(r.services) > 0 {
 			o.Services = r.servicesStatus
 		}
-		page = servers.Rearmed(ui.New(r.monitor, o))
+		page = r.guard.Page(servers.Rearmed(ui.New(r.monitor, o)))
 	}
-	return servers.ProbeHandler(r.monitor.Handler(), metrics, page)
+	return servers.ProbeHandler(r.monitor.HandlerWithDetails(r.guard.Reasons), metrics, page)
+}
+
+// reachOf is access's word for the file's details:.
+func reachOf(d config.Details) access.Reach {
+	switch d {
+	case config.DetailsAll:
+		return access.Everyone
+	case config.DetailsNone:
+		return access.NoOne
+	}
+	return access.Local
 }
 
 // byHand is a service as the API restarts it: at once, by hand.

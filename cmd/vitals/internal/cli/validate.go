@@ -49,7 +49,8 @@ JSON. Without --print, -o json and -o yaml write {"file": FILE, "checks": N}.
 image than the one vitals runs in: nothing is looked for on this machine. The
 commands of exec checks and exec hooks are not looked up in $PATH, an exec
 check's dir is not looked for, and the files mounted where vitals runs (ca-file,
-cert and key of the TLS fields, api-token-file) are not read; everything else
+cert and key of the TLS fields, api-token-file, the files of tls: and auth:)
+are not read; everything else
 is checked, ${VAR}s included. (The service's command is looked up by vitals run
 only, where the workload runs.)`,
 		Example: `  vitals validate -c /etc/vitals/vitals.yaml

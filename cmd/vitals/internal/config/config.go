@@ -53,12 +53,20 @@ type Config struct {
 	apiAt Error
 	// APITokenFile holds the bearer token that a TCP API asks for.
 	APITokenFile string
-	// Details shows why checks fail on the probe endpoints, and the outputs
-	// on the status page. Default true.
-	Details bool
+	// Details says who is shown why checks fail on the probe endpoints,
+	// and who may read the status page, its JSON and its events. Default
+	// DefaultDetails (local): the clients on loopback, and those that prove
+	// who they are (Auth, TLS.ClientCAFile).
+	Details Details
 	// UI serves the status page at / on Listen, with its JSON under
-	// /ui/api/. Default true.
+	// /ui/api/, to whom Details lets read it. Default true.
 	UI bool
+	// TLS makes Listen serve HTTPS; nil (the default): plain HTTP.
+	TLS *TLS
+	// Auth is how a client off loopback proves it may see what one on
+	// loopback sees; the zero Auth (the default): only by a client
+	// certificate of TLS.ClientCAFile.
+	Auth Auth
 	// ServiceInfo is what the IETF health+json answers say of the service
 	// at their top: its ServiceID is by default the host's name, which in a
 	// pod is the pod's; Version and ReleaseID are none by default.
@@ -160,7 +168,7 @@ type Options struct {
 	// hooks are not looked up in $PATH, an exec check's working directory
 	// is not looked for, and the files that are mounted where vitals runs
 	// (the TLS fields' ca-file, cert and key, a bearer-token-file,
-	// api-token-file) are not read.
+	// api-token-file, tls: and auth:'s files) are not read.
 	// Everything else is checked, ${VAR}s included. Default false: the
 	// file is checked for this machine.
 	Offline bool
@@ -320,11 +328,7 @@ func (d *Decoder) address(c *Config, body ast.Node, given Given) {
 		case d.Offline():
 			// The token is a secret mounted where vitals runs: not read here.
 		default:
-			if token, err := os.ReadFile(c.APITokenFile); err != nil {
-				d.Errorf(tokenFile, "api-token-file", "%v", err)
-			} else if strings.TrimSpace(string(token)) == "" {
-				d.Errorf(tokenFile, "api-token-file", "%s is empty", c.APITokenFile)
-			}
+			d.tokenFile(tokenFile, "api-token-file", c.APITokenFile)
 		}
 	case strings.Contains(c.API, "://"):
 		d.Errorf(api, "api", "%q: give a socket path, or tcp://HOST:PORT", c.API)
@@ -480,10 +484,17 @@ func topFields(c *Config, checks *ast.Node) []Field {
 				"Without api:, when the default's directory cannot be made (a read-only root with no writable temp directory) and no heartbeat or watchdog check needs the API, vitals runs with the API off and logs a warning that says so."},
 		{Key: "api-token-file", Value: CString(&c.APITokenFile),
 			Doc: "A file holding the bearer token that a TCP API asks for."},
-		{Key: "details", Value: Bool(&c.Details), Default: "true",
-			Doc: "Shows why checks fail on the probe endpoints, and the checks' outputs on the status page; false withholds them (\"reason withheld\"), as on endpoints the public can reach."},
+		{Key: "details", Value: detailsValue(&c.Details), Default: string(DefaultDetails),
+			Doc: "Who is shown why checks fail on the probe endpoints, and who may read the status page, its JSON and its events. " +
+				"local: the clients on loopback (kubectl port-forward, an exec into the pod) and those that give auth:'s token or a client certificate of tls.client-ca-file; every other client gets the status codes and the checks' names, each reason \"reason withheld\", and 403 (401 with auth:) for the page, as the kube-apiserver answers whoever may not see more. " +
+				"all: every client sees everything, as every pod that can reach the pod's address. none: the reasons are withheld from every client, and the page, shown as local shows it, carries no output. " +
+				"true is all and false none, their meaning before local. /metrics and gRPC health answer every client whatever it says."},
 		{Key: "ui", Value: Bool(&c.UI), Default: "true",
-			Doc: "Serves the status page on listen: at / (its files under /ui/, its JSON at /ui/api/status and /ui/api/events): the levels, every check with its kept results, the workload and the events, live. Read-only; false turns it off."},
+			Doc: "Serves the status page on listen, to whom details: lets read it: at / (its files under /ui/, its JSON at /ui/api/status and /ui/api/events): the levels, every check with its kept results, the workload and the events, live. Read-only; false turns it off."},
+		{Key: "tls", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { c.TLS = d.tlsBlock(n, path) }, Ref("tls")},
+			Doc: "Serves listen over HTTPS (below), its certificate read again when its files change. The kubelet's httpGet probes need scheme: HTTPS then, and do not check the certificate; grpc-listen stays plain (the kubelet's grpc probes speak no TLS)."},
+		{Key: "auth", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { c.Auth = d.authBlock(n, path) }, Ref("auth")},
+			Doc: "How a client off loopback proves it may see what one on loopback sees (details: local): a bearer token (below)."},
 		{Key: "service-info", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { d.Fields(n, path, serviceInfoFields(&c.ServiceInfo)) }, Ref("service-info")},
 			Doc: "What the IETF health+json answers of the probe endpoints say of the service at their top: serviceId, version and releaseId (below)."},
 		{Key: "checks", Value: Value{"mapping of names to checks", func(_ *Decoder, n ast.Node, _ string) { *checks = n },
@@ -512,7 +523,7 @@ func topFields(c *Config, checks *ast.Node) []Field {
 
 // Default is the configuration of a vitals run given no file: no checks,
 // no service (the command line gives the workload), and every top-level
-// default (DefaultListen, apisocket.Default(), details shown, no drain, the
+// default (DefaultListen, apisocket.Default(), details local, no drain, the
 // host's name as service-id). The
 // environment's secrets are hidden as Load hides them. File is empty: no
 // file was read.
@@ -525,6 +536,6 @@ func Default() *Config {
 // defaults is a file's top level before the file is read: every default of
 // it, which the file's keys replace.
 func defaults() *Config {
-	return &Config{Listen: DefaultListen, API: apisocket.Default(), APIDefault: true, Details: true, UI: true,
+	return &Config{Listen: DefaultListen, API: apisocket.Default(), APIDefault: true, Details: DefaultDetails, UI: true,
 		ServiceInfo: health.ServiceInfo{ServiceID: hostname()}}
 }

@@ -76,7 +76,7 @@ func parse(t *testing.T, data string) (*Config, error) {
 // The fields of a Check wanted: list of every field in the check's wanted.
 const wantFields = "amqp, component-type, connection, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, listening, log, metric, nats, notify, on-failure, period, postgres, redis, service, stable-for, startup, stop-timeout, success-threshold, tcp, timeout, tls, watchdog"
 
-const topFields = "api, api-token-file, checks, details, drain, grpc-listen, hooks, kubernetes, listen, service, service-info, services, ui"
+const topFields = "api, api-token-file, auth, checks, details, drain, grpc-listen, hooks, kubernetes, listen, service, service-info, services, tls, ui"
 
 const serviceFields = "after, backoff, before, command, dir, env, notification-fd, requires, restart, restart-rules, stop-signal, stop-timeout"
 
@@ -973,19 +973,19 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 		), nil},
 
 		// Types and YAML features.
-		{`details: "yes" is not a bool`, y(
+		{`details: "yes" is not a word of details`, y(
 			`details: "yes"`,
 			"checks:",
 			"  a: {heartbeat: {ttl: 1s}}",
 		), []string{
-			`vitals.yaml:1:10: details: want true or false, got "yes"`,
+			`vitals.yaml:1:10: details: want all, local or none (true is all, false none), got "yes"`,
 		}},
-		{"details: yes unquoted is not a bool", y(
+		{"details: yes unquoted is not a word of details", y(
 			"details: yes",
 			"checks:",
 			"  a: {heartbeat: {ttl: 1s}}",
 		), []string{
-			`vitals.yaml:1:10: details: want true or false, got "yes"`,
+			`vitals.yaml:1:10: details: want all, local or none (true is all, false none), got "yes"`,
 		}},
 		{"YAML alias for a value", y(
 			"checks:",
@@ -1203,7 +1203,7 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"    exec: {command: [sh]}",
 			"listen: {}",
 		), []string{
-			`vitals.yaml:1:10: details: want true or false, got "maybe"`,
+			`vitals.yaml:1:10: details: want all, local or none (true is all, false none), got "maybe"`,
 			`vitals.yaml:4:11: checks.web.http: URL "ftp://x/": scheme must be http or https`,
 			`vitals.yaml:5:13: checks.web.period: "10" has no unit: write 10s (or ms, m, h)`,
 			`vitals.yaml:6:3: checks.Bad: a check name is lower case letters, digits and - _ . inside, at most 63 characters`,
@@ -1334,7 +1334,7 @@ checks:
 
 func TestTheIssuesExample(t *testing.T) {
 	c := mustParse(t, issueExample)
-	if c.File != file || c.Listen != "127.0.0.1:8558" || c.API != "/run/vitals/vitals.sock" || !c.Details {
+	if c.File != file || c.Listen != "127.0.0.1:8558" || c.API != "/run/vitals/vitals.sock" || c.Details != DetailsAll {
 		t.Errorf("File %q, Listen %q, API %q, Details %v", c.File, c.Listen, c.API, c.Details)
 	}
 	// Every timing is as vitals runs it: the kubelet's defaults where the
@@ -1418,8 +1418,9 @@ func TestTopLevelDefaults(t *testing.T) {
 		"checks:",
 		"  hb: {heartbeat: {ttl: 1s}}",
 	))
-	if c.Listen != DefaultListen || c.API != apisocket.Default() || !c.Details {
-		t.Errorf("Listen %q, API %q, Details %v; want the defaults %q, %q, true", c.Listen, c.API, c.Details, DefaultListen, apisocket.Default())
+	if c.Listen != DefaultListen || c.API != apisocket.Default() || c.Details != DetailsLocal || c.TLS != nil || c.Auth != (Auth{}) {
+		t.Errorf("Listen %q, API %q, Details %v, TLS %v, Auth %v; want the defaults %q, %q, local, none, none",
+			c.Listen, c.API, c.Details, c.TLS, c.Auth, DefaultListen, apisocket.Default())
 	}
 	if DefaultListen != ":8558" {
 		t.Errorf("default listen %q", DefaultListen)
@@ -1433,8 +1434,8 @@ func TestTopLevelDefaults(t *testing.T) {
 		"checks:",
 		"  hb: {heartbeat: {ttl: 1s}}",
 	))
-	if c.Details {
-		t.Error("details: false read as true")
+	if c.Details != DetailsNone {
+		t.Errorf("details: false read as %q, want none", c.Details)
 	}
 }
 

@@ -1,6 +1,7 @@
 package servers
 
 import (
+	"crypto/tls"
 	"net"
 	"net/http"
 	"sync"
@@ -104,6 +105,9 @@ func (l *Listener) Close() error {
 // http.Server.ConnState. Without it (gRPC) no connection is known idle, and
 // Accept at the cap waits for one to close.
 func (l *Listener) ConnState(nc net.Conn, state http.ConnState) {
+	if tc, ok := nc.(*tls.Conn); ok { // a TLS listener over l
+		nc = tc.NetConn()
+	}
 	c, ok := nc.(*conn)
 	if !ok || c.l != l {
 		return

@@ -28,9 +28,10 @@
 // this page's own script, style and requests: the page has no inline
 // script or style, and loads nothing from elsewhere.
 //
-// The agent mounts it (ui: in vitals.yaml, on by default) and ends its
-// streams through the probe server's BaseContext; it imports nothing of the
-// agent.
+// The agent mounts it (ui: in vitals.yaml, on by default) behind the guard
+// of package access, which keeps it from the clients that details: does not
+// let read it, and ends its streams through the probe server's BaseContext;
+// it imports nothing of the agent.
 package ui
 
 import (
