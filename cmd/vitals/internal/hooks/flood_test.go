@@ -68,15 +68,7 @@ func TestExecHooksRunAtMostTheirCapAtOnce(t *testing.T) {
 // A hook that was away while the log dropped state changes is told of the
 // gap and given each check's state as it is: an event of id 0 that says so.
 func TestAHookThatMissedStateChangesGetsTheStateNow(t *testing.T) {
-	arrived := make(chan struct{}, 1)
-	release := make(chan struct{})
-	rc := newReceiver(t, func(n int, _ health.Event) int {
-		if n == 1 {
-			arrived <- struct{}{}
-			<-release
-		}
-		return 200
-	})
+	rc, arrived, release := stuckReceiver(t)
 	m := newMonitor(health.WithEventLog(4))
 	hb, err := m.Heartbeat("loop", time.Hour, health.Ready)
 	must(t, err)

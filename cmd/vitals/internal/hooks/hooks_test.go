@@ -274,12 +274,14 @@ func TestAWebhookThatGetsNoAnswerIsRetried(t *testing.T) {
 	}
 }
 
-func TestASlowWebhookNeverHoldsUpTheMonitor(t *testing.T) {
-	arrived := make(chan struct{}, 1)
-	release := make(chan struct{})
-	rc := newReceiver(t, func(n int, _ health.Event) int {
+// stuckReceiver is a receiver that holds its first request until release
+// is closed (at the test's end, if not before); arrived says it came.
+func stuckReceiver(t *testing.T) (rc *receiver, arrived <-chan struct{}, release chan struct{}) {
+	came := make(chan struct{}, 1)
+	release = make(chan struct{})
+	rc = newReceiver(t, func(n int, _ health.Event) int {
 		if n == 1 {
-			arrived <- struct{}{}
+			came <- struct{}{}
 			<-release
 		}
 		return http.StatusOK
@@ -291,6 +293,11 @@ func TestASlowWebhookNeverHoldsUpTheMonitor(t *testing.T) {
 			close(release)
 		}
 	})
+	return rc, came, release
+}
+
+func TestASlowWebhookNeverHoldsUpTheMonitor(t *testing.T) {
+	rc, arrived, release := stuckReceiver(t)
 	m := newMonitor()
 	var l vitalstest.Buffer
 	r := start(t, m, &l, nil, webhook(rc.URL, health.EventCheckFailed, health.EventCheckPassed))
