@@ -86,7 +86,7 @@ func (ns *numbers) UnmarshalJSON(b []byte) error {
 		if d < 0 {
 			return fmt.Errorf("numbers: %q at %d is no base64 digit", s[i], i)
 		}
-		if shift > 60 {
+		if shift > 60 || (shift == 60 && d&31 > 15) { // bits 60 to 63 are the last of a uint64
 			return fmt.Errorf("numbers: the number that ends at %d is longer than 64 bits", i)
 		}
 		v |= uint64(d&31) << shift
@@ -196,7 +196,7 @@ func (oc *outcomes) UnmarshalJSON(b []byte) error {
 			if err == nil && len(change) == 3 {
 				err = cmp.Or(json.Unmarshal(change[0], &front), json.Unmarshal(change[1], &back), json.Unmarshal(change[2], &middle))
 			}
-			if err != nil || len(change) != 3 || front < 0 || back < 0 || front+back > len(prev) {
+			if err != nil || len(change) != 3 || front < 0 || back < 0 || front > len(prev) || back > len(prev)-front {
 				return fmt.Errorf("outcome %d: %s is neither an output nor [front, back, middle] within the previous one's %d characters",
 					i, flat[2*i+1], len(prev))
 			}

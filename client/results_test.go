@@ -85,6 +85,9 @@ func TestAStatusReadsBackTheResultsItWrites(t *testing.T) {
 		`{"runs":"AA","outcomes":["x","up"]}`,                // no status letter
 		`{"runs":"AA","outcomes":["p",[3,0,"up"]]}`,          // 3 characters of none
 		`{"runs":"AA","outcomes":[]}`,
+		`{"runs":"AAC","outcomes":["p","up","f",[9223372036854775807,1,"x"]]}`, // front and back that overflow their sum
+		`{"runs":"AAC","outcomes":["p","up","f",[1,9223372036854775807,"x"]]}`,
+		`{"runs":"AggggggggggggQ","outcomes":["p","up"]}`, // a 65th bit
 	} {
 		var st client.Status
 		if err := json.Unmarshal([]byte(`{"checks":[{"name":"db","period":"1s","results":`+results+`}]}`), &st); err == nil {
