@@ -230,6 +230,37 @@ func (l *eventLog) wake() {
 	}
 }
 
+// run returns the kept events with an ID above id that follow one another,
+// from the first of them to the first one missing: what a Follower reads at
+// a time, so that a reader behind a log with holes (notices dropped between
+// kept state changes) copies each event once, not every later one at each
+// hole.
+func (l *eventLog) run(id uint64) []Event {
+	if id > l.lastID {
+		id = 0
+	}
+	c, n := l.changes.from(id+1), l.notices.from(id+1)
+	var out []Event
+	for c < len(l.changes.buf) || n < len(l.notices.buf) {
+		var e *Event
+		if n == len(l.notices.buf) || (c < len(l.changes.buf) && l.changes.at(c).ID < l.notices.at(n).ID) {
+			e = l.changes.at(c)
+			c++
+		} else {
+			e = l.notices.at(n)
+			n++
+		}
+		if len(out) > 0 && e.ID != out[len(out)-1].ID+1 {
+			break
+		}
+		if out == nil {
+			out = make([]Event, 0, min(l.lastID-e.ID+1, uint64(len(l.changes.buf)+len(l.notices.buf))))
+		}
+		out = append(out, *e)
+	}
+	return out
+}
+
 // after returns the kept events with an ID above id, oldest first: those of
 // both rings, merged. An id beyond the last one is a cursor from another
 // Monitor (a previous run of the process): the reader gets the whole log

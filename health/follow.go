@@ -46,11 +46,14 @@ func (m *Monitor) Follow(after uint64) *Follower {
 // before the Follower read them. First and Last are their IDs; the zero Gap
 // is none.
 //
-// Changes says that state changes were dropped too, not notices alone: a
-// reader that keeps what it learnt from the events (a check's status, a
-// level) should read the state anew (Snapshot) rather than trust it. A
-// flood of notices never drops a state change: only more state changes than
-// the log keeps, while the reader is away, do.
+// Changes says that state changes may have been dropped too, not notices
+// alone: a reader that keeps what it learnt from the events (a check's
+// status, a level) should read the state anew (Snapshot) rather than trust
+// it. It is never false when a state change the reader had not read was
+// dropped, and may be true when only notices of this gap were (the log
+// dropped a state change past the reader's cursor, in this gap or a later
+// one). A flood of notices never drops a state change: only more state
+// changes than the log keeps, while the reader is away, do.
 type Gap struct {
 	First, Last uint64
 	Changes     bool
@@ -82,7 +85,7 @@ func (g Gap) Len() uint64 {
 func (f *Follower) Next(ctx context.Context) (events []Event, gap Gap, err error) {
 	for {
 		f.m.mu.Lock()
-		evs := f.m.events.after(f.cursor)
+		evs := f.m.events.run(f.cursor)
 		closed, until := f.closed, f.until
 		changed := f.m.events.changed
 		changesDropped := f.m.events.changes.dropped
@@ -93,12 +96,6 @@ func (f *Follower) Next(ctx context.Context) (events []Event, gap Gap, err error
 		// One run of IDs that follow one another at a time, each after its
 		// gap: where the log dropped notices between state changes it kept,
 		// the next call returns the gap and the run after it.
-		for i := 1; i < len(evs); i++ {
-			if evs[i].ID != evs[i-1].ID+1 {
-				evs = evs[:i]
-				break
-			}
-		}
 		if closed && len(evs) > 0 && evs[len(evs)-1].ID > until {
 			evs = evs[:max(int64(until)-int64(evs[0].ID)+1, 0)]
 		}

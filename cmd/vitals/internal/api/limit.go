@@ -24,7 +24,10 @@ type Limit struct {
 // and beats that say something (a status other than a plain pass, an
 // output, a value). Beyond either limit of a kind, per client and overall,
 // a request is answered 429 with Retry-After, and records nothing. A client
-// is an address on TCP, a process (its pid) on the unix socket.
+// is an address on TCP, a process group on the unix socket: a shell loop
+// that runs vitals notify again and again is one client, as is a workload
+// (vitals starts each service in a group of its own), and a hook's command
+// another.
 //
 // Plain beats are never limited: one changes nothing but a time (a few
 // atomic operations), and answering it 429 would cost as much as taking it.
@@ -128,8 +131,9 @@ func (s *Server) limited(w http.ResponseWriter, r *http.Request, l *limiter, wha
 type peerKey struct{}
 
 // ConnContext names the client of a connection on the unix socket by its
-// process, for the API's limits: give it to http.Server.ConnContext. A TCP
-// client is named by its address without it.
+// process group (its process's, when the group cannot be read), for the
+// API's limits: give it to http.Server.ConnContext. A TCP client is named by
+// its address without it.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	for {
 		inner, ok := c.(interface{ NetConn() net.Conn })
@@ -153,7 +157,10 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	if err != nil || cred == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, peerKey{}, "pid "+strconv.Itoa(int(cred.Pid)))
+	if pgid, err := syscall.Getpgid(int(cred.Pid)); err == nil {
+		return context.WithValue(ctx, peerKey{}, "process group "+strconv.Itoa(pgid))
+	}
+	return context.WithValue(ctx, peerKey{}, "process "+strconv.Itoa(int(cred.Pid)))
 }
 
 // clientOf names the client of r: its process on the unix socket, its

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/client"
+	"github.com/vitals-dev/vitals/health"
 )
 
 // notify records the notice of the body, and answers with its event: a
@@ -13,9 +14,6 @@ import (
 // health.ValidateNotice refuses is a 400 that says why, and one beyond the
 // limits a 429; neither records anything.
 func (s *Server) notify(w http.ResponseWriter, r *http.Request) {
-	if s.limited(w, r, s.notices, "notices") {
-		return
-	}
 	var req client.Notice
 	if err := decode(w, r, &req); err != nil {
 		writeError(w, http.StatusBadRequest, `want a body {"key": KEY, "data": {NAME: VALUE...}, "repeatAfter": DURATION}, the values strings: %v`, err)
@@ -29,6 +27,14 @@ func (s *Server) notify(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		within = d
+	}
+	if err := health.ValidateNotice(req.Key, req.Data); err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	// After the checks: a request that records nothing takes no share.
+	if s.limited(w, r, s.notices, "notices") {
+		return
 	}
 	e, _, err := s.m.NotifyRepeating(req.Key, req.Data, within)
 	if err != nil { // a *health.NoticeError: the only error Notify has

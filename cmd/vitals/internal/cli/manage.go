@@ -45,9 +45,9 @@ nothing is sent. Prints the notice's id; -o json and -o yaml write its event.
 With --repeat-after (Pebble's flag), a notice less than that long after the
 last event of its KEY counts an occurrence of that event, and takes its data,
 instead of adding an event: hooks and readers are not woken again, as Pebble
-wakes no one. The agent takes at most 10 notices a second from one process and
-50 from all (bursts of 50 and 100); beyond that it answers 429, and notify
-exits 1 saying when to try again.`,
+wakes no one. The agent takes at most 10 notices a second from one process
+group (a shell loop of vitals notify is one) and 50 from all (bursts of 50 and
+100); beyond that it answers 429, and notify exits 1 saying when to try again.`,
 		Example: `  vitals notify example.com/config-reloaded generation=4 path=/etc/app.conf
   vitals notify leader-elected
   curl --unix-socket /run/vitals/vitals.sock -d '{"key": "leader-elected"}' http://vitals/v1/notices`,

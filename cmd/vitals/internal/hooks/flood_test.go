@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -66,11 +67,15 @@ func TestExecHooksRunAtMostTheirCapAtOnce(t *testing.T) {
 }
 
 // A hook that was away while the log dropped state changes is told of the
-// gap and given each check's state as it is: an event of id 0 that says so.
+// gap and, once it has caught up, given the state now of each check whose
+// last change it never read: an event of id 0 that says so, after the
+// events the log kept, and none for a check whose kept events it read.
 func TestAHookThatMissedStateChangesGetsTheStateNow(t *testing.T) {
 	rc, arrived, release := stuckReceiver(t)
 	m := newMonitor(health.WithEventLog(4))
-	hb, err := m.Heartbeat("loop", time.Hour, health.Ready)
+	loop, err := m.Heartbeat("loop", time.Hour, health.Ready)
+	must(t, err)
+	other, err := m.Heartbeat("other", time.Hour, health.Ready)
 	must(t, err)
 	var l vitalstest.Buffer
 	r := start(t, m, &l, nil, webhook(rc.URL, health.EventCheckFailed, health.EventCheckPassed))
@@ -79,34 +84,39 @@ func TestAHookThatMissedStateChangesGetsTheStateNow(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.Start(ctx)
 	t.Cleanup(func() { cancel(); <-m.Done() })
-	// The heartbeat changes status 10 times: more than the log keeps.
-	want := health.Pass
-	for i := range 10 {
+	report := func(hb *health.Heartbeat, status health.Status, output string) {
 		last := m.LastEventID()
-		status := []health.Status{health.Fail, health.Pass}[i%2]
-		must(t, hb.Report(health.Report{Status: status, Output: fmt.Sprint("run ", i)}))
+		must(t, hb.Report(health.Report{Status: status, Output: output}))
 		if _, _, err := m.Follow(last).Next(ctx); err != nil {
 			t.Fatal(err)
 		}
-		want = status
+	}
+	report(other, health.Fail, "other down")
+	// loop changes status 10 times: more than the log keeps, other's
+	// failure among the dropped.
+	for i := range 10 {
+		report(loop, []health.Status{health.Fail, health.Pass}[i%2], fmt.Sprint("run ", i))
 	}
 	close(release)
-	st := waitStatus(t, r, "the state delivered", func(st hooks.Status) bool {
+	waitStatus(t, r, "the state delivered", func(st hooks.Status) bool {
 		rc.mu.Lock()
 		defer rc.mu.Unlock()
-		got := rc.events
-		return st.Missed > 0 && len(got) > 1 && got[len(got)-1].To == want
+		return slices.ContainsFunc(rc.events, func(e health.Event) bool { return e.ID == 0 })
 	})
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	var resync *health.Event
-	for i, ev := range rc.events {
-		if ev.ID == 0 {
-			resync = &rc.events[i]
+	last := rc.events[len(rc.events)-1]
+	if last.ID != 0 || last.Check != "other" || last.To != health.Fail || last.Type != health.EventCheckFailed ||
+		!strings.Contains(last.Output, "the state now") {
+		t.Fatalf("the last event %+v: want other's failure now, of id 0", last)
+	}
+	for _, e := range rc.events[:len(rc.events)-1] {
+		if e.ID == 0 {
+			t.Fatalf("events %+v: the state now only once, last", rc.events)
 		}
 	}
-	if resync == nil || resync.Check != "loop" || !strings.Contains(resync.Output, "the state now") {
-		t.Fatalf("events %+v (status %+v): want one of id 0 with loop's state now", rc.events, st)
+	if st := r.Status()[0]; st.LastDeliveredID == 0 || st.Missed == 0 {
+		t.Fatalf("status %+v: want the last event of the log delivered, and the missed counted", st)
 	}
 	if !strings.Contains(l.String(), "events missed") {
 		t.Fatalf("logs:\n%s\nwant the gap said", l.String())

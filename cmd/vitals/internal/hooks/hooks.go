@@ -17,8 +17,8 @@
 // that falls behind by more than the log holds misses the events that were
 // dropped, and says so in its log line, its Status and its metrics; when
 // state changes were among them, it is delivered each check's state as it
-// is then (an event of id 0, see resync), so that it never acts on a status
-// that has changed since.
+// is then once it has caught up (an event of id 0, see stateNow), so that
+// it never keeps acting on a status that has changed since.
 //
 // The agent builds a Runner from the file (config.Config.Hooks), starts it
 // with the Monitor, serves its Status on the management API and registers it
@@ -267,9 +267,17 @@ type hook struct {
 	// closes its idle connections.
 	done func()
 
-	// seen is each check's status as the hook last read it, from its
-	// events: what a resync after a gap compares with. Its goroutine's own.
-	seen map[string]health.Status
+	// Its goroutine's own: seen is each check's status as the hook last
+	// read it, from its events, what a resync compares with; read is the
+	// ID of the last event read or missed; resync says a gap dropped state
+	// changes, and the state is delivered once the hook has caught up;
+	// unsaid counts the events missed since the last log line of it, and
+	// saidAt is when that was.
+	seen   map[string]health.Status
+	read   uint64
+	resync bool
+	unsaid uint64
+	saidAt time.Time
 
 	mu       sync.Mutex // guards st and attempts
 	st       Status
@@ -410,15 +418,24 @@ func (r *Runner) follow(h *hook) {
 	for {
 		evs, gap, err := h.follower.Next(r.delivering)
 		if gap.Len() > 0 {
+			h.read = gap.Last
+			h.resync = h.resync || gap.Changes
 			r.missed(h, gap)
 		}
-		if gap.Changes && err == nil {
-			evs = append(r.resync(h), evs...)
-		}
 		if err != nil {
+			r.sayMissed(h)
 			return // io.EOF: every event emitted before Stop is handled
 		}
+		if len(evs) > 0 {
+			h.read = evs[len(evs)-1].ID
+		}
 		evs = r.wanted(h, evs)
+		if h.resync && h.read == r.m.LastEventID() {
+			// Caught up: the state now, after every event the log kept.
+			h.resync = false
+			r.sayMissed(h)
+			evs = append(evs, r.stateNow(h)...)
+		}
 		for i, ev := range evs {
 			if r.delivering.Err() != nil {
 				r.leftBehind(h, evs[i:])
@@ -456,10 +473,11 @@ func (r *Runner) wanted(h *hook, evs []health.Event) []health.Event {
 	return kept
 }
 
-// coalesce is evs, in order, with only the last event of each check (its
-// check-* events), of each level (level-*) and of each notice key, which
-// counts the occurrences of those it stands for: what a hook that fell
-// behind delivers. Every other event (a service's, a stop, a reset) is kept.
+// coalesce is evs, in order, with only the last of each check's status
+// changes (check-passed, -warned, -failed), of each level's (level-*) and
+// of each notice key's, which counts the occurrences of those it stands
+// for: what a hook that fell behind delivers. Every other event (a
+// service's, a stop, a reset, a check stopped or started) is kept.
 func coalesce(evs []health.Event) []health.Event {
 	last := map[string]int{} // a key: the index of its last event
 	count := map[string]int{}
@@ -491,18 +509,19 @@ func coalesceKey(ev health.Event) string {
 		return "notice\x00" + ev.Key
 	case ev.Type == health.EventLevelPassed || ev.Type == health.EventLevelFailed:
 		return "level\x00" + ev.Level.String()
-	case ev.Check != "":
+	case ev.Type.Transition():
 		return "check\x00" + ev.Check
 	}
-	return ""
+	return "" // a check's addition, removal, stop or start too: not its status
 }
 
-// resync is, after a gap that dropped state changes, an event for each
-// check whose status is not the one h last read of it: the state as it is
-// now, so that h never acts on a status that changed while it was away. Each
-// has id 0 (no event of the log has it), time now, from the status h last
-// read and to the one now, and an output that says so.
-func (r *Runner) resync(h *hook) []health.Event {
+// stateNow is, once h has caught up after a gap that dropped state
+// changes, an event for each check whose status is not the one h last read
+// of it, of the types h is on: the state as it is now, so that h never
+// keeps acting on a status that changed while it was away. Each has id 0 (no
+// event of the log has it), time now, from the status h last read and to
+// the one now, and an output that says so.
+func (r *Runner) stateNow(h *hook) []health.Event {
 	var out []health.Event
 	now := time.Now()
 	for _, c := range r.m.Snapshot().Checks {
@@ -522,6 +541,9 @@ func (r *Runner) resync(h *hook) []health.Event {
 			continue // pending: nothing to act on
 		}
 		h.seen[c.Name] = c.Status
+		if !h.on[typ] {
+			continue
+		}
 		out = append(out, health.Event{Time: now, Type: typ, Check: c.Name, Level: c.Level, From: from, To: c.Status,
 			Output: "the state now: the hook fell behind, and the event log dropped changes it had not read"})
 	}
@@ -547,19 +569,36 @@ func (r *Runner) leftBehind(h *hook, rest []health.Event) {
 			break // io.EOF: Stop closed it, so Next never waits here
 		}
 	}
+	r.sayMissed(h)
 	if n > 0 {
 		r.logger.Error("hook: vitals stopped before these events were delivered", "hook", h.spec.Name, "events", n)
 	}
 }
 
 // missed records that the log dropped the events of gap before h read
-// them.
+// them; the log line says so at most once a second (missedEvery), with how
+// many, since a hook far behind a log with holes meets a gap at each.
 func (r *Runner) missed(h *hook, gap health.Gap) {
-	r.logger.Error("hook: fell behind the event log, events missed", "hook", h.spec.Name,
-		"missed", gap.Len(), "first", gap.First, "last", gap.Last)
 	h.mu.Lock()
 	h.st.Missed += gap.Len()
 	h.mu.Unlock()
+	h.unsaid += gap.Len()
+	if time.Since(h.saidAt) >= missedEvery {
+		r.sayMissed(h)
+	}
+}
+
+// missedEvery is how often at most a hook logs the events it missed.
+const missedEvery = time.Second
+
+// sayMissed logs the events h missed since it last said so, if any.
+func (r *Runner) sayMissed(h *hook) {
+	if h.unsaid == 0 {
+		return
+	}
+	r.logger.Error("hook: fell behind the event log, events missed", "hook", h.spec.Name,
+		"missed", h.unsaid, "upTo", h.read)
+	h.unsaid, h.saidAt = 0, time.Now()
 }
 
 // deliverOne delivers ev to h, and records how it went.
@@ -587,7 +626,9 @@ func (r *Runner) deliverOne(h *hook, ev health.Event) {
 		return
 	}
 	h.st.Delivered++
-	h.st.LastDeliveredID = ev.ID
+	if ev.ID != 0 { // the state now after a gap is no event of the log
+		h.st.LastDeliveredID = ev.ID
+	}
 	h.st.Failing = false
 }
 

@@ -375,15 +375,7 @@ func TestAHookTakesOnlyTheEventsItIsOn(t *testing.T) {
 }
 
 func TestAHookThatFallsBehindTheLogCountsWhatItMissed(t *testing.T) {
-	arrived := make(chan struct{}, 1)
-	release := make(chan struct{})
-	rc := newReceiver(t, func(n int, _ health.Event) int {
-		if n == 1 {
-			arrived <- struct{}{}
-			<-release
-		}
-		return http.StatusOK
-	})
+	rc, arrived, release := stuckReceiver(t)
 	m := newMonitor(health.WithEventLog(5))
 	var l vitalstest.Buffer
 	r := start(t, m, &l, nil, webhook(rc.URL, health.EventCheckFailed))
@@ -400,7 +392,7 @@ func TestAHookThatFallsBehindTheLogCountsWhatItMissed(t *testing.T) {
 	if st.Missed != 14 || st.Delivered != 6 {
 		t.Fatalf("status %+v, want 14 missed, 6 delivered", st)
 	}
-	if out := l.String(); !strings.Contains(out, `msg="hook: fell behind the event log, events missed" hook=hook-1 missed=14 first=2 last=15`) {
+	if out := l.String(); !strings.Contains(out, `msg="hook: fell behind the event log, events missed" hook=hook-1 missed=14 upTo=15`) {
 		t.Fatalf("logs:\n%s", out)
 	}
 	const metric = `

@@ -247,13 +247,21 @@ func (r *Reporter) follow() {
 	if r.cond != nil {
 		r.cond.start(pod)
 	}
+	var missed uint64 // not said yet
+	var said time.Time
 	for {
 		evs, gap, err := r.follower.Next(r.ctx)
 		if gap.Len() > 0 {
 			// The condition is written from the state now, whatever was
-			// missed; the Events of the dropped ones are not.
-			r.logger.Warn("kubernetes: fell behind the event log, no Events for those it dropped",
-				"missed", gap.Len(), "first", gap.First, "last", gap.Last, "stateChanges", gap.Changes)
+			// missed; the Events of the dropped ones are not. Said at
+			// most once a second: far behind a log with holes, a reader
+			// meets a gap at each.
+			missed += gap.Len()
+			if time.Since(said) >= time.Second {
+				r.logger.Warn("kubernetes: fell behind the event log, no Events for those it dropped",
+					"missed", missed, "upTo", gap.Last)
+				missed, said = 0, time.Now()
+			}
 		}
 		if err != nil {
 			return // io.EOF: every event emitted before Stop is handed over
