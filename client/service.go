@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/vitals-dev/vitals/health"
@@ -61,4 +62,42 @@ type Hook struct {
 func (c *Client) Hooks(ctx context.Context) ([]Hook, error) {
 	var out []Hook
 	return out, c.do(ctx, http.MethodGet, "/v1/hooks", nil, &out)
+}
+
+// Reloaded is what a reload of the agent's file changed (POST /v1/reload):
+// the checks added, changed (started over, pending), retimed (their timing
+// or thresholds alone changed: they keep their status and history) and
+// removed, each in the file's order. All empty: the file changed no check.
+type Reloaded struct {
+	Added   []string `json:"added,omitempty"`
+	Changed []string `json:"changed,omitempty"`
+	Retimed []string `json:"retimed,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+}
+
+// String says what changed: "added a, b; changed c; removed d", or "no
+// check changed".
+func (r Reloaded) String() string {
+	var parts []string
+	for _, p := range []struct {
+		what  string
+		names []string
+	}{{"added", r.Added}, {"changed", r.Changed}, {"retimed", r.Retimed}, {"removed", r.Removed}} {
+		if len(p.names) > 0 {
+			parts = append(parts, p.what+" "+strings.Join(p.names, ", "))
+		}
+	}
+	if len(parts) == 0 {
+		return "no check changed"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Reload makes the agent read its file again and apply what changed of its
+// checks (POST /v1/reload). A file the agent refuses — one that does not
+// load, or changes what a reload does not apply — is an *Error of status
+// 400 whose message lists every reason, one a line; nothing changed then.
+func (c *Client) Reload(ctx context.Context) (Reloaded, error) {
+	var out Reloaded
+	return out, c.do(ctx, http.MethodPost, "/v1/reload", nil, &out)
 }

@@ -38,6 +38,12 @@ const (
 	// check sees ("config reloaded", "leader elected"), with Notify; Key
 	// and Data say what.
 	EventNotice EventType = "notice"
+	// The agent's file was read again (vitals reload, SIGHUP): reloaded
+	// when what changed was applied, Output saying what was added, changed
+	// and removed; rejected when the file was refused, and nothing changed,
+	// Output saying why.
+	EventConfigReloaded EventType = "config-reloaded"
+	EventConfigRejected EventType = "config-rejected"
 )
 
 // Transition reports whether events of the type carry a check's status

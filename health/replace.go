@@ -11,8 +11,8 @@ import (
 // of the checks. c is a new check: it starts over as Add starts one, pending
 // with a history of its own (after its InitialDelay, and for a live or ready
 // check once startup passes), and a started Monitor emits check-removed and
-// check-added for it, before the level events of the change. A stopped
-// check stays stopped.
+// check-added for it, before the level events of the change. It is stopped
+// when c is Disabled, as Add leaves it, whether or not the old one was.
 //
 // Use it when the check tests something else (another target, another
 // kind); when only its timing or thresholds change, Update keeps what it
@@ -24,7 +24,8 @@ func (m *Monitor) Replace(c Check) error { return m.swap(c, false) }
 // Update is Replace for a check that tests the same thing with another
 // timing, other thresholds or a checker made anew (a program that rebuilds
 // its checks from a changed configuration): c takes over the check's
-// status, counters, last result and history, and no event says so; the
+// status, counters, last result and history, and whether it is stopped,
+// and no event says so; the
 // levels are judged again with its thresholds, which apply from its next
 // result. Its next run is due a Period (c's) after the last one began, or at
 // once when that is past; a check that has not run yet runs as a new one
@@ -71,7 +72,7 @@ func (m *Monitor) swap(c Check, keep bool) error {
 		e.lastAt.Store(old.lastAt.Load())
 		e.lastObs.Store(old.lastObs.Load())
 	} else {
-		e.history = newHistory(m.historySize)
+		e.history, e.stopped = newHistory(m.historySize), c.Disabled
 	}
 	old.removed = true
 	m.stopWorkerLocked(old)

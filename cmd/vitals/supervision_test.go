@@ -30,6 +30,7 @@ type agent struct {
 	sock   string             // the management API
 	ready  string             // the workload's ready file
 	dir    string
+	file   string // the configuration file
 }
 
 // startAgent runs vitals with the file that config makes from the agent's
@@ -46,6 +47,7 @@ func startAgentWith(t *testing.T, flags []string, config func(a *agent) string, 
 	a := &agent{addr: freeAddr(t), dir: t.TempDir(), logs: &vitalstest.Buffer{}, stdout: &vitalstest.Buffer{}}
 	a.sock, a.ready = filepath.Join(a.dir, "vitals.sock"), filepath.Join(a.dir, "ready")
 	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\n%s", a.addr, a.sock, config(a)))
+	a.file = path
 	args := append(append(append([]string{"run"}, flags...), "-c", path, "--", os.Args[0], what[0], a.ready), what[1:]...)
 	a.cmd = exec.Command(vitals, args...)
 	a.cmd.Env = append(os.Environ(), workloadtest.Env+"=1")

@@ -26,6 +26,7 @@ import (
 	"log"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -64,6 +65,12 @@ type Options struct {
 	// and the hooks, Kubernetes and the servers get no more time. Every
 	// grace of the stop derives from it. Nil: never.
 	Now context.Context
+	// Reload reads the file again, as it was read first: a reload (vitals
+	// reload, SIGHUP) applies what changed of its checks. Its error is a
+	// config.Errors for a file that is readable but wrong. Nil: there is
+	// no file to read again (vitals run -- COMMAND with none, or the file
+	// was stdin), and a reload is refused, saying so.
+	Reload func() (*config.Config, error)
 }
 
 // ConfigError is what is wrong with the file, or with what it names where
@@ -114,8 +121,14 @@ type Agent struct {
 	// streams, at once when a line may change their answer, and the notify
 	// checks likewise when what a service says of itself may.
 	wake wakeUps
-	// closers are the checks that keep a connection between runs.
-	closers []io.Closer
+	// closers are the checks that keep a connection between runs, by
+	// name. A reload changes them, under reloading.
+	closers map[string]io.Closer
+	// reloading is held by a reload, from reading the file to applying
+	// it, and by the stop's closing of the checkers.
+	reloading sync.Mutex
+	// reloads counts the reloads by result: applied or rejected.
+	reloads *prometheus.CounterVec
 	// needs says, of each check that reads a workload's output, looks at
 	// its processes or hears it, what it needs: the error of a file run
 	// with no workload.
@@ -142,7 +155,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	}
 	logs := health.NewLogQueue(opts.Logger.Handler(), health.DefaultLogQueue)
 	a := &Agent{cfg: cfg, opts: opts, logs: logs, logger: slog.New(logs), services: services(cfg, opts.Command),
-		nowhere: &service{}, exitFor: make(chan exitFor, 1), needs: map[string]error{}}
+		nowhere: &service{}, exitFor: make(chan exitFor, 1), needs: map[string]error{}, closers: map[string]io.Closer{}}
 	actionOf := map[string]supervise.Action{}
 	for _, ch := range cfg.Checks {
 		if ch.OnFailure != config.OnFailureIgnore {
@@ -191,7 +204,11 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	// Hooks follow the events from the first; they run off the engine's path.
 	a.hooks = hooks.New(hookSpecs(cfg.Hooks), a.monitor, a.logger, cfg.Redact)
 	a.registry = prometheus.NewRegistry()
-	a.registry.MustRegister(collector, a.hooks, metrics.LogLinesDropped(logs.Dropped), metrics.BuildInfo(version.Info()),
+	a.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vitals_config_reloads_total",
+		Help: "Reloads of the file (vitals reload, SIGHUP), by result: applied, or rejected with nothing changed."}, []string{"result"})
+	a.reloads.WithLabelValues(reloadApplied)
+	a.reloads.WithLabelValues(reloadRejected)
+	a.registry.MustRegister(a.reloads, collector, a.hooks, metrics.LogLinesDropped(logs.Dropped), metrics.BuildInfo(version.Info()),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if len(a.services) > 0 {
 		a.registry.MustRegister(metrics.Services(a.serviceMetrics))
@@ -279,7 +296,7 @@ func (a *Agent) addChecker(ch config.Check, env kinds.Env) error {
 		return fmt.Errorf("%s: check %s: %w", a.cfg.File, ch.Name, err)
 	}
 	if closer, ok := checker.(io.Closer); ok {
-		a.closers = append(a.closers, closer)
+		a.closers[ch.Name] = closer
 	}
 	return nil
 }

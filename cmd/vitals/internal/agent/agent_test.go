@@ -94,12 +94,18 @@ type agentRun struct {
 // start runs c with the fake clock and waits for the agent to say it runs.
 func start(t *testing.T, c *config.Config, command ...string) *agentRun {
 	t.Helper()
+	return startReloading(t, c, nil, command...)
+}
+
+// startReloading is start with the agent's Options.Reload.
+func startReloading(t *testing.T, c *config.Config, reload func() (*config.Config, error), command ...string) *agentRun {
+	t.Helper()
 	r := &agentRun{logs: &logLines{}, clock: healthtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
 		again: make(chan struct{}), done: make(chan struct{})}
 	now, hurry := context.WithCancel(context.Background())
 	ctx, signal := context.WithCancel(context.Background())
 	r.signal, r.now = signal, hurry
-	a, err := New(c, Options{Command: command, Logger: slog.New(r.logs), Clock: r.clock, Again: r.again, Now: now})
+	a, err := New(c, Options{Command: command, Logger: slog.New(r.logs), Clock: r.clock, Again: r.again, Now: now, Reload: reload})
 	if err != nil {
 		t.Fatal(err)
 	}

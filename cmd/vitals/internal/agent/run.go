@@ -39,6 +39,7 @@ type run struct {
 	stopMonitor context.CancelFunc
 	started     bool // the Monitor started
 	stopActions context.CancelFunc
+	stopReloads func()      // stops reloading on SIGHUP
 	unwatch     func() bool // stops waiting for a third signal
 }
 
@@ -72,6 +73,9 @@ func (r *run) parts() []part {
 		// one of its own without it; neither waits on anything); then no
 		// more actions on failing checks, and no more restarts.
 		{stop: r.failReadiness},
+		// SIGHUP reloads the file from the start on (the services get it
+		// too, as before), until the stop begins.
+		{start: r.listenForReload, stop: func(*stopping) { r.stopReloads() }},
 		// The probe server answers 503 through the drain, and until the
 		// workload has stopped. A second signal ends the drain; from its
 		// end on, a third waits for nothing more.
@@ -317,6 +321,8 @@ func (r *run) closeNotify(*stopping) {
 }
 
 func (r *run) closeCheckers(*stopping) {
+	r.reloading.Lock()
+	defer r.reloading.Unlock()
 	for _, c := range r.closers {
 		c.Close()
 	}

@@ -179,7 +179,8 @@ func (r *run) serveAPI() error {
 	if r.apiLn == nil {
 		return nil // off: see apiOff
 	}
-	opts := []api.Option{api.WithHooks(r.hooks.Status), api.WithNoticed(r.collector.Notice), api.WithWatchdogs(r.watchdogs)}
+	opts := []api.Option{api.WithHooks(r.hooks.Status), api.WithNoticed(r.collector.Notice), api.WithWatchdogs(r.watchdogs),
+		api.WithReload(func() (client.Reloaded, error) { return r.Reload("vitals reload") })}
 	if r.sv != nil {
 		services := make([]api.Service, len(r.sv.Services()))
 		for i, sv := range r.sv.Services() {

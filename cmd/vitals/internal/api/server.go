@@ -18,6 +18,7 @@
 //	POST /v1/services/NAME/restart   restart that service at once; the answer is its service-started event
 //	POST /v1/service/restart         the same for the agent's one service (400 when it runs several)
 //	GET  /v1/hooks                   the hooks and how their deliveries go
+//	POST /v1/reload                  read the file again and apply what changed of its checks (client.Reloaded)
 //
 // /v1/events with Accept: text/event-stream streams events as server-sent
 // events, each with its id, resuming after Last-Event-ID. Errors are
@@ -25,7 +26,8 @@
 // that health.ValidateNotice refuses, a restart of the one service of an
 // agent that runs several), 401 a missing or wrong token, 429 a notice or a
 // beat that says something beyond the API's Limits (with Retry-After), 404 an unknown
-// check, service or path (or no workload to restart), 410 a unit of work
+// check, service or path (or no workload to restart, or no file to
+// reload), 410 a unit of work
 // that is not running (it ended, or the workload restarted), 405 a wrong
 // method, 409 a beat of a check that is no heartbeat, work on a check that
 // is no watchdog, a unit of work past health.MaxUnitIDs, or a restart of a
@@ -69,6 +71,7 @@ type Server struct {
 	hooks      func() []client.Hook
 	noticed    func(health.Event)
 	mux        *http.ServeMux
+	reload     func() (client.Reloaded, error)
 	// notices and reports bound how fast notices and beats that say
 	// something come (Limits).
 	notices, reports *limiter
@@ -101,6 +104,7 @@ func New(m *health.Monitor, heartbeats map[string]*health.Heartbeat, token strin
 	s.mux.HandleFunc("POST /v1/services/{name}/restart", s.restartNamed)
 	s.mux.HandleFunc("POST /v1/service/restart", s.restartTheOne)
 	s.mux.HandleFunc("GET /v1/hooks", s.listHooks)
+	s.mux.HandleFunc("POST /v1/reload", s.reloadFile)
 	return s
 }
 
@@ -340,4 +344,19 @@ func bearer(header string) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSpace(token), true
+}
+
+// reloadFile reads the agent's file again and applies it: 200 with what
+// changed, or 400 with every reason it was refused, one a line.
+func (s *Server) reloadFile(w http.ResponseWriter, r *http.Request) {
+	if s.reload == nil {
+		writeError(w, http.StatusNotFound, "this agent has no file to reload")
+		return
+	}
+	out, err := s.reload()
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
 }

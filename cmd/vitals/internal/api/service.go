@@ -25,6 +25,13 @@ type Service interface {
 // Option configures a Server.
 type Option func(*Server)
 
+// WithReload serves POST /v1/reload: reload reads the agent's file again
+// and applies it, or says why not (a 400 with its message: nothing
+// changed). Without it, the route answers 404.
+func WithReload(reload func() (client.Reloaded, error)) Option {
+	return func(s *Server) { s.reload = reload }
+}
+
 // WithLimits sets how fast notices and beats that say something are taken
 // (DefaultLimits without it).
 func WithLimits(l Limits) Option {

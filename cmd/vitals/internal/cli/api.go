@@ -39,10 +39,10 @@ import (
 const followWait = 30 * time.Second
 
 // newAPICommands returns checks, check, health, events, beat, work,
-// restart, notify, stop, start and hooks.
+// restart, notify, stop, start, hooks and reload.
 func newAPICommands(stdout, stderr io.Writer) []*cobra.Command {
 	return []*cobra.Command{newChecks(stdout), newCheck(stdout), newHealth(stdout), newEvents(stdout, stderr), newBeat(),
-		newWork(stdout, stderr), newRestart(stdout), newNotify(stdout), newStopOrStart(stdout, false), newStopOrStart(stdout, true), newHooks(stdout)}
+		newWork(stdout, stderr), newRestart(stdout), newNotify(stdout), newStopOrStart(stdout, false), newStopOrStart(stdout, true), newHooks(stdout), newReload(stdout)}
 }
 
 // agentFlags say where the agent's API is.
@@ -104,12 +104,15 @@ func ask[T any](cmd *cobra.Command, agent *agentFlags, call func(*client.Client,
 
 // fromAgent maps an API call's error to its exit code: the agent's 4xx answer
 // (an unknown check, a check that is no heartbeat or no watchdog, a wrong
-// token) is bad usage, 2; no answer, or a 5xx, is a failure, 1.
+// token, a file it refuses to reload) is bad usage, 2; no answer, a 5xx,
+// or a 429 (beyond its limits: try again) is a failure, 1.
 func fromAgent(cmd *cobra.Command, err error) error {
 	var e *client.Error
 	switch {
 	case errors.As(err, &e) && e.Status == http.StatusUnauthorized:
 		return fmt.Errorf("%s (give the agent's token with --api-token-file or $VITALS_API_TOKEN)", e.Message)
+	case errors.As(err, &e) && e.Status == http.StatusTooManyRequests:
+		return failed{fmt.Sprintf("%s: %s", cmd.CommandPath(), e.Message)} // a moment's refusal: try again, not bad usage
 	case errors.As(err, &e) && e.Status < 500:
 		return errors.New(e.Message)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/agent"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 )
 
 func newRun(stderr io.Writer) *cobra.Command {
@@ -43,6 +44,11 @@ in the order of their after, before and requires, stops them in reverse, and
 exits with the code of the one that ends it. Without -c,
 and with no vitals.yaml here, vitals run -- COMMAND runs COMMAND with no
 checks: it supervises it, serves the endpoints on their defaults, and drains.
+
+SIGHUP makes vitals read its file again, as vitals reload does, and apply
+what changed of its checks (see vitals reload); the services get SIGHUP too,
+as before, so a workload that reloads on SIGHUP (nginx) still does. Without a
+file, SIGHUP is the services' alone.
 
 A bad file starts nothing: every error is reported with its file, line and
 field, and vitals exits 2. On SIGTERM or SIGINT readiness fails at once; after
@@ -71,7 +77,12 @@ kills the workload's group and waits for nothing more.`,
 			}
 			ctx, again, now, stop := stopSignals()
 			defer stop()
-			a, err := agent.New(c, agent.Options{Command: args, Logger: logger, Again: again, Now: now})
+			o := agent.Options{Command: args, Logger: logger, Again: again, Now: now}
+			if c.File != "" && file != "-" {
+				// A reload reads the same file, as it was read first.
+				o.Reload = func() (*config.Config, error) { return config.Load(file, kinds.All, config.Options{}) }
+			}
+			a, err := agent.New(c, o)
 			if err != nil {
 				return agentError(err)
 			}

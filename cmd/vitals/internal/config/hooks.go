@@ -115,11 +115,10 @@ var DefaultPebbleNoticeOn = []health.EventType{
 }
 
 // HookEventTypes is every event type a hook may be on, in the order the
-// file's errors list them: every type the agent emits. It has no
-// check-added or check-removed: the agent adds its checks before it starts
-// and never removes one, so a hook on them would never run. check-stopped
-// and check-started come from the API's POST /v1/checks/stop and
-// /v1/checks/start.
+// file's errors list them: every type the agent emits. check-stopped and
+// check-started come from the API's POST /v1/checks/stop and
+// /v1/checks/start; check-added, check-removed, config-reloaded and
+// config-rejected from a reload of the file.
 var HookEventTypes = []health.EventType{
 	health.EventCheckPassed, health.EventCheckWarned, health.EventCheckFailed,
 	health.EventLevelPassed, health.EventLevelFailed,
@@ -127,6 +126,8 @@ var HookEventTypes = []health.EventType{
 	health.EventStopping, health.EventChecksReset,
 	health.EventCheckStopped, health.EventCheckStarted,
 	health.EventNotice,
+	health.EventCheckAdded, health.EventCheckRemoved,
+	health.EventConfigReloaded, health.EventConfigRejected,
 }
 
 // withDefaults returns h with its zero fields set to their defaults; n is

@@ -14,7 +14,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 )
 
-const eventTypes = "check-passed, check-warned, check-failed, level-passed, level-failed, service-started, service-exited, stopping, checks-reset, check-stopped, check-started, notice"
+const eventTypes = "check-passed, check-warned, check-failed, level-passed, level-failed, service-started, service-exited, stopping, checks-reset, check-stopped, check-started, notice, check-added, check-removed, config-reloaded, config-rejected"
 
 // withHooks is a file with one check and the hooks given, from line 3.
 func withHooks(lines ...string) string {

@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vitals-dev/vitals/client"
+)
+
+func newReload(stdout io.Writer) *cobra.Command {
+	var (
+		agent  agentFlags
+		output *outputFlag
+	)
+	cmd := &cobra.Command{
+		Use:   "reload [-o text|json|yaml]",
+		Short: "Make a running agent read its file again and apply what changed of its checks",
+		Long: `Make a running agent (vitals run) read its file again, as SIGHUP does, and apply
+what changed of its checks as a difference: a check whose definition did not
+change goes on as it was (status, history, counters, schedule); one whose timing
+or thresholds alone changed keeps its status and history; one that tests
+something else starts over, pending; a removed check leaves the endpoints, the
+status page and /metrics; an added one appears, pending.
+
+The file is judged whole first. A file that does not load, or that changes what
+a reload does not apply, is refused with every reason and its position, as
+vitals validate prints them; nothing changes, and reload exits 2. A reload
+applies checks: only: a change of any other part of the file (listen, api,
+hooks, services, kubernetes…), of a heartbeat or a watchdog, of a check with
+on-failure: restart or exit, or of one that reads a service's output,
+processes or messages, needs a restart of vitals, and is refused so.
+
+Prints what changed; -o json and -o yaml write it as the API answers it.`,
+		Example: `  vitals reload
+  kill -HUP "$(pidof vitals)"   # the same, and the services get SIGHUP too`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, err := ask(cmd, &agent, func(c *client.Client, ctx context.Context) (client.Reloaded, error) {
+				return c.Reload(ctx)
+			})
+			if err != nil {
+				return err
+			}
+			if output.document() {
+				return output.write(stdout, r)
+			}
+			fmt.Fprintf(stdout, "reloaded: %s\n", r)
+			return nil
+		},
+	}
+	agent.define(cmd)
+	output = addOutput(cmd, false)
+	return cmd
+}
