@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,13 +15,10 @@ import (
 	"github.com/vitals-dev/vitals/health"
 )
 
-// reloadFile is the file of these tests, its checks given: the probe and
-// API addresses of a.
+// rewrite writes the agent's file anew with checks.
 func (a *agent) rewrite(t *testing.T, checks string) {
 	t.Helper()
-	if err := os.WriteFile(a.file, []byte(fmt.Sprintf("listen: %s\napi: %s\n%s", a.addr, a.sock, checks)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	a.writeIn(t, a.file, a.header()+checks)
 }
 
 // checksNow is the agent's checks by name, as GET /v1/checks lists them.
@@ -52,7 +50,9 @@ func TestReloadAppliesWhatChangedAndKeepsTheRest(t *testing.T) {
   b: {file: {path: %s}, period: %s}
 %s`, file, file, bPeriod, tail)
 	}
-	a := startAgent(t, func(*agent) string { return checks("100ms", fmt.Sprintf("  c: {file: {path: %s}, period: 50ms}\n", file)) }, "sleep")
+	a := startAgent(t, func(*agent) string {
+		return checks("100ms", fmt.Sprintf("  c: {file: {path: %s}, period: 50ms}\n", file))
+	}, "sleep")
 	pid := pidIn(t, a.ready)
 	c, err := client.New(a.sock, "")
 	if err != nil {
@@ -153,4 +153,104 @@ func TestSIGHUPReloadsTheFileAndReachesTheWorkload(t *testing.T) {
 	a.waitEvent(t, "config-reloaded", func(e health.Event) bool {
 		return e.Type == health.EventConfigReloaded && e.Output == "added b" && e.Reason == "SIGHUP"
 	})
+}
+
+// With --watch, a change of the file on disk is applied within 2s, however
+// it is made: a write in place, an editor's write renamed over it, and a
+// Kubernetes ConfigMap's update (a new directory, the ..data symlink swapped
+// to it, the old one deleted). A write that does not load is refused, and
+// /readyz answers as before.
+func TestWatchAppliesEachWayAFileChanges(t *testing.T) {
+	file := os.Args[0]
+	before := fmt.Sprintf("checks:\n  a: {file: {path: %s}, period: 50ms}\n", file)
+	after := before + fmt.Sprintf("  d: {file: {path: %s}, period: 50ms}\n", file)
+	for _, tc := range []struct {
+		name   string
+		layout func(dir string) string // makes the file's place, and returns its path
+		change func(t *testing.T, a *agent, text string)
+	}{
+		{"a write in place", func(dir string) string { return filepath.Join(dir, "vitals.yaml") },
+			func(t *testing.T, a *agent, text string) { a.writeIn(t, a.file, text) }},
+		{"an editor's rename", func(dir string) string { return filepath.Join(dir, "vitals.yaml") },
+			func(t *testing.T, a *agent, text string) {
+				tmp := filepath.Join(filepath.Dir(a.file), ".vitals.yaml.swp")
+				a.writeIn(t, tmp, text)
+				if err := os.Rename(tmp, a.file); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		{"a ConfigMap's update", func(dir string) string {
+			// As the kubelet mounts one: vitals.yaml -> ..data/vitals.yaml,
+			// ..data -> ..2026_12_07_05_00_00.1.
+			first := filepath.Join(dir, "..2026_12_07_05_00_00.1")
+			os.Mkdir(first, 0o755)
+			os.Symlink(filepath.Base(first), filepath.Join(dir, "..data"))
+			os.Symlink(filepath.Join("..data", "vitals.yaml"), filepath.Join(dir, "vitals.yaml"))
+			return filepath.Join(dir, "vitals.yaml")
+		}, func(t *testing.T, a *agent, text string) {
+			dir := filepath.Dir(a.file)
+			old, _ := os.Readlink(filepath.Join(dir, "..data"))
+			next := filepath.Join(dir, fmt.Sprintf("..2026_12_07_05_00_%02d.1", time.Now().Nanosecond()%60))
+			if err := os.Mkdir(next, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			a.writeIn(t, filepath.Join(next, "vitals.yaml"), text)
+			if err := os.Symlink(filepath.Base(next), filepath.Join(dir, "..data_tmp")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")); err != nil {
+				t.Fatal(err)
+			}
+			os.RemoveAll(filepath.Join(dir, old))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := startAgentWith(t, []string{"--watch"}, func(a *agent) string {
+				a.file = tc.layout(t.TempDir())
+				return before
+			}, "sleep")
+			pid := pidIn(t, a.ready)
+			c, err := client.New(a.sock, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "a to pass", a.logs, func() bool { return checksNow(t, c)["a"].Status == health.Pass })
+			runs := checksNow(t, c)["a"].Runs
+
+			changed := time.Now()
+			tc.change(t, a, a.header()+after)
+			waitFor(t, "d to appear", a.logs, func() bool { _, ok := checksNow(t, c)["d"]; return ok })
+			if took := time.Since(changed); took > 2*time.Second {
+				t.Errorf("the change was applied %v after it was made, want within 2s", took)
+			}
+			if now := checksNow(t, c)["a"].Runs; now < runs {
+				t.Errorf("a's runs went from %d to %d: it started over", runs, now)
+			}
+
+			// A write that does not load: refused, nothing changed.
+			ready := readyz(a.addr)
+			tc.change(t, a, a.header()+after+"  e: {http: {url: 5}}\n")
+			a.waitEvent(t, "config-rejected", func(e health.Event) bool { return e.Type == health.EventConfigRejected })
+			if got := readyz(a.addr); got != ready {
+				t.Errorf("/readyz %d after a refused change, %d before", got, ready)
+			}
+			if now := checksNow(t, c); len(now) != 2 {
+				t.Errorf("checks after a refused change: %v, want a and d", now)
+			}
+			if got := pidIn(t, a.ready); got != pid {
+				t.Errorf("the workload is %d, was %d", got, pid)
+			}
+		})
+	}
+}
+
+// header is the lines of the agent's file before its checks.
+func (a *agent) header() string { return fmt.Sprintf("listen: %s\napi: %s\n", a.addr, a.sock) }
+
+// writeIn writes text to path in place.
+func (a *agent) writeIn(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -30,7 +30,7 @@ type agent struct {
 	sock   string             // the management API
 	ready  string             // the workload's ready file
 	dir    string
-	file   string // the configuration file
+	file   string // the configuration file: config may choose it
 }
 
 // startAgent runs vitals with the file that config makes from the agent's
@@ -46,7 +46,13 @@ func startAgentWith(t *testing.T, flags []string, config func(a *agent) string, 
 	t.Helper()
 	a := &agent{addr: freeAddr(t), dir: t.TempDir(), logs: &vitalstest.Buffer{}, stdout: &vitalstest.Buffer{}}
 	a.sock, a.ready = filepath.Join(a.dir, "vitals.sock"), filepath.Join(a.dir, "ready")
-	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\n%s", a.addr, a.sock, config(a)))
+	text := fmt.Sprintf("listen: %s\napi: %s\n%s", a.addr, a.sock, config(a))
+	path := a.file // where config put the file, if it chose
+	if path == "" {
+		path = writeConfig(t, text)
+	} else if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	a.file = path
 	args := append(append(append([]string{"run"}, flags...), "-c", path, "--", os.Args[0], what[0], a.ready), what[1:]...)
 	a.cmd = exec.Command(vitals, args...)

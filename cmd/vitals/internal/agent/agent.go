@@ -71,6 +71,10 @@ type Options struct {
 	// no file to read again (vitals run -- COMMAND with none, or the file
 	// was stdin), and a reload is refused, saying so.
 	Reload func() (*config.Config, error)
+	// Watch reloads the file when it changes on disk (vitals run --watch),
+	// as a ConfigMap's update, an editor's save or a write change it. It
+	// needs Reload. Default false: only vitals reload and SIGHUP do.
+	Watch bool
 }
 
 // ConfigError is what is wrong with the file, or with what it names where

@@ -37,7 +37,7 @@ func (a *Agent) prepare() (*run, error) {
 	if err := a.checkCommandLine(); err != nil {
 		return nil, err
 	}
-	r := &run{Agent: a, failed: make(chan error, 3), endStreams: func() {}, endPageStreams: func() {}, stopActions: func() {}, stopReloads: func() {},
+	r := &run{Agent: a, failed: make(chan error, 3), endStreams: func() {}, endPageStreams: func() {}, stopActions: func() {}, stopReloads: func() {}, stopWatching: func() {},
 		unwatch: func() bool { return false }}
 	r.monitorCtx, r.stopMonitor = context.WithCancel(context.Background())
 	if err := r.checkWhereItRuns(); err != nil {

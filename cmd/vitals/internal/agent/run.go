@@ -32,15 +32,16 @@ type run struct {
 	endPageStreams         context.CancelFunc // ends the status page's event streams
 	failed                 chan error         // a server that stopped serving
 
-	sv          *running        // nil without services, or until they started
-	exited      <-chan struct{} // closed once a service has ended vitals; nil without services
-	exit        exitFor         // the on-failure: exit that stops vitals, if one does
-	monitorCtx  context.Context
-	stopMonitor context.CancelFunc
-	started     bool // the Monitor started
-	stopActions context.CancelFunc
-	stopReloads func()      // stops reloading on SIGHUP
-	unwatch     func() bool // stops waiting for a third signal
+	sv           *running        // nil without services, or until they started
+	exited       <-chan struct{} // closed once a service has ended vitals; nil without services
+	exit         exitFor         // the on-failure: exit that stops vitals, if one does
+	monitorCtx   context.Context
+	stopMonitor  context.CancelFunc
+	started      bool // the Monitor started
+	stopActions  context.CancelFunc
+	stopReloads  func()      // stops reloading on SIGHUP
+	stopWatching func()      // stops watching the file
+	unwatch      func() bool // stops waiting for a third signal
 }
 
 // part is one piece of the running agent, with the lifecycle every piece
@@ -74,8 +75,10 @@ func (r *run) parts() []part {
 		// more actions on failing checks, and no more restarts.
 		{stop: r.failReadiness},
 		// SIGHUP reloads the file from the start on (the services get it
-		// too, as before), until the stop begins.
+		// too, as before), until the stop begins; so does a change of the
+		// file on disk, with --watch.
 		{start: r.listenForReload, stop: func(*stopping) { r.stopReloads() }},
+		{start: r.watchFile, stop: func(*stopping) { r.stopWatching() }},
 		// The probe server answers 503 through the drain, and until the
 		// workload has stopped. A second signal ends the drain; from its
 		// end on, a third waits for nothing more.

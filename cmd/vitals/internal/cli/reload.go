@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -41,6 +42,12 @@ Prints what changed; -o json and -o yaml write it as the API answers it.`,
 			r, err := ask(cmd, &agent, func(c *client.Client, ctx context.Context) (client.Reloaded, error) {
 				return c.Reload(ctx)
 			})
+			var f failed
+			if err != nil && !errors.As(err, &f) {
+				// The agent refused the file: its reasons, each at its
+				// position, are the whole message, as validate's.
+				return configError{err}
+			}
 			if err != nil {
 				return err
 			}

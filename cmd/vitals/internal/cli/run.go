@@ -25,6 +25,7 @@ func newRun(stderr io.Writer) *cobra.Command {
 		file      string
 		logFormat string
 		logLevel  string
+		watch     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run [-c vitals.yaml] [-- COMMAND ARGS...]",
@@ -48,7 +49,10 @@ checks: it supervises it, serves the endpoints on their defaults, and drains.
 SIGHUP makes vitals read its file again, as vitals reload does, and apply
 what changed of its checks (see vitals reload); the services get SIGHUP too,
 as before, so a workload that reloads on SIGHUP (nginx) still does. Without a
-file, SIGHUP is the services' alone.
+file, SIGHUP is the services' alone. With --watch, a change of the file on
+disk reloads it too: a write, an editor's save (a rename over it), or a
+Kubernetes ConfigMap's update (a swap of its ..data symlink), within a
+fraction of a second.
 
 A bad file starts nothing: every error is reported with its file, line and
 field, and vitals exits 2. On SIGTERM or SIGINT readiness fails at once; after
@@ -81,6 +85,9 @@ kills the workload's group and waits for nothing more.`,
 			if c.File != "" && file != "-" {
 				// A reload reads the same file, as it was read first.
 				o.Reload = func() (*config.Config, error) { return config.Load(file, kinds.All, config.Options{}) }
+				o.Watch = watch
+			} else if watch {
+				return fmt.Errorf("--watch needs a file to watch: give -c FILE (not -)")
 			}
 			a, err := agent.New(c, o)
 			if err != nil {
@@ -97,6 +104,7 @@ kills the workload's group and waits for nothing more.`,
 	f.StringVarP(&file, "config", "c", DefaultConfig, "the configuration file, - for stdin")
 	f.StringVar(&logFormat, "log-format", "text", "text or json")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	f.BoolVar(&watch, "watch", false, "reload the file when it changes on disk (a ConfigMap's update, an editor's save)")
 	cmd.MarkFlagFilename("config", "yaml", "yml")
 	cmd.RegisterFlagCompletionFunc("log-format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions([]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
