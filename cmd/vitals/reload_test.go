@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/vitals-dev/vitals/client"
 	"github.com/vitals-dev/vitals/health"
+	"github.com/vitals-dev/vitals/internal/testenv"
 )
 
 // rewrite writes the agent's file anew with checks.
@@ -254,3 +256,65 @@ func (a *agent) writeIn(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// Under wrk's load on /readyz, 100 reloads of a file of 200 checks — each
+// retiming a ready check (Update) and replacing a live one (Replace) — fail
+// no request and flip no answer of /readyz: the ready checks never stop
+// passing. Each reload is a whole file read, judged and compared.
+func TestReloadsUnderLoadFailNoRequestAndFlipNoAnswer(t *testing.T) {
+	wrk, err := exec.LookPath("wrk")
+	if err != nil {
+		testenv.Missing(t, "the load needs wrk: apt-get install wrk")
+	}
+	file := os.Args[0]
+	checks := func(n int) string {
+		var b strings.Builder
+		b.WriteString("checks:\n")
+		fmt.Fprintf(&b, "  r000: {file: {path: %s}, period: %dms}\n", file, 500+n%2*100)
+		for i := 1; i < 199; i++ {
+			fmt.Fprintf(&b, "  r%03d: {file: {path: %s}, period: 1s}\n", i, file)
+		}
+		// The live check tests another file each time: it starts over.
+		fmt.Fprintf(&b, "  live: {file: {path: %s}, level: live, period: 1s}\n", []string{file, a0(file)}[n%2])
+		return b.String()
+	}
+	a := startAgent(t, func(*agent) string { return checks(0) }, "sleep")
+	pidIn(t, a.ready)
+	waitReadyzIs(t, a.addr, 200, a.logs)
+	c, err := client.New(a.sock, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	load := exec.CommandContext(ctx, wrk, "-t1", "-c4", "-d60s", "http://"+a.addr+"/readyz")
+	var out strings.Builder
+	load.Stdout = &out
+	if err := load.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // wrk under way
+	for i := 1; i <= 100; i++ {
+		a.rewrite(t, checks(i))
+		r, err := c.Reload(context.Background())
+		if err != nil || fmt.Sprint(r.Retimed, r.Changed) != "[r000] [live]" {
+			t.Fatalf("reload %d: %+v %v", i, r, err)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	load.Process.Signal(os.Interrupt) // wrk prints its summary on SIGINT
+	load.Wait()
+	summary := out.String()
+	if !strings.Contains(summary, "requests in") || strings.Contains(summary, "Non-2xx") || strings.Contains(summary, "Socket errors") {
+		t.Fatalf("wrk during 100 reloads:\n%s", summary)
+	}
+	for _, e := range a.events(t, 0) {
+		if e.Type == health.EventLevelFailed && e.Level == health.Ready {
+			t.Fatalf("readiness failed during the reloads: %+v", e)
+		}
+	}
+	t.Logf("wrk during 100 reloads of 200 checks:\n%s", summary)
+}
+
+// a0 is another file that is there: the directory of path.
+func a0(path string) string { return filepath.Dir(path) }
