@@ -99,6 +99,11 @@ func (m *Monitor) swap(c Check, keep bool) error {
 				due = now
 			}
 			m.sched.start(e, e.gen, e.startup, due)
+			if at, waiting := e.state.stableAt(e.thresholds()); waiting {
+				// It passes the moment it has been stable for StableFor,
+				// not at its next run.
+				m.sched.wakeBy(e, at)
+			}
 		}
 		if !keep {
 			m.membershipLocked(EventCheckRemoved, old.check)

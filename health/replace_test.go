@@ -117,9 +117,9 @@ func TestReplaceAndUpdateRefuseWhatTheyCannotDo(t *testing.T) {
 		{"a heartbeat", m.Update(health.Check{Name: "loop", Level: health.Live, Checker: passing()}), health.ErrInvalidCheck},
 		{"another level", m.Update(health.Check{Name: "db", Level: health.Live, Checker: passing()}), health.ErrInvalidCheck},
 		{"a latched startup check", m.Replace(health.Check{Name: "boot", Level: health.Startup, Checker: passing()}), health.ErrStartupLatched},
-		{"no checker", m.Update(health.Check{Name: "db", Level: health.Ready}), nil},
+		{"no checker", m.Update(health.Check{Name: "db", Level: health.Ready}), health.ErrInvalidCheck},
 	} {
-		if tc.err == nil || (tc.want != nil && !errors.Is(tc.err, tc.want)) {
+		if !errors.Is(tc.err, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, tc.err, tc.want)
 		}
 	}
@@ -205,5 +205,25 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An Update of a check waiting to be stable keeps its wait: it passes the
+// moment it has been stable for StableFor, not at its next run.
+func TestUpdateKeepsAStableWaitToItsMoment(t *testing.T) {
+	m, clk := fakeMonitor(t)
+	must(t, m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing(), Period: 10 * time.Second, StableFor: 3 * time.Second}))
+	start(t, m)
+	if st := waitRuns(t, m, "db", 1); st.Status != health.Pending {
+		t.Fatalf("after its first run: %+v, want pending, waiting to be stable", st)
+	}
+	must(t, m.Update(health.Check{Name: "db", Level: health.Ready, Checker: passing(), Period: 20 * time.Second, StableFor: 3 * time.Second}))
+	advance(t, clk, 1, 3*time.Second)
+	waitFor(t, "db to pass at its stable moment", func() bool {
+		st, _ := m.CheckState("db")
+		return st.Status == health.Pass
+	})
+	if st, _ := m.CheckState("db"); st.Runs != 1 {
+		t.Fatalf("db passed after %d runs, want its first: the wait's end, not a run", st.Runs)
 	}
 }

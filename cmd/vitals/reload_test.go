@@ -166,6 +166,7 @@ func TestWatchAppliesEachWayAFileChanges(t *testing.T) {
 	file := os.Args[0]
 	before := fmt.Sprintf("checks:\n  a: {file: {path: %s}, period: 50ms}\n", file)
 	after := before + fmt.Sprintf("  d: {file: {path: %s}, period: 50ms}\n", file)
+	updates := 0 // of the ConfigMap: each its own directory, as the kubelet's
 	for _, tc := range []struct {
 		name   string
 		layout func(dir string) string // makes the file's place, and returns its path
@@ -192,7 +193,8 @@ func TestWatchAppliesEachWayAFileChanges(t *testing.T) {
 		}, func(t *testing.T, a *agent, text string) {
 			dir := filepath.Dir(a.file)
 			old, _ := os.Readlink(filepath.Join(dir, "..data"))
-			next := filepath.Join(dir, fmt.Sprintf("..2026_12_07_05_00_%02d.1", time.Now().Nanosecond()%60))
+			updates++
+			next := filepath.Join(dir, fmt.Sprintf("..2026_12_07_05_00_00.%d", updates+1))
 			if err := os.Mkdir(next, 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -318,3 +320,46 @@ func TestReloadsUnderLoadFailNoRequestAndFlipNoAnswer(t *testing.T) {
 
 // a0 is another file that is there: the directory of path.
 func a0(path string) string { return filepath.Dir(path) }
+
+// A reloaded file's secrets are hidden as the first file's are: a check
+// added by a reload that prints a ${VAR} named like a secret shows it
+// masked; and a check added to the one service starts over with it.
+func TestAReloadedFilesSecretsAreHiddenAndItsChecksStartOverWithTheService(t *testing.T) {
+	const secret = "s3cr3t-t0ken-of-the-reload"
+	t.Setenv("RELOAD_API_TOKEN", secret)
+	file := os.Args[0]
+	first := fmt.Sprintf("checks:\n  a: {file: {path: %s}, period: 25ms}\n", file)
+	a := startAgent(t, func(*agent) string { return first }, "sleep")
+	pidIn(t, a.ready)
+	c, err := client.New(a.sock, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.rewrite(t, first+fmt.Sprintf("  d: {file: {path: %s}, period: 25ms}\n", file)+
+		"  e: {exec: {command: [sh, -c, 'echo token ${RELOAD_API_TOKEN}; exit 1']}, period: 25ms, level: live}\n")
+	if _, err := c.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "e to run", a.logs, func() bool { return checksNow(t, c)["e"].Runs > 0 })
+	e, err := c.Check(context.Background(), "e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range e.History {
+		if strings.Contains(r.Output, secret) || !strings.Contains(r.Output, "token xxxxx") {
+			t.Fatalf("e's output %q: want the reloaded file's secret masked", r.Output)
+		}
+	}
+	if strings.Contains(a.logs.String(), secret) {
+		t.Fatalf("the log shows the secret:\n%s", a.logs)
+	}
+
+	waitFor(t, "d to run 40 times", a.logs, func() bool { return checksNow(t, c)["d"].Runs >= 40 })
+	if r := a.vitals(t, "restart"); r.code != 0 {
+		t.Fatalf("restart: %+v", r)
+	}
+	a.waitEvent(t, "the workload's start again", func(e health.Event) bool { return e.Type == health.EventServiceStarted && e.Restarts == 1 })
+	if runs := checksNow(t, c)["d"].Runs; runs >= 40 {
+		t.Fatalf("d has %d runs after the workload restarted: it did not start over with it", runs)
+	}
+}

@@ -20,6 +20,7 @@ package agent
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,6 +40,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/metrics"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/notify"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/version"
@@ -133,11 +136,21 @@ type Agent struct {
 	reloading sync.Mutex
 	// reloads counts the reloads by result: applied or rejected.
 	reloads *prometheus.CounterVec
+	// secrets is what redact hides: the file's, and every reloaded
+	// file's since.
+	secrets atomic.Pointer[redact.Redactor]
+	// sums is the digest of the file as a reload last read it (as the
+	// watch began, before one): --watch reloads when the file differs.
+	sums atomic.Pointer[[sha256.Size]byte]
 	// needs says, of each check that reads a workload's output, looks at
 	// its processes or hears it, what it needs: the error of a file run
 	// with no workload.
 	needs map[string]error
 }
+
+// redact hides the secrets of the file, and of every file reloaded since,
+// in s: what passes it reaches outputs, events, hooks and logs.
+func (a *Agent) redact(s string) string { return a.secrets.Load().Redact(s) }
 
 // exitFor is an on-failure: exit: why, and the check's action.
 type exitFor struct {
@@ -160,6 +173,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	logs := health.NewLogQueue(opts.Logger.Handler(), health.DefaultLogQueue)
 	a := &Agent{cfg: cfg, opts: opts, logs: logs, logger: slog.New(logs), services: services(cfg, opts.Command),
 		nowhere: &service{}, exitFor: make(chan exitFor, 1), needs: map[string]error{}, closers: map[string]io.Closer{}}
+	a.secrets.Store(cfg.Redactor())
 	actionOf := map[string]supervise.Action{}
 	for _, ch := range cfg.Checks {
 		if ch.OnFailure != config.OnFailureIgnore {
@@ -174,7 +188,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	}, a.logger)
 	collector := metrics.New()
 	a.collector = collector
-	a.monitor = health.New(health.WithLogger(a.logger), health.WithDetails(cfg.Details != config.DetailsNone), health.WithRedaction(cfg.Redact),
+	a.monitor = health.New(health.WithLogger(a.logger), health.WithDetails(cfg.Details != config.DetailsNone), health.WithRedaction(a.redact),
 		health.WithServiceInfo(cfg.ServiceInfo), health.WithClock(opts.Clock), health.WithRecorder(func(r health.Recorded) {
 			collector.Record(r)
 			a.actions.Record(r)
@@ -184,7 +198,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 		for _, c := range a.closers { // what was built keeps nothing of a dropped Agent
 			c.Close()
 		}
-		return nil, redacted(&ConfigError{err}, cfg.Redact)
+		return nil, redacted(&ConfigError{err}, a.redact)
 	}
 	// Each service's output passes through, line by line, past its log
 	// checks; a line that may change a log check's answer runs it at once,
@@ -206,7 +220,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 		s.streams = logwatch.New(s.logChecks, func(c *logwatch.Check) { a.wake.wake(c.Name()) })
 	}
 	// Hooks follow the events from the first; they run off the engine's path.
-	a.hooks = hooks.New(hookSpecs(cfg.Hooks), a.monitor, a.logger, cfg.Redact)
+	a.hooks = hooks.New(hookSpecs(cfg.Hooks), a.monitor, a.logger, a.redact)
 	a.registry = prometheus.NewRegistry()
 	a.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vitals_config_reloads_total",
 		Help: "Reloads of the file (vitals reload, SIGHUP), by result: applied, or rejected with nothing changed."}, []string{"result"})

@@ -234,9 +234,11 @@ func (a *Agent) build(p plan) (map[string]built, error) {
 
 // Reload reads the file again and applies what changed of its checks (see
 // above). The error is a *ConfigError, with every reason, when the file is
-// refused: nothing changed then. Either way an event says so
-// (config-reloaded, config-rejected), the log and vitals_config_reloads_total
-// count it.
+// refused: nothing changed then; a *RunError when the Monitor refused a
+// change of the plan (vitals is stopping, or startup passed meanwhile): the
+// changes made before it stand, and the next reload starts from them.
+// Either way an event says so (config-reloaded, config-rejected), the log
+// and vitals_config_reloads_total count it.
 func (a *Agent) Reload(why string) (client.Reloaded, error) {
 	a.reloading.Lock()
 	defer a.reloading.Unlock()
@@ -245,7 +247,7 @@ func (a *Agent) Reload(why string) (client.Reloaded, error) {
 		a.reloads.WithLabelValues(reloadRejected).Inc()
 		a.logger.Warn("the file was not reloaded", "why", why, "err", err)
 		a.monitor.Emit(health.Event{Type: health.EventConfigRejected, Output: err.Error(), Reason: why})
-		return client.Reloaded{}, &ConfigError{err}
+		return out, err
 	}
 	a.reloads.WithLabelValues(reloadApplied).Inc()
 	a.logger.Info("the file was reloaded", "why", why, "added", out.Added, "changed", out.Changed,
@@ -256,25 +258,47 @@ func (a *Agent) Reload(why string) (client.Reloaded, error) {
 
 func (a *Agent) reload() (client.Reloaded, error) {
 	if a.opts.Reload == nil {
-		return client.Reloaded{}, errors.New("there is no file to read again: vitals run was given none, or read it from stdin")
+		return client.Reloaded{}, &ConfigError{errors.New("there is no file to read again: vitals run was given none, or read it from stdin")}
+	}
+	if a.opts.Watch {
+		// Read as the load reads it: a change the watch sees later is
+		// compared with this.
+		a.sums.Store(fileSum(a.cfg.File))
 	}
 	next, err := a.opts.Reload()
 	if err != nil {
-		return client.Reloaded{}, err
+		return client.Reloaded{}, &ConfigError{err}
 	}
 	p, err := planReload(a.cfg, next, !a.monitor.Snapshot().StartupPassed.IsZero(), a.fixed)
 	if err != nil {
-		return client.Reloaded{}, err
+		return client.Reloaded{}, &ConfigError{errors.New(next.Redact(err.Error()))}
 	}
 	made, err := a.build(p)
 	if err != nil {
-		return client.Reloaded{}, err
+		return client.Reloaded{}, &ConfigError{errors.New(next.Redact(err.Error()))}
 	}
+	// The new file's secrets are hidden from its first output on, and
+	// the old file's still: the checks' histories may hold them.
+	a.secrets.Store(a.secrets.Load().With(next.Redactor()))
+	done := map[string]bool{} // the names whose change was applied
 	var out client.Reloaded
+	defer func() {
+		// The checks as they now run, whether every change was applied
+		// or the Monitor refused one: what the next reload compares with,
+		// and what each service starts over with.
+		a.cfg.Checks = applied(a.cfg.Checks, next.Checks, done)
+		setChecks(a.services, a.cfg.Checks)
+		for name, b := range made {
+			if !done[name] && b.closer != nil {
+				b.closer.Close()
+			}
+		}
+	}()
 	for _, name := range p.removed {
 		if err := a.monitor.Remove(name); err != nil {
 			return out, stoppedPartway(err)
 		}
+		done[name] = true
 		a.closeChecker(name)
 		out.Removed = append(out.Removed, name)
 	}
@@ -284,6 +308,7 @@ func (a *Agent) reload() (client.Reloaded, error) {
 			if err := do(b.check); err != nil {
 				return stoppedPartway(err)
 			}
+			done[ch.Name] = true
 			a.closeChecker(ch.Name)
 			if b.closer != nil {
 				a.closers[ch.Name] = b.closer
@@ -301,19 +326,44 @@ func (a *Agent) reload() (client.Reloaded, error) {
 	if err := apply(p.added, a.monitor.Add, &out.Added); err != nil {
 		return out, err
 	}
-	for _, ch := range next.Checks {
-		if a.needs[ch.Name] == nil {
-			delete(a.needs, ch.Name)
-		}
-	}
-	a.cfg.Checks = next.Checks
 	return out, nil
 }
 
+// applied is the checks that run once the changes of done (by name) were
+// applied of a reload from old to next: next's checks whose change was
+// applied or that did not change, in next's order, then old's that were to
+// go and have not.
+func applied(old, next []config.Check, done map[string]bool) []config.Check {
+	was := map[string]config.Check{}
+	for _, ch := range old {
+		was[ch.Name] = ch
+	}
+	var out []config.Check
+	kept := map[string]bool{}
+	for _, ch := range next {
+		before, ok := was[ch.Name]
+		switch {
+		case done[ch.Name] || (ok && sameCheck(before, ch)):
+			out = append(out, ch)
+			kept[ch.Name] = true
+		case ok: // its change was not applied: it runs as it was
+			out = append(out, before)
+			kept[ch.Name] = true
+		}
+	}
+	for _, ch := range old {
+		if !kept[ch.Name] && !done[ch.Name] {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
 // stoppedPartway is the error of a Monitor that refused a change of a plan
-// it had been judged to take: it stopped, as vitals is stopping.
+// it had been judged to take: it stopped, as vitals is stopping, or startup
+// passed meanwhile.
 func stoppedPartway(err error) error {
-	return fmt.Errorf("the reload was cut short, vitals stopping: %w", err)
+	return &RunError{fmt.Errorf("the reload was cut short, the changes before it applied: %w", err)}
 }
 
 // closeChecker closes the connection the check of that name kept, if any.

@@ -139,7 +139,7 @@ func (a *Agent) Run(ctx context.Context) (code int, err error) {
 	defer a.logs.FlushWithin(health.LogFlushGrace) // a log that nobody reads holds up no exit
 	r, err := a.prepare()
 	if err != nil {
-		return 0, redacted(err, a.cfg.Redact)
+		return 0, redacted(err, a.redact)
 	}
 	parts := r.parts()
 	s := &stopping{}
@@ -161,7 +161,7 @@ func (a *Agent) Run(ctx context.Context) (code int, err error) {
 	}
 	r.unwatch()
 	if err != nil {
-		return 0, redacted(err, a.cfg.Redact)
+		return 0, redacted(err, a.redact)
 	}
 	r.logger.Info("stopped", "code", s.code)
 	return s.code, nil
@@ -205,7 +205,7 @@ func (r *run) logRunning() {
 			"give api: a path this user can write, such as an emptyDir's, to serve it",
 			"err", r.apiOff)
 	}
-	r.logger.Info("vitals running", append(attrs, "api", api, "checks", len(r.cfg.Checks))...)
+	r.logger.Info("vitals running", append(attrs, "api", api, "checks", len(r.monitor.Snapshot().Checks))...)
 }
 
 func (r *run) failReadiness(s *stopping) {

@@ -179,8 +179,17 @@ func (r *run) serveAPI() error {
 	if r.apiLn == nil {
 		return nil // off: see apiOff
 	}
-	opts := []api.Option{api.WithHooks(r.hooks.Status), api.WithNoticed(r.collector.Notice), api.WithWatchdogs(r.watchdogs),
-		api.WithReload(func() (client.Reloaded, error) { return r.Reload("vitals reload") })}
+	opts := []api.Option{api.WithHooks(r.hooks.Status), api.WithNoticed(r.collector.Notice), api.WithWatchdogs(r.watchdogs)}
+	if r.opts.Reload != nil {
+		opts = append(opts, api.WithReload(func() (client.Reloaded, error) {
+			out, err := r.Reload("vitals reload")
+			var bad *ConfigError
+			if errors.As(err, &bad) {
+				err = &api.ReloadRefused{Err: err}
+			}
+			return out, err
+		}))
+	}
 	if r.sv != nil {
 		services := make([]api.Service, len(r.sv.Services()))
 		for i, sv := range r.sv.Services() {

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"os"
@@ -38,7 +37,15 @@ func (r *run) watchFile() error {
 		w.Close()
 		return &RunError{fmt.Errorf("vitals run: watch %s's directory %s: %w", r.cfg.File, dir, err)}
 	}
-	seen := fileSum(r.cfg.File)
+	// The names whose events may change the file: its own, a ConfigMap's
+	// ..data, and, for a file that is a symlink into another directory,
+	// the file it names there, whose directory is watched too.
+	names := map[string]bool{filepath.Base(r.cfg.File): true, "..data": true}
+	if real, err := filepath.EvalSymlinks(r.cfg.File); err == nil && filepath.Dir(real) != dir && !isConfigMap(dir) {
+		names[filepath.Base(real)] = true
+		w.Add(filepath.Dir(real)) // best effort: the link's own directory is watched
+	}
+	r.sums.Store(fileSum(r.cfg.File))
 	done := make(chan struct{})
 	ended := make(chan struct{})
 	r.stopWatching = func() {
@@ -50,27 +57,39 @@ func (r *run) watchFile() error {
 		defer close(ended)
 		quiet := time.NewTimer(time.Hour)
 		quiet.Stop()
+		var first time.Time // of the events that wait for quiet; zero when none
+		wait := func() {
+			// Quiet, but never later than watchLongest after the first
+			// event: a file written to without a pause is read anyway.
+			now := time.Now()
+			if first.IsZero() {
+				first = now
+			}
+			quiet.Reset(min(watchQuiet, first.Add(watchLongest).Sub(now)))
+		}
 		for {
 			select {
 			case <-done:
 				return
-			case _, ok := <-w.Events:
+			case ev, ok := <-w.Events:
 				if !ok {
 					return
 				}
-				quiet.Reset(watchQuiet)
+				if names[filepath.Base(ev.Name)] {
+					wait()
+				}
 			case err, ok := <-w.Errors:
 				if !ok {
 					return
 				}
 				r.logger.Warn("watching the file: an error of the watch; a change may be seen late", "file", r.cfg.File, "err", err)
-				quiet.Reset(watchQuiet)
+				wait()
 			case <-quiet.C:
-				sum := fileSum(r.cfg.File)
-				if sum == nil || bytes.Equal(sum, seen) {
-					continue // gone for a moment (a swap under way), or the same contents
+				first = time.Time{}
+				sum, last := fileSum(r.cfg.File), r.sums.Load()
+				if sum == nil || (last != nil && *sum == *last) {
+					continue // gone for a moment (a swap under way), or what was read last
 				}
-				seen = sum
 				r.Reload("the file changed")
 			}
 		}
@@ -78,13 +97,24 @@ func (r *run) watchFile() error {
 	return nil
 }
 
+// watchLongest bounds how long a change waits for quiet after its first
+// event.
+const watchLongest = time.Second
+
+// isConfigMap says whether dir is where the kubelet mounts a ConfigMap or
+// a Secret: it has the ..data symlink, whose swap is the change.
+func isConfigMap(dir string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, "..data"))
+	return err == nil && fi.Mode()&os.ModeSymlink != 0
+}
+
 // fileSum is the digest of the file at path's contents, read through its
 // symlinks; nil when it cannot be read.
-func fileSum(path string) []byte {
+func fileSum(path string) *[sha256.Size]byte {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil
 	}
 	s := sha256.Sum256(b)
-	return s[:]
+	return &s
 }

@@ -21,8 +21,9 @@ import (
 type service struct {
 	spec supervise.Spec
 	// checks start over with it: those of the file that name it, or every
-	// check when it is the only service.
-	checks    []string
+	// check when it is the only service. A reload sets them anew
+	// (setChecks) while the supervisor reads them.
+	checks    atomic.Pointer[[]string]
 	logChecks []*logwatch.Check
 	streams   *logwatch.Streams
 	// notify hears what it says of itself (notify checks, s6's
@@ -58,12 +59,23 @@ func services(c *config.Config, args []string) []*service {
 		}
 		out[i] = &service{spec: spec}
 	}
-	for _, ch := range c.Checks {
-		if s := serviceNamed(out, ch.Service); s != nil {
-			s.checks = append(s.checks, ch.Name)
+	setChecks(out, c.Checks)
+	return out
+}
+
+// setChecks tells each service its checks, those that start over with it,
+// of checks.
+func setChecks(services []*service, checks []config.Check) {
+	names := map[*service][]string{}
+	for _, ch := range checks {
+		if s := serviceNamed(services, ch.Service); s != nil {
+			names[s] = append(names[s], ch.Name)
 		}
 	}
-	return out
+	for _, s := range services {
+		mine := names[s]
+		s.checks.Store(&mine)
+	}
 }
 
 // serviceNamed is the service of services named name; the one service,
@@ -185,12 +197,12 @@ type startOver struct {
 
 func (o startOver) Pause(reason string) {
 	o.s.streams.Reset()
-	o.m.PauseChecks(o.s.spec.Name, reason, o.s.checks)
+	o.m.PauseChecks(o.s.spec.Name, reason, *o.s.checks.Load())
 }
 
 func (o startOver) Reset(reason string) {
 	o.s.streams.Reset()
-	o.m.ResetChecks(o.s.spec.Name, reason, o.s.checks)
+	o.m.ResetChecks(o.s.spec.Name, reason, *o.s.checks.Load())
 }
 
 // wakeUps run a check at once when what it reads says that its answer may

@@ -346,17 +346,30 @@ func bearer(header string) (string, bool) {
 	return strings.TrimSpace(token), true
 }
 
+// ReloadRefused is the error of a reload whose file was refused (nothing
+// changed): POST /v1/reload answers it 400. Any other error of a reload
+// (one cut short: vitals is stopping) is a 503.
+type ReloadRefused struct{ Err error }
+
+func (e *ReloadRefused) Error() string { return e.Err.Error() }
+func (e *ReloadRefused) Unwrap() error { return e.Err }
+
 // reloadFile reads the agent's file again and applies it: 200 with what
-// changed, or 400 with every reason it was refused, one a line.
+// changed, 400 with every reason it was refused, one a line, or 503 when
+// it was cut short.
 func (s *Server) reloadFile(w http.ResponseWriter, r *http.Request) {
 	if s.reload == nil {
-		writeError(w, http.StatusNotFound, "this agent has no file to reload")
+		writeError(w, http.StatusNotFound, "this agent has no file to reload: vitals run was given none, or read it from stdin")
 		return
 	}
 	out, err := s.reload()
-	if err != nil {
+	var refused *ReloadRefused
+	switch {
+	case errors.As(err, &refused):
 		writeError(w, http.StatusBadRequest, "%v", err)
-		return
+	case err != nil:
+		writeError(w, http.StatusServiceUnavailable, "%v", err)
+	default:
+		writeJSON(w, http.StatusOK, out)
 	}
-	writeJSON(w, http.StatusOK, out)
 }

@@ -100,6 +100,10 @@ type Config struct {
 // through it.
 func (c *Config) Redact(s string) string { return c.redactor.Redact(s) }
 
+// Redactor is what Redact hides: the file's secrets, for a reader that
+// keeps them beside another file's (a reload: redact.Redactor.With).
+func (c *Config) Redactor() *redact.Redactor { return c.redactor }
+
 // APIErrorf is an error of the api: the file gives (not APIDefault), where
 // the file gives it: what only the agent finds when it makes the socket, such
 // as a directory that takes none. A Config that was not read from a file

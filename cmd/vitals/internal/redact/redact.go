@@ -44,6 +44,20 @@ func New(secrets ...string) *Redactor {
 	return &Redactor{secrets: slices.Compact(kept)}
 }
 
+// With returns a Redactor of r's secrets and o's: what a reloaded file's
+// text passes through, since what the file read first may still show
+// the old secrets (a check's history) while the new ones appear.
+func (r *Redactor) With(o *Redactor) *Redactor {
+	var all []string
+	if r != nil {
+		all = append(all, r.secrets...)
+	}
+	if o != nil {
+		all = append(all, o.secrets...)
+	}
+	return New(all...)
+}
+
 // Redact returns s with every secret, the password of every URL written
 // with one (user:password@, after scheme:// or scheme:), and the value of
 // every query parameter named like a secret (?token=, see SecretName),
