@@ -382,17 +382,27 @@ func (e *entry) publishView() {
 // threshold, a timeout longer than the period, a startup check once the
 // startup level has passed, or a Monitor whose Start context has ended.
 func (m *Monitor) Add(c Check) error {
-	c, err := c.withDefaults(m.defaults)
+	c, err := m.checked(c)
 	if err != nil {
 		return err
 	}
+	return m.add(&entry{check: c})
+}
+
+// checked is c as the Monitor runs it, its defaults filled in, or why it
+// cannot be: a check that a program runs (Add, Replace, Update).
+func (m *Monitor) checked(c Check) (Check, error) {
+	c, err := c.withDefaults(m.defaults)
+	if err != nil {
+		return c, err
+	}
 	if c.Checker == nil {
-		return &CheckError{Name: c.Name, Field: "Checker", Msg: "checker is nil"}
+		return c, &CheckError{Name: c.Name, Field: "Checker", Msg: "checker is nil"}
 	}
 	if c.Kind == "" {
 		c.Kind = "checker"
 	}
-	return m.add(&entry{check: c})
+	return c, nil
 }
 
 func (m *Monitor) add(e *entry) error {

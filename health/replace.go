@@ -36,15 +36,9 @@ func (m *Monitor) Update(c Check) error { return m.swap(c, true) }
 // swap is Replace (keep false) and Update (keep true).
 func (m *Monitor) swap(c Check, keep bool) error {
 	verb := map[bool]string{false: "replace", true: "update"}[keep]
-	c, err := c.withDefaults(m.defaults)
+	c, err := m.checked(c)
 	if err != nil {
 		return err
-	}
-	if c.Checker == nil {
-		return &CheckError{Name: c.Name, Field: "Checker", Msg: "checker is nil"}
-	}
-	if c.Kind == "" {
-		c.Kind = "checker"
 	}
 	m.mu.Lock()
 	defer m.unlockAndLog()
