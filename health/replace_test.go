@@ -227,3 +227,29 @@ func TestUpdateKeepsAStableWaitToItsMoment(t *testing.T) {
 		t.Fatalf("db passed after %d runs, want its first: the wait's end, not a run", st.Runs)
 	}
 }
+
+// A checker reads its run's timeout from its context, exactly, in a
+// Monitor's runs and in Run's.
+func TestACheckerReadsItsRunsTimeout(t *testing.T) {
+	seen := make(chan time.Duration, 4)
+	chk := health.CheckerFunc(func(ctx context.Context) error {
+		d, ok := health.RunTimeout(ctx)
+		if !ok {
+			d = -1
+		}
+		seen <- d
+		return nil
+	})
+	if health.Run(context.Background(), chk, 200*time.Millisecond); <-seen != 200*time.Millisecond {
+		t.Fatal("Run's checker did not read its timeout")
+	}
+	m, _ := fakeMonitor(t)
+	must(t, m.Add(health.Check{Name: "db", Level: health.Ready, Checker: chk, Timeout: 750 * time.Millisecond}))
+	start(t, m)
+	if d := <-seen; d != 750*time.Millisecond {
+		t.Fatalf("a Monitor's checker read %v, want its 750ms", d)
+	}
+	if _, ok := health.RunTimeout(context.Background()); ok {
+		t.Fatal("a context of no run has a timeout")
+	}
+}

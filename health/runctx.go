@@ -81,7 +81,14 @@ func (c *runContext) Err() error {
 	return c.err
 }
 
-func (c *runContext) Value(key any) any { return c.values.Value(key) }
+func (c *runContext) Value(key any) any {
+	if key == (timeoutKey{}) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.deadline.Sub(c.start)
+	}
+	return c.values.Value(key)
+}
 
 // AfterFunc calls f in its own goroutine once the run ends. A context that
 // has it is one that context.WithCancel and WithTimeout derive from without

@@ -198,6 +198,7 @@ func run(ctx context.Context, clock Clock, logger *slog.Logger, redact func(stri
 	start := clock.Now()
 	runCtx, cancel := clock.WithTimeout(ctx, timeout)
 	defer cancel()
+	runCtx = context.WithValue(runCtx, timeoutKey{}, timeout)
 	done := make(chan outcome, 1) // buffered: a run that returns late never blocks
 	go func() {
 		o := outcome{err: errGoexit}
@@ -232,6 +233,19 @@ func run(ctx context.Context, clock Clock, logger *slog.Logger, redact func(stri
 const timeoutGrace = 20 * time.Millisecond
 
 func timedOut(d time.Duration) string { return fmt.Sprintf("timed out after %v", d) }
+
+// timeoutKey is the context key of a run's timeout (RunTimeout).
+type timeoutKey struct{}
+
+// RunTimeout is the timeout of the run whose context ctx is (or derives
+// from): the check's Timeout, or Run's. A checker that says its timeout in
+// its own words (an exec probe's `command "…" timed out after 1s`) reads it
+// here, since the time left at its start is less by however long the run
+// took to begin.
+func RunTimeout(ctx context.Context) (time.Duration, bool) {
+	d, ok := ctx.Value(timeoutKey{}).(time.Duration)
+	return d, ok
+}
 
 // call runs the checker, turning a panic into a failed run.
 func call(ctx context.Context, clock Clock, logger *slog.Logger, redact func(string) string, name string, c Checker) (o outcome) {

@@ -235,7 +235,11 @@ func (e *execProbe) stopped(ctx context.Context, start time.Time) error {
 	if !ok || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return errors.New("cancelled")
 	}
-	return fmt.Errorf("command %q timed out after %v", e.line, roundUpToMillisecond(deadline.Sub(start)))
+	timeout, ok := health.RunTimeout(ctx)
+	if !ok {
+		timeout = roundUpToMillisecond(deadline.Sub(start))
+	}
+	return fmt.Errorf("command %q timed out after %v", e.line, timeout)
 }
 
 // roundUpToMillisecond rounds d up to the millisecond: a run starts a moment
