@@ -67,28 +67,31 @@ func (c *Client) Hooks(ctx context.Context) ([]Hook, error) {
 // Reloaded is what a reload of the agent's file changed (POST /v1/reload):
 // the checks added, changed (started over, pending), retimed (their timing
 // or thresholds alone changed: they keep their status and history) and
-// removed, each in the file's order. All empty: the file changed no check.
+// removed, each in the file's order, and the other parts of the file that
+// changed (by key: details, hooks, kubernetes…). All empty: the file
+// changed nothing.
 type Reloaded struct {
-	Added   []string `json:"added,omitempty"`
-	Changed []string `json:"changed,omitempty"`
-	Retimed []string `json:"retimed,omitempty"`
-	Removed []string `json:"removed,omitempty"`
+	Added    []string `json:"added,omitempty"`
+	Changed  []string `json:"changed,omitempty"`
+	Retimed  []string `json:"retimed,omitempty"`
+	Removed  []string `json:"removed,omitempty"`
+	Sections []string `json:"sections,omitempty"`
 }
 
-// String says what changed: "added a, b; changed c; removed d", or "no
-// check changed".
+// String says what changed: "added a, b; changed c; removed d; applied
+// details, hooks", or "nothing changed".
 func (r Reloaded) String() string {
 	var parts []string
 	for _, p := range []struct {
 		what  string
 		names []string
-	}{{"added", r.Added}, {"changed", r.Changed}, {"retimed", r.Retimed}, {"removed", r.Removed}} {
+	}{{"added", r.Added}, {"changed", r.Changed}, {"retimed", r.Retimed}, {"removed", r.Removed}, {"applied", r.Sections}} {
 		if len(p.names) > 0 {
 			parts = append(parts, p.what+" "+strings.Join(p.names, ", "))
 		}
 	}
 	if len(parts) == 0 {
-		return "no check changed"
+		return "nothing changed"
 	}
 	return strings.Join(parts, "; ")
 }

@@ -131,12 +131,19 @@ func (f *Follower) skip(id, changesDropped uint64) Gap {
 
 // Close makes Next return the events emitted before it and then io.EOF, and
 // ends a wait under way. Closing a closed Follower does nothing.
-func (f *Follower) Close() {
+func (f *Follower) Close() { f.End() }
+
+// End closes f as Close does, and returns the ID of the last event emitted
+// before it closed: the last f's Next returns or passes in a gap. A reader
+// that hands its place over follows on with Monitor.Follow(End()), missing
+// no event and reading none twice (a reloaded hook, a new Kubernetes
+// reporter).
+func (f *Follower) End() uint64 {
 	f.m.mu.Lock()
 	defer f.m.mu.Unlock()
-	if f.closed {
-		return
+	if !f.closed {
+		f.closed, f.until = true, f.m.events.lastID
+		close(f.done)
 	}
-	f.closed, f.until = true, f.m.events.lastID
-	close(f.done)
+	return f.until
 }

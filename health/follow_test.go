@@ -199,3 +199,41 @@ func TestFollowersReadIndependently(t *testing.T) {
 		t.Fatalf("LastEventID %d, want 2", id)
 	}
 }
+
+// A reader that hands its place over to another, as a reloaded hook does,
+// ends its Follower and follows on from End: every event is read once, by
+// one or the other, whatever is emitted between.
+func TestAFollowerHandsItsPlaceOverWithEnd(t *testing.T) {
+	m := health.New(health.WithEventLog(100))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // Next never waits
+	emit := func(n int) {
+		for range n {
+			m.Emit(health.Event{Type: health.EventNotice, Key: "example.com/k"})
+		}
+	}
+	ids := func(f *health.Follower) (out []uint64) {
+		for {
+			evs, _, err := f.Next(ctx)
+			for _, ev := range evs {
+				out = append(out, ev.ID)
+			}
+			if err != nil {
+				return out
+			}
+		}
+	}
+	old := m.Follow(0)
+	emit(2)
+	first := ids(old)
+	emit(3)
+	next := m.Follow(old.End())
+	if again := old.End(); again != 5 {
+		t.Fatalf("End again = %d, want 5: it stays where it closed", again)
+	}
+	emit(2)
+	got := append(append(first, ids(old)...), ids(next)...)
+	if fmt.Sprint(got) != "[1 2 3 4 5 6 7]" {
+		t.Fatalf("read %v, want each of 1-7 once", got)
+	}
+}

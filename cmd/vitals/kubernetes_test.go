@@ -19,9 +19,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/vitals-dev/vitals/client"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube/kubetest"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
+	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/internal/kubeenv"
 )
 
@@ -83,6 +85,7 @@ func startKubeAgent(t *testing.T, env []string, config string, workload ...strin
 	a := &agent{addr: freeAddr(t), dir: t.TempDir(), logs: &vitalstest.Buffer{}, stdout: &vitalstest.Buffer{}}
 	a.sock, a.ready = filepath.Join(a.dir, "vitals.sock"), filepath.Join(a.dir, "ready")
 	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\n%s", a.addr, a.sock, config))
+	a.file = path
 	args := []string{"run", "-c", path}
 	if len(workload) > 0 {
 		args = append(append(args, "--", os.Args[0], workload[0], a.ready), workload[1:]...)
@@ -218,6 +221,46 @@ func (p *kubePod) waitCount(t *testing.T, a *agent, reason, want string, n int32
 		if time.Now().After(deadline) {
 			t.Fatalf("Event %+v: want it counted %d times", e, n)
 		}
+	}
+}
+
+// kubernetes: reloads: a condition turned on is written from the reload
+// on, while the Events go on with none written twice (the new reporter
+// reports from the event after the old one's last); turned off, nothing
+// more is written.
+func TestKubernetesReloadTurnsTheConditionOnAndTheReportsOff(t *testing.T) {
+	p := newKubePod(t)
+	data := filepath.Join(t.TempDir(), "peer1.conf")
+	checks := fmt.Sprintf("checks:\n  peer-config: {file: {path: %s}, period: 100ms, failure-threshold: 1}\n", data)
+	a := startKubeAgent(t, p.agentEnv(t, p.env.Kubeconfig), checks+"kubernetes: {events: true}\n")
+	p.waitEvent(t, a, "CheckFailed", `Readiness check "peer-config" failed`)
+
+	a.rewrite(t, checks+"kubernetes: {events: true, condition: "+kubeCondition+"}\n")
+	a.vitals(t, "reload").expect(t, 0, "reloaded: applied kubernetes\n", "")
+	p.waitCondition(t, a, corev1.ConditionFalse, "ChecksFailed")
+	if err := os.WriteFile(data, []byte("peer"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p.waitCondition(t, a, corev1.ConditionTrue, "ChecksPassed")
+	p.waitEvent(t, a, "CheckPassed", `Readiness check "peer-config" passed`)
+	if e := p.waitEvent(t, a, "CheckFailed", `Readiness check "peer-config" failed`); e.Count != 1 {
+		t.Fatalf("CheckFailed counted %d times after the reload, want once: %+v", e.Count, e)
+	}
+
+	a.rewrite(t, checks)
+	a.vitals(t, "reload").expect(t, 0, "reloaded: applied kubernetes\n", "")
+	os.Remove(data)
+	c, err := client.New(a.sock, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "peer-config to fail", a.logs, func() bool { return checksNow(t, c)["peer-config"].Status == health.Fail })
+	time.Sleep(time.Second) // what a reporter left running would write by now
+	if e := p.waitEvent(t, a, "CheckFailed", `Readiness check "peer-config" failed`); e.Count != 1 {
+		t.Errorf("CheckFailed counted %d times with kubernetes: gone, want once: %+v", e.Count, e)
+	}
+	if c := p.waitCondition(t, a, corev1.ConditionTrue, "ChecksPassed"); c.Status != corev1.ConditionTrue {
+		t.Errorf("condition %+v: want it left as last written", c)
 	}
 }
 

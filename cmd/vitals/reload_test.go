@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,12 +127,75 @@ func TestReloadAppliesWhatChangedAndKeepsTheRest(t *testing.T) {
 	if reloaded != 21 || rejected != 1 {
 		t.Errorf("%d config-reloaded and %d config-rejected events, want 21 and 1", reloaded, rejected)
 	}
-	// A change a reload does not apply: refused, saying so.
-	a.rewrite(t, "drain: 3s\n"+checks("200ms", fmt.Sprintf("  d: {file: {path: %s}, period: 50ms}\n", file)))
+	// A change a reload cannot apply: refused, saying why.
+	a.rewrite(t, "grpc-listen: 127.0.0.1:0\n"+checks("200ms", fmt.Sprintf("  d: {file: {path: %s}, period: 50ms}\n", file)))
 	_, err = c.Reload(context.Background())
 	var e *client.Error
-	if !errors.As(err, &e) || e.Status != 400 || !strings.Contains(e.Message, "drain: changed: a reload applies a change of checks: only") {
-		t.Fatalf("a changed drain: %v", err)
+	if !errors.As(err, &e) || e.Status != 400 || !strings.Contains(e.Message, "grpc-listen: changed: grpc-health-probe and the kubelet's gRPC probes reach gRPC health at the address vitals bound at start") {
+		t.Fatalf("a changed grpc-listen: %v", err)
+	}
+}
+
+// The parts of the file besides checks reload too: ui: false takes the
+// status page away and details: none withholds the reasons, from the next
+// request on; back again, both return. The checks run on through it, and
+// the config-reloaded event names the parts.
+func TestReloadAppliesThePartsBesidesChecks(t *testing.T) {
+	file := os.Args[0]
+	checks := fmt.Sprintf("checks:\n  a: {file: {path: %s}, period: 50ms}\n  gone: {file: {path: %s/nowhere}, period: 50ms}\n", file, file)
+	a := startAgent(t, func(*agent) string { return checks }, "sleep")
+	pidIn(t, a.ready)
+	c, err := client.New(a.sock, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) (int, string) {
+		t.Helper()
+		res, err := http.Get("http://" + a.addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(body)
+	}
+	waitFor(t, "gone to fail", a.logs, func() bool { return checksNow(t, c)["gone"].Status == health.Fail })
+	if code, body := get("/readyz?verbose"); code != 503 || !strings.Contains(body, "nowhere") {
+		t.Fatalf("/readyz?verbose before: %d %q, want 503 with gone's reason", code, body)
+	}
+	if code, _ := get("/"); code != 200 {
+		t.Fatalf("the status page before: %d, want 200", code)
+	}
+	runs := checksNow(t, c)["a"].Runs
+
+	a.rewrite(t, "ui: false\ndetails: none\ndrain: 1s\n"+checks)
+	a.vitals(t, "reload").expect(t, 0, "reloaded: applied details, ui, drain\n", "")
+	if code, body := get("/readyz?verbose"); code != 503 || strings.Contains(body, "nowhere") || !strings.Contains(body, "reason withheld") {
+		t.Errorf("/readyz?verbose with details: none: %d %q, want 503 with the reason withheld", code, body)
+	}
+	if code, _ := get("/"); code != 404 {
+		t.Errorf("the status page with ui: false: %d, want 404", code)
+	}
+
+	a.rewrite(t, checks)
+	a.vitals(t, "reload").expect(t, 0, "reloaded: applied details, ui, drain\n", "")
+	if code, body := get("/readyz?verbose"); code != 503 || !strings.Contains(body, "nowhere") {
+		t.Errorf("/readyz?verbose back to details: local: %d %q, want gone's reason", code, body)
+	}
+	if code, _ := get("/"); code != 200 {
+		t.Errorf("the status page back again: %d, want 200", code)
+	}
+	if now := checksNow(t, c)["a"].Runs; now < runs {
+		t.Errorf("a's runs went from %d to %d: it started over", runs, now)
+	}
+	var said []string
+	for _, e := range a.events(t, 0) {
+		if e.Type == health.EventConfigReloaded {
+			said = append(said, e.Output)
+		}
+	}
+	if fmt.Sprint(said) != "[applied details, ui, drain applied details, ui, drain]" {
+		t.Errorf("config-reloaded events say %q", said)
 	}
 }
 

@@ -52,24 +52,35 @@ func NewCerts(o CertOptions) (*Certs, error) {
 // and the load balancers send none, and are answered as any client off
 // loopback.
 func (c *Certs) Config() *tls.Config {
-	base := &tls.Config{
+	cfg := c.base()
+	if c.cas != nil {
+		cfg.ClientAuth = tls.VerifyClientCertIfGiven
+		cfg.GetConfigForClient = c.ForClient // the authorities as their file is now
+	}
+	return cfg
+}
+
+// ForClient is the tls.Config of one handshake, Config's with the client
+// authorities as their file is now: for a listener whose Certs change
+// (vitals reload of tls:), which asks the Certs of the moment through its
+// own GetConfigForClient.
+func (c *Certs) ForClient(*tls.ClientHelloInfo) (*tls.Config, error) {
+	cfg := c.base()
+	if c.cas != nil {
+		cfg.ClientAuth = tls.VerifyClientCertIfGiven
+		cfg.ClientCAs = c.cas.current()
+	}
+	return cfg, nil
+}
+
+func (c *Certs) base() *tls.Config {
+	return &tls.Config{
 		MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"http/1.1"},
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 			return c.pair.current(), nil
 		},
 	}
-	if c.cas == nil {
-		return base
-	}
-	base.ClientAuth = tls.VerifyClientCertIfGiven
-	withCAs := base.Clone()
-	base.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
-		cfg := withCAs.Clone()
-		cfg.ClientCAs = c.cas.current()
-		return cfg, nil
-	}
-	return base
 }
 
 func loadPair(files []string) (*tls.Certificate, error) {

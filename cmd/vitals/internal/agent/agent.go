@@ -134,6 +134,13 @@ type Agent struct {
 	// reloading is held by a reload, from reading the file to applying
 	// it, and by the stop's closing of the checkers.
 	reloading sync.Mutex
+	// now is the file as it runs: New's, then each reload's. What is
+	// read of it once vitals runs is read here, never of cfg, which is
+	// the file Run started from.
+	now atomic.Pointer[config.Config]
+	// live is the agent at work, once Run has prepared it, whose parts a
+	// reload changes; nil before. Under reloading.
+	live *run
 	// reloads counts the reloads by result: applied or rejected.
 	reloads *prometheus.CounterVec
 	// secrets is what redact hides: the file's, and every reloaded
@@ -174,6 +181,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 	a := &Agent{cfg: cfg, opts: opts, logs: logs, logger: slog.New(logs), services: services(cfg, opts.Command),
 		nowhere: &service{}, exitFor: make(chan exitFor, 1), needs: map[string]error{}, closers: map[string]io.Closer{}}
 	a.secrets.Store(cfg.Redactor())
+	a.now.Store(cfg)
 	actionOf := map[string]supervise.Action{}
 	for _, ch := range cfg.Checks {
 		if ch.OnFailure != config.OnFailureIgnore {

@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/access"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/apisocket"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
@@ -34,6 +33,9 @@ import (
 // vitals validate does none of it: the command may exist only in the image
 // the workload runs in.
 func (a *Agent) prepare() (*run, error) {
+	a.reloading.Lock()
+	defer a.reloading.Unlock()
+	a.cfg = a.now.Load() // as reloads before Run left it
 	if err := a.checkCommandLine(); err != nil {
 		return nil, err
 	}
@@ -67,6 +69,9 @@ func (a *Agent) prepare() (*run, error) {
 		}
 		return nil, err
 	}
+	f := r.front.Load()
+	f.handler = r.probeHandler(f, a.cfg)
+	a.live = r
 	return r, nil
 }
 
@@ -108,16 +113,11 @@ func (r *run) checkWhereItRuns() error {
 			return &ConfigError{fmt.Errorf("%s: api-token-file: %w", c.File, err)}
 		}
 	}
-	var err error
-	if r.guard, err = access.NewGuard(access.Options{Reach: reachOf(c.Details), TokenFile: c.Auth.TokenFile, Logger: r.logger}); err != nil {
-		return &ConfigError{fmt.Errorf("%s: auth.token-file: %w", c.File, err)}
+	f, err := r.newFront(c)
+	if err != nil {
+		return err
 	}
-	if t := c.TLS; t != nil {
-		o := access.CertOptions{CertFile: t.CertFile, KeyFile: t.KeyFile, ClientCAFile: t.ClientCAFile, Logger: r.logger}
-		if r.certs, err = access.NewCerts(o); err != nil {
-			return &ConfigError{fmt.Errorf("%s: tls: %w", c.File, err)}
-		}
-	}
+	r.front.Store(f)
 	for _, s := range r.services {
 		key := "service" // the field's path in the file
 		if !c.Shorthand && len(c.Services) > 0 {

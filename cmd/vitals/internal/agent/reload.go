@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"reflect"
+	"slices"
 	"syscall"
 	"time"
 
@@ -18,23 +19,32 @@ import (
 	"github.com/vitals-dev/vitals/health"
 )
 
-// A reload reads the file again (vitals reload, POST /v1/reload, SIGHUP)
-// and applies what changed of its checks, as a difference: a check whose
-// definition did not change is not touched (its status, history, counters
-// and schedule go on); a check whose timing or thresholds alone changed
-// keeps its status and history (health.Monitor.Update); a check that
-// tests something else starts over, pending (Replace); a removed check
-// leaves the endpoints, the page, /metrics and gRPC; an added one appears
-// pending. The file is judged whole first: a file that does not load, or
-// that changes what a reload does not apply, is refused with every reason,
-// and nothing changes.
+// A reload reads the file again (vitals reload, POST /v1/reload, SIGHUP,
+// --watch) and applies what changed, as a difference. The file is judged
+// whole first: a file that does not load, or that changes what a reload
+// cannot change, is refused with every reason, and nothing changes.
 //
-// What a reload does not apply, in this version, and says so: every part
-// of the file but checks: (listen, api, hooks, services, kubernetes…), and
-// the checks that are bound to more than the Monitor — heartbeats and
-// watchdogs (the API feeds them), checks with on-failure: restart or exit
-// (the actions hold them), and checks that read a service's output,
-// processes or messages (its streams and receivers hold them).
+// Of the checks: a check whose definition did not change is not touched
+// (its status, history, counters and schedule go on); a check whose timing
+// or thresholds alone changed keeps its status and history
+// (health.Monitor.Update); a check that tests something else starts over,
+// pending (Replace); a removed check leaves the endpoints, the page,
+// /metrics and gRPC; an added one appears pending.
+//
+// Of the rest of the file: details:, ui:, auth:, tls:'s files and
+// service-info: make a new front for the probe listener, swapped whole;
+// kubernetes: a new reporter, which reports from the event after the last
+// one the old reporter reports; drain: holds from the next stop.
+//
+// What a reload cannot change, and says why: the addresses vitals serves
+// at (listen:, grpc-listen:, api:, api-token-file:) and whether the probe
+// listener speaks TLS, which the kubelet's probes, grpc-health-probe, the
+// workload and vitals's commands were told at start; in this version,
+// hooks: and services:, and the checks bound to more than the Monitor —
+// heartbeats and watchdogs (the API feeds them), checks with on-failure:
+// restart or exit (the actions hold them), and checks that read a
+// service's output, processes or messages (its streams and receivers hold
+// them).
 
 // The results of a reload, as vitals_config_reloads_total counts them.
 const (
@@ -42,36 +52,44 @@ const (
 	reloadRejected = "rejected"
 )
 
-// plan is what a reload does to the checks, in the new file's order.
+// plan is what a reload does: to the checks, in the new file's order, and
+// to the other parts of the file, by key.
 type plan struct {
 	added, changed, retimed []config.Check
 	removed                 []string
+	sections                []string // the keys of the parts besides checks: that changed, in the file's order
 }
 
 // empty says that the reload changes nothing.
 func (p plan) empty() bool {
-	return len(p.added)+len(p.changed)+len(p.retimed)+len(p.removed) == 0
+	return len(p.added)+len(p.changed)+len(p.retimed)+len(p.removed)+len(p.sections) == 0
 }
 
+// changes says whether the plan changes the part of the file under key.
+func (p plan) changes(key string) bool { return slices.Contains(p.sections, key) }
+
 // planReload compares the file running, old, with next, read again, and
-// says what a reload does to the checks, or every reason it is refused:
-// a part of the file other than checks: that changed, or a check that
+// says what a reload does, or every reason it is refused: a part of the
+// file that a reload cannot change and that changed, or a check that
 // changed, came or went where fixed (the reason a check cannot be changed
 // by a reload, "" when it can) says it cannot. startupPassed refuses a new
 // startup check, which latches. It is pure: the agent applies the plan.
 func planReload(old, next *config.Config, startupPassed bool, fixed func(config.Check) string) (plan, error) {
 	var errs config.Errors
+	var p plan
 	for _, s := range sections(old, next) {
-		if !s.same {
-			errs = append(errs, config.Error{File: next.File, Path: s.key,
-				Msg: "changed: a reload applies a change of checks: only; restart vitals to apply this one"})
+		switch {
+		case s.same:
+		case s.fixed != "":
+			errs = append(errs, config.Error{File: next.File, Path: s.key, Msg: "changed: " + s.fixed})
+		default:
+			p.sections = append(p.sections, s.key)
 		}
 	}
 	was := map[string]config.Check{}
 	for _, ch := range old.Checks {
 		was[ch.Name] = ch
 	}
-	var p plan
 	kept := map[string]bool{}
 	for _, ch := range next.Checks {
 		before, ok := was[ch.Name]
@@ -111,29 +129,48 @@ func planReload(old, next *config.Config, startupPassed bool, fixed func(config.
 	return p, nil
 }
 
-// section is one part of the file besides its checks, and whether it is
-// the same in two files.
+// section is one part of the file besides its checks: whether two files
+// give it alike, and why a reload cannot change it ("" when it can).
 type section struct {
-	key  string
-	same bool
+	key   string
+	same  bool
+	fixed string
 }
+
+// Why a reload cannot change a part of the file: what was told of it at
+// start, and would be left asking where nobody answers.
+const (
+	fixedListen = "the kubelet's probes, the pod's ports and the scrapers reach the probe endpoints at the address vitals bound at start; " +
+		"serving them elsewhere would fail every probe that names the old one: restart vitals to move them"
+	fixedGRPC = "grpc-health-probe and the kubelet's gRPC probes reach gRPC health at the address vitals bound at start; " +
+		"serving it elsewhere would fail every probe that names the old one: restart vitals to move it"
+	fixedAPI = "the workload, exec probes and vitals's commands were told where the management API is, and with which token " +
+		"(--api, $VITALS_API, $VITALS_API_TOKEN); moving it would leave their beats and notices unanswered: restart vitals to change it"
+	fixedTLS = "the kubelet's probes name their scheme (HTTP or HTTPS) in the pod spec; turning TLS on or off would fail every one: " +
+		"restart vitals to change it (a change of tls:'s files is applied)"
+	fixedNotYet = "a reload does not apply a change of %s in this version: restart vitals to apply it"
+)
 
 func sections(a, b *config.Config) []section {
 	same := func(x, y any) bool { return reflect.DeepEqual(x, y) }
+	tls := ""
+	if (a.TLS == nil) != (b.TLS == nil) {
+		tls = fixedTLS
+	}
 	return []section{
-		{"listen", a.Listen == b.Listen},
-		{"grpc-listen", a.GRPCListen == b.GRPCListen},
-		{"api", a.API == b.API},
-		{"api-token-file", a.APITokenFile == b.APITokenFile},
-		{"details", a.Details == b.Details},
-		{"ui", a.UI == b.UI},
-		{"tls", same(a.TLS, b.TLS)},
-		{"auth", same(a.Auth, b.Auth)},
-		{"service-info", a.ServiceInfo == b.ServiceInfo},
-		{"services", a.Shorthand == b.Shorthand && same(a.Services, b.Services)},
-		{"drain", a.Drain == b.Drain},
-		{"hooks", same(a.Hooks, b.Hooks)},
-		{"kubernetes", same(a.Kubernetes, b.Kubernetes)},
+		{"listen", a.Listen == b.Listen, fixedListen},
+		{"grpc-listen", a.GRPCListen == b.GRPCListen, fixedGRPC},
+		{"api", a.API == b.API, fixedAPI},
+		{"api-token-file", a.APITokenFile == b.APITokenFile, fixedAPI},
+		{"details", a.Details == b.Details, ""},
+		{"ui", a.UI == b.UI, ""},
+		{"tls", same(a.TLS, b.TLS), tls},
+		{"auth", same(a.Auth, b.Auth), ""},
+		{"service-info", a.ServiceInfo == b.ServiceInfo, ""},
+		{"services", a.Shorthand == b.Shorthand && same(a.Services, b.Services), fmt.Sprintf(fixedNotYet, "services:")},
+		{"drain", a.Drain == b.Drain, ""},
+		{"hooks", same(a.Hooks, b.Hooks), fmt.Sprintf(fixedNotYet, "hooks:")},
+		{"kubernetes", same(a.Kubernetes, b.Kubernetes), ""},
 	}
 }
 
@@ -260,16 +297,20 @@ func (a *Agent) reload() (client.Reloaded, error) {
 	if a.opts.Reload == nil {
 		return client.Reloaded{}, &ConfigError{errors.New("there is no file to read again: vitals run was given none, or read it from stdin")}
 	}
+	if a.live != nil && a.live.ending {
+		return client.Reloaded{}, &RunError{errors.New("vitals is stopping: the file is not read again")}
+	}
+	old := a.now.Load()
 	if a.opts.Watch {
 		// Read as the load reads it: a change the watch sees later is
 		// compared with this.
-		a.sums.Store(fileSum(a.cfg.File))
+		a.sums.Store(fileSum(old.File))
 	}
 	next, err := a.opts.Reload()
 	if err != nil {
 		return client.Reloaded{}, &ConfigError{err}
 	}
-	p, err := planReload(a.cfg, next, !a.monitor.Snapshot().StartupPassed.IsZero(), a.fixed)
+	p, err := planReload(old, next, !a.monitor.Snapshot().StartupPassed.IsZero(), a.fixed)
 	if err != nil {
 		return client.Reloaded{}, &ConfigError{errors.New(next.Redact(err.Error()))}
 	}
@@ -277,17 +318,35 @@ func (a *Agent) reload() (client.Reloaded, error) {
 	if err != nil {
 		return client.Reloaded{}, &ConfigError{errors.New(next.Redact(err.Error()))}
 	}
+	var parts remade
+	if a.live != nil {
+		if parts, err = a.live.remake(p, next); err != nil {
+			for _, b := range made {
+				if b.closer != nil {
+					b.closer.Close()
+				}
+			}
+			return client.Reloaded{}, redacted(err, next.Redact)
+		}
+	}
 	// The new file's secrets are hidden from its first output on, and
 	// the old file's still: the checks' histories may hold them.
 	a.secrets.Store(a.secrets.Load().With(next.Redactor()))
 	done := map[string]bool{} // the names whose change was applied
 	var out client.Reloaded
+	whole := false // every change applied, the other parts' too
 	defer func() {
-		// The checks as they now run, whether every change was applied
-		// or the Monitor refused one: what the next reload compares with,
-		// and what each service starts over with.
-		a.cfg.Checks = applied(a.cfg.Checks, next.Checks, done)
-		setChecks(a.services, a.cfg.Checks)
+		// The file as it now runs, whether every change was applied or
+		// the Monitor refused one: its checks are those that run, what
+		// the next reload compares with, and what each service starts
+		// over with; the rest is the new file's once applied.
+		now := *old
+		if whole {
+			now = *next
+		}
+		now.Checks = applied(old.Checks, next.Checks, done)
+		a.now.Store(&now)
+		setChecks(a.services, now.Checks)
 		for name, b := range made {
 			if !done[name] && b.closer != nil {
 				b.closer.Close()
@@ -326,6 +385,10 @@ func (a *Agent) reload() (client.Reloaded, error) {
 	if err := apply(p.added, a.monitor.Add, &out.Added); err != nil {
 		return out, err
 	}
+	if a.live != nil {
+		a.live.apply(parts)
+	}
+	whole, out.Sections = true, p.sections
 	return out, nil
 }
 

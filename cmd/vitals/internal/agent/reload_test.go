@@ -71,14 +71,20 @@ func TestPlanReload(t *testing.T) {
 			"vitals.yaml:7:17: checks.boot2.file: a startup check cannot start anew once startup has passed: it latches until vitals restarts"},
 		{"a startup check added before startup", base + "  boot2: {file: {path: /etc/hostname}, level: startup}\n", false,
 			"added [boot2] changed [] retimed [] removed []"},
-		{"another part of the file, and a check", "ui: false\ndrain: 5s\n" + strings.Replace(base, "ttl: 1m", "ttl: 2m", 1), true,
-			"vitals.yaml: ui: changed: a reload applies a change of checks: only; restart vitals to apply this one\n" +
-				"vitals.yaml: drain: changed: a reload applies a change of checks: only; restart vitals to apply this one\n" +
-				"vitals.yaml:7:21: checks.loop.heartbeat: changed: a heartbeat, which a reload does not change; restart vitals to apply it"},
+		{"parts of the file besides checks", "ui: false\ndrain: 5s\ndetails: all\nservice-info: {service-id: web}\n" + base, true,
+			"added [] changed [] retimed [] removed [] sections [details ui service-info drain]"},
+		{"the addresses vitals serves at", "grpc-listen: 127.0.0.1:0\napi: /tmp/elsewhere.sock\n" + base, true,
+			"vitals.yaml: grpc-listen: changed: " + fixedGRPC + "\nvitals.yaml: api: changed: " + fixedAPI},
+		{"another part of the file, and a check", "ui: false\ndrain: 5s\napi: /tmp/elsewhere.sock\n" + strings.Replace(base, "ttl: 1m", "ttl: 2m", 1), true,
+			"vitals.yaml: api: changed: " + fixedAPI + "\n" +
+				"vitals.yaml:8:21: checks.loop.heartbeat: changed: a heartbeat, which a reload does not change; restart vitals to apply it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := planReload(parsed(t, base), parsed(t, tc.next), tc.startupPassed, fixed)
 			got := fmt.Sprintf("added %v changed %v retimed %v removed %v", names(p.added), names(p.changed), names(p.retimed), p.removed)
+			if len(p.sections) > 0 {
+				got += fmt.Sprintf(" sections %v", p.sections)
+			}
 			if err != nil {
 				got = err.Error()
 			}
@@ -86,6 +92,36 @@ func TestPlanReload(t *testing.T) {
 				t.Fatalf("got\n%s\nwant\n%s", got, tc.want)
 			}
 		})
+	}
+}
+
+// TLS turned on or off is refused, as the kubelet's probes name their
+// scheme; another certificate is applied.
+func TestPlanReloadOfTLS(t *testing.T) {
+	const one = "checks: {c: {file: {path: /etc/hostname}}}\n"
+	off := parsed(t, one)
+	on := parsed(t, one)
+	on.TLS = &config.TLS{CertFile: "/c.pem", KeyFile: "/k.pem"}
+	other := parsed(t, one)
+	other.TLS = &config.TLS{CertFile: "/d.pem", KeyFile: "/k.pem"}
+	none := func(config.Check) string { return "" }
+	for _, tc := range []struct {
+		name     string
+		old, new *config.Config
+		want     string
+	}{
+		{"turned on", off, on, "vitals.yaml: tls: changed: " + fixedTLS},
+		{"turned off", on, off, "vitals.yaml: tls: changed: " + fixedTLS},
+		{"other files", on, other, "[tls]"},
+	} {
+		p, err := planReload(tc.old, tc.new, false, none)
+		got := fmt.Sprint(p.sections)
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("%s: got %s, want %s", tc.name, got, tc.want)
+		}
 	}
 }
 

@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/access"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kubereport"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/servers"
 	"github.com/vitals-dev/vitals/health"
@@ -18,11 +19,18 @@ import (
 // parts as they start.
 type run struct {
 	*Agent
-	token    string               // the TCP API's bearer token; "" for the socket
-	guard    *access.Guard        // who sees what on the probe listener
-	certs    *access.Certs        // the probe listener's TLS; nil without tls:
-	reporter *kubereport.Reporter // nil without kubernetes:
-	pod      string               // NAMESPACE/NAME, with kubernetes:
+	token string                // the TCP API's bearer token; "" for the socket
+	front atomic.Pointer[front] // what the probe listener serves, as the file says now
+	// reporter is nil without kubernetes:. A reload replaces it (under
+	// reloading), and the one it replaced finishes in retired.
+	reporter        *kubereport.Reporter
+	pod             string // NAMESPACE/NAME, with kubernetes:
+	reporterStarted bool
+	retired         sync.WaitGroup
+	// ending says that the stop has begun: a reload is refused from
+	// then on, so that the stop finds the parts as they are. Under
+	// reloading.
+	ending bool
 
 	probeLn, apiLn, grpcLn *servers.Listener  // grpcLn nil without grpc-listen:, apiLn with the API off
 	apiOff                 error              // why the API is off: its default place could not be made, and nothing needs it
@@ -156,6 +164,9 @@ func (a *Agent) Run(ctx context.Context) (code int, err error) {
 		err = r.serve(ctx, s)
 	}
 	s.failed = err != nil
+	r.reloading.Lock()
+	r.ending = true
+	r.reloading.Unlock()
 	for _, p := range parts {
 		p.stop(s)
 	}
@@ -187,8 +198,9 @@ func (r *run) serve(ctx context.Context, s *stopping) error {
 
 func (r *run) logRunning() {
 	var attrs []any
-	if r.cfg.File != "" {
-		attrs = append(attrs, "config", r.cfg.File)
+	c := r.now.Load()
+	if c.File != "" {
+		attrs = append(attrs, "config", c.File)
 	}
 	attrs = append(attrs, "listen", r.probeLn.Addr().String())
 	if r.grpcLn != nil {
@@ -197,7 +209,7 @@ func (r *run) logRunning() {
 	if r.reporter != nil {
 		attrs = append(attrs, "pod", r.pod)
 	}
-	api := r.cfg.API
+	api := c.API
 	if r.apiOff != nil {
 		api = "off"
 		r.logger.Warn("management API off: no check needs it and its default socket cannot be made; "+
@@ -218,14 +230,14 @@ func (r *run) failReadiness(s *stopping) {
 	if r.sv != nil {
 		r.sv.Finishing()
 	}
-	r.logger.Info("stopping: readiness fails from now on", "why", s.why, "drain", r.cfg.Drain)
+	r.logger.Info("stopping: readiness fails from now on", "why", s.why, "drain", r.now.Load().Drain)
 }
 
 func (r *run) drain(s *stopping) {
 	if s.failed {
 		return
 	}
-	fired, stop := r.after(r.cfg.Drain)
+	fired, stop := r.after(r.now.Load().Drain)
 	var down <-chan struct{} // every service has ended: nothing to drain for
 	if r.sv != nil {
 		down = r.sv.Done()
@@ -293,13 +305,19 @@ func (r *run) stopWorkload(s *stopping) {
 }
 
 func (r *run) startReporter() error {
+	r.reloading.Lock()
+	defer r.reloading.Unlock()
+	r.reporterStarted = true
 	if r.reporter != nil {
 		r.reporter.Start()
 	}
 	return nil
 }
 
+// stopReporter stops the reporter, and waits for those that reloads
+// replaced to finish. The stop has begun: no reload replaces it any more.
 func (r *run) stopReporter(*stopping) {
+	defer r.retired.Wait()
 	if r.reporter == nil {
 		return
 	}
@@ -339,7 +357,7 @@ func (r *run) startHooks() error {
 func (r *run) stopHooks(*stopping) {
 	ctx, cancel := context.WithTimeout(r.opts.Now, hookGrace)
 	defer cancel()
-	if err := r.hooks.Stop(ctx); err != nil && len(r.cfg.Hooks) > 0 {
+	if err := r.hooks.Stop(ctx); err != nil && len(r.now.Load().Hooks) > 0 {
 		r.logger.Warn("hooks did not finish delivering", "err", err)
 	}
 }

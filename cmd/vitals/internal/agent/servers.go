@@ -37,10 +37,18 @@ const grpcGrace = time.Second
 const pageStreamShare = 4
 
 func (r *run) serveProbes() error {
-	r.probeSrv = servers.Probe(r.probeHandler(), r.probeLn, r.errorLog())
+	// Each request is answered by the front of the moment, which a
+	// reload may swap.
+	r.probeSrv = servers.Probe(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.front.Load().handler.ServeHTTP(w, req)
+	}), r.probeLn, r.errorLog())
 	var ln net.Listener = r.probeLn
-	if r.certs != nil {
-		ln = tls.NewListener(r.probeLn, r.certs.Config())
+	if r.front.Load().certs != nil {
+		// Each handshake takes the certificates of the front of the
+		// moment: a reload may name other files.
+		ln = tls.NewListener(r.probeLn, &tls.Config{GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			return r.front.Load().certs.ForClient(hello)
+		}})
 	}
 	// The status page's event streams end with streams, so that they do
 	// not hold up the server's shutdown.
@@ -63,20 +71,49 @@ func (r *run) stopProbes(*stopping) {
 	r.shutdown(r.probeSrv, "probe server")
 }
 
-// probeHandler is what the probe listener serves: the probe endpoints, with
-// the reasons for whom details: shows them, /metrics, and the status page,
-// unless the file says ui: false, for whom details: lets read it.
-func (r *run) probeHandler() http.Handler {
+// front is what the probe listener serves as the file says now: who sees
+// what, its TLS, and the probe endpoints, /metrics and the status page
+// over them. A reload of details:, ui:, auth:, tls: or service-info: makes
+// a new front and swaps it whole: each request is answered by one front or
+// the other, never a mix of the two.
+type front struct {
+	guard   *access.Guard
+	certs   *access.Certs // nil without tls:
+	handler http.Handler  // probeHandler's, once the listener is bound
+}
+
+// newFront reads the token file and the certificates c names: an error
+// naming the file's key when one cannot be read, and nothing made.
+func (r *run) newFront(c *config.Config) (*front, error) {
+	g, err := access.NewGuard(access.Options{Reach: reachOf(c.Details), TokenFile: c.Auth.TokenFile, Logger: r.logger})
+	if err != nil {
+		return nil, &ConfigError{fmt.Errorf("%s: auth.token-file: %w", c.File, err)}
+	}
+	f := &front{guard: g}
+	if t := c.TLS; t != nil {
+		o := access.CertOptions{CertFile: t.CertFile, KeyFile: t.KeyFile, ClientCAFile: t.ClientCAFile, Logger: r.logger}
+		if f.certs, err = access.NewCerts(o); err != nil {
+			return nil, &ConfigError{fmt.Errorf("%s: tls: %w", c.File, err)}
+		}
+	}
+	return f, nil
+}
+
+// probeHandler is what the probe listener serves under f for c: the probe
+// endpoints, with the reasons for whom details: shows them, /metrics, and
+// the status page, unless the file says ui: false, for whom details: lets
+// read it.
+func (r *run) probeHandler(f *front, c *config.Config) http.Handler {
 	metrics := getOrHead(promhttp.HandlerFor(r.registry, promhttp.HandlerOpts{ErrorLog: r.errorLog()}))
 	var page http.Handler
-	if r.cfg.UI {
-		o := ui.Options{Details: r.cfg.Details != config.DetailsNone, ServiceInfo: r.cfg.ServiceInfo, Streams: max(r.probeLn.Max()/pageStreamShare, 1)}
+	if c.UI {
+		o := ui.Options{Details: c.Details != config.DetailsNone, ServiceInfo: c.ServiceInfo, Streams: max(r.probeLn.Max()/pageStreamShare, 1)}
 		if len(r.services) > 0 {
 			o.Services = r.servicesStatus
 		}
-		page = r.guard.Page(servers.Rearmed(ui.New(r.monitor, o)))
+		page = f.guard.Page(servers.Rearmed(ui.New(r.monitor, o)))
 	}
-	return servers.ProbeHandler(r.monitor.HandlerWithDetails(r.guard.Reasons), metrics, page)
+	return servers.ProbeHandler(r.monitor.HandlerWithDetails(f.guard.Reasons), metrics, page)
 }
 
 // reachOf is access's word for the file's details:.

@@ -69,6 +69,12 @@ type Options struct {
 	// Monitor's own setting). Default false: Events say why.
 	WithholdOutput bool
 
+	// After is the ID of the last event not to report: a Reporter that
+	// takes over from another (a reload's) reports from the one after
+	// the old one's Hand. Default 0: from the oldest event the Monitor's
+	// log holds, as vitals starts.
+	After uint64
+
 	// Logger is told when writes start failing and when they work again.
 	// Default slog.Default().
 	Logger *slog.Logger
@@ -138,7 +144,7 @@ func New(o Options) *Reporter {
 	r := &Reporter{o: o, logger: o.Logger.With("pod", o.Namespace+"/"+o.Pod),
 		stopping: make(chan struct{}), followed: make(chan struct{})}
 	r.ctx, r.abort = context.WithCancel(context.Background())
-	r.follower = o.Monitor.Follow(0)
+	r.follower = o.Monitor.Follow(o.After)
 	if o.Condition != "" {
 		r.cond = newConditionWriter(r)
 	}
@@ -211,6 +217,12 @@ func (r *Reporter) Stop(ctx context.Context) error {
 	}
 	return err
 }
+
+// Hand stops following the Monitor's events and returns the ID of the last
+// one this Reporter reports: the Reporter that takes over (with
+// Options.After) reports from the next, and none twice. Stop it after, as
+// ever, to finish what it was handed.
+func (r *Reporter) Hand() uint64 { return r.follower.End() }
 
 // unwritten says what Stop's deadline left unwritten, once the follower
 // has returned.

@@ -1,0 +1,80 @@
+package agent
+
+import (
+	"context"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/kubereport"
+)
+
+// remade is what a reload makes of the running agent's parts for the new
+// file, before anything changes: each nil or false where the part stays
+// as it is.
+type remade struct {
+	front *front // the probe listener's, for details:, ui:, auth:, tls: or service-info:
+	// kube is the Kubernetes reporter's options, for kubernetes: (or
+	// details:, which decides what its Events withhold); unkube turns it
+	// off.
+	kube   *kubereport.Options
+	unkube bool
+}
+
+// remake makes, for a plan of the running agent, the parts the plan
+// changes: an error (a *ConfigError) when one cannot be, naming its key,
+// and nothing made then.
+func (r *run) remake(p plan, next *config.Config) (remade, error) {
+	var out remade
+	if p.changes("details") || p.changes("ui") || p.changes("auth") || p.changes("tls") || p.changes("service-info") {
+		f, err := r.newFront(next)
+		if err != nil {
+			return remade{}, err
+		}
+		f.handler = r.probeHandler(f, next)
+		out.front = f
+	}
+	switch {
+	case next.Kubernetes == nil:
+		out.unkube = r.reporter != nil
+	case p.changes("kubernetes") || (p.changes("details") && r.reporter != nil):
+		o, err := kubernetesOptions(next, r.logger)
+		if err != nil {
+			return remade{}, &ConfigError{err}
+		}
+		o.Monitor, o.Logger = r.monitor, r.logger
+		out.kube = &o
+	}
+	return out, nil
+}
+
+// apply puts what remake made in place of the parts it replaces. A new
+// Kubernetes reporter reports from the event after the last one the old
+// reporter reports, which finishes what it was handed on its own, within
+// kubeGrace, so that no Event is written twice or missed; one turned on
+// reports from the reload on.
+func (r *run) apply(m remade) {
+	if m.front != nil {
+		r.front.Store(m.front)
+	}
+	if m.kube == nil && !m.unkube {
+		return
+	}
+	after := r.monitor.LastEventID()
+	if old := r.reporter; old != nil {
+		after = old.Hand()
+		r.retired.Go(func() {
+			ctx, cancel := context.WithTimeout(r.opts.Now, kubeGrace)
+			defer cancel()
+			if err := old.Stop(ctx); err != nil {
+				r.logger.Warn("kubernetes: the reporter a reload replaced did not write everything", "err", err)
+			}
+		})
+	}
+	r.reporter = nil
+	if m.kube != nil {
+		m.kube.After = after
+		r.reporter, r.pod = kubereport.New(*m.kube), m.kube.Namespace+"/"+m.kube.Pod
+		if r.reporterStarted {
+			r.reporter.Start()
+		}
+	}
+}
