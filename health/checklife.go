@@ -139,7 +139,15 @@ func (m *Monitor) stopWorkerLocked(e *entry) {
 // PauseChecks), or a startup check that has passed. Its worker does not
 // start, and neither RunNow nor a wait to be stable that ends changes it.
 func (m *Monitor) heldLocked(e *entry) bool {
-	return e.stopped || e.removed || m.levels.pausedAll || e.pause != nil || stops(e.check.Level, e.state.status)
+	return m.runFactsLocked(e, true).held() != notHeld
+}
+
+// runFactsLocked is what says whether e runs now, as the Monitor knows it
+// but for startedUp, whether startup has passed for it, which only the
+// caller knows: the gate of its life, or of the life it would start.
+func (m *Monitor) runFactsLocked(e *entry, startedUp bool) runFacts {
+	return runFacts{level: e.check.Level, status: e.state.status, off: e.stopped || e.removed,
+		paused: m.levels.pausedAll || e.pause != nil, startedUp: startedUp}
 }
 
 // step is one wake of a check's life, the loop of the kubelet's worker cut at
@@ -152,17 +160,31 @@ func (m *Monitor) heldLocked(e *entry) bool {
 // plus its initial delay.
 func (m *Monitor) step(e *entry, sc schedule, rc *runContext) {
 	c := e.check
-	if !m.sched.current(e, sc.life) || c.StableFor > 0 && stops(c.Level, m.settle(e, sc.gen).status) {
+	if !m.sched.current(e, sc.life) {
 		m.workers.Done()
 		return
 	}
+	// Whether it runs now, from what the step knows without the Monitor's
+	// mutex: a current life is neither stopped nor paused (StopCheck,
+	// Remove, Pause and PauseChecks end it under that mutex), and the status
+	// is looked at only where a wait to be stable may have ended; elsewhere
+	// the run that passes a startup check ends its life in finish. (One that
+	// RunNow passes keeps its life until a run of its own passes too.)
+	var status Status
+	if c.StableFor > 0 {
+		status = m.settle(e, sc.gen).status
+	}
 	now := m.clock.Now()
-	if now.Before(sc.due) { // woken to settle the check, or to sleep until it is stable
+	held := runFacts{level: c.Level, status: status, startedUp: fired(sc.startup)}.held()
+	switch {
+	case held == heldPassed:
+		m.workers.Done()
+		return
+	case now.Before(sc.due): // woken to settle the check, or to sleep until it is stable
 		m.sched.next(e, sc)
 		m.workers.Done()
 		return
-	}
-	if c.Level != Startup && !fired(sc.startup) {
+	case held == heldForStartup:
 		// Parked until startup passes: then it runs at once, and every
 		// period from then.
 		m.sched.parkUntilStartup(e, sc)
@@ -584,7 +606,9 @@ func (m *Monitor) RunNow(ctx context.Context, name string) (Result, error) {
 		}
 	}
 	m.mu.Lock()
-	counts := !m.heldLocked(e) && (e.check.Level == Startup || fired(e.startup))
+	// As its worker would: startup has passed for it once the gate of its
+	// latest life has closed.
+	counts := m.runFactsLocked(e, fired(e.startup)).held() == notHeld
 	m.mu.Unlock()
 	if counts {
 		m.record(e, r, gen)
