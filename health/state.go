@@ -55,8 +55,8 @@ func (s Status) passing() bool { return s == Pass || s == Warn }
 // This file is the state machine of vitals, all of it: how results make a
 // check's status (checkState.after), how time alone makes a waiting check
 // stable (checkState.settle), which changes are events (transition.event),
-// when a check stops running (stops), and how statuses make the levels'
-// verdicts (levelState.verdicts). Everything here is a pure function of its
+// whether a check runs now (runFacts.held), and how statuses make the
+// levels' verdicts (levelState.verdicts). Everything here is a pure function of its
 // inputs, table-tested with no goroutine and no clock.
 
 // checkState is one check's state between runs.
@@ -185,9 +185,65 @@ func (tr transition) event() EventType {
 	}
 }
 
-// stops reports whether a check of level l is done running at status s:
-// startup checks stop once passed, as the kubelet's startup probe does.
-func stops(l Level, s Status) bool { return l == Startup && s == Pass }
+// hold is what keeps a check from running now, if anything does.
+//
+// Whether a check runs now is one question, runFacts.held, that each part of
+// a check's life asks with the facts it has and answers in its own way:
+//
+//   - RunNow counts a result only when nothing holds the check, every fact
+//     read under the Monitor's mutex.
+//   - heldLocked, whether a life starts (and whether a wait to be stable
+//     may end), asks it as if startup had passed: a check that waits for
+//     startup starts its life all the same, parked at the startup gate.
+//   - A scheduled check's step knows it is neither stopped nor paused from
+//     its life being current, ends its life when it has passed (stops), and
+//     parks when it waits for startup.
+//   - stops asks it of a status alone, after a run: a life stopped or paused
+//     has ended already.
+type hold uint8
+
+const (
+	notHeld    hold = iota // it runs
+	heldOff                // stopped (StopCheck, Check.Disabled) or removed
+	heldPaused             // by Pause, or by its owner's PauseChecks
+	// heldPassed: a startup check that has passed is done, as the kubelet's
+	// startup probe is, until it starts over.
+	heldPassed
+	// heldForStartup: a live or ready check runs once startup has passed.
+	heldForStartup
+)
+
+// runFacts are what says whether a check runs now.
+type runFacts struct {
+	level     Level
+	status    Status
+	off       bool // stopped or removed
+	paused    bool // by Pause, or by its owner's PauseChecks
+	startedUp bool // startup has passed for it: the startup gate its life took is closed
+}
+
+// held is what keeps the check from running now, or notHeld. Of several
+// holds, it names the first in the order above; the callers that tell holds
+// apart look for heldPassed and heldForStartup, which no check has at once.
+func (f runFacts) held() hold {
+	switch {
+	case f.off:
+		return heldOff
+	case f.paused:
+		return heldPaused
+	case f.level == Startup && f.status == Pass:
+		return heldPassed
+	case f.level != Startup && !f.startedUp:
+		return heldForStartup
+	}
+	return notHeld
+}
+
+// stops reports whether a check of level l is done running at status s,
+// whatever else holds it: startup checks stop once passed.
+func stops(l Level, s Status) bool {
+	return runFacts{level: l, status: s, startedUp: true}.held() == heldPassed
+}
 
 // levelState is what the levels' verdicts are made of.
 type levelState struct {

@@ -281,6 +281,39 @@ func TestOnlyAPassingStartupCheckStops(t *testing.T) {
 	}
 }
 
+func TestWhatHoldsACheckFromRunningNow(t *testing.T) {
+	tests := []struct {
+		name  string
+		facts runFacts
+		want  hold
+	}{
+		{"a pending startup check runs: it is what passes startup", runFacts{level: Startup}, notHeld},
+		{"a failed startup check runs on", runFacts{level: Startup, status: Fail}, notHeld},
+		{"a startup check that warns runs on", runFacts{level: Startup, status: Warn}, notHeld},
+		{"a startup check that has passed runs no more", runFacts{level: Startup, status: Pass}, heldPassed},
+		{"a startup check that has passed runs no more once startup has passed", runFacts{level: Startup, status: Pass, startedUp: true}, heldPassed},
+		{"a live check waits for startup", runFacts{level: Live}, heldForStartup},
+		{"a passing ready check waits for startup that passes again", runFacts{level: Ready, status: Pass}, heldForStartup},
+		{"a live check runs once startup has passed", runFacts{level: Live, startedUp: true}, notHeld},
+		{"a ready check that has passed runs on", runFacts{level: Ready, status: Pass, startedUp: true}, notHeld},
+		{"a failed live check runs on", runFacts{level: Live, status: Fail, startedUp: true}, notHeld},
+		{"a stopped check does not run", runFacts{level: Ready, status: Pass, off: true, startedUp: true}, heldOff},
+		{"a stopped startup check does not run", runFacts{level: Startup, off: true}, heldOff},
+		{"a paused check does not run", runFacts{level: Live, status: Warn, paused: true, startedUp: true}, heldPaused},
+		{"a paused startup check does not run", runFacts{level: Startup, paused: true}, heldPaused},
+		{"a stopped check waiting for startup is held as stopped", runFacts{level: Ready, off: true}, heldOff},
+		{"a paused check waiting for startup is held as paused", runFacts{level: Ready, paused: true}, heldPaused},
+		{"a check both stopped and paused is held as stopped", runFacts{level: Live, off: true, paused: true, startedUp: true}, heldOff},
+		{"a passed startup check that is paused is held as paused", runFacts{level: Startup, status: Pass, paused: true}, heldPaused},
+	}
+	names := map[hold]string{notHeld: "runs", heldOff: "off", heldPaused: "paused", heldPassed: "passed", heldForStartup: "for startup"}
+	for _, tt := range tests {
+		if got := tt.facts.held(); got != tt.want {
+			t.Errorf("%s: %+v held %s, want %s", tt.name, tt.facts, names[got], names[tt.want])
+		}
+	}
+}
+
 func TestLevelVerdicts(t *testing.T) {
 	type counts = [Ready + 1][Fail + 1]int
 	with := func(l Level, s Status, n int) counts {
