@@ -107,12 +107,12 @@ func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("unknown format %q: use json or text", f), http.StatusBadRequest)
 		return
 	}
-	details := h.m.details
+	details := h.m.details.Load()
 	if h.show != nil {
 		details = h.show(r)
 	}
 	rep := v.report(ep, q["exclude"], details, h.m.clock.Now())
-	rep.service = h.m.service
+	rep.service = *h.m.service.Load()
 	var body []byte
 	var code int
 	if name != "" {

@@ -27,11 +27,11 @@ type Monitor struct {
 	ownLog      *LogQueue // the queue New put in front of the logger; nil when it was given one
 	defaults    Defaults
 	historySize int
-	details     bool
+	details     atomic.Bool // WithDetails, SetDetails
 	jitter      float64
 	redact      func(string) string
 	recorder    func(Recorded)
-	service     ServiceInfo
+	service     atomic.Pointer[ServiceInfo] // WithServiceInfo, SetServiceInfo; never nil
 
 	mu            sync.Mutex
 	entries       []*entry // registration order; views share it, so it is only appended to or replaced

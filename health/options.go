@@ -33,7 +33,8 @@ func (m *Monitor) configure(opts []Option) {
 	m.historySize = DefaultHistory
 	// Why a check fails is what an operator reading a probe needs; an
 	// endpoint the public can reach withholds it (WithDetails).
-	m.details = true
+	m.details.Store(true)
+	m.service.Store(&ServiceInfo{})
 	m.jitter = DefaultJitter
 	m.events = newEventLog(DefaultEventLog)
 	for _, o := range opts {
@@ -107,8 +108,12 @@ func WithEventLog(n int) Option {
 // observed value is shown, as the kube-apiserver does on endpoints the public
 // can reach.
 func WithDetails(show bool) Option {
-	return func(m *Monitor) { m.details = show }
+	return func(m *Monitor) { m.details.Store(show) }
 }
+
+// SetDetails changes what WithDetails set, on a Monitor that may be
+// running: from the next answer on (a reloaded configuration's).
+func (m *Monitor) SetDetails(show bool) { m.details.Store(show) }
 
 // WithRedaction sets a function that every result's output goes through
 // before it is kept, and so before any endpoint, event, log line or snapshot
@@ -163,8 +168,12 @@ type ServiceInfo struct {
 // WithServiceInfo sets what the IETF JSON format says of the service at its
 // top: serviceId, version and releaseId. By default it says none of them.
 func WithServiceInfo(s ServiceInfo) Option {
-	return func(m *Monitor) { m.service = s }
+	return func(m *Monitor) { m.service.Store(&s) }
 }
+
+// SetServiceInfo changes what WithServiceInfo set, on a Monitor that may be
+// running: from the next answer on (a reloaded configuration's).
+func (m *Monitor) SetServiceInfo(s ServiceInfo) { m.service.Store(&s) }
 
 // WithJitter spreads later runs of a check by up to ±fraction/2 of its period
 // (DefaultJitter). 0 turns it off. The first run is never delayed. Values

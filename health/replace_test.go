@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -251,5 +252,36 @@ func TestACheckerReadsItsRunsTimeout(t *testing.T) {
 	}
 	if _, ok := health.RunTimeout(context.Background()); ok {
 		t.Fatal("a context of no run has a timeout")
+	}
+}
+
+// SetDetails and SetServiceInfo change a running Monitor's answers from the
+// next one on, as WithDetails and WithServiceInfo would have at New: a
+// reloaded configuration's.
+func TestSetDetailsAndServiceInfoChangeTheNextAnswer(t *testing.T) {
+	m, _ := fakeMonitor(t)
+	must(t, m.Add(health.Check{Name: "db", Level: health.Ready, Checker: failing("db down"), Period: time.Second, FailureThreshold: 1}))
+	start(t, m)
+	waitRuns(t, m, "db", 1)
+	get := func(url string) string {
+		t.Helper()
+		w := httptest.NewRecorder()
+		m.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, url, nil))
+		return w.Body.String()
+	}
+	if body := get("/readyz?verbose"); !strings.Contains(body, "db down") {
+		t.Fatalf("before: %q, want the reason", body)
+	}
+	m.SetDetails(false)
+	if body := get("/readyz?verbose"); strings.Contains(body, "db down") || !strings.Contains(body, "reason withheld") {
+		t.Fatalf("after SetDetails(false): %q, want the reason withheld", body)
+	}
+	if err := m.Checker(health.Ready)(nil); err == nil || strings.Contains(err.Error(), "db down") {
+		t.Fatalf("Checker after SetDetails(false): %v, want the reason withheld", err)
+	}
+	m.SetDetails(true)
+	m.SetServiceInfo(health.ServiceInfo{ServiceID: "checkout"})
+	if body := get("/readyz?format=json"); !strings.Contains(body, `"serviceId":"checkout"`) || !strings.Contains(body, "db down") {
+		t.Fatalf("after SetServiceInfo: %q, want the serviceId and the reason", body)
 	}
 }

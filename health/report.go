@@ -209,7 +209,7 @@ func (m *Monitor) Checker(level Level) func(*http.Request) error {
 		if v.passing[level] {
 			return nil
 		}
-		return v.report(ep, nil, m.details, m.clock.Now()).err()
+		return v.report(ep, nil, m.details.Load(), m.clock.Now()).err()
 	}
 }
 

@@ -177,8 +177,11 @@ func TestReloadAppliesThePartsBesidesChecks(t *testing.T) {
 		t.Errorf("the status page with ui: false: %d, want 404", code)
 	}
 
-	a.rewrite(t, checks)
-	a.vitals(t, "reload").expect(t, 0, "reloaded: applied details, ui, drain\n", "")
+	a.rewrite(t, "service-info: {service-id: checkout}\n"+checks)
+	a.vitals(t, "reload").expect(t, 0, "reloaded: applied details, ui, service-info, drain\n", "")
+	if code, body := get("/readyz?format=json"); code != 503 || !strings.Contains(body, `"serviceId":"checkout"`) {
+		t.Errorf("/readyz?format=json with service-info: %d %q, want its serviceId", code, body)
+	}
 	if code, body := get("/readyz?verbose"); code != 503 || !strings.Contains(body, "nowhere") {
 		t.Errorf("/readyz?verbose back to details: local: %d %q, want gone's reason", code, body)
 	}
@@ -194,7 +197,7 @@ func TestReloadAppliesThePartsBesidesChecks(t *testing.T) {
 			said = append(said, e.Output)
 		}
 	}
-	if fmt.Sprint(said) != "[applied details, ui, drain applied details, ui, drain]" {
+	if fmt.Sprint(said) != "[applied details, ui, drain applied details, ui, service-info, drain]" {
 		t.Errorf("config-reloaded events say %q", said)
 	}
 }

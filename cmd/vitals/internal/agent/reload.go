@@ -385,6 +385,14 @@ func (a *Agent) reload() (client.Reloaded, error) {
 	if err := apply(p.added, a.monitor.Add, &out.Added); err != nil {
 		return out, err
 	}
+	// The Monitor's own: what Checker, and so the pod condition's
+	// message, withholds; the IETF JSON's top.
+	if p.changes("details") {
+		a.monitor.SetDetails(next.Details != config.DetailsNone)
+	}
+	if p.changes("service-info") {
+		a.monitor.SetServiceInfo(next.ServiceInfo)
+	}
 	if a.live != nil {
 		a.live.apply(parts)
 	}
