@@ -34,6 +34,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
@@ -115,15 +116,14 @@ type Agent struct {
 	nowhere  *service
 
 	monitor *health.Monitor
-	// heartbeats and watchdogs are the checks the workload feeds through
-	// the management API, by name.
-	heartbeats map[string]*health.Heartbeat
-	watchdogs  map[string]*health.Watchdog
-	actions    *supervise.Actions
-	exitFor    chan exitFor // the first on-failure: exit
-	hooks      *hooks.Runner
-	collector  *metrics.Collector // /metrics of the Monitor, and of the notices the API records
-	registry   *prometheus.Registry
+	// fed is the checks the workload feeds through the management API,
+	// heartbeats and watchdogs, by name.
+	fed       fed
+	actions   *supervise.Actions
+	exitFor   chan exitFor // the first on-failure: exit
+	hooks     *hooks.Runner
+	collector *metrics.Collector // /metrics of the Monitor, and of the notices the API records
+	registry  *prometheus.Registry
 	// wake wakes the log checks, which read a service's output through its
 	// streams, at once when a line may change their answer, and the notify
 	// checks likewise when what a service says of itself may.
@@ -158,6 +158,13 @@ type Agent struct {
 // redact hides the secrets of the file, and of every file reloaded since,
 // in s: what passes it reaches outputs, events, hooks and logs.
 func (a *Agent) redact(s string) string { return a.secrets.Load().Redact(s) }
+
+// fed is the checks the workload feeds, as the file says now: a reload
+// swaps the maps whole, never changes them in place.
+type fed struct{ atomic.Pointer[api.FedChecks] }
+
+func (f *fed) Heartbeat(name string) *health.Heartbeat { return f.Load().Heartbeat(name) }
+func (f *fed) Watchdog(name string) *health.Watchdog   { return f.Load().Watchdog(name) }
 
 // exitFor is an on-failure: exit: why, and the check's action.
 type exitFor struct {
@@ -251,7 +258,8 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 // checker that keeps a connection between runs is closed once the Monitor
 // has stopped.
 func (a *Agent) buildChecks() error {
-	a.heartbeats, a.watchdogs = map[string]*health.Heartbeat{}, map[string]*health.Watchdog{}
+	heartbeats, watchdogs := map[string]*health.Heartbeat{}, map[string]*health.Watchdog{}
+	a.fed.Store(&api.FedChecks{Heartbeats: heartbeats, Watchdogs: watchdogs})
 	checkOf := map[string]config.Check{}
 	for _, ch := range a.cfg.Checks {
 		checkOf[ch.Name] = ch
@@ -291,9 +299,9 @@ func (a *Agent) buildChecks() error {
 		}
 		switch ch.Fed.Feed {
 		case config.Beats:
-			a.heartbeats[ch.Name], err = a.monitor.Heartbeat(ch.Name, ch.Fed.Deadline, ch.Level, opts...)
+			heartbeats[ch.Name], err = a.monitor.Heartbeat(ch.Name, ch.Fed.Deadline, ch.Level, opts...)
 		case config.Units:
-			a.watchdogs[ch.Name], err = a.monitor.Watchdog(ch.Name, ch.Fed.Deadline, ch.Level, append(opts, health.EndUnitsOnReset())...)
+			watchdogs[ch.Name], err = a.monitor.Watchdog(ch.Name, ch.Fed.Deadline, ch.Level, append(opts, health.EndUnitsOnReset())...)
 		default:
 			if err := a.addChecker(ch, env); err != nil {
 				return err

@@ -113,7 +113,7 @@ func TestAHeartbeatThatStopsBeatingFailsAtItsTTL(t *testing.T) {
 	r := start(t, parse(t, "checks:\n  loop: {level: live, heartbeat: {ttl: 3s}}\n"))
 	at := r.clock.Now()
 	var cursor uint64
-	r.a.heartbeats["loop"].Beat()
+	r.a.fed.Heartbeat("loop").Beat()
 	r.checkEvent(t, &cursor, health.EventCheckPassed, "loop")
 	r.clock.Advance(3*time.Second - time.Nanosecond)
 	if st, _ := r.a.monitor.CheckState("loop"); st.Status != health.Pass {

@@ -164,7 +164,7 @@ func (r *run) listen() error {
 	apiLn, err := api.Listen(c.API)
 	var dirErr *apisocket.DirError
 	switch {
-	case errors.As(err, &dirErr) && c.APIDefault && len(r.heartbeats) == 0 && len(r.watchdogs) == 0:
+	case errors.As(err, &dirErr) && c.APIDefault && len(r.fed.Load().Heartbeats) == 0 && len(r.fed.Load().Watchdogs) == 0:
 		// No file asked for the API and nothing needs it: a user who can
 		// write nowhere (a read-only root with no writable temp directory)
 		// still gets the checks and the endpoints, with the API off.
@@ -220,7 +220,8 @@ func (a *Agent) apiKey() string {
 // heartbeats, which the workload beats through it, and watchdogs, whose
 // units of work it begins and ends through it. It is empty when none does.
 func (a *Agent) apiNeededBy() string {
-	need := fedThrough("heartbeat", "beaten", a.heartbeats) + fedThrough("watchdog", "fed", a.watchdogs)
+	fed := a.fed.Load()
+	need := fedThrough("heartbeat", "beaten", fed.Heartbeats) + fedThrough("watchdog", "fed", fed.Watchdogs)
 	if !a.cfg.APIDefault || need == "" {
 		return ""
 	}

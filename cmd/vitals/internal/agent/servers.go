@@ -216,7 +216,7 @@ func (r *run) serveAPI() error {
 	if r.apiLn == nil {
 		return nil // off: see apiOff
 	}
-	opts := []api.Option{api.WithHooks(r.hooks.Status), api.WithNoticed(r.collector.Notice), api.WithWatchdogs(r.watchdogs)}
+	opts := []api.Option{api.WithHooks(r.hooks.Status), api.WithNoticed(r.collector.Notice)}
 	if r.opts.Reload != nil {
 		opts = append(opts, api.WithReload(func() (client.Reloaded, error) {
 			out, err := r.Reload("vitals reload")
@@ -234,7 +234,7 @@ func (r *run) serveAPI() error {
 		}
 		opts = append(opts, api.WithServices(services))
 	}
-	r.apiSrv = servers.API(api.New(r.monitor, r.heartbeats, r.token, opts...), r.apiLn, r.errorLog())
+	r.apiSrv = servers.API(api.New(r.monitor, &r.fed, r.token, opts...), r.apiLn, r.errorLog())
 	r.apiSrv.ConnContext = api.ConnContext // a client on the socket is its process, for the API's limits
 	// Long waits for events and event streams end with streams, so that
 	// they do not hold up the API's shutdown.

@@ -64,8 +64,7 @@ const (
 // Server serves the API over one Monitor. Make one with New.
 type Server struct {
 	m          *health.Monitor
-	heartbeats map[string]*health.Heartbeat
-	watchdogs  map[string]*health.Watchdog
+	fed        Fed
 	token      string
 	services   []Service
 	hooks      func() []client.Hook
@@ -77,15 +76,39 @@ type Server struct {
 	notices, reports *limiter
 }
 
-// New returns the API over m. heartbeats are the Monitor's heartbeat checks by
-// name, which POST .../beat beats. With a token, every request must carry
+// Fed is the checks the workload feeds through the API, by name: the
+// heartbeats, which POST .../beat beats, and the watchdogs, whose units of
+// work POST .../work begins and DELETE .../work/ID ends. Each returns nil
+// for a name that is not one of its kind. The agent's change with a reload
+// of its file.
+type Fed interface {
+	Heartbeat(name string) *health.Heartbeat
+	Watchdog(name string) *health.Watchdog
+}
+
+// FedChecks is a Fed of two maps, which do not change once given.
+type FedChecks struct {
+	Heartbeats map[string]*health.Heartbeat
+	Watchdogs  map[string]*health.Watchdog
+}
+
+// Heartbeat is the heartbeat of that name, or nil.
+func (f *FedChecks) Heartbeat(name string) *health.Heartbeat { return f.Heartbeats[name] }
+
+// Watchdog is the watchdog of that name, or nil.
+func (f *FedChecks) Watchdog(name string) *health.Watchdog { return f.Watchdogs[name] }
+
+// New returns the API over m, whose checks fed feeds (nil: none). With a token, every request must carry
 // "Authorization: Bearer TOKEN" (the TCP API); without one, whoever reaches
 // the handler is trusted (the unix socket, which its mode guards).
 //
 // A long wait or an event stream ends when its request's context does; the
 // agent ends them at shutdown through http.Server.BaseContext.
-func New(m *health.Monitor, heartbeats map[string]*health.Heartbeat, token string, opts ...Option) *Server {
-	s := &Server{m: m, heartbeats: heartbeats, token: token, mux: http.NewServeMux()}
+func New(m *health.Monitor, fed Fed, token string, opts ...Option) *Server {
+	if fed == nil {
+		fed = &FedChecks{}
+	}
+	s := &Server{m: m, fed: fed, token: token, mux: http.NewServeMux()}
 	WithLimits(DefaultLimits)(s)
 	for _, o := range opts {
 		o(s)

@@ -92,8 +92,8 @@ func serveAgent(t *testing.T, addr, token string, watchdogs, services []string, 
 	ln, err := api.Listen(addr)
 	must(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	srv := &http.Server{Handler: api.New(a.m, map[string]*health.Heartbeat{"loop": a.loop}, token,
-		append([]api.Option{api.WithWatchdogs(a.watchdogs), api.WithServices(supervised)}, opts...)...),
+	srv := &http.Server{Handler: api.New(a.m, &api.FedChecks{Heartbeats: map[string]*health.Heartbeat{"loop": a.loop}, Watchdogs: a.watchdogs}, token,
+		append([]api.Option{api.WithServices(supervised)}, opts...)...),
 		BaseContext: func(net.Listener) context.Context { return ctx }, ConnContext: api.ConnContext}
 	go srv.Serve(ln)
 	a.probes = httptest.NewServer(a.m.Handler())

@@ -55,13 +55,6 @@ func WithHooks(status func() []client.Hook) Option { return func(s *Server) { s.
 // /v1/notices records, once it is in the log: the metrics count them.
 func WithNoticed(f func(health.Event)) Option { return func(s *Server) { s.noticed = f } }
 
-// WithWatchdogs gives the Server the Monitor's watchdog checks by name,
-// whose units of work POST .../work begins and DELETE .../work/ID ends.
-// Without it, no check has units of work.
-func WithWatchdogs(watchdogs map[string]*health.Watchdog) Option {
-	return func(s *Server) { s.watchdogs = watchdogs }
-}
-
 // restartReason is what the service-exited event of a restart by hand says.
 const restartReason = "restart requested"
 

@@ -24,7 +24,7 @@ import (
 // gives (Report).
 func (s *Server) beat(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	hb := fedCheck(s, w, s.heartbeats, name, "heartbeat", "there is nothing to beat")
+	hb := fedCheck(s, w, s.fed.Heartbeat, name, "heartbeat", "there is nothing to beat")
 	if hb == nil {
 		return
 	}
@@ -114,7 +114,7 @@ func reportOf(b client.Beat) (health.Report, error) {
 // beginWork begins a unit of work on a watchdog, and answers with its id.
 func (s *Server) beginWork(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	wd := fedCheck(s, w, s.watchdogs, name, "watchdog", "it has no units of work")
+	wd := fedCheck(s, w, s.fed.Watchdog, name, "watchdog", "it has no units of work")
 	if wd == nil {
 		return
 	}
@@ -130,7 +130,7 @@ func (s *Server) beginWork(w http.ResponseWriter, r *http.Request) {
 // endWork ends a unit of work that beginWork began.
 func (s *Server) endWork(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	wd := fedCheck(s, w, s.watchdogs, name, "watchdog", "it has no units of work")
+	wd := fedCheck(s, w, s.fed.Watchdog, name, "watchdog", "it has no units of work")
 	if wd == nil {
 		return
 	}
@@ -146,12 +146,12 @@ func (s *Server) endWork(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// fedCheck is the check named name among checks, those of a kind the
-// workload feeds (heartbeat, watchdog). When there is none it answers 404
+// fedCheck is the check named name that find finds, among those of a kind
+// the workload feeds (heartbeat, watchdog). When there is none it answers 404
 // for no such check, or 409 for a check of another kind, saying what it
 // lacks, and returns nil.
-func fedCheck[T any](s *Server, w http.ResponseWriter, checks map[string]*T, name, kind, lacks string) *T {
-	if c := checks[name]; c != nil {
+func fedCheck[T any](s *Server, w http.ResponseWriter, find func(string) *T, name, kind, lacks string) *T {
+	if c := find(name); c != nil {
 		return c
 	}
 	if st, ok := s.m.CheckState(name); ok {
