@@ -235,7 +235,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 		s.streams = logwatch.New(s.logChecks, func(c *logwatch.Check) { a.wake.wake(c.Name()) })
 	}
 	// Hooks follow the events from the first; they run off the engine's path.
-	a.hooks = hooks.New(hookSpecs(cfg.Hooks), a.monitor, a.logger, a.redact)
+	a.hooks = hooks.New(cfg.Hooks, a.monitor, a.logger, a.redact)
 	a.registry = prometheus.NewRegistry()
 	a.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vitals_config_reloads_total",
 		Help: "Reloads of the file (vitals reload, SIGHUP), by result: applied, or rejected with nothing changed."}, []string{"result"})
@@ -385,29 +385,6 @@ func (a *Agent) receivers() []*notify.Receiver {
 		}
 	}
 	return out
-}
-
-// hookSpecs are the file's hooks as package hooks runs them.
-func hookSpecs(hs []config.Hook) []hooks.Spec {
-	out := make([]hooks.Spec, len(hs))
-	for i, h := range hs {
-		out[i] = hooks.Spec{Name: h.Name, On: h.On}
-		if e := h.Exec; e != nil {
-			out[i].Exec = &hooks.ExecSpec{Command: e.Command, Timeout: e.Timeout}
-		}
-		if w := h.Webhook; w != nil {
-			out[i].Webhook = &hooks.WebhookSpec{URL: w.URL, Method: w.Method, Header: w.Header, Retry: hookRetry(w.HookRetry)}
-		}
-		if p := h.PebbleNotice; p != nil {
-			out[i].PebbleNotice = &hooks.PebbleNoticeSpec{Socket: p.Socket, RepeatAfter: p.RepeatAfter, Retry: hookRetry(p.HookRetry)}
-		}
-	}
-	return out
-}
-
-// hookRetry is a hook's retries as package hooks takes them.
-func hookRetry(r config.HookRetry) hooks.Retry {
-	return hooks.Retry{Timeout: r.Timeout, Attempts: r.Attempts, BackoffInitial: r.BackoffInitial, BackoffMax: r.BackoffMax}
 }
 
 // errorLog is where the servers say what goes wrong with a connection.

@@ -42,12 +42,10 @@ func services(c *config.Config, args []string) []*service {
 	}
 	out := make([]*service, len(c.Services))
 	if len(c.Services) == 0 {
-		out = []*service{{spec: supervise.Spec{Name: filepath.Base(args[0]), Command: args, StopTimeout: supervise.DefaultStopTimeout}}}
+		out = []*service{{spec: supervise.Spec{Service: config.NewService(args)}}}
 	}
 	for i, s := range c.Services {
-		spec := supervise.Spec{Name: s.Name, Command: s.Command, Env: s.Env, Dir: s.Dir, Restart: s.Restart, Rules: rules(s.RestartRules),
-			BackoffInitial: s.BackoffInitial, BackoffMax: s.BackoffMax, StopSignal: s.StopSignal, StopTimeout: s.StopTimeout,
-			NotificationFD: s.NotificationFD}
+		spec := supervise.Spec{Service: s}
 		if len(args) > 0 && len(c.Services) == 1 {
 			spec.Command = args
 			if c.Shorthand { // named by its command
@@ -92,15 +90,6 @@ func serviceNamed(services []*service, name string) *service {
 		}
 	}
 	return nil
-}
-
-// rules are a service's restart rules as package supervise takes them.
-func rules(rs []config.RestartRule) []supervise.Rule {
-	out := make([]supervise.Rule, len(rs))
-	for i, r := range rs {
-		out[i] = supervise.Rule{Action: r.Action, In: r.In, Codes: r.Codes}
-	}
-	return out
 }
 
 // pid is the pid of the service's run that runs now, 0 when none does.

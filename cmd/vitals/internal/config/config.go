@@ -4,8 +4,9 @@
 // checking every check as building it would, so that a bad file starts
 // nothing. It builds nothing itself: a check's kind is read through the table
 // of kinds it is given (package kinds, which imports config), and whoever
-// runs the file builds the checkers, the hooks and the workload from it.
-// Kinds read their blocks with the Decoder, Field and Value of decode.go.
+// runs the file builds the checkers, the hooks and the workload from it
+// (packages hooks and supervise take its Hook and Service as they are, each
+// default filled in and defined here). Kinds read their blocks with the Decoder, Field and Value of decode.go.
 package config
 
 import (

@@ -20,7 +20,6 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/jsonbody"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise"
 )
 
 // file is the name Parse is given in these tests, which every error starts with.
@@ -1385,20 +1384,6 @@ func TestService(t *testing.T) {
 	}
 	if c = mustParse(t, y("checks:", "  a: {heartbeat: {ttl: 1s}}")); c.Services != nil {
 		t.Errorf("no service: block, services %+v", c.Services)
-	}
-}
-
-// The words and defaults of a service and of on-failure are those of
-// package supervise, which runs them as the file says.
-func TestServiceWordsAndDefaultsAreSupervises(t *testing.T) {
-	if RestartNever != supervise.Never || RestartOnFailure != supervise.OnFailure || RestartAlways != supervise.Always ||
-		OnFailureRestart != supervise.ActionRestart || OnFailureExit != supervise.ActionExit ||
-		RuleRestart != supervise.ActionRestart || RuleExit != supervise.ActionExit || RuleIgnore != supervise.ActionIgnore {
-		t.Error("config's restart or on-failure words differ from package supervise's")
-	}
-	if DefaultBackoffInitial != supervise.DefaultBackoffInitial || DefaultBackoffMax != supervise.DefaultBackoffMax ||
-		DefaultStopTimeout != supervise.DefaultStopTimeout || BackoffResetAfter != supervise.ResetAfter {
-		t.Error("config's service defaults differ from package supervise's")
 	}
 }
 

@@ -19,15 +19,16 @@ import (
 )
 
 // Hook is one hook of the hooks: list: the events it is on, and what
-// delivers them, exactly one of Exec, Webhook and PebbleNotice, with every
-// default filled in. Package hooks runs them (its Spec has the same fields,
-// documented with what delivering means).
+// delivers them, exactly one of Exec, Webhook and PebbleNotice. The file's
+// come with every default filled in (WithDefaults). Package hooks delivers
+// them as they are; its package doc says what delivering means for each.
 type Hook struct {
 	// Name says which hook a log line, a status or a metric is about.
 	// Default "hook-N", N being the hook's position in the list, from 1.
 	Name string
-	// On is the event types delivered, among HookEventTypes. Required but
-	// for a PebbleNotice, whose default is DefaultPebbleNoticeOn.
+	// On is the event types delivered, among HookEventTypes; the others are
+	// skipped. Required but for a PebbleNotice, whose default is
+	// DefaultPebbleNoticeOn.
 	On           []health.EventType
 	Exec         *ExecHook
 	Webhook      *WebhookHook
@@ -36,20 +37,23 @@ type Hook struct {
 
 // ExecHook is a hook that runs a command for each event.
 type ExecHook struct {
-	// Command is the program and its arguments: there is no shell. A name
-	// without a slash is found in $PATH when the file is read.
+	// Command is the program and its arguments: there is no shell (for one,
+	// [sh, -c, "…"]). A name without a slash is found in $PATH when the
+	// file is read.
 	Command []string
-	// Timeout bounds each run. Default DefaultHookExecTimeout.
+	// Timeout bounds each run: then the command's process group is killed.
+	// Default DefaultHookExecTimeout.
 	Timeout time.Duration
 }
 
 // HookRetry is how a hook that sends a request for each event (a webhook,
 // a Pebble notice) tries it again.
 type HookRetry struct {
-	// Timeout bounds each attempt. Default DefaultHookRequestTimeout.
+	// Timeout bounds each attempt, from dialling to the end of the answer.
+	// Default DefaultHookRequestTimeout.
 	Timeout time.Duration
-	// Attempts is the first request and the retries. Default
-	// DefaultHookAttempts.
+	// Attempts is how many requests an event gets at most, the first one
+	// included (the file's retries plus 1). Default DefaultHookAttempts.
 	Attempts int
 	// BackoffInitial and BackoffMax bound the waits between attempts.
 	// Defaults DefaultHookBackoffInitial and DefaultHookBackoffMax; when the
@@ -62,6 +66,9 @@ type WebhookHook struct {
 	URL string // http or https
 	// Method is an HTTP method in capitals. Default DefaultHookMethod.
 	Method string
+	// Header is sent with every request, after Content-Type
+	// (application/json) and User-Agent (vitals/VERSION), which it may
+	// replace. Its values are secrets, never logged or printed.
 	Header map[string][]string
 	HookRetry
 }
@@ -69,17 +76,21 @@ type WebhookHook struct {
 // PebbleNoticeHook is a hook that records each event as a custom notice of
 // a Pebble, as `pebble notify` does.
 type PebbleNoticeHook struct {
-	// Socket is Pebble's API socket. Default where the pebble command looks
-	// for it: $PEBBLE_SOCKET, else $PEBBLE/.pebble.socket, else
-	// DefaultPebbleSocket.
+	// Socket is the path of Pebble's API socket. Default where the pebble
+	// command looks for it: $PEBBLE_SOCKET, else $PEBBLE/.pebble.socket,
+	// else DefaultPebbleSocket (the file's environment decides, so it is
+	// filled in as the file is read, and WithDefaults leaves it).
 	Socket string
-	// RepeatAfter is the notice's repeat-after; 0, the default: none.
+	// RepeatAfter is Pebble's repeat-after: an event of the same type less
+	// than this long after its notice last repeated counts an occurrence
+	// and replaces its data without waking anyone. 0, the default: every
+	// event repeats the notice.
 	RepeatAfter time.Duration
 	HookRetry
 }
 
-// The defaults of a hook's fields, which the file's hooks get filled in (and
-// package hooks gives a zero field too).
+// The defaults of a hook's fields, which the file's hooks get filled in, and
+// package hooks gives a zero field too (WithDefaults).
 const (
 	// DefaultHookExecTimeout leaves a command time to call out over the
 	// network once or twice (a notification, a kubectl) without piling up
@@ -130,31 +141,44 @@ var HookEventTypes = []health.EventType{
 	health.EventConfigReloaded, health.EventConfigRejected,
 }
 
-// withDefaults returns h with its zero fields set to their defaults; n is
-// its position in the list, from 1, which names a hook without a name.
-func (h Hook) withDefaults(n int) Hook {
+// WithDefaults returns h with its zero fields set to their defaults; n is
+// its position in the list, from 1, which names a hook without a name. The
+// file's hooks have them already; package hooks applies it to what it is
+// given, so that a zero field means what it means in the file. h's Exec,
+// Webhook and PebbleNotice are copied, not changed.
+func (h Hook) WithDefaults(n int) Hook {
 	if h.Name == "" {
 		h.Name = fmt.Sprintf("hook-%d", n)
 	}
-	if e := h.Exec; e != nil && e.Timeout == 0 {
-		e.Timeout = DefaultHookExecTimeout
+	if e := h.Exec; e != nil {
+		e2 := *e
+		e2.Timeout = cmp.Or(e2.Timeout, DefaultHookExecTimeout)
+		h.Exec = &e2
 	}
 	if w := h.Webhook; w != nil {
-		w.Method = cmp.Or(w.Method, DefaultHookMethod)
-		w.HookRetry.withDefaults()
+		w2 := *w
+		w2.Method = cmp.Or(w2.Method, DefaultHookMethod)
+		w2.HookRetry = w2.HookRetry.withDefaults()
+		h.Webhook = &w2
 	}
 	if p := h.PebbleNotice; p != nil {
-		p.HookRetry.withDefaults()
+		p2 := *p
+		p2.HookRetry = p2.HookRetry.withDefaults()
+		h.PebbleNotice = &p2
+		if len(h.On) == 0 {
+			h.On = slices.Clone(DefaultPebbleNoticeOn)
+		}
 	}
 	return h
 }
 
-// withDefaults sets r's zero fields to their defaults.
-func (r *HookRetry) withDefaults() {
+// withDefaults returns r with its zero fields set to their defaults.
+func (r HookRetry) withDefaults() HookRetry {
 	r.Timeout = cmp.Or(r.Timeout, DefaultHookRequestTimeout)
 	r.Attempts = cmp.Or(r.Attempts, DefaultHookAttempts)
 	r.BackoffInitial = cmp.Or(r.BackoffInitial, DefaultHookBackoffInitial)
 	r.BackoffMax = cmp.Or(r.BackoffMax, max(DefaultHookBackoffMax, r.BackoffInitial))
+	return r
 }
 
 // maxRetries bounds a hook's retries: with the longest backoff, ten
@@ -174,7 +198,7 @@ func (d *Decoder) hooks(n ast.Node) []Hook {
 	for i, item := range seq.Values {
 		path := fmt.Sprintf("hooks[%d]", i)
 		s, nameNode, ok := d.hook(item, path)
-		s = s.withDefaults(i + 1)
+		s = s.WithDefaults(i + 1)
 		if first, taken := named[s.Name]; taken {
 			at, where := nameNode, path+".name"
 			if at == nil {
@@ -204,7 +228,7 @@ func (d *Decoder) hook(n ast.Node, path string) (s Hook, nameNode ast.Node, ok b
 	}
 	switch {
 	case given["on"] == nil && action == "pebble-notice":
-		s.On = slices.Clone(DefaultPebbleNoticeOn)
+		// WithDefaults gives it DefaultPebbleNoticeOn.
 	case given["on"] == nil:
 		d.Errorf(n, path, "no on: give the event types the hook runs for, among %s", eventTypeList())
 	case len(s.On) == 0 && !onErrors:

@@ -1,13 +1,13 @@
 package config_test
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
 	"github.com/vitals-dev/vitals/health"
 
 	. "github.com/vitals-dev/vitals/cmd/vitals/internal/config"
@@ -304,14 +304,25 @@ func TestAFileWithoutHooksHasNone(t *testing.T) {
 	}
 }
 
-// The defaults that the file's hooks get filled in are those that package
-// hooks gives a zero field: validate --print shows what runs.
-func TestHookDefaultsAreThoseOfPackageHooks(t *testing.T) {
-	if DefaultHookExecTimeout != hooks.DefaultExecTimeout || DefaultHookRequestTimeout != hooks.DefaultRequestTimeout ||
-		DefaultHookMethod != hooks.DefaultMethod || DefaultHookAttempts != hooks.DefaultAttempts ||
-		DefaultHookBackoffInitial != hooks.DefaultBackoffInitial || DefaultHookBackoffMax != hooks.DefaultBackoffMax ||
-		!slices.Equal(DefaultPebbleNoticeOn, hooks.DefaultPebbleNoticeOn) {
-		t.Error("config's hook defaults differ from package hooks's")
+// A hook's zero fields take the defaults the file's get, as package hooks
+// gives them to what it is given; the hook given is left as it was.
+func TestAHooksZeroFieldsTakeTheDefaults(t *testing.T) {
+	given := Hook{Webhook: &WebhookHook{URL: "http://operator/hook"}}
+	w := given.WithDefaults(2)
+	want := WebhookHook{URL: "http://operator/hook", Method: "POST", HookRetry: defaultRetry}
+	if w.Name != "hook-2" || fmt.Sprint(*w.Webhook) != fmt.Sprint(want) {
+		t.Fatalf("%s: %+v, want hook-2: %+v", w.Name, *w.Webhook, want)
+	}
+	if given.Webhook.Method != "" {
+		t.Fatalf("the hook given was changed: %+v", *given.Webhook)
+	}
+	p := Hook{PebbleNotice: &PebbleNoticeHook{Socket: "/pebble.socket"}}.WithDefaults(3)
+	if p.Name != "hook-3" || !slices.Equal(p.On, DefaultPebbleNoticeOn) || p.PebbleNotice.HookRetry != defaultRetry {
+		t.Fatalf("%s on %v: %+v, want hook-3 on %v, the default retries", p.Name, p.On, *p.PebbleNotice, DefaultPebbleNoticeOn)
+	}
+	e := Hook{Name: "charm", Exec: &ExecHook{Command: []string{"true"}}}.WithDefaults(1)
+	if e.Name != "charm" || e.Exec.Timeout != 10*time.Second {
+		t.Fatalf("%s: %+v", e.Name, *e.Exec)
 	}
 }
 

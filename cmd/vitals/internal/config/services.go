@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -20,28 +21,39 @@ import (
 
 // Service is one workload vitals runs and supervises (an entry of
 // services:, or the service: block), with its defaults filled in. Package
-// supervise runs it.
+// supervise runs it as it is.
 type Service struct {
 	// Name is its key in services:; for the service: block, its command's
 	// base name, or "" when the command line gives the command (the agent
-	// names it then).
+	// names it then). Events, logs and requests call the service by it.
 	Name string
 	// Command is the command and its arguments, with no shell; empty when
 	// the command line gives it (after --).
 	Command []string
-	Env     map[string]string
-	Dir     string
+	// Env is added to vitals's own environment for the workload.
+	Env map[string]string
+	// Dir is the workload's working directory; "": vitals's.
+	Dir string
 	// Restart is RestartNever (default), RestartOnFailure or RestartAlways.
 	Restart string
 	// RestartRules are read before Restart, in order, the first whose exit
 	// codes match deciding (the kubelet's restartPolicyRules).
-	RestartRules               []RestartRule
+	RestartRules []RestartRule
+	// BackoffInitial and BackoffMax bound the wait before a restart,
+	// doubled after each quick exit. Defaults DefaultBackoffInitial and
+	// DefaultBackoffMax.
 	BackoffInitial, BackoffMax time.Duration
-	StopSignal                 syscall.Signal
-	StopTimeout                time.Duration
-	// NotificationFD is s6's notification-fd: the descriptor at which the
-	// workload gets a pipe to write a newline to once it is ready, for its
-	// notify checks; 0 for none.
+	// StopSignal stops the workload's process group. Default
+	// DefaultStopSignal.
+	StopSignal syscall.Signal
+	// StopTimeout is how long the workload has between its StopSignal and
+	// SIGKILL to its group; 0 (stop-timeout: 0s): SIGKILL at once. Default
+	// DefaultStopTimeout.
+	StopTimeout time.Duration
+	// NotificationFD is s6's notification-fd: the descriptor, at least 3,
+	// at which each run of the workload gets the write end of a pipe of its
+	// own, to write a newline to once it is ready, for its notify checks; 0
+	// for none.
 	NotificationFD int
 	// After, Before and Requires order the services as Pebble's fields do:
 	// a service starts after those it comes after or requires, and stops
@@ -56,13 +68,17 @@ const (
 	RestartAlways    = "always"     // restart after every exit
 )
 
-// The defaults of a service's fields.
+// The defaults of a service's fields, which the file's services get filled
+// in, and package supervise gives a zero field too (WithDefaults).
 const (
 	// DefaultBackoffInitial and DefaultBackoffMax bound the wait before a
 	// restart, doubled after each quick exit: the first restart comes
 	// quickly, and a workload that keeps failing is tried twice a minute.
 	DefaultBackoffInitial = 500 * time.Millisecond
 	DefaultBackoffMax     = 30 * time.Second
+	// DefaultStopSignal is what programs expect to stop on, as Docker and
+	// the kubelet send it.
+	DefaultStopSignal = syscall.SIGTERM
 	// DefaultStopTimeout is how long the workload has between its
 	// stop-signal and SIGKILL: well within the pod's default grace of 30s.
 	DefaultStopTimeout = 10 * time.Second
@@ -76,11 +92,38 @@ const (
 // which Pebble starts its backoff over too.
 const BackoffResetAfter = 30 * time.Second
 
+// WithDefaults returns s with its zero Restart, BackoffInitial, BackoffMax
+// and StopSignal set to their defaults (a BackoffMax at least
+// BackoffInitial). The file's services have them already; package
+// supervise applies it to what it is given, so that a zero field means what
+// it means in the file. StopTimeout is left as it is: its 0 is the file's
+// stop-timeout: 0s, SIGKILL at once, and a service that is not the file's
+// starts from DefaultStopTimeout (NewService).
+func (s Service) WithDefaults() Service {
+	s.Restart = cmp.Or(s.Restart, RestartNever)
+	s.BackoffInitial = cmp.Or(s.BackoffInitial, DefaultBackoffInitial)
+	s.BackoffMax = cmp.Or(s.BackoffMax, max(DefaultBackoffMax, s.BackoffInitial))
+	s.StopSignal = cmp.Or(s.StopSignal, DefaultStopSignal)
+	return s
+}
+
+// NewService is the service of command with every field at its default,
+// named by its command's base name: what a service's block starts from
+// (with no command), and the service of a command given after -- to a file
+// without one.
+func NewService(command []string) Service {
+	s := Service{Command: command, StopTimeout: DefaultStopTimeout}.WithDefaults()
+	if len(command) > 0 {
+		s.Name = filepath.Base(command[0])
+	}
+	return s
+}
+
 // service reads a service's block, with its defaults filled in; order
 // gets the nodes of its after, before and requires.
 func (d *Decoder) service(n ast.Node, path string, order *serviceOrder) *Service {
-	s := &Service{Restart: RestartNever, BackoffInitial: DefaultBackoffInitial,
-		BackoffMax: DefaultBackoffMax, StopSignal: syscall.SIGTERM, StopTimeout: DefaultStopTimeout}
+	defaults := NewService(nil)
+	s := &defaults
 	given, _ := d.Fields(n, path, serviceFields(s, order))
 	if backoff := given["backoff"]; backoff != nil {
 		switch {
@@ -146,7 +189,7 @@ func serviceFields(s *Service, order *serviceOrder) []Field {
 					d.Errorf(n, path, "%q is not a signal name such as SIGTERM, SIGINT or SIGQUIT", v)
 				}
 			}
-		}, signalSchema()}, Default: "SIGTERM", Doc: "What stops the workload: a signal's name, SIGTERM or TERM."},
+		}, signalSchema()}, Default: signals.SignalName(DefaultStopSignal), Doc: "What stops the workload: a signal's name, SIGTERM or TERM."},
 		{Key: "stop-timeout", Value: Duration(&s.StopTimeout), Default: DefaultStopTimeout.String(),
 			Doc: "Between the stop-signal and SIGKILL: well within a pod's default grace of 30s."},
 		{Key: "notification-fd", Value: notificationFD(&s.NotificationFD),

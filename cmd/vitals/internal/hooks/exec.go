@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/signals"
 	"github.com/vitals-dev/vitals/health"
 )
@@ -32,7 +33,7 @@ const execWaitDelay = time.Second
 
 // runCommand runs an exec hook's command for an event: once, in a process
 // group of its own, killed whole at the timeout.
-func runCommand(ctx context.Context, spec ExecSpec, ev health.Event, body []byte) error {
+func runCommand(ctx context.Context, spec config.ExecHook, ev health.Event, body []byte) error {
 	if len(spec.Command) == 0 || spec.Command[0] == "" {
 		return errors.New("no command")
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/hooks"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/health"
@@ -24,11 +25,11 @@ func TestExecHooksRunAtMostTheirCapAtOnce(t *testing.T) {
 	running, counts := filepath.Join(dir, "running"), filepath.Join(dir, "counts")
 	must(t, os.Mkdir(running, 0o755))
 	script := `mkdir "$1/$$"; ls "$1" | wc -l >> "$2"; sleep 0.2; rmdir "$1/$$"`
-	var specs []hooks.Spec
+	var specs []config.Hook
 	const n = 2 * hooks.MaxExecAtOnce
 	for range n {
-		specs = append(specs, hooks.Spec{On: []health.EventType{health.EventCheckFailed},
-			Exec: &hooks.ExecSpec{Command: []string{"sh", "-c", script, "sh", running, counts}}})
+		specs = append(specs, config.Hook{On: []health.EventType{health.EventCheckFailed},
+			Exec: &config.ExecHook{Command: []string{"sh", "-c", script, "sh", running, counts}}})
 	}
 	m := newMonitor()
 	var l vitalstest.Buffer

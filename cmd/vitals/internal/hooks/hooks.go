@@ -4,6 +4,12 @@
 // that a charm, an operator or a pager is woken when a check fails or the
 // workload exits, instead of polling.
 //
+// It takes the file's hooks as config gives them, as Pebble's managers take
+// its plan: a hook is a config.Hook, described and defaulted there once
+// (config.Hook.WithDefaults, which New applies too, so that a zero field
+// means what it means in the file). It sits below config, which knows
+// nothing of it.
+//
 // Hooks follow the Monitor's event log, each with a health.Follower, as the
 // management API's readers do: the engine appends an event and moves on, and
 // a slow or broken hook never delays a check, a probe answer or another hook.
@@ -19,6 +25,47 @@
 // state changes were among them, it is delivered each check's state as it
 // is then once it has caught up (an event of id 0, see stateNow), so that
 // it never keeps acting on a status that has changed since.
+//
+// # Exec
+//
+// An exec hook's command gets the event's JSON (as GET /v1/events writes
+// it) and a newline on stdin, and vitals's environment plus
+// VITALS_EVENT_ID, VITALS_EVENT_TYPE, VITALS_EVENT_TIME (RFC 3339) and one
+// VITALS_EVENT_<FIELD> for every other field the JSON has (exitCode:
+// VITALS_EVENT_EXIT_CODE; a notice's key and data: VITALS_EVENT_KEY, and
+// VITALS_EVENT_DATA as its JSON). It runs in a process group of its own,
+// killed whole at its timeout. Exit status 0 delivers the event. A command
+// that fails is not run again for the same event: a command may have done
+// half its work, and only it knows whether a second run is safe. The
+// failure is logged with the command's output and counted, and the next
+// event is delivered as usual.
+//
+// # Webhook and Pebble notice
+//
+// A hook that sends a request for each event (a webhook, a Pebble notice)
+// is delivered by a 2xx answer (a Pebble notice's only when it is Pebble's
+// answer). A network error, a timeout, a 5xx, a 429 or a Pebble notice's
+// 2xx from something else is tried again, up to its Attempts in all,
+// waiting BackoffInitial, then twice as long each time up to BackoffMax
+// (give or take 10%, so that hooks that failed together do not retry
+// together), or what a 429's or 503's Retry-After asks within BackoffMax.
+// Any other answer (a 4xx, a redirect, which is not followed) fails at
+// once: sending the same request again would get the same answer.
+//
+// A webhook sends the event's JSON to its URL. Its requests do not go
+// through the proxy of HTTP_PROXY or HTTPS_PROXY: those are set for the
+// workload's way out, and a hook is most often for a neighbour (an operator
+// in the cluster, a local agent) that a proxy cannot reach.
+//
+// A Pebble notice records the event as a custom notice of the Pebble whose
+// API listens on its socket, as `pebble notify` does: key NoticeKey(the
+// event's type), data the event's fields as strings; a notice of the
+// workload's keeps its own key and data (see pebbleNoticeOf). Pebble keeps
+// one notice per key (and user): a second event of a type adds an
+// occurrence to its notice and replaces its data, and wakes whoever waits
+// for notices (a Juju charm) unless its repeat-after says not yet. A Pebble
+// that restarts, or has not made its socket yet, gets the event once it is
+// back.
 //
 // The agent builds a Runner from the file (config.Config.Hooks), starts it
 // with the Monitor, serves its Status on the management API and registers it
@@ -38,124 +85,9 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/client"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/internal/escape"
-)
-
-// Spec is one hook: the events it is on, and what delivers them. Exactly one
-// of Exec, Webhook and PebbleNotice is set. Zero fields take the defaults
-// documented on them (see WithDefaults).
-type Spec struct {
-	// Name says which hook a log line, a Status or a metric is about.
-	// Default "hook-N", N being the hook's position in the file, from 1.
-	Name string
-	// On is the event types delivered; the others are skipped. A
-	// PebbleNotice's default is DefaultPebbleNoticeOn; the others have none.
-	On []health.EventType
-
-	Exec         *ExecSpec
-	Webhook      *WebhookSpec
-	PebbleNotice *PebbleNoticeSpec
-}
-
-// ExecSpec is a hook that runs a command for each event. The command gets
-// the event's JSON (as GET /v1/events writes it) and a newline on stdin, and
-// vitals's environment plus VITALS_EVENT_ID, VITALS_EVENT_TYPE,
-// VITALS_EVENT_TIME (RFC 3339) and one VITALS_EVENT_<FIELD> for every other
-// field the JSON has (exitCode: VITALS_EVENT_EXIT_CODE; a notice's key and
-// data: VITALS_EVENT_KEY, and VITALS_EVENT_DATA as its JSON). Exit status 0
-// delivers the event. A command that fails is not run again for the same
-// event: a command may have done half its work, and only it knows whether a
-// second run is safe. The failure is logged with the command's output and
-// counted, and the next event is delivered as usual.
-type ExecSpec struct {
-	// Command is the program and its arguments: there is no shell (for one,
-	// [sh, -c, "…"]). A name without a slash is looked up in $PATH.
-	Command []string
-	// Timeout bounds each run: then the command's process group is killed.
-	// Default DefaultExecTimeout.
-	Timeout time.Duration
-}
-
-// Retry is how a hook that sends a request for each event (a webhook, a
-// Pebble notice) sends it: a 2xx answer delivers the event (a Pebble
-// notice's only when it is Pebble's answer). A network error, a timeout, a
-// 5xx, a 429 or a Pebble notice's 2xx from something else is tried again, up
-// to Attempts times in all, waiting BackoffInitial, then twice as long each
-// time up to BackoffMax (give or take 10%, so that hooks that failed
-// together do not retry together), or what a 429's or 503's Retry-After asks
-// within BackoffMax. Any other answer (a 4xx, a redirect, which is not
-// followed) fails at once: sending the same request again would get the
-// same answer.
-type Retry struct {
-	// Timeout bounds each attempt, from dialling to the end of the answer.
-	// Default DefaultRequestTimeout.
-	Timeout time.Duration
-	// Attempts is how many requests an event gets at most, the first one
-	// included (the file's retries plus 1). Default DefaultAttempts.
-	Attempts int
-	// BackoffInitial and BackoffMax bound the waits between attempts.
-	// Defaults DefaultBackoffInitial and DefaultBackoffMax.
-	BackoffInitial, BackoffMax time.Duration
-}
-
-// WebhookSpec is a hook that sends each event's JSON in an HTTP request, and
-// tries it again as its Retry says.
-//
-// Requests do not go through the proxy of HTTP_PROXY or HTTPS_PROXY: those
-// are set for the workload's way out, and a hook is most often for a
-// neighbour (an operator in the cluster, a local agent) that a proxy cannot
-// reach.
-type WebhookSpec struct {
-	// URL is an http or https URL.
-	URL string
-	// Method defaults to DefaultMethod, POST.
-	Method string
-	// Header is sent with every request, after Content-Type
-	// (application/json) and User-Agent (vitals/VERSION), which it may
-	// replace. Its values are never logged.
-	Header map[string][]string
-	Retry
-}
-
-// PebbleNoticeSpec is a hook that records each event as a custom notice of
-// the Pebble whose API listens on Socket, as `pebble notify` does: key
-// NoticeKey(the event's type), data the event's fields as strings; a notice
-// of the workload's keeps its own key and data (see pebbleNoticeOf). Pebble
-// keeps one notice per key (and user): a second event of
-// a type adds an occurrence to its notice and replaces its data, and wakes
-// whoever waits for notices (a Juju charm) unless RepeatAfter says not yet.
-// The request is tried again as its Retry says: a Pebble that restarts, or
-// has not made its socket yet, gets the event once it is back.
-type PebbleNoticeSpec struct {
-	// Socket is the path of Pebble's API socket. Required: vitals.yaml's
-	// default (config) is where the pebble command looks.
-	Socket string
-	// RepeatAfter is Pebble's repeat-after: an event of the same type less
-	// than this long after its notice last repeated counts an occurrence and
-	// replaces its data without waking anyone. 0, the default: every event
-	// repeats the notice.
-	RepeatAfter time.Duration
-	Retry
-}
-
-// The defaults of a Spec's zero fields.
-const (
-	// DefaultExecTimeout leaves a command time to call out over the network
-	// once or twice (a notification, a kubectl) without piling up runs.
-	DefaultExecTimeout = 10 * time.Second
-	// DefaultRequestTimeout is long for a neighbour's answer, and short
-	// enough that a few attempts fit well within a minute.
-	DefaultRequestTimeout = 5 * time.Second
-	// DefaultMethod is what webhooks expect.
-	DefaultMethod = "POST"
-	// DefaultAttempts is a first try and 3 retries: with the default backoff,
-	// 3.5s of waiting in all, which rides out a restart of the receiver.
-	DefaultAttempts = 4
-	// DefaultBackoffInitial and DefaultBackoffMax: the first retry comes
-	// quickly, and no wait is longer than the receiver's likely restart.
-	DefaultBackoffInitial = 500 * time.Millisecond
-	DefaultBackoffMax     = 10 * time.Second
 )
 
 // BehindAfter is how many of a hook's events may wait before the hook
@@ -169,65 +101,6 @@ const BehindAfter = 64
 // every exec hook: each hook runs one at a time already, and a file with
 // many of them must not fork a crowd on one event.
 const MaxExecAtOnce = 4
-
-// DefaultPebbleNoticeOn is the event types a PebbleNotice hook is on by
-// default: the changes a charm acts on, a check's, a level's and the
-// workload's exit, and not the starts, stops and resets that only come with
-// them; and the workload's own notices, which it records to be acted on.
-var DefaultPebbleNoticeOn = []health.EventType{
-	health.EventCheckFailed, health.EventCheckPassed,
-	health.EventLevelFailed, health.EventLevelPassed,
-	health.EventServiceExited, health.EventNotice,
-}
-
-// WithDefaults returns s with its zero fields set to their defaults; n is
-// its position in the file, from 1, which names a hook without a name.
-func (s Spec) WithDefaults(n int) Spec {
-	if s.Name == "" {
-		s.Name = fmt.Sprintf("hook-%d", n)
-	}
-	if e := s.Exec; e != nil {
-		e2 := *e
-		if e2.Timeout <= 0 {
-			e2.Timeout = DefaultExecTimeout
-		}
-		s.Exec = &e2
-	}
-	if w := s.Webhook; w != nil {
-		w2 := *w
-		if w2.Method == "" {
-			w2.Method = DefaultMethod
-		}
-		w2.Retry = w2.Retry.withDefaults()
-		s.Webhook = &w2
-	}
-	if p := s.PebbleNotice; p != nil {
-		p2 := *p
-		p2.Retry = p2.Retry.withDefaults()
-		s.PebbleNotice = &p2
-		if len(s.On) == 0 {
-			s.On = slices.Clone(DefaultPebbleNoticeOn)
-		}
-	}
-	return s
-}
-
-// withDefaults returns r with its zero fields set to their defaults.
-func (r Retry) withDefaults() Retry {
-	if r.Timeout <= 0 {
-		r.Timeout = DefaultRequestTimeout
-	}
-	if r.Attempts <= 0 {
-		r.Attempts = DefaultAttempts
-	}
-	if r.BackoffInitial <= 0 {
-		r.BackoffInitial = DefaultBackoffInitial
-	}
-	if r.BackoffMax <= 0 {
-		r.BackoffMax = max(DefaultBackoffMax, r.BackoffInitial)
-	}
-	return r
-}
 
 // Status is where a hook stands, as GET /v1/hooks lists it: the API's wire
 // type, client.Hook.
@@ -252,9 +125,10 @@ type Runner struct {
 	wg sync.WaitGroup
 }
 
-// hook is one Spec at work: its goroutine's delivery and its counters.
+// hook is one of the file's hooks at work: its goroutine's delivery and
+// its counters.
 type hook struct {
-	spec   Spec
+	spec   config.Hook
 	kind   string
 	target string
 	on     map[health.EventType]bool
@@ -284,12 +158,13 @@ type hook struct {
 	attempts uint64
 }
 
-// New returns a Runner of specs (WithDefaults is applied to each) over m.
+// New returns a Runner of the file's hooks over m, each with its defaults
+// (config.Hook.WithDefaults), in their order.
 // Every failure is logged to logger, its text passed through redact (the
 // file's Config.Redact), which may be nil, and then escaped as a check's
 // output is (escape.Text): it may quote a hook command's output or a
 // receiver's answer. Nothing runs until Start.
-func New(specs []Spec, m *health.Monitor, logger *slog.Logger, redact func(string) string) *Runner {
+func New(hs []config.Hook, m *health.Monitor, logger *slog.Logger, redact func(string) string) *Runner {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -299,7 +174,7 @@ func New(specs []Spec, m *health.Monitor, logger *slog.Logger, redact func(strin
 	r := &Runner{logger: logger, redact: func(s string) string { return escape.Text(redact(s)) }, m: m,
 		execSlots: make(chan struct{}, MaxExecAtOnce)}
 	r.delivering, r.endDelivering = context.WithCancel(context.Background())
-	for i, s := range specs {
+	for i, s := range hs {
 		s = s.WithDefaults(i + 1)
 		h := &hook{spec: s, on: map[health.EventType]bool{}, follower: m.Follow(0), seen: map[string]health.Status{}}
 		for _, t := range s.On {
@@ -316,7 +191,7 @@ func New(specs []Spec, m *health.Monitor, logger *slog.Logger, redact func(strin
 					return 0, fmt.Errorf("not run: %w", ctx.Err())
 				}
 				defer func() { <-r.execSlots }()
-				return 1, runCommand(ctx, spec, ev, body) // one attempt: see ExecSpec
+				return 1, runCommand(ctx, spec, ev, body) // one attempt: see the package doc
 			}
 			if len(s.Exec.Command) > 0 {
 				h.target = s.Exec.Command[0]

@@ -39,10 +39,10 @@ func newMonitor(opts ...health.Option) *health.Monitor {
 	return health.New(append([]health.Option{health.WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)
 }
 
-// start starts a Runner of specs over m, stopped when the test ends.
-func start(t *testing.T, m *health.Monitor, l *vitalstest.Buffer, redact func(string) string, specs ...hooks.Spec) *hooks.Runner {
+// start starts a Runner of hooks hs over m, stopped when the test ends.
+func start(t *testing.T, m *health.Monitor, l *vitalstest.Buffer, redact func(string) string, hs ...config.Hook) *hooks.Runner {
 	t.Helper()
-	r := hooks.New(specs, m, l.Logger(), redact)
+	r := hooks.New(hs, m, l.Logger(), redact)
 	r.Start()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), patience)
@@ -126,8 +126,8 @@ func (rc *receiver) ids() []uint64 {
 	return out
 }
 
-func webhook(url string, on ...health.EventType) hooks.Spec {
-	return hooks.Spec{On: on, Webhook: &hooks.WebhookSpec{URL: url, Retry: hooks.Retry{Timeout: 5 * time.Second,
+func webhook(url string, on ...health.EventType) config.Hook {
+	return config.Hook{On: on, Webhook: &config.WebhookHook{URL: url, HookRetry: config.HookRetry{Timeout: 5 * time.Second,
 		BackoffInitial: time.Millisecond, BackoffMax: 5 * time.Millisecond}}}
 }
 
@@ -144,10 +144,10 @@ func TestAWebhookGetsEventsInOrderAndRetriesAfterA500(t *testing.T) {
 	})
 	m := newMonitor()
 	var l vitalstest.Buffer
-	spec := webhook(rc.URL+"/hook", health.EventCheckFailed)
-	spec.Name = "operator"
-	spec.Webhook.Header = map[string][]string{"Authorization": {"Bearer hdr-secret-1"}, "X-Tag": {"a", "b"}}
-	r := start(t, m, &l, nil, spec)
+	hook := webhook(rc.URL+"/hook", health.EventCheckFailed)
+	hook.Name = "operator"
+	hook.Webhook.Header = map[string][]string{"Authorization": {"Bearer hdr-secret-1"}, "X-Tag": {"a", "b"}}
+	r := start(t, m, &l, nil, hook)
 	for i := range 5 {
 		m.Emit(failed(fmt.Sprintf("c%d", i)))
 	}
@@ -191,10 +191,10 @@ func TestAWebhookThatAlwaysFailsIsFailingAfterItsRetries(t *testing.T) {
 	})
 	m := newMonitor()
 	var l vitalstest.Buffer
-	spec := webhook(rc.URL+"/hook?token=tok-secret-2", health.EventCheckFailed)
-	spec.Webhook.Attempts = 3
+	hook := webhook(rc.URL+"/hook?token=tok-secret-2", health.EventCheckFailed)
+	hook.Webhook.Attempts = 3
 	redact := func(s string) string { return strings.ReplaceAll(s, "tok-secret-2", "xxxxx") }
-	r := start(t, m, &l, redact, spec)
+	r := start(t, m, &l, redact, hook)
 	m.Emit(failed("db"))
 	st := waitStatus(t, r, "given up", func(st hooks.Status) bool { return st.Failed == 1 })
 
@@ -264,9 +264,9 @@ func TestAWebhookThatGetsNoAnswerIsRetried(t *testing.T) {
 	ln.Close()
 	m := newMonitor()
 	var l vitalstest.Buffer
-	spec := webhook(url, health.EventStopping)
-	spec.Webhook.Attempts = 2
-	r := start(t, m, &l, nil, spec)
+	hook := webhook(url, health.EventStopping)
+	hook.Webhook.Attempts = 2
+	r := start(t, m, &l, nil, hook)
 	m.Emit(health.Event{Type: health.EventStopping})
 	st := waitStatus(t, r, "given up", func(st hooks.Status) bool { return st.Failed == 1 })
 	if !strings.Contains(st.LastError, "connection refused") || !strings.Contains(l.String(), "attempts=2") {
@@ -412,7 +412,7 @@ func TestStopDeliversWhatWasEmittedBeforeIt(t *testing.T) {
 	})
 	m := newMonitor()
 	var l vitalstest.Buffer
-	r := hooks.New([]hooks.Spec{webhook(rc.URL, health.EventServiceExited, health.EventStopping)}, m, l.Logger(), nil)
+	r := hooks.New([]config.Hook{webhook(rc.URL, health.EventServiceExited, health.EventStopping)}, m, l.Logger(), nil)
 	r.Start()
 	for i := range 10 {
 		m.Emit(health.Event{Type: health.EventServiceExited, Service: "wg", PID: 100 + i, ExitCode: new(0)})
@@ -445,7 +445,7 @@ func TestStopGivesUpAtItsDeadline(t *testing.T) {
 	defer close(release) // before the receiver closes
 	m := newMonitor()
 	var l vitalstest.Buffer
-	r := hooks.New([]hooks.Spec{webhook(rc.URL, health.EventStopping)}, m, l.Logger(), nil)
+	r := hooks.New([]config.Hook{webhook(rc.URL, health.EventStopping)}, m, l.Logger(), nil)
 	r.Start()
 	m.Emit(health.Event{Type: health.EventStopping})
 	m.Emit(health.Event{Type: health.EventStopping})
@@ -471,8 +471,8 @@ func TestAnExecHookGetsTheEventOnStdinAndInItsEnvironment(t *testing.T) {
 	stdin, env := filepath.Join(dir, "stdin"), filepath.Join(dir, "env")
 	m := newMonitor()
 	var l vitalstest.Buffer
-	r := start(t, m, &l, nil, hooks.Spec{Name: "charm", On: []health.EventType{health.EventServiceExited},
-		Exec: &hooks.ExecSpec{Command: []string{"sh", "-c", `cat > "$1"; env > "$2"`, "sh", stdin, env}}})
+	r := start(t, m, &l, nil, config.Hook{Name: "charm", On: []health.EventType{health.EventServiceExited},
+		Exec: &config.ExecHook{Command: []string{"sh", "-c", `cat > "$1"; env > "$2"`, "sh", stdin, env}}})
 	ev := m.Emit(health.Event{Type: health.EventServiceExited, Service: "wg-entrypoint", PID: 42, ExitCode: new(0),
 		Reason: "exited", Output: "it's done: \"quoted\""})
 	st := waitStatus(t, r, "delivered", func(st hooks.Status) bool { return st.Delivered == 1 })
@@ -525,8 +525,8 @@ func TestAHookOnNoticesGetsTheKeyAndData(t *testing.T) {
 	var l vitalstest.Buffer
 	rc := newReceiver(t, nil)
 	start(t, m, &l, nil, webhook(rc.URL, health.EventNotice))
-	r := start(t, m, &l, nil, hooks.Spec{On: []health.EventType{health.EventNotice},
-		Exec: &hooks.ExecSpec{Command: []string{"sh", "-c", `env > "$1"`, "sh", env}}})
+	r := start(t, m, &l, nil, config.Hook{On: []health.EventType{health.EventNotice},
+		Exec: &config.ExecHook{Command: []string{"sh", "-c", `env > "$1"`, "sh", env}}})
 	m.Emit(health.Event{Type: health.EventStopping}) // on no notice: skipped
 	want, err := m.Notify("example.com/config-reloaded", map[string]string{"generation": "4", "path": "/etc/app conf"})
 	if err != nil {
@@ -555,8 +555,8 @@ func TestAnExecHookThatFailsIsLoggedWithItsOutputAndNotRunAgain(t *testing.T) {
 	count := filepath.Join(dir, "count")
 	m := newMonitor()
 	var l vitalstest.Buffer
-	r := start(t, m, &l, nil, hooks.Spec{On: []health.EventType{health.EventCheckFailed},
-		Exec: &hooks.ExecSpec{Command: []string{"sh", "-c", `echo run >> "$1"; echo "no route to charm" >&2; exit 3`, "sh", count}}})
+	r := start(t, m, &l, nil, config.Hook{On: []health.EventType{health.EventCheckFailed},
+		Exec: &config.ExecHook{Command: []string{"sh", "-c", `echo run >> "$1"; echo "no route to charm" >&2; exit 3`, "sh", count}}})
 	m.Emit(failed("db"))
 	st := waitStatus(t, r, "given up", func(st hooks.Status) bool { return st.Failed == 1 })
 	if st.LastError != "sh exited with status 3: no route to charm" || !st.Failing {
@@ -572,8 +572,8 @@ func TestAnExecHookThatFailsIsLoggedWithItsOutputAndNotRunAgain(t *testing.T) {
 
 func TestAFailedHooksOutputIsShownEscaped(t *testing.T) {
 	m := newMonitor()
-	r := start(t, m, &vitalstest.Buffer{}, nil, hooks.Spec{On: []health.EventType{health.EventCheckFailed},
-		Exec: &hooks.ExecSpec{Command: []string{"sh", "-c", `printf '\033]0;pwned\007 \342\200\256 \000'; exit 3`}}})
+	r := start(t, m, &vitalstest.Buffer{}, nil, config.Hook{On: []health.EventType{health.EventCheckFailed},
+		Exec: &config.ExecHook{Command: []string{"sh", "-c", `printf '\033]0;pwned\007 \342\200\256 \000'; exit 3`}}})
 	m.Emit(failed("db"))
 	st := waitStatus(t, r, "given up", func(st hooks.Status) bool { return st.Failed == 1 })
 	if want := `sh exited with status 3: \x1b]0;pwned\a \u202e \x00`; st.LastError != want {
@@ -586,8 +586,8 @@ func TestAnExecHookPastItsTimeoutIsKilledWithItsGroup(t *testing.T) {
 	pidFile := filepath.Join(dir, "pid")
 	m := newMonitor()
 	var l vitalstest.Buffer
-	r := start(t, m, &l, nil, hooks.Spec{On: []health.EventType{health.EventCheckFailed},
-		Exec: &hooks.ExecSpec{Timeout: time.Second, Command: []string{"sh", "-c",
+	r := start(t, m, &l, nil, config.Hook{On: []health.EventType{health.EventCheckFailed},
+		Exec: &config.ExecHook{Timeout: time.Second, Command: []string{"sh", "-c",
 			// A child in the background that outlives the shell but for the group kill.
 			`sleep 120 & echo $! > "$1.tmp"; mv "$1.tmp" "$1"; echo started; wait`, "sh", pidFile}}})
 	m.Emit(failed("db"))
@@ -627,23 +627,6 @@ func alive(pid int) bool {
 	return i < 0 || !bytes.HasPrefix(stat[i+1:], []byte(" Z"))
 }
 
-func TestDefaultsFillTheZeroFields(t *testing.T) {
-	w := hooks.Spec{Webhook: &hooks.WebhookSpec{URL: "http://operator/hook"}}.WithDefaults(2)
-	want := hooks.WebhookSpec{URL: "http://operator/hook", Method: "POST", Retry: hooks.Retry{Timeout: 5 * time.Second, Attempts: 4,
-		BackoffInitial: 500 * time.Millisecond, BackoffMax: 10 * time.Second}}
-	if w.Name != "hook-2" || fmt.Sprint(*w.Webhook) != fmt.Sprint(want) {
-		t.Fatalf("%s: %+v, want hook-2: %+v", w.Name, *w.Webhook, want)
-	}
-	p := hooks.Spec{PebbleNotice: &hooks.PebbleNoticeSpec{Socket: "/pebble.socket"}}.WithDefaults(3)
-	if p.Name != "hook-3" || !slices.Equal(p.On, hooks.DefaultPebbleNoticeOn) || p.PebbleNotice.Retry != want.Retry {
-		t.Fatalf("%s on %v: %+v, want hook-3 on %v, the webhook's retries", p.Name, p.On, *p.PebbleNotice, hooks.DefaultPebbleNoticeOn)
-	}
-	e := hooks.Spec{Name: "charm", Exec: &hooks.ExecSpec{Command: []string{"true"}}}.WithDefaults(1)
-	if e.Name != "charm" || e.Exec.Timeout != 10*time.Second {
-		t.Fatalf("%s: %+v", e.Name, *e.Exec)
-	}
-}
-
 func TestAWebhooksURLIsShownWithoutItsSecrets(t *testing.T) {
 	for url, want := range map[string]string{
 		"http://operator:8080/hook":                               "http://operator:8080/hook",
@@ -652,7 +635,7 @@ func TestAWebhooksURLIsShownWithoutItsSecrets(t *testing.T) {
 		"https://u:pw@example.com/hook?token=abc":                 "https://u:xxxxx@example.com/hook?…",
 		"https://discord.com/api/webhooks/123/SecretToken?wait=1": "https://discord.com/api/…?…",
 	} {
-		r := hooks.New([]hooks.Spec{webhook(url, health.EventCheckFailed)}, newMonitor(), slog.New(slog.DiscardHandler), func(s string) string { return s })
+		r := hooks.New([]config.Hook{webhook(url, health.EventCheckFailed)}, newMonitor(), slog.New(slog.DiscardHandler), func(s string) string { return s })
 		if got := r.Status()[0].Target; got != want {
 			t.Errorf("%s is shown as %s, want %s", url, got, want)
 		}
@@ -661,9 +644,9 @@ func TestAWebhooksURLIsShownWithoutItsSecrets(t *testing.T) {
 
 // pebbleNotice is a Pebble notice hook on Pebble's socket that retries
 // quickly.
-func pebbleNotice(socket string, on ...health.EventType) hooks.Spec {
-	return hooks.Spec{On: on, PebbleNotice: &hooks.PebbleNoticeSpec{Socket: socket,
-		Retry: hooks.Retry{Timeout: 5 * time.Second, BackoffInitial: time.Millisecond, BackoffMax: 50 * time.Millisecond}}}
+func pebbleNotice(socket string, on ...health.EventType) config.Hook {
+	return config.Hook{On: on, PebbleNotice: &config.PebbleNoticeHook{Socket: socket,
+		HookRetry: config.HookRetry{Timeout: 5 * time.Second, BackoffInitial: time.Millisecond, BackoffMax: 50 * time.Millisecond}}}
 }
 
 // A Pebble notice hook records each event of its types as the custom notice
@@ -673,9 +656,9 @@ func TestAPebbleNoticeHookRecordsOneNoticePerEventType(t *testing.T) {
 	p := vitalstest.StartPebble(t, "")
 	m := newMonitor()
 	var l vitalstest.Buffer
-	spec := pebbleNotice(p.Socket) // on the default types
-	spec.Name = "charm"
-	r := start(t, m, &l, nil, spec)
+	hook := pebbleNotice(p.Socket) // on the default types
+	hook.Name = "charm"
+	r := start(t, m, &l, nil, hook)
 	exit := 1
 	m.Emit(failed("oidc"))
 	m.Emit(health.Event{Type: health.EventCheckPassed, Check: "oidc", Level: health.Ready, From: health.Fail, To: health.Pass, Output: "HTTP 302"})
@@ -685,7 +668,7 @@ func TestAPebbleNoticeHookRecordsOneNoticePerEventType(t *testing.T) {
 	m.Emit(health.Event{Type: health.EventServiceExited, Service: "authservice", PID: 41, ExitCode: &exit, Restarts: 2, Reason: "check oidc failed"})
 	st := waitStatus(t, r, "4 delivered", func(st hooks.Status) bool { return st.Delivered == 4 })
 	if st.Kind != "pebble-notice" || st.Target != p.Socket || st.Failed != 0 || st.LastDeliveredID != 5 ||
-		!slices.Equal(st.On, hooks.DefaultPebbleNoticeOn) {
+		!slices.Equal(st.On, config.DefaultPebbleNoticeOn) {
 		t.Fatalf("status %+v, want 4 delivered to %s, on the default types", st, p.Socket)
 	}
 
@@ -720,9 +703,9 @@ func TestAPebbleNoticeWithRepeatAfterCountsWithoutRepeating(t *testing.T) {
 	p := vitalstest.StartPebble(t, "")
 	m := newMonitor()
 	var l vitalstest.Buffer
-	spec := pebbleNotice(p.Socket, health.EventCheckFailed)
-	spec.PebbleNotice.RepeatAfter = time.Hour
-	r := start(t, m, &l, nil, spec)
+	hook := pebbleNotice(p.Socket, health.EventCheckFailed)
+	hook.PebbleNotice.RepeatAfter = time.Hour
+	r := start(t, m, &l, nil, hook)
 	m.Emit(failed("a"))
 	m.Emit(failed("b"))
 	waitStatus(t, r, "2 delivered", func(st hooks.Status) bool { return st.Delivered == 2 })
@@ -739,10 +722,10 @@ func TestAPebbleNoticeWaitsForPebble(t *testing.T) {
 	p := vitalstest.NewPebble(t, "")
 	m := newMonitor()
 	var l vitalstest.Buffer
-	spec := pebbleNotice(p.Socket, health.EventCheckFailed)
-	spec.PebbleNotice.Attempts = 10
-	spec.PebbleNotice.BackoffMax = time.Second
-	r := start(t, m, &l, nil, spec)
+	hook := pebbleNotice(p.Socket, health.EventCheckFailed)
+	hook.PebbleNotice.Attempts = 10
+	hook.PebbleNotice.BackoffMax = time.Second
+	r := start(t, m, &l, nil, hook)
 	m.Emit(failed("oidc"))
 	st := waitStatus(t, r, "a failed attempt", func(st hooks.Status) bool { return st.LastError != "" })
 	if want := "POST /v1/notices on " + p.Socket + ": dial unix " + p.Socket + ": connect: no such file or directory"; st.LastError != want {
@@ -783,9 +766,9 @@ func TestAPebbleNoticeAnsweredByWhatIsNotPebbleIsNotDelivered(t *testing.T) {
 
 			m := newMonitor()
 			var l vitalstest.Buffer
-			spec := pebbleNotice(socket, health.EventCheckFailed)
-			spec.PebbleNotice.Attempts = 2
-			r := start(t, m, &l, nil, spec)
+			hook := pebbleNotice(socket, health.EventCheckFailed)
+			hook.PebbleNotice.Attempts = 2
+			r := start(t, m, &l, nil, hook)
 			m.Emit(failed("oidc"))
 			st := waitStatus(t, r, "given up", func(st hooks.Status) bool { return st.Delivered+st.Failed == 1 })
 			want := "POST /v1/notices on " + socket + " answered 200 OK, not Pebble's answer with the notice's id: " + tc.want

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/version"
 )
@@ -32,7 +33,7 @@ const cutMark = "…"
 // Pebble's socket, which is how `pebble notify` records one. Pebble takes
 // notices on its socket only: it records each with the user id that the
 // socket tells it the caller runs as.
-func newPebbleNotice(p PebbleNoticeSpec) *sender {
+func newPebbleNotice(p config.PebbleNoticeHook) *sender {
 	socket := p.Socket
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.Proxy = nil
@@ -44,7 +45,7 @@ func newPebbleNotice(p PebbleNoticeSpec) *sender {
 	header.Set("Content-Type", "application/json")
 	header.Set("User-Agent", "vitals/"+version.Version)
 	return &sender{
-		retry:     p.Retry,
+		retry:     p.HookRetry,
 		method:    http.MethodPost,
 		url:       "http://localhost/v1/notices", // the host is Pebble's client's; the socket decides
 		what:      "POST /v1/notices on " + socket,
@@ -89,7 +90,7 @@ func pebbleNoticeOf(ev health.Event, event []byte) (string, map[string]string, e
 
 // noticeBody is the body of POST /v1/notices that records an event as p's
 // custom notice, whose key and data pebbleNoticeOf says.
-func noticeBody(p PebbleNoticeSpec) func(ev health.Event, event []byte) ([]byte, error) {
+func noticeBody(p config.PebbleNoticeHook) func(ev health.Event, event []byte) ([]byte, error) {
 	return func(ev health.Event, event []byte) ([]byte, error) {
 		key, fields, err := pebbleNoticeOf(ev, event)
 		if err != nil {

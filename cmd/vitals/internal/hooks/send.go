@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/internal/escape"
 )
@@ -32,7 +33,7 @@ const maxDrainedBody = 64 << 10
 // sender is the request a hook sends for each event, and how: a webhook's
 // to its URL, a Pebble notice's to Pebble's API.
 type sender struct {
-	retry       Retry
+	retry       config.HookRetry
 	method, url string
 	// what names the request in errors, without its secrets: "POST
 	// http://operator/hook", "POST /v1/notices on /run/pebble.socket".
@@ -72,7 +73,7 @@ func (r *Runner) sending(h *hook, s *sender, body func(ev health.Event, event []
 				return attempt, err
 			}
 			r.failedAttempt(h, ev, attempt, err)
-			wait := time.NewTimer(s.retry.backoff(attempt, after))
+			wait := time.NewTimer(backoff(s.retry, attempt, after))
 			select {
 			case <-wait.C:
 			case <-ctx.Done():
@@ -142,11 +143,11 @@ func brief(text string) string {
 	return strings.TrimSpace(strings.ToValidUTF8(text, "?"))
 }
 
-// backoff is how long to wait after the attempt-th attempt failed:
+// backoff is how long r waits after the attempt-th attempt failed:
 // BackoffInitial doubled for each attempt before, up to BackoffMax, give or
 // take 10%; or what the receiver asked for (after), when longer, up to
 // BackoffMax.
-func (r Retry) backoff(attempt int, after time.Duration) time.Duration {
+func backoff(r config.HookRetry, attempt int, after time.Duration) time.Duration {
 	d := r.BackoffInitial
 	for i := 1; i < attempt && d < r.BackoffMax; i++ {
 		d *= 2

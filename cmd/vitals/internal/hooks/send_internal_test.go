@@ -3,10 +3,12 @@ package hooks
 import (
 	"testing"
 	"time"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 )
 
 func TestBackoffDoublesUpToItsMaxGiveOrTakeTenPercent(t *testing.T) {
-	r := Retry{BackoffInitial: 500 * time.Millisecond, BackoffMax: 10 * time.Second}
+	r := config.HookRetry{BackoffInitial: 500 * time.Millisecond, BackoffMax: 10 * time.Second}
 	for _, tc := range []struct {
 		attempt int
 		after   time.Duration // Retry-After
@@ -23,7 +25,7 @@ func TestBackoffDoublesUpToItsMaxGiveOrTakeTenPercent(t *testing.T) {
 		{3, 100 * time.Millisecond, 2 * time.Second}, // nor shorter than the backoff
 	} {
 		for range 50 {
-			got := r.backoff(tc.attempt, tc.after)
+			got := backoff(r, tc.attempt, tc.after)
 			if lo, hi := tc.want*9/10, tc.want*11/10; got < lo || got > hi || tc.after > 0 && got < min(tc.after, 10*time.Second) {
 				t.Fatalf("backoff after attempt %d, Retry-After %v: %v, want %v ±10%%", tc.attempt, tc.after, got, tc.want)
 			}

@@ -3,14 +3,15 @@ package hooks
 import (
 	"net/http"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/version"
 )
 
 // newWebhook is the request of a webhook: the event's JSON, sent to its URL
 // with its headers.
-func newWebhook(s WebhookSpec) *sender {
+func newWebhook(s config.WebhookHook) *sender {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.Proxy = nil // see WebhookSpec: a hook is for a neighbour
+	transport.Proxy = nil // see the package doc: a hook is for a neighbour
 	header := http.Header{}
 	header.Set("Content-Type", "application/json")
 	header.Set("User-Agent", "vitals/"+version.Version)
@@ -21,7 +22,7 @@ func newWebhook(s WebhookSpec) *sender {
 		}
 	}
 	return &sender{
-		retry:  s.Retry,
+		retry:  s.HookRetry,
 		method: s.Method,
 		url:    s.URL,
 		what:   s.Method + " " + RedactedURL(s.URL),

@@ -8,19 +8,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/health"
-)
-
-// What a check's on-failure may ask for, besides ignore; a restart rule's
-// actions too.
-const (
-	ActionRestart = "restart" // restart the service; its checks start over
-	ActionExit    = "exit"    // stop every service, and vitals with them
 )
 
 // Action is what a check's on-failure does.
 type Action struct {
-	Do string // ActionRestart or ActionExit
+	// Do is the check's on-failure: config.OnFailureRestart (restart the
+	// service; its checks start over) or config.OnFailureExit (stop every
+	// service, and vitals with them).
+	Do string
 	// Service is the service it restarts; with exit, the one it stops
 	// within Grace ("" for every service). "" with restart: the one
 	// service.
@@ -53,7 +50,7 @@ type Actions struct {
 }
 
 // NewActions returns the actions of on (check name → its Action). exit is
-// called, from Run, for a check whose action is ActionExit: the agent
+// called, from Run, for a check whose action is config.OnFailureExit: the agent
 // stops, and exits non-zero. Record may be called from then on; Run acts.
 func NewActions(on map[string]Action, exit func(reason string, a Action), logger *slog.Logger) *Actions {
 	return &Actions{on: on, exit: exit, logger: logger, wake: make(chan struct{}, 1), acted: map[string]int{}}
@@ -111,11 +108,11 @@ func (a *Actions) act(m *health.Monitor, g *Group, name string) {
 	}
 	reason := fmt.Sprintf("check %s failed", name)
 	switch do.Do {
-	case ActionExit:
+	case config.OnFailureExit:
 		a.acted[name] = run + 1
 		a.logger.Warn("on-failure: exit: stopping", "check", name)
 		a.exit(reason, do)
-	case ActionRestart:
+	case config.OnFailureRestart:
 		if sv != nil && sv.Restart(reason, run, Check, do.Grace) {
 			a.acted[name] = run + 1
 			a.logger.Warn("on-failure: restart: restarting the service", "check", name, "service", sv.Name(), "run", run)

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/health/healthtest"
 )
@@ -13,7 +14,7 @@ import (
 // fake clock, with no wait of the test's own.
 func TestACrashingServiceWaitsItsBackoffOnTheClock(t *testing.T) {
 	clock := healthtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	spec := Spec{Restart: OnFailure, BackoffInitial: time.Second, BackoffMax: time.Minute, StopTimeout: time.Second, Clock: clock}
+	spec := Spec{Service: config.Service{Restart: config.RestartOnFailure, BackoffInitial: time.Second, BackoffMax: time.Minute, StopTimeout: time.Second}, Clock: clock}
 	_, ev, _ := workload(t, spec, "exits", "1", "1")
 	started := func() int {
 		n := 0

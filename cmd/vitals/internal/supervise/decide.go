@@ -8,30 +8,27 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/signals"
 )
 
-// What becomes of a service once a run of it has ended.
+// What becomes of a service once a run of it has ended: a restart rule's
+// actions, in the file's words, and a stop.
 const (
-	ActionIgnore = "ignore" // it stays down; vitals and the other services go on
+	ActionRestart = config.RuleRestart // start it again; its checks start over
+	ActionExit    = config.RuleExit    // stop every service, and vitals exits with its code
+	ActionIgnore  = config.RuleIgnore  // it stays down; vitals and the other services go on
 	// ActionStop: it was stopped for good (vitals is stopping, or was asked
 	// to stop it): nothing more is done.
 	ActionStop = "stop"
 )
 
-// Rule is one of a service's restart rules: when an exit's code is (In) or
-// is not (!In) one of Codes, Action is done: ActionRestart, ActionExit or
-// ActionIgnore. It is the kubelet's ContainerRestartRule (KEP-5307).
-type Rule struct {
-	Action string
-	In     bool
-	Codes  []int
-}
+// matches reports whether r, one of a service's restart rules (the
+// kubelet's ContainerRestartRule, KEP-5307), is for code.
+func matches(r config.RestartRule, code int) bool { return slices.Contains(r.Codes, code) == r.In }
 
-// matches reports whether the rule is for code.
-func (r Rule) matches(code int) bool { return slices.Contains(r.Codes, code) == r.In }
-
-func (r Rule) String() string {
+// ruleString is r as a decision's Why says it: "exit if in [3]".
+func ruleString(r config.RestartRule) string {
 	op := "in"
 	if !r.In {
 		op = "not-in"
@@ -41,14 +38,6 @@ func (r Rule) String() string {
 		codes[i] = strconv.Itoa(c)
 	}
 	return fmt.Sprintf("%s if %s [%s]", r.Action, op, strings.Join(codes, ", "))
-}
-
-// Policy is what a service does when a run of it ends: its rules, read
-// first, then its restart policy, and the backoff of its restarts.
-type Policy struct {
-	Restart                    string // Never (default), OnFailure or Always
-	Rules                      []Rule
-	BackoffInitial, BackoffMax time.Duration
 }
 
 // Cause is why a run of a service ended.
@@ -73,8 +62,9 @@ type Ended struct {
 	// Status is the run's wait status: its code, or the signal that
 	// killed it.
 	Status syscall.WaitStatus
-	// Ran is how long the run ran: one that ran ResetAfter or longer is
-	// not crash-looping, and its restart's backoff starts over.
+	// Ran is how long the run ran: one that ran config.BackoffResetAfter
+	// or longer is not crash-looping, and its restart's backoff starts
+	// over.
 	Ran time.Duration
 }
 
@@ -98,25 +88,26 @@ type Decision struct {
 	Why string
 }
 
-// Decide is what becomes of a service whose run ended as e, under p: a
-// stop for good is a stop; a restart by hand is at once, and a check's
-// after the backoff's delay, whatever the policy (the run was stopped to
-// be restarted); otherwise the first of p's rules that is for the code
-// decides, or else p's restart policy: a restart after the backoff's
-// delay, or an exit. delay is the backoff's delay for this restart (0: the
-// first, which is BackoffInitial); jitter, from -1 to 1, spreads it by up
-// to a tenth, so that services that failed together do not come back in
-// step. The next restart's delay is twice this one's, up to BackoffMax,
-// and starts over from BackoffInitial after a run of ResetAfter or longer.
-func Decide(p Policy, e Ended, delay time.Duration, jitter float64) Decision {
+// Decide is what becomes of service s, its defaults filled in, whose run
+// ended as e: a stop for good is a stop; a restart by hand is at once, and
+// a check's after the backoff's delay, whatever the policy (the run was
+// stopped to be restarted); otherwise the first of s's restart rules that
+// is for the code decides, or else its restart policy: a restart after the
+// backoff's delay, or an exit. delay is the backoff's delay for this
+// restart (0: the first, which is BackoffInitial); jitter, from -1 to 1,
+// spreads it by up to a tenth, so that services that failed together do
+// not come back in step. The next restart's delay is twice this one's, up
+// to BackoffMax, and starts over from BackoffInitial after a run of
+// config.BackoffResetAfter or longer.
+func Decide(s config.Service, e Ended, delay time.Duration, jitter float64) Decision {
 	d := Decision{Code: e.Code()}
-	if delay <= 0 || e.Ran >= ResetAfter {
-		delay = p.BackoffInitial
+	if delay <= 0 || e.Ran >= config.BackoffResetAfter {
+		delay = s.BackoffInitial
 	}
 	restart := func(why string) Decision {
 		d.Action, d.Why = ActionRestart, why
 		d.Wait = delay + time.Duration(jitter*0.1*float64(delay))
-		d.Delay = min(2*delay, max(p.BackoffMax, p.BackoffInitial))
+		d.Delay = min(2*delay, max(s.BackoffMax, s.BackoffInitial))
 		return d
 	}
 	switch e.Cause {
@@ -129,9 +120,9 @@ func Decide(p Policy, e Ended, delay time.Duration, jitter float64) Decision {
 	case Check:
 		return restart("a check failed")
 	}
-	for i, r := range p.Rules {
-		if r.matches(d.Code) {
-			why := fmt.Sprintf("restart-rules[%d]: %s", i, r)
+	for i, r := range s.RestartRules {
+		if matches(r, d.Code) {
+			why := fmt.Sprintf("restart-rules[%d]: %s", i, ruleString(r))
 			if r.Action == ActionRestart {
 				return restart(why)
 			}
@@ -139,15 +130,11 @@ func Decide(p Policy, e Ended, delay time.Duration, jitter float64) Decision {
 			return d
 		}
 	}
-	policy := p.Restart
-	if policy == "" {
-		policy = Never
-	}
 	failed := e.Status.Signaled() || e.Status.ExitStatus() != 0
-	if policy == Always || policy == OnFailure && failed {
-		return restart("restart: " + policy)
+	if s.Restart == config.RestartAlways || s.Restart == config.RestartOnFailure && failed {
+		return restart("restart: " + s.Restart)
 	}
-	d.Action, d.Why = ActionExit, "restart: "+policy
+	d.Action, d.Why = ActionExit, "restart: "+s.Restart
 	return d
 }
 

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 )
 
 // ended reads a run's end as the table spells it: "exit 3", "signal 9",
@@ -42,15 +44,15 @@ func status(t *testing.T, s string) syscall.WaitStatus {
 
 // rules reads restart rules as the table spells them: "restart in 42;
 // exit not-in 0".
-func rules(t *testing.T, s string) []Rule {
+func rules(t *testing.T, s string) []config.RestartRule {
 	t.Helper()
-	var out []Rule
+	var out []config.RestartRule
 	for r := range strings.SplitSeq(s, ";") {
 		f := strings.Fields(r)
 		if len(f) == 0 {
 			continue
 		}
-		rule := Rule{Action: f[0], In: f[1] == "in"}
+		rule := config.RestartRule{Action: f[0], In: f[1] == "in"}
 		for _, c := range strings.Split(f[2], ",") {
 			var n int
 			fmt.Sscan(c, &n)
@@ -110,9 +112,9 @@ func TestTheRestartDecision(t *testing.T) {
 		{"exit not-in 0,143; restart in 143", "exit 0", "exit exit restart", 0},
 		{"exit not-in 0,143; restart in 143", "stopped", "stop stop stop", 143},
 	} {
-		for i, policy := range []string{Never, OnFailure, Always} {
+		for i, policy := range []string{config.RestartNever, config.RestartOnFailure, config.RestartAlways} {
 			want := strings.Fields(tc.want)[i]
-			p := Policy{Restart: policy, Rules: rules(t, tc.rules), BackoffInitial: time.Second, BackoffMax: 8 * time.Second}
+			p := config.Service{Restart: policy, RestartRules: rules(t, tc.rules), BackoffInitial: time.Second, BackoffMax: 8 * time.Second}
 			d := Decide(p, ended(t, tc.ended), 0, 0)
 			if d.Action != want || d.Code != tc.code {
 				t.Errorf("restart: %s, rules %q, %s: %s with code %d (%s); want %s with code %d",
@@ -127,7 +129,7 @@ func TestTheRestartDecision(t *testing.T) {
 // starts it over; a restart by hand waits nothing and leaves the backoff
 // as it was; the jitter spreads a wait by a tenth at most.
 func TestTheRestartBackoff(t *testing.T) {
-	p := Policy{Restart: Always, BackoffInitial: time.Second, BackoffMax: 5 * time.Second}
+	p := config.Service{Restart: config.RestartAlways, BackoffInitial: time.Second, BackoffMax: 5 * time.Second}
 	crash := Ended{Status: status(t, "exit 1"), Ran: time.Second}
 	for _, tc := range []struct {
 		name         string
@@ -140,8 +142,8 @@ func TestTheRestartBackoff(t *testing.T) {
 		{"the second", crash, 2 * time.Second, 0, 2 * time.Second, 4 * time.Second},
 		{"up to max", crash, 4 * time.Second, 0, 4 * time.Second, 5 * time.Second},
 		{"at max", crash, 5 * time.Second, 0, 5 * time.Second, 5 * time.Second},
-		{"after a long run", Ended{Status: status(t, "exit 1"), Ran: ResetAfter}, 5 * time.Second, 0, time.Second, 2 * time.Second},
-		{"just short of a long run", Ended{Status: status(t, "exit 1"), Ran: ResetAfter - time.Millisecond}, 5 * time.Second, 0, 5 * time.Second, 5 * time.Second},
+		{"after a long run", Ended{Status: status(t, "exit 1"), Ran: config.BackoffResetAfter}, 5 * time.Second, 0, time.Second, 2 * time.Second},
+		{"just short of a long run", Ended{Status: status(t, "exit 1"), Ran: config.BackoffResetAfter - time.Millisecond}, 5 * time.Second, 0, 5 * time.Second, 5 * time.Second},
 		{"a tenth more", crash, 2 * time.Second, 1, 2200 * time.Millisecond, 4 * time.Second},
 		{"a tenth less", crash, 2 * time.Second, -1, 1800 * time.Millisecond, 4 * time.Second},
 		{"a check's restart", Ended{Cause: Check, Status: status(t, "signal 15")}, 2 * time.Second, 0, 2 * time.Second, 4 * time.Second},
@@ -156,7 +158,7 @@ func TestTheRestartBackoff(t *testing.T) {
 
 // What decided is said: the rule with its index, or the policy.
 func TestTheDecisionSaysWhatDecided(t *testing.T) {
-	p := Policy{Restart: Never, Rules: rules(t, "ignore in 0; restart in 42"), BackoffInitial: time.Second, BackoffMax: time.Second}
+	p := config.Service{Restart: config.RestartNever, RestartRules: rules(t, "ignore in 0; restart in 42"), BackoffInitial: time.Second, BackoffMax: time.Second}
 	for end, want := range map[string]string{
 		"exit 42": "restart-rules[1]: restart if in [42]",
 		"exit 0":  "restart-rules[0]: ignore if in [0]",

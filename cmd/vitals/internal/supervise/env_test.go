@@ -5,12 +5,13 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
 )
 
 func TestTheSpecsEnvironmentReplacesAnInheritedVariable(t *testing.T) {
 	t.Setenv("VITALS_TEST_INHERITED", "vitals's")
-	_, _, ready := workload(t, Spec{Env: map[string]string{"VITALS_TEST_INHERITED": "the file's", "VITALS_TEST_NEW": "new"}},
+	_, _, ready := workload(t, Spec{Service: config.Service{Env: map[string]string{"VITALS_TEST_INHERITED": "the file's", "VITALS_TEST_NEW": "new"}}},
 		"env", "VITALS_TEST_INHERITED", "VITALS_TEST_NEW")
 	workloadtest.WaitPID(t, ready)
 	if b, _ := os.ReadFile(ready + ".env"); string(b) != "VITALS_TEST_INHERITED=the file's\nVITALS_TEST_NEW=new\n" {

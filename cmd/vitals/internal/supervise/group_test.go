@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
 	"github.com/vitals-dev/vitals/health"
 )
@@ -65,7 +66,7 @@ func serviceEvents(ev *events, typ health.EventType) []string {
 func TestAGroupStartsInOrderAndStopsInReverse(t *testing.T) {
 	sleep := []string{"sleep"}
 	g, ev, ready := group(t, []string{"a", "b", "c"}, map[string][]string{"a": sleep, "b": {"exits", "1"}, "c": sleep},
-		map[string]Spec{"b": {Restart: OnFailure, BackoffInitial: time.Hour}})
+		map[string]Spec{"b": {Service: config.Service{Restart: config.RestartOnFailure, BackoffInitial: time.Hour}}})
 	workloadtest.WaitPID(t, ready["a"])
 	workloadtest.WaitPID(t, ready["c"])
 	if got := serviceEvents(ev, health.EventServiceStarted); !slices.Equal(got, []string{"a", "b", "c"}) {
@@ -95,8 +96,8 @@ func TestAGroupStartsInOrderAndStopsInReverse(t *testing.T) {
 // one that a rule leaves down does not, and its code is not the group's.
 func TestAGroupEndsWithTheServiceThatExits(t *testing.T) {
 	g, _, ready := group(t, []string{"a", "b", "job"}, map[string][]string{"a": {"sleep"}, "b": {"exits", "3"}, "job": {"exits", "5"}},
-		map[string]Spec{"b": {Restart: Always, Rules: []Rule{{Action: ActionExit, In: true, Codes: []int{3}}}},
-			"job": {Rules: []Rule{{Action: ActionIgnore, In: true, Codes: []int{5}}}}})
+		map[string]Spec{"b": {Service: config.Service{Restart: config.RestartAlways, RestartRules: []config.RestartRule{{Action: config.RuleExit, In: true, Codes: []int{3}}}}},
+			"job": {Service: config.Service{RestartRules: []config.RestartRule{{Action: config.RuleIgnore, In: true, Codes: []int{5}}}}}})
 	workloadtest.WaitPID(t, ready["a"])
 	select {
 	case <-g.Ended():
@@ -121,7 +122,7 @@ func TestAGroupEndsWithTheServiceThatExits(t *testing.T) {
 // not the code of a stop.
 func TestACodeALeftDownServiceGaveIsNotTheStops(t *testing.T) {
 	g, _, ready := group(t, []string{"job", "a"}, map[string][]string{"job": {"exits", "5"}, "a": {"sleep"}},
-		map[string]Spec{"job": {Rules: []Rule{{Action: ActionIgnore, In: true, Codes: []int{5}}}}})
+		map[string]Spec{"job": {Service: config.Service{RestartRules: []config.RestartRule{{Action: config.RuleIgnore, In: true, Codes: []int{5}}}}}})
 	workloadtest.WaitPID(t, ready["a"])
 	<-g.Service("job").Done()
 	g.Stop("stopping", "", 0)

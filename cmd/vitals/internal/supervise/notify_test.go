@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
 )
 
@@ -65,7 +66,7 @@ func TestEachRunWritesToItsOwnNotificationPipeAtTheDescriptorAsked(t *testing.T)
 	h := &heard{}
 	// 5, not 3: the descriptors between are closed in the run, not the
 	// pipe's.
-	sv, _, ready := workload(t, Spec{NotificationFD: 5, Notify: h}, "notify-fd", "5")
+	sv, _, ready := workload(t, Spec{Service: config.Service{NotificationFD: 5}, Notify: h}, "notify-fd", "5")
 	first := workloadtest.WaitPID(t, ready)
 	told, pipes := h.list()
 	if want := []string{"starting 0", "started 0 " + strconv.Itoa(first)}; !slices.Equal(told, want) || pipes[0] == nil {
@@ -92,7 +93,7 @@ func TestEachRunWritesToItsOwnNotificationPipeAtTheDescriptorAsked(t *testing.T)
 }
 
 func TestNoNotificationDescriptorBelow3(t *testing.T) {
-	_, err := Start(Spec{Command: []string{"true"}, NotificationFD: 2}, nil, nil, nil)
+	_, err := Start(Spec{Service: config.Service{Command: []string{"true"}, NotificationFD: 2}}, nil, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "notification descriptor 2: 0, 1 and 2 are the workload's standard input, output and error") {
 		t.Fatalf("got %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/health"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
 )
 
@@ -30,7 +31,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 func TestRestartStopsTheRunAndStartsItAgainStartingTheChecksOver(t *testing.T) {
 	checks := &startOvers{}
-	spec := Spec{StopTimeout: 10 * time.Second, BackoffInitial: 50 * time.Millisecond, Checks: checks}
+	spec := Spec{Service: config.Service{StopTimeout: 10 * time.Second, BackoffInitial: 50 * time.Millisecond}, Checks: checks}
 	sv, ev, ready := workload(t, spec, "sleep")
 	first := workloadtest.WaitPID(t, ready)
 	os.Remove(ready)
@@ -87,7 +88,7 @@ func (c *startOvers) list() []string {
 }
 
 func TestARestartByHandSkipsTheBackoff(t *testing.T) {
-	sv, ev, ready := workload(t, Spec{StopTimeout: 10 * time.Second, BackoffInitial: time.Hour, BackoffMax: time.Hour}, "sleep")
+	sv, ev, ready := workload(t, Spec{Service: config.Service{StopTimeout: 10 * time.Second, BackoffInitial: time.Hour, BackoffMax: time.Hour}}, "sleep")
 	workloadtest.WaitPID(t, ready)
 	os.Remove(ready)
 	if !sv.Restart("restart requested", 0, Hand, 0) {
@@ -100,14 +101,14 @@ func TestARestartByHandSkipsTheBackoff(t *testing.T) {
 }
 
 func TestStopForSaysWhyAndAStopDuringTheBackoffEndsIt(t *testing.T) {
-	sv, ev, ready := workload(t, Spec{StopTimeout: 10 * time.Second}, "sleep")
+	sv, ev, ready := workload(t, Spec{Service: config.Service{StopTimeout: 10 * time.Second}}, "sleep")
 	workloadtest.WaitPID(t, ready)
 	sv.StopFor("check ui failed", 0)
 	done(t, sv)
 	if got := ev.list(); got[len(got)-1].Reason != "check ui failed" {
 		t.Fatalf("events %+v", got)
 	}
-	sv, ev, _ = workload(t, Spec{Restart: Always, BackoffInitial: time.Hour, BackoffMax: time.Hour}, "exit", "0")
+	sv, ev, _ = workload(t, Spec{Service: config.Service{Restart: config.RestartAlways, BackoffInitial: time.Hour, BackoffMax: time.Hour}}, "exit", "0")
 	waitFor(t, "the first exit", func() bool { return len(ev.list()) == 2 })
 	if _, running := sv.Current(); running {
 		t.Fatal("Current says running during the backoff")
@@ -126,7 +127,7 @@ func TestTheOutputOfEveryRunGoesThroughCopyAndIsPassedOnBeforeItsExitIsTold(t *t
 	var out, errs vitalstest.Buffer
 	var mu sync.Mutex
 	streams := map[string]int{}
-	spec := Spec{Restart: OnFailure, BackoffInitial: time.Millisecond, Output: Output{Stdout: &out, Stderr: &errs,
+	spec := Spec{Service: config.Service{Restart: config.RestartOnFailure, BackoffInitial: time.Millisecond}, Output: Output{Stdout: &out, Stderr: &errs,
 		Copy: func(dst io.Writer, src io.Reader, stream string) error {
 			mu.Lock()
 			streams[stream]++
@@ -164,7 +165,7 @@ func TestTheOutputOfEveryRunGoesThroughCopyAndIsPassedOnBeforeItsExitIsTold(t *t
 }
 
 func TestOnceFinishingTheWorkloadIsNotRestarted(t *testing.T) {
-	sv, ev, ready := workload(t, Spec{Restart: Always, BackoffInitial: time.Millisecond}, "sleep")
+	sv, ev, ready := workload(t, Spec{Service: config.Service{Restart: config.RestartAlways, BackoffInitial: time.Millisecond}}, "sleep")
 	pid := workloadtest.WaitPID(t, ready)
 	sv.Finishing()
 	if run, running := sv.Current(); running {
@@ -191,7 +192,7 @@ func TestARunsOutputIsPassedOnBeforeItsExitIsTold(t *testing.T) {
 	}
 	reaper := NewReaper(false)
 	t.Cleanup(reaper.Close)
-	spec := Spec{Command: []string{os.Args[0], "print", filepath.Join(t.TempDir(), "ready"), "3"}, Output: Output{Stdout: &out, Stderr: io.Discard}}
+	spec := Spec{Service: config.Service{Command: []string{os.Args[0], "print", filepath.Join(t.TempDir(), "ready"), "3"}}, Output: Output{Stdout: &out, Stderr: io.Discard}}
 	sv, err := Start(spec, emit, slog.New(slog.DiscardHandler), reaper)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,12 @@
 // stops them with their stop signal, then SIGKILL. A Group starts several in
 // order and stops them in reverse; Actions carries out the checks'
 // on-failure on them.
+//
+// It takes the file's plain types as they are, as Pebble's service manager
+// takes its plan: a service is a config.Service (its Spec adds only what
+// the agent connects it to), a check's on-failure and a restart rule's
+// action are config's words, and every default is config's. It sits below
+// config, which knows nothing of it.
 package supervise
 
 import (
@@ -27,44 +33,20 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/signals"
 	"github.com/vitals-dev/vitals/health"
 )
 
-// Restart policies.
-const (
-	Never     = "never"      // vitals exits with the workload
-	OnFailure = "on-failure" // restart after a non-zero exit or a signal
-	Always    = "always"     // restart after every exit
-)
-
-// Defaults of a Spec.
-const (
-	DefaultBackoffInitial = 500 * time.Millisecond
-	DefaultBackoffMax     = 30 * time.Second
-	DefaultStopTimeout    = 10 * time.Second
-	// ResetAfter is how long the workload runs before the backoff starts
-	// again from its initial delay.
-	ResetAfter = 30 * time.Second
-)
-
-// Spec is what to run and how.
+// Spec is a service to run: the file's, as config gives it, and what the
+// agent adds to run it, which the file does not say.
 type Spec struct {
-	// Name is what events, logs and requests call the service; default
-	// its command's base name.
-	Name    string
-	Command []string
-	Env     map[string]string // added to vitals's environment
-	Dir     string
-	Restart string // Never (default), OnFailure or Always
-	// Rules are read before Restart, in order, the first for an exit's
-	// code deciding (Decide).
-	Rules          []Rule
-	BackoffInitial time.Duration
-	BackoffMax     time.Duration
-	StopSignal     syscall.Signal // default SIGTERM
-	StopTimeout    time.Duration  // then SIGKILL to the group
-	Output         Output
+	// Service is what to run and how: a zero field takes the file's
+	// default (config.Service.WithDefaults), and a zero Name the command's
+	// base name.
+	config.Service
+	// Output is where the runs' standard output and error go.
+	Output Output
 	// Checks, if set, start over with the workload: they are paused when it
 	// has exited to be started again (there is nothing to judge, and
 	// readiness fails at once), and reset once the new instance has its pid
@@ -72,13 +54,9 @@ type Spec struct {
 	Checks Checks
 	// Notify, if set, is told of each run as it starts, so that what the
 	// run's processes say of themselves can be told from what others say,
-	// and is given the run's notification pipe (NotificationFD).
+	// and is given the run's notification pipe (Service.NotificationFD).
 	// *notify.Receiver is one.
 	Notify Notify
-	// NotificationFD, if not 0, is s6's notification-fd: the descriptor,
-	// at least 3, at which each run gets the write end of a pipe of its own,
-	// whose read end goes to Notify.
-	NotificationFD int
 	// WatchdogPID sets WATCHDOG_PID, in each run's environment, to the
 	// run's own pid, as systemd does for a service with a watchdog. Only
 	// the process itself knows its pid before it executes the command: the
@@ -169,19 +147,7 @@ func Start(spec Spec, emit func(health.Event), logger *slog.Logger, reaper *Reap
 	if len(spec.Command) == 0 || spec.Command[0] == "" {
 		return nil, errors.New("no command to run")
 	}
-	if spec.Restart == "" {
-		spec.Restart = Never
-	}
-	if spec.BackoffInitial <= 0 {
-		spec.BackoffInitial = DefaultBackoffInitial
-	}
-	if spec.BackoffMax <= 0 {
-		spec.BackoffMax = DefaultBackoffMax
-	}
-	spec.BackoffMax = max(spec.BackoffMax, spec.BackoffInitial)
-	if spec.StopSignal == 0 {
-		spec.StopSignal = syscall.SIGTERM
-	}
+	spec.Service = spec.Service.WithDefaults()
 	if spec.Output.Stdout == nil {
 		spec.Output.Stdout = os.Stdout
 	}
@@ -519,7 +485,7 @@ func (s *Supervisor) supervise(r aRun) {
 		if pending != nil {
 			end.Cause = pending.cause
 		}
-		d := Decide(s.policy(), end, delay, rand.Float64()*2-1)
+		d := Decide(s.spec.Service, end, delay, rand.Float64()*2-1)
 		if finishing {
 			d.Action, d.Why = ActionStop, "vitals is stopping"
 		}
@@ -553,11 +519,6 @@ func (s *Supervisor) now() time.Time {
 		return s.spec.Clock.Now()
 	}
 	return time.Now()
-}
-
-// policy is the spec's restart policy, as Decide takes it.
-func (s *Supervisor) policy() Policy {
-	return Policy{Restart: s.spec.Restart, Rules: s.spec.Rules, BackoffInitial: s.spec.BackoffInitial, BackoffMax: s.spec.BackoffMax}
 }
 
 // end keeps what ended the service for good, and says it when that is not

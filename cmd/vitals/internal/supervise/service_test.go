@@ -14,6 +14,7 @@ import (
 
 	"github.com/vitals-dev/vitals/health"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/supervise/workloadtest"
 )
 
@@ -84,7 +85,7 @@ func TestTheExitCodeIsTheWorkloadsOr128PlusItsSignal(t *testing.T) {
 }
 
 func TestStopSendsTheStopSignalThenSIGKILL(t *testing.T) {
-	sv, ev, ready := workload(t, Spec{StopTimeout: 10 * time.Second}, "sleep")
+	sv, ev, ready := workload(t, Spec{Service: config.Service{StopTimeout: 10 * time.Second}}, "sleep")
 	workloadtest.WaitPID(t, ready)
 	sv.Stop()
 	done(t, sv)
@@ -94,7 +95,7 @@ func TestStopSendsTheStopSignalThenSIGKILL(t *testing.T) {
 	}
 
 	const stopTimeout = 300 * time.Millisecond
-	sv, ev, ready = workload(t, Spec{StopTimeout: stopTimeout}, "ignore-term")
+	sv, ev, ready = workload(t, Spec{Service: config.Service{StopTimeout: stopTimeout}}, "ignore-term")
 	workloadtest.WaitPID(t, ready)
 	began := time.Now()
 	sv.Stop()
@@ -109,7 +110,7 @@ func TestOnFailureRestartsWithGrowingBackoff(t *testing.T) {
 	const initial = 100 * time.Millisecond
 	// A stop timeout long enough that SIGTERM, not SIGKILL, ends a run that
 	// is running when the test stops it.
-	sv, ev, _ := workload(t, Spec{Restart: OnFailure, BackoffInitial: initial, BackoffMax: 400 * time.Millisecond, StopTimeout: 10 * time.Second}, "exit", "1")
+	sv, ev, _ := workload(t, Spec{Service: config.Service{Restart: config.RestartOnFailure, BackoffInitial: initial, BackoffMax: 400 * time.Millisecond, StopTimeout: 10 * time.Second}}, "exit", "1")
 	var starts []health.Event
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		starts = starts[:0]
@@ -151,7 +152,7 @@ func TestOnFailureRestartsWithGrowingBackoff(t *testing.T) {
 // crash's code.
 func TestFinishingDuringTheBackoffEndsTheLoopWithoutAnotherRun(t *testing.T) {
 	const backoff = time.Hour // a wait only Finishing can cut short
-	sv, ev, _ := workload(t, Spec{Restart: OnFailure, BackoffInitial: backoff, BackoffMax: backoff}, "exit", "1")
+	sv, ev, _ := workload(t, Spec{Service: config.Service{Restart: config.RestartOnFailure, BackoffInitial: backoff, BackoffMax: backoff}}, "exit", "1")
 	for deadline := time.Now().Add(20 * time.Second); !slices.ContainsFunc(ev.list(), func(e health.Event) bool { return e.Type == health.EventServiceExited }); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("events %+v: the workload did not exit within 20s", ev.list())
@@ -171,12 +172,12 @@ func TestFinishingDuringTheBackoffEndsTheLoopWithoutAnotherRun(t *testing.T) {
 }
 
 func TestNeverAndAlwaysAndOnFailureAfterSuccess(t *testing.T) {
-	sv, ev, _ := workload(t, Spec{Restart: OnFailure}, "exit", "0")
+	sv, ev, _ := workload(t, Spec{Service: config.Service{Restart: config.RestartOnFailure}}, "exit", "0")
 	done(t, sv)
 	if got := ev.list(); len(got) != 2 || sv.ExitCode() != 0 || got[1].Reason != "exited" {
 		t.Fatalf("on-failure after exit 0: events %+v, code %d; want no restart, reason exited", got, sv.ExitCode())
 	}
-	sv, ev, _ = workload(t, Spec{Restart: Always, BackoffInitial: time.Millisecond, BackoffMax: time.Millisecond}, "exit", "0")
+	sv, ev, _ = workload(t, Spec{Service: config.Service{Restart: config.RestartAlways, BackoffInitial: time.Millisecond, BackoffMax: time.Millisecond}}, "exit", "0")
 	for deadline := time.Now().Add(20 * time.Second); len(ev.list()) < 6; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("always: events %+v, want restarts", ev.list())
