@@ -431,3 +431,68 @@ func TestAReloadedFilesSecretsAreHiddenAndItsChecksStartOverWithTheService(t *te
 		t.Fatalf("d has %d runs after the workload restarted: it did not start over with it", runs)
 	}
 }
+
+// A reload adds, changes and removes the checks bound to more than the
+// Monitor: a heartbeat the workload beats through the API (made anew when
+// its ttl changes, pending until the next beat; gone once removed, so a
+// beat is answered "no such check"), a check of the workload's listening
+// port, and a check whose on-failure: restart restarts the workload — and
+// stops restarting it once the reload takes its action away.
+func TestReloadAppliesTheChecksTheWorkloadFeedsAndActsOn(t *testing.T) {
+	file := os.Args[0]
+	port := strings.TrimPrefix(freeAddr(t), "127.0.0.1:")
+	base := fmt.Sprintf("checks:\n  a: {file: {path: %s}, period: 50ms}\n", file)
+	a := startAgent(t, func(*agent) string { return base }, "listen", "127.0.0.1:"+port)
+	pidIn(t, a.ready)
+	c, err := client.New(a.sock, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noHB(t, a)
+
+	fed := base + fmt.Sprintf("  port: {listening: {port: %s}, period: 50ms}\n", port)
+	a.rewrite(t, fed+"  hb: {heartbeat: {ttl: 1m}}\n")
+	a.vitals(t, "reload").expect(t, 0, "reloaded: added port, hb\n", "")
+	a.vitals(t, "beat", "hb").expect(t, 0, "", "")
+	waitFor(t, "hb and port to pass", a.logs, func() bool {
+		now := checksNow(t, c)
+		return now["hb"].Status == health.Pass && now["port"].Status == health.Pass
+	})
+
+	a.rewrite(t, fed+"  hb: {heartbeat: {ttl: 2m}}\n")
+	a.vitals(t, "reload").expect(t, 0, "reloaded: changed hb\n", "")
+	if hb := checksNow(t, c)["hb"]; hb.Status != health.Pending {
+		t.Errorf("hb after its ttl changed: %+v, want it made anew, pending", hb)
+	}
+	a.vitals(t, "beat", "hb").expect(t, 0, "", "")
+	waitFor(t, "hb to pass again", a.logs, func() bool { return checksNow(t, c)["hb"].Status == health.Pass })
+
+	a.rewrite(t, fed+fmt.Sprintf("  gone: {file: {path: %s/nowhere}, period: 50ms, on-failure: restart}\n", file))
+	a.vitals(t, "reload").expect(t, 0, "reloaded: added gone; removed hb\n", "")
+	noHB(t, a)
+	a.waitEvent(t, "gone to restart the workload", func(e health.Event) bool {
+		return e.Type == health.EventServiceStarted && e.Restarts >= 1
+	})
+
+	a.rewrite(t, fed+fmt.Sprintf("  gone: {file: {path: %s/nowhere}, period: 50ms}\n", file))
+	a.vitals(t, "reload").expect(t, 0, "reloaded: changed gone\n", "")
+	// Once gone has failed again, no restart it asked for is under way.
+	waitFor(t, "gone to fail with no action", a.logs, func() bool { return checksNow(t, c)["gone"].Status == health.Fail })
+	evs := a.events(t, 0)
+	last := evs[len(evs)-1].ID
+	runs := checksNow(t, c)["gone"].Runs
+	waitFor(t, "gone to fail on", a.logs, func() bool { return checksNow(t, c)["gone"].Runs > runs+20 })
+	for _, e := range a.events(t, last) {
+		if e.Type == health.EventServiceStarted || e.Type == health.EventServiceExited {
+			t.Errorf("after the reload took gone's action away: %+v", e)
+		}
+	}
+}
+
+// noHB says that the agent has no check hb to beat.
+func noHB(t *testing.T, a *agent) {
+	t.Helper()
+	if r := a.vitals(t, "beat", "hb"); r.code != 2 || !strings.Contains(r.stderr, `no such check "hb"`) {
+		t.Fatalf("vitals beat hb: exit %d, %q; want 2, no such check", r.code, r.stderr)
+	}
+}

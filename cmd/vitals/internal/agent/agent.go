@@ -189,13 +189,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 		nowhere: &service{}, exitFor: make(chan exitFor, 1), needs: map[string]error{}, closers: map[string]io.Closer{}}
 	a.secrets.Store(cfg.Redactor())
 	a.now.Store(cfg)
-	actionOf := map[string]supervise.Action{}
-	for _, ch := range cfg.Checks {
-		if ch.OnFailure != config.OnFailureIgnore {
-			actionOf[ch.Name] = supervise.Action{Do: ch.OnFailure, Service: a.serviceName(ch.Service), Grace: ch.StopTimeout}
-		}
-	}
-	a.actions = supervise.NewActions(actionOf, func(reason string, do supervise.Action) {
+	a.actions = supervise.NewActions(a.actionsOf(cfg.Checks), func(reason string, do supervise.Action) {
 		select {
 		case a.exitFor <- exitFor{reason, do}:
 		default:
@@ -258,8 +252,7 @@ func New(cfg *config.Config, opts Options) (*Agent, error) {
 // checker that keeps a connection between runs is closed once the Monitor
 // has stopped.
 func (a *Agent) buildChecks() error {
-	heartbeats, watchdogs := map[string]*health.Heartbeat{}, map[string]*health.Watchdog{}
-	a.fed.Store(&api.FedChecks{Heartbeats: heartbeats, Watchdogs: watchdogs})
+	a.fed.Store(&api.FedChecks{Heartbeats: map[string]*health.Heartbeat{}, Watchdogs: map[string]*health.Watchdog{}})
 	checkOf := map[string]config.Check{}
 	for _, ch := range a.cfg.Checks {
 		checkOf[ch.Name] = ch
@@ -269,17 +262,14 @@ func (a *Agent) buildChecks() error {
 	var bad error
 	serviceOf := func(check string, need error) *service {
 		a.needs[check] = need
-		ch := checkOf[check]
-		if len(a.services) == 0 {
-			return a.nowhere
-		}
-		if s := serviceNamed(a.services, ch.Service); s != nil {
+		s, err := a.serviceFor(checkOf[check], need)
+		switch {
+		case s != nil:
 			return s
+		case len(a.services) > 0 && bad == nil:
+			bad = checkOf[check].Errorf("%v", err)
 		}
-		if bad == nil {
-			bad = ch.Errorf("which service's? the file has %d: give the check service: one of %s", len(a.services), a.serviceNames())
-		}
-		return a.nowhere
+		return a.nowhere // without services, Run says what it needs (checkCommandLine)
 	}
 	env := kinds.Env{
 		Output: func(c *logwatch.Check) {
@@ -291,31 +281,58 @@ func (a *Agent) buildChecks() error {
 			return a.receiver(serviceOf(name, kinds.ErrNoWorkloadToHear)).Check(name, watchdog)
 		},
 	}
+	fed := a.fed.Load()
 	for _, ch := range a.cfg.Checks {
-		var err error
-		opts := []health.TimedOption{health.StableFor(ch.StableFor)}
-		if ch.Disabled {
-			opts = append(opts, health.Disabled())
-		}
-		switch ch.Fed.Feed {
-		case config.Beats:
-			heartbeats[ch.Name], err = a.monitor.Heartbeat(ch.Name, ch.Fed.Deadline, ch.Level, opts...)
-		case config.Units:
-			watchdogs[ch.Name], err = a.monitor.Watchdog(ch.Name, ch.Fed.Deadline, ch.Level, append(opts, health.EndUnitsOnReset())...)
-		default:
-			if err := a.addChecker(ch, env); err != nil {
-				return err
-			}
-			if bad != nil {
-				return bad
+		if ch.Fed.Feed != 0 {
+			if err := a.addFed(ch, fed); err != nil { // the loader checked every check as this Monitor does
+				return fmt.Errorf("%s: check %s: %w", a.cfg.File, ch.Name, err)
 			}
 			continue
 		}
-		if err != nil { // the loader checked every check as this Monitor does
-			return fmt.Errorf("%s: check %s: %w", a.cfg.File, ch.Name, err)
+		if err := a.addChecker(ch, env); err != nil {
+			return err
+		}
+		if bad != nil {
+			return bad
 		}
 	}
 	return nil
+}
+
+// addFed adds ch, a check the workload feeds, to the Monitor and to fed: a
+// heartbeat by its ttl, a watchdog by its limit, whose units of work
+// belong to the workload's run and end when its checks start over.
+func (a *Agent) addFed(ch config.Check, fed *api.FedChecks) error {
+	opts := []health.TimedOption{health.StableFor(ch.StableFor)}
+	if ch.Disabled {
+		opts = append(opts, health.Disabled())
+	}
+	switch ch.Fed.Feed {
+	case config.Beats:
+		hb, err := a.monitor.Heartbeat(ch.Name, ch.Fed.Deadline, ch.Level, opts...)
+		if err != nil {
+			return err
+		}
+		fed.Heartbeats[ch.Name] = hb
+	case config.Units:
+		wd, err := a.monitor.Watchdog(ch.Name, ch.Fed.Deadline, ch.Level, append(opts, health.EndUnitsOnReset())...)
+		if err != nil {
+			return err
+		}
+		fed.Watchdogs[ch.Name] = wd
+	}
+	return nil
+}
+
+// actionsOf is the on-failure actions of checks, by name.
+func (a *Agent) actionsOf(checks []config.Check) map[string]supervise.Action {
+	out := map[string]supervise.Action{}
+	for _, ch := range checks {
+		if ch.OnFailure != config.OnFailureIgnore {
+			out[ch.Name] = supervise.Action{Do: ch.OnFailure, Service: a.serviceName(ch.Service), Grace: ch.StopTimeout}
+		}
+	}
+	return out
 }
 
 // addChecker builds a check that vitals runs, and adds it to the Monitor.

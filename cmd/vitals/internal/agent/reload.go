@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vitals-dev/vitals/client"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/api"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kinds"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/logwatch"
@@ -106,7 +108,9 @@ func planReload(old, next *config.Config, startupPassed bool, fixed func(config.
 			errs = append(errs, ch.Errorf("a startup check cannot start anew once startup has passed: it latches until vitals restarts"))
 		case !ok:
 			p.added = append(p.added, ch)
-		case sameCheck(untimed(before), untimed(ch)):
+		case sameCheck(untimed(before), untimed(ch)) && ch.Fed.Feed == 0:
+			// A heartbeat or watchdog keeps its ttl or limit for its
+			// life: retimed, it is made anew (changed).
 			p.retimed = append(p.retimed, ch)
 		default:
 			p.changed = append(p.changed, ch)
@@ -197,14 +201,10 @@ func untimed(c config.Check) config.Check {
 // holds it. "" when it can.
 func (a *Agent) fixed(ch config.Check) string {
 	switch {
-	case ch.Fed.Feed == config.Beats:
-		return "a heartbeat, which the management API feeds"
-	case ch.Fed.Feed == config.Units:
-		return "a watchdog, which the management API feeds"
-	case ch.OnFailure != "" && ch.OnFailure != config.OnFailureIgnore:
-		return "a check with on-failure: " + ch.OnFailure
-	case a.needs[ch.Name] != nil && a.isRunning(ch.Name):
-		return "a check that reads its service's output, processes or messages"
+	case ch.Fed.Feed != 0 && a.live != nil && a.live.apiOff != nil:
+		return "a check the workload feeds through the management API, which is off (see the log of the start): give api: to serve it"
+	case a.isRunning(ch.Name) && (a.needs[ch.Name] == kinds.ErrNoWorkload || a.needs[ch.Name] == kinds.ErrNoWorkloadToHear):
+		return "a check that reads its service's output or messages, which its streams and receiver were made for at start"
 	}
 	return ""
 }
@@ -217,44 +217,59 @@ func (a *Agent) isRunning(name string) bool {
 
 // built is a check of the new file, made before anything changes.
 type built struct {
-	check  health.Check
-	closer io.Closer // nil when it keeps no connection
+	check  health.Check // its Checker nil for a check the workload feeds
+	closer io.Closer    // nil when it keeps no connection
+	need   error        // what it needs of a workload (kinds.ErrNoProcesses), or nil
 }
 
-// errReadsWorkload is what building a check that reads a service says:
-// the reload refuses it (fixed).
-var errReadsWorkload = errors.New("a check that reads its service's output, processes or messages")
+// errReadsWorkload is what building a check that reads a service's output
+// or messages says: the reload refuses it (fixed).
+var errReadsWorkload = errors.New("it reads its service's output or messages, for which its streams and receiver were made at start: " +
+	"a reload does not add or change such a check; restart vitals to apply it")
 
-// build makes the checkers of the plan's new and changed checks; a check
-// that would read a service is refused at its position, and what was made
-// is closed again.
+// build makes the checkers of the plan's new and changed checks: a check
+// of the workload's processes looks at its service's pid; a check that
+// would read a service's output or messages is refused at its position,
+// and what was made is closed again.
 func (a *Agent) build(p plan) (map[string]built, error) {
 	out := map[string]built{}
 	var errs config.Errors
 	for _, ch := range append(append(append([]config.Check{}, p.added...), p.changed...), p.retimed...) {
-		reads := false
+		if ch.Fed.Feed != 0 {
+			out[ch.Name] = built{} // the Monitor makes it (addFed)
+			continue
+		}
+		var reads, need error
 		env := kinds.Env{
-			Output:   func(*logwatch.Check) { reads = true },
-			Workload: func(string) func() int { reads = true; return func() int { return 0 } },
+			Output: func(*logwatch.Check) { reads = errReadsWorkload },
+			Workload: func(string) func() int {
+				need = kinds.ErrNoProcesses
+				s, err := a.serviceFor(ch, kinds.ErrNoProcesses)
+				if err != nil {
+					reads = err
+					return func() int { return 0 }
+				}
+				return s.pid
+			},
 			Notify: func(string, time.Duration) health.Checker {
-				reads = true
+				reads = errReadsWorkload
 				return health.CheckerFunc(func(context.Context) error { return errReadsWorkload })
 			},
 		}
 		checker, err := kinds.All.Build(ch, env)
-		if err == nil && reads {
-			err = errReadsWorkload
+		if err == nil && reads != nil {
+			err = reads
 		}
 		if err != nil {
 			if c, ok := checker.(io.Closer); ok {
 				c.Close()
 			}
-			errs = append(errs, ch.Errorf("%v, which a reload does not add or change; restart vitals to apply it", err))
+			errs = append(errs, ch.Errorf("%v", err))
 			continue
 		}
 		hc := ch.Health(checker)
 		hc.Disabled = ch.Disabled
-		b := built{check: hc}
+		b := built{check: hc, need: need}
 		b.closer, _ = checker.(io.Closer)
 		out[ch.Name] = b
 	}
@@ -267,6 +282,18 @@ func (a *Agent) build(p plan) (map[string]built, error) {
 		return nil, errs
 	}
 	return out, nil
+}
+
+// serviceFor is the service whose output, processes or messages ch reads:
+// the one it names, or the only one; need when there is none.
+func (a *Agent) serviceFor(ch config.Check, need error) (*service, error) {
+	if len(a.services) == 0 {
+		return nil, need
+	}
+	if s := serviceNamed(a.services, ch.Service); s != nil {
+		return s, nil
+	}
+	return nil, fmt.Errorf("which service's? the file has %d: give the check service: one of %s", len(a.services), a.serviceNames())
 }
 
 // Reload reads the file again and applies what changed of its checks (see
@@ -321,11 +348,7 @@ func (a *Agent) reload() (client.Reloaded, error) {
 	var parts remade
 	if a.live != nil {
 		if parts, err = a.live.remake(p, next); err != nil {
-			for _, b := range made {
-				if b.closer != nil {
-					b.closer.Close()
-				}
-			}
+			closeAll(made, nil)
 			return client.Reloaded{}, redacted(err, next.Redact)
 		}
 	}
@@ -338,8 +361,9 @@ func (a *Agent) reload() (client.Reloaded, error) {
 	defer func() {
 		// The file as it now runs, whether every change was applied or
 		// the Monitor refused one: its checks are those that run, what
-		// the next reload compares with, and what each service starts
-		// over with; the rest is the new file's once applied.
+		// the next reload compares with, what each service starts over
+		// with and the actions act on; the rest is the new file's once
+		// applied.
 		now := *old
 		if whole {
 			now = *next
@@ -347,42 +371,10 @@ func (a *Agent) reload() (client.Reloaded, error) {
 		now.Checks = applied(old.Checks, next.Checks, done)
 		a.now.Store(&now)
 		setChecks(a.services, now.Checks)
-		for name, b := range made {
-			if !done[name] && b.closer != nil {
-				b.closer.Close()
-			}
-		}
+		a.actions.Set(a.actionsOf(now.Checks))
+		closeAll(made, done)
 	}()
-	for _, name := range p.removed {
-		if err := a.monitor.Remove(name); err != nil {
-			return out, stoppedPartway(err)
-		}
-		done[name] = true
-		a.closeChecker(name)
-		out.Removed = append(out.Removed, name)
-	}
-	apply := func(chs []config.Check, do func(health.Check) error, into *[]string) error {
-		for _, ch := range chs {
-			b := made[ch.Name]
-			if err := do(b.check); err != nil {
-				return stoppedPartway(err)
-			}
-			done[ch.Name] = true
-			a.closeChecker(ch.Name)
-			if b.closer != nil {
-				a.closers[ch.Name] = b.closer
-			}
-			*into = append(*into, ch.Name)
-		}
-		return nil
-	}
-	if err := apply(p.retimed, a.monitor.Update, &out.Retimed); err != nil {
-		return out, err
-	}
-	if err := apply(p.changed, a.monitor.Replace, &out.Changed); err != nil {
-		return out, err
-	}
-	if err := apply(p.added, a.monitor.Add, &out.Added); err != nil {
+	if err := a.applyChecks(p, made, done, &out); err != nil {
 		return out, err
 	}
 	// The Monitor's own: what Checker, and so the pod condition's
@@ -398,6 +390,81 @@ func (a *Agent) reload() (client.Reloaded, error) {
 	}
 	whole, out.Sections = true, p.sections
 	return out, nil
+}
+
+// applyChecks applies the plan's changes of checks, with the checkers
+// made, in the order removed, retimed, changed, added, noting each applied
+// in done and out. A check the workload feeds is made anew by the Monitor,
+// and found by the API from then on.
+func (a *Agent) applyChecks(p plan, made map[string]built, done map[string]bool, out *client.Reloaded) error {
+	was := a.fed.Load()
+	fed := &api.FedChecks{Heartbeats: maps.Clone(was.Heartbeats), Watchdogs: maps.Clone(was.Watchdogs)}
+	defer a.fed.Store(fed)
+	for _, name := range p.removed {
+		if err := a.monitor.Remove(name); err != nil {
+			return stoppedPartway(err)
+		}
+		done[name] = true
+		a.closeChecker(name)
+		delete(fed.Heartbeats, name)
+		delete(fed.Watchdogs, name)
+		delete(a.needs, name)
+		out.Removed = append(out.Removed, name)
+	}
+	apply := func(chs []config.Check, do func(health.Check) error, into *[]string) error {
+		for _, ch := range chs {
+			b := made[ch.Name]
+			var err error
+			if ch.Fed.Feed != 0 {
+				err = a.replaceFed(ch, fed)
+			} else {
+				err = do(b.check)
+			}
+			if err != nil {
+				return stoppedPartway(err)
+			}
+			done[ch.Name] = true
+			a.closeChecker(ch.Name)
+			if b.closer != nil {
+				a.closers[ch.Name] = b.closer
+			}
+			a.needs[ch.Name] = b.need
+			*into = append(*into, ch.Name)
+		}
+		return nil
+	}
+	if err := apply(p.retimed, a.monitor.Update, &out.Retimed); err != nil {
+		return err
+	}
+	if err := apply(p.changed, a.monitor.Replace, &out.Changed); err != nil {
+		return err
+	}
+	return apply(p.added, a.monitor.Add, &out.Added)
+}
+
+// replaceFed puts ch, a check the workload feeds, in place of the one of
+// its name, if any: made anew, pending until the workload next feeds it
+// (a heartbeat for at most its ttl), as a Heartbeat or a Watchdog keeps
+// its ttl or limit for its life.
+func (a *Agent) replaceFed(ch config.Check, fed *api.FedChecks) error {
+	if a.isRunning(ch.Name) {
+		if err := a.monitor.Remove(ch.Name); err != nil {
+			return err
+		}
+		delete(fed.Heartbeats, ch.Name)
+		delete(fed.Watchdogs, ch.Name)
+	}
+	return a.addFed(ch, fed)
+}
+
+// closeAll closes the connections of the checkers made whose change was
+// not applied (all, with done nil).
+func closeAll(made map[string]built, done map[string]bool) {
+	for name, b := range made {
+		if !done[name] && b.closer != nil {
+			b.closer.Close()
+		}
+	}
 }
 
 // applied is the checks that run once the changes of done (by name) were

@@ -125,6 +125,22 @@ func TestPlanReloadOfTLS(t *testing.T) {
 	}
 }
 
+// A heartbeat keeps its ttl for its life: any change of it, timing
+// alone too, makes it anew.
+func TestPlanReloadMakesAHeartbeatAnew(t *testing.T) {
+	const hb = "checks:\n  hb: {heartbeat: {ttl: 1m}}\n"
+	none := func(config.Check) string { return "" }
+	for _, next := range []string{
+		strings.Replace(hb, "ttl: 1m", "ttl: 2m", 1),
+		strings.Replace(hb, "ttl: 1m}", "ttl: 1m}, stable-for: 5s", 1),
+	} {
+		p, err := planReload(parsed(t, hb), parsed(t, next), true, none)
+		if err != nil || fmt.Sprint(names(p.changed), names(p.retimed)) != "[hb] []" {
+			t.Errorf("%s: changed %v retimed %v, %v; want hb changed", next, names(p.changed), names(p.retimed), err)
+		}
+	}
+}
+
 func names(chs []config.Check) []string {
 	out := []string{}
 	for _, ch := range chs {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
@@ -39,7 +40,7 @@ type Action struct {
 // while its service runs and is not being stopped or restarted: the checks
 // start over with each run, and are paused between runs.
 type Actions struct {
-	on     map[string]Action
+	on     atomic.Pointer[map[string]Action] // Set swaps it whole
 	exit   func(reason string, a Action)
 	logger *slog.Logger
 
@@ -53,12 +54,22 @@ type Actions struct {
 // called, from Run, for a check whose action is config.OnFailureExit: the agent
 // stops, and exits non-zero. Record may be called from then on; Run acts.
 func NewActions(on map[string]Action, exit func(reason string, a Action), logger *slog.Logger) *Actions {
-	return &Actions{on: on, exit: exit, logger: logger, wake: make(chan struct{}, 1), acted: map[string]int{}}
+	a := &Actions{exit: exit, logger: logger, wake: make(chan struct{}, 1), acted: map[string]int{}}
+	a.on.Store(&on)
+	return a
 }
+
+// Set makes on the checks' actions from now on (a reload of the file): a
+// failure Record took already is acted on as the check's action is when
+// Run looks, and not at all when it has none any more.
+func (a *Actions) Set(on map[string]Action) { a.on.Store(&on) }
+
+// of is the check's action; Do is "" when it has none.
+func (a *Actions) of(check string) Action { return (*a.on.Load())[check] }
 
 // Record takes one recorded result; it never blocks.
 func (a *Actions) Record(r health.Recorded) {
-	if r.To != health.Fail || r.From == health.Fail || a.on[r.Check].Do == "" {
+	if r.To != health.Fail || r.From == health.Fail || a.of(r.Check).Do == "" {
 		return
 	}
 	a.mu.Lock()
@@ -94,7 +105,10 @@ func (a *Actions) act(m *health.Monitor, g *Group, name string) {
 	if st, ok := m.CheckState(name); !ok || st.Status != health.Fail {
 		return
 	}
-	do := a.on[name]
+	do := a.of(name)
+	if do.Do == "" {
+		return // its action went with a reload
+	}
 	var sv *Supervisor
 	if g != nil {
 		sv = g.Service(do.Service)
