@@ -63,14 +63,14 @@ const (
 
 // Server serves the API over one Monitor. Make one with New.
 type Server struct {
-	m          *health.Monitor
-	fed        Fed
-	token      string
-	services   []Service
-	hooks      func() []client.Hook
-	noticed    func(health.Event)
-	mux        *http.ServeMux
-	reload     func() (client.Reloaded, error)
+	m        *health.Monitor
+	fed      Fed
+	token    string
+	services []Service
+	hooks    func() []client.Hook
+	noticed  func(health.Event)
+	mux      *http.ServeMux
+	reload   func() (client.Reloaded, error)
 	// notices and reports bound how fast notices and beats that say
 	// something come (Limits).
 	notices, reports *limiter
