@@ -76,16 +76,19 @@ type Reloaded struct {
 	Retimed  []string `json:"retimed,omitempty"`
 	Removed  []string `json:"removed,omitempty"`
 	Sections []string `json:"sections,omitempty"`
+	// Restarted is the services restarted because their command,
+	// environment or directory changed.
+	Restarted []string `json:"restarted,omitempty"`
 }
 
 // String says what changed: "added a, b; changed c; removed d; applied
-// details, hooks", or "nothing changed".
+// details, services; restarted web", or "nothing changed".
 func (r Reloaded) String() string {
 	var parts []string
 	for _, p := range []struct {
 		what  string
 		names []string
-	}{{"added", r.Added}, {"changed", r.Changed}, {"retimed", r.Retimed}, {"removed", r.Removed}, {"applied", r.Sections}} {
+	}{{"added", r.Added}, {"changed", r.Changed}, {"retimed", r.Retimed}, {"removed", r.Removed}, {"applied", r.Sections}, {"restarted", r.Restarted}} {
 		if len(p.names) > 0 {
 			parts = append(parts, p.what+" "+strings.Join(p.names, ", "))
 		}

@@ -496,3 +496,45 @@ func noHB(t *testing.T, a *agent) {
 		t.Fatalf("vitals beat hb: exit %d, %q; want 2, no such check", r.code, r.stderr)
 	}
 }
+
+// A reload restarts a service whose environment changed, and that one
+// alone: another whose restart policy changed runs on, the same process.
+// A hook the reload adds hears of the reload itself and of the restart. A
+// service removed is refused, saying why, and nothing changes.
+func TestReloadRestartsTheServiceItChangesAndAddsAHook(t *testing.T) {
+	heard := filepath.Join(t.TempDir(), "heard")
+	var services string
+	a := startServices(t, func(a *agent) string {
+		services = fmt.Sprintf("services:\n  web: {command: %s, env: {COLOR: blue}}\n  db: {command: %s}\n",
+			a.workload("web", "sleep"), a.workload("db", "sleep"))
+		return services + "checks:\n  a: {file: {path: " + os.Args[0] + "}}\n"
+	})
+	web, db := pidIn(t, a.readyOf("web")), pidIn(t, a.readyOf("db"))
+	os.Remove(a.readyOf("web"))
+
+	next := strings.Replace(services, "COLOR: blue", "COLOR: green", 1)
+	next = strings.Replace(next, "  db: {command: "+a.workload("db", "sleep")+"}", "  db: {command: "+a.workload("db", "sleep")+", restart: always}", 1)
+	hook := fmt.Sprintf("hooks:\n  - name: heard\n    on: [config-reloaded, service-started]\n    exec: {command: [sh, -c, 'cat >> %s; echo >> %s']}\n", heard, heard)
+	a.rewrite(t, next+hook+"checks:\n  a: {file: {path: "+os.Args[0]+"}}\n")
+	a.vitals(t, "reload").expect(t, 0, "reloaded: applied hooks, services; restarted web\n", "")
+	if now := pidIn(t, a.readyOf("web")); now == web {
+		t.Errorf("web is still %d after its environment changed", now)
+	}
+	if now := pidIn(t, a.readyOf("db")); now != db {
+		t.Errorf("db is %d after its policy alone changed, was %d", now, db)
+	}
+	waitFor(t, "the hook to hear of the reload and of web's start", a.logs, func() bool {
+		b, _ := os.ReadFile(heard)
+		return strings.Contains(string(b), `"type":"config-reloaded"`) && strings.Contains(string(b), `"type":"service-started"`) &&
+			strings.Contains(string(b), `"service":"web"`)
+	})
+
+	a.rewrite(t, strings.Split(next, "  db:")[0]+"checks:\n  a: {file: {path: "+os.Args[0]+"}}\n")
+	r := a.vitals(t, "reload")
+	if r.code != 2 || !strings.Contains(r.stderr, "services: changed: a reload does not add or remove a service (removed db)") {
+		t.Fatalf("a service removed: exit %d, %q", r.code, r.stderr)
+	}
+	if now := pidIn(t, a.readyOf("db")); now != db {
+		t.Errorf("db is %d after a refused reload, was %d", now, db)
+	}
+}

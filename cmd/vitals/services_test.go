@@ -51,6 +51,7 @@ func startServicesUnder(t *testing.T, wrap []string, config func(a *agent) strin
 	a := &agent{addr: freeAddr(t), dir: vitalstest.ShortDir(t), logs: &vitalstest.Buffer{}, stdout: &vitalstest.Buffer{}}
 	a.sock = filepath.Join(a.dir, "vitals.sock")
 	path := writeConfig(t, fmt.Sprintf("listen: %s\napi: %s\n%s", a.addr, a.sock, config(a)))
+	a.file = path
 	args := append(append(wrap[:len(wrap):len(wrap)], vitals), "run", "-c", path)
 	a.cmd = exec.Command(args[0], args[1:]...)
 	a.cmd.Env = append(os.Environ(), workloadtest.Env+"=1")

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -119,21 +120,30 @@ func (r *run) checkWhereItRuns() error {
 	}
 	r.front.Store(f)
 	for _, s := range r.services {
-		key := "service" // the field's path in the file
-		if !c.Shorthand && len(c.Services) > 0 {
-			key = "services." + s.spec.Name
+		if err := r.checkRunnable(c, s.spec.Service); err != nil {
+			return err
 		}
-		where := "the command after --"
-		if len(r.opts.Command) == 0 {
-			where = key + ".command"
-		}
-		if _, err := exec.LookPath(s.spec.Command[0]); err != nil {
-			return &ConfigError{fmt.Errorf("%s: %s: %w", r.source(), where, err)}
-		}
-		if s.spec.Dir != "" {
-			if fi, err := os.Stat(s.spec.Dir); err != nil || !fi.IsDir() {
-				return &ConfigError{fmt.Errorf("%s: %s.dir: %q is not a directory here", c.File, key, s.spec.Dir)}
-			}
+	}
+	return nil
+}
+
+// checkRunnable looks for the command and the directory of svc, one of
+// c's services, here: a *ConfigError naming its key when either is not.
+func (r *run) checkRunnable(c *config.Config, svc config.Service) error {
+	key := "service" // the field's path in the file
+	if !c.Shorthand && len(c.Services) > 0 {
+		key = "services." + svc.Name
+	}
+	where := "the command after --"
+	if len(r.opts.Command) == 0 {
+		where = key + ".command"
+	}
+	if _, err := exec.LookPath(svc.Command[0]); err != nil {
+		return &ConfigError{fmt.Errorf("%s: %s: %w", cmp.Or(c.File, "vitals run"), where, err)}
+	}
+	if svc.Dir != "" {
+		if fi, err := os.Stat(svc.Dir); err != nil || !fi.IsDir() {
+			return &ConfigError{fmt.Errorf("%s: %s.dir: %q is not a directory here", c.File, key, svc.Dir)}
 		}
 	}
 	return nil
@@ -255,6 +265,8 @@ func (a *Agent) in(key string) string {
 // superviseServices starts the services in their order, each one's
 // output going through its log streams, which the wake-ups watch.
 func (r *run) superviseServices() error {
+	r.reloading.Lock() // a reload finds them started, or changes what starts
+	defer r.reloading.Unlock()
 	r.wake.start(r.monitorCtx, r.monitor)
 	// vitals writes the services' output now: a closed standard output
 	// must be an error to drain past, not a SIGPIPE that kills vitals.
@@ -271,11 +283,7 @@ func (r *run) superviseServices() error {
 			// must say it is alive; the receiver hears of each run.
 			s.notify.Start(r.monitorCtx, r.wake.wake)
 			spec.Notify = s.notify
-			spec.Env = maps.Clone(spec.Env)
-			if spec.Env == nil {
-				spec.Env = map[string]string{}
-			}
-			maps.Copy(spec.Env, s.notify.Env())
+			spec.Service = s.withNotify(spec.Service)
 			spec.WatchdogPID = s.notify.Watchdog() > 0
 		}
 		specs[i] = spec

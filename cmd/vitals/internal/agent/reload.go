@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"reflect"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -60,6 +61,7 @@ type plan struct {
 	added, changed, retimed []config.Check
 	removed                 []string
 	sections                []string // the keys of the parts besides checks: that changed, in the file's order
+	services                []string // the services whose definition changed, by name, in the new file's order
 }
 
 // empty says that the reload changes nothing.
@@ -87,6 +89,9 @@ func planReload(old, next *config.Config, startupPassed bool, fixed func(config.
 		default:
 			p.sections = append(p.sections, s.key)
 		}
+	}
+	if p.services = planServices(old, next, &errs); len(p.services) > 0 {
+		p.sections = append(p.sections, "services")
 	}
 	was := map[string]config.Check{}
 	for _, ch := range old.Checks {
@@ -152,7 +157,8 @@ const (
 		"(--api, $VITALS_API, $VITALS_API_TOKEN); moving it would leave their beats and notices unanswered: restart vitals to change it"
 	fixedTLS = "the kubelet's probes name their scheme (HTTP or HTTPS) in the pod spec; turning TLS on or off would fail every one: " +
 		"restart vitals to change it (a change of tls:'s files is applied)"
-	fixedNotYet = "a reload does not apply a change of %s in this version: restart vitals to apply it"
+	fixedServices = "a reload does not add or remove a service (%s): the order the services start and stop in was set at start; restart vitals to apply it"
+	fixedOrder    = "changed: the order the services start and stop in, and the pipe each run gets, were set at start: restart vitals to apply it"
 )
 
 func sections(a, b *config.Config) []section {
@@ -171,11 +177,66 @@ func sections(a, b *config.Config) []section {
 		{"tls", same(a.TLS, b.TLS), tls},
 		{"auth", same(a.Auth, b.Auth), ""},
 		{"service-info", a.ServiceInfo == b.ServiceInfo, ""},
-		{"services", a.Shorthand == b.Shorthand && same(a.Services, b.Services), fmt.Sprintf(fixedNotYet, "services:")},
 		{"drain", a.Drain == b.Drain, ""},
-		{"hooks", same(a.Hooks, b.Hooks), fmt.Sprintf(fixedNotYet, "hooks:")},
+		{"hooks", same(a.Hooks, b.Hooks), ""},
 		{"kubernetes", same(a.Kubernetes, b.Kubernetes), ""},
 	}
+}
+
+// planServices says which services a reload changes, by name, in next's
+// order, adding to errs every change it cannot make: a service added or
+// removed, or one whose place in the order or notification-fd changed.
+func planServices(old, next *config.Config, errs *config.Errors) []string {
+	was := map[string]config.Service{}
+	for _, s := range old.Services {
+		was[s.Name] = s
+	}
+	if old.Shorthand && next.Shorthand {
+		// The one service, whatever its command names it: it keeps the
+		// name it started with.
+		was = map[string]config.Service{next.Services[0].Name: old.Services[0]}
+	}
+	var changed, added []string
+	for _, s := range next.Services {
+		before, ok := was[s.Name]
+		delete(was, s.Name)
+		switch {
+		case !ok:
+			added = append(added, s.Name)
+		case reflect.DeepEqual(before, s) || (old.Shorthand && next.Shorthand && sameButName(before, s)):
+		case before.NotificationFD != s.NotificationFD || !slices.Equal(before.After, s.After) ||
+			!slices.Equal(before.Before, s.Before) || !slices.Equal(before.Requires, s.Requires):
+			*errs = append(*errs, config.Error{File: next.File, Path: serviceKey(next, s.Name), Msg: fixedOrder})
+		default:
+			changed = append(changed, s.Name)
+		}
+	}
+	var said []string
+	if len(added) > 0 {
+		said = append(said, "added "+strings.Join(added, ", "))
+	}
+	if len(was) > 0 {
+		said = append(said, "removed "+strings.Join(slices.Sorted(maps.Keys(was)), ", "))
+	}
+	if len(said) > 0 {
+		*errs = append(*errs, config.Error{File: next.File, Path: "services", Msg: "changed: " + fmt.Sprintf(fixedServices, strings.Join(said, "; "))})
+	}
+	return changed
+}
+
+// sameButName says whether a and b differ in their names alone.
+func sameButName(a, b config.Service) bool {
+	a.Name = b.Name
+	return reflect.DeepEqual(a, b)
+}
+
+// serviceKey is where the file gives the service of that name: service,
+// or services.NAME.
+func serviceKey(c *config.Config, name string) string {
+	if c.Shorthand {
+		return "service"
+	}
+	return "services." + name
 }
 
 // sameCheck says whether two checks are defined alike: every field the
@@ -315,7 +376,7 @@ func (a *Agent) Reload(why string) (client.Reloaded, error) {
 	}
 	a.reloads.WithLabelValues(reloadApplied).Inc()
 	a.logger.Info("the file was reloaded", "why", why, "added", out.Added, "changed", out.Changed,
-		"retimed", out.Retimed, "removed", out.Removed)
+		"retimed", out.Retimed, "removed", out.Removed, "sections", out.Sections, "restarted", out.Restarted)
 	a.monitor.Emit(health.Event{Type: health.EventConfigReloaded, Output: out.String(), Reason: why})
 	return out, nil
 }
@@ -385,8 +446,11 @@ func (a *Agent) reload() (client.Reloaded, error) {
 	if p.changes("service-info") {
 		a.monitor.SetServiceInfo(next.ServiceInfo)
 	}
+	if p.changes("hooks") {
+		a.hooks.Apply(next.Hooks)
+	}
 	if a.live != nil {
-		a.live.apply(parts)
+		out.Restarted = a.live.apply(parts)
 	}
 	whole, out.Sections = true, p.sections
 	return out, nil

@@ -141,6 +141,34 @@ func TestPlanReloadMakesAHeartbeatAnew(t *testing.T) {
 	}
 }
 
+// The services of two files, by name: a changed definition is applied, a
+// service added or removed, or moved in the order, is refused.
+func TestPlanReloadOfServices(t *testing.T) {
+	const two = `services:
+  web: {command: [sleep, "1"]}
+  db: {command: [sleep, "2"], restart: always}
+checks: {c: {file: {path: /etc/hostname}}}
+`
+	none := func(config.Check) string { return "" }
+	for _, tc := range []struct{ next, want string }{
+		{two, "[] []"},
+		{strings.Replace(two, `restart: always`, `restart: on-failure, env: {A: "1"}`, 1), "[services] [db]"},
+		{strings.Replace(two, `[sleep, "1"]}`, `[sleep, "3"], dir: /tmp}`, 1), "[services] [web]"},
+		{strings.Replace(two, `restart: always`, `after: [web]`, 1), "vitals.yaml: services.db: " + fixedOrder},
+		{strings.Replace(two, `  db: {command: [sleep, "2"], restart: always}`, `  cache: {command: [sleep, "2"]}`, 1),
+			"vitals.yaml: services: changed: " + fmt.Sprintf(fixedServices, "added cache; removed db")},
+	} {
+		p, err := planReload(parsed(t, two), parsed(t, tc.next), true, none)
+		got := fmt.Sprint(p.sections, " ", p.services)
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("%s:\ngot  %s\nwant %s", tc.next, got, tc.want)
+		}
+	}
+}
+
 func names(chs []config.Check) []string {
 	out := []string{}
 	for _, ch := range chs {

@@ -17,6 +17,8 @@ type remade struct {
 	// off.
 	kube   *kubereport.Options
 	unkube bool
+	// services are the new definitions of the services that changed.
+	services map[*service]config.Service
 }
 
 // remake makes, for a plan of the running agent, the parts the plan
@@ -31,6 +33,17 @@ func (r *run) remake(p plan, next *config.Config) (remade, error) {
 		}
 		f.handler = r.probeHandler(f, next)
 		out.front = f
+	}
+	if len(p.services) > 0 {
+		fresh := services(next, r.opts.Command)
+		out.services = map[*service]config.Service{}
+		for _, name := range p.services {
+			svc := serviceNamed(fresh, name).spec.Service
+			if err := r.checkRunnable(next, svc); err != nil {
+				return remade{}, err
+			}
+			out.services[serviceNamed(r.services, name)] = svc
+		}
 	}
 	switch {
 	case next.Kubernetes == nil:
@@ -51,12 +64,30 @@ func (r *run) remake(p plan, next *config.Config) (remade, error) {
 // reporter reports, which finishes what it was handed on its own, within
 // kubeGrace, so that no Event is written twice or missed; one turned on
 // reports from the reload on.
-func (r *run) apply(m remade) {
+func (r *run) apply(m remade) (restarted []string) {
 	if m.front != nil {
 		r.front.Store(m.front)
 	}
+	for _, s := range r.services { // in their order
+		svc, ok := m.services[s]
+		if !ok {
+			continue
+		}
+		sv := s.sv.Load()
+		if sv == nil { // not started yet: it starts as the new file says
+			s.spec.Service = svc
+			continue
+		}
+		again, err := sv.Update(s.withNotify(svc))
+		if err != nil { // remake looked for the command and the directory a moment ago
+			r.logger.Warn("a reload could not change a service", "service", s.spec.Name, "err", err)
+		}
+		if again {
+			restarted = append(restarted, s.spec.Name)
+		}
+	}
 	if m.kube == nil && !m.unkube {
-		return
+		return restarted
 	}
 	after := r.monitor.LastEventID()
 	if old := r.reporter; old != nil {
@@ -77,4 +108,5 @@ func (r *run) apply(m remade) {
 			r.reporter.Start()
 		}
 	}
+	return restarted
 }

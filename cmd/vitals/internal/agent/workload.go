@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -90,6 +91,20 @@ func serviceNamed(services []*service, name string) *service {
 		}
 	}
 	return nil
+}
+
+// withNotify is svc with what s's receiver, if any, tells each run of
+// itself in its environment: where to say it is ready, and how often.
+func (s *service) withNotify(svc config.Service) config.Service {
+	if s.notify == nil {
+		return svc
+	}
+	svc.Env = maps.Clone(svc.Env)
+	if svc.Env == nil {
+		svc.Env = map[string]string{}
+	}
+	maps.Copy(svc.Env, s.notify.Env())
+	return svc
 }
 
 // pid is the pid of the service's run that runs now, 0 when none does.

@@ -79,6 +79,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -110,10 +111,14 @@ type Status = client.Hook
 // and Stop it. It is a prometheus.Collector of the hooks' metrics
 // (metrics.go).
 type Runner struct {
-	logger *slog.Logger
-	redact func(string) string
-	hooks  []*hook
-	m      *health.Monitor
+	logger    *slog.Logger
+	redact    func(string) string // for what is logged: redacted, then escaped
+	rawRedact func(string) string // the file's, for the targets shown
+	m         *health.Monitor
+
+	mu      sync.Mutex // guards hooks and started
+	hooks   []*hook    // those of the file as it is now: Apply changes them
+	started bool
 	// execSlots holds a place for each exec hook's command running: at
 	// most MaxExecAtOnce.
 	execSlots chan struct{}
@@ -140,6 +145,11 @@ type hook struct {
 	// done is called when the hook stops: a webhook or a Pebble notice
 	// closes its idle connections.
 	done func()
+	// finished is closed when its goroutine has returned; before is the
+	// finished of the hook it takes over from (Apply), which delivers
+	// the events before this one's first: nil when there is none.
+	finished chan struct{}
+	before   <-chan struct{}
 
 	// Its goroutine's own: seen is each check's status as the hook last
 	// read it, from its events, what a resync compares with; read is the
@@ -171,47 +181,103 @@ func New(hs []config.Hook, m *health.Monitor, logger *slog.Logger, redact func(s
 	if redact == nil {
 		redact = func(s string) string { return s }
 	}
-	r := &Runner{logger: logger, redact: func(s string) string { return escape.Text(redact(s)) }, m: m,
+	r := &Runner{logger: logger, redact: func(s string) string { return escape.Text(redact(s)) }, rawRedact: redact, m: m,
 		execSlots: make(chan struct{}, MaxExecAtOnce)}
 	r.delivering, r.endDelivering = context.WithCancel(context.Background())
 	for i, s := range hs {
-		s = s.WithDefaults(i + 1)
-		h := &hook{spec: s, on: map[health.EventType]bool{}, follower: m.Follow(0), seen: map[string]health.Status{}}
-		for _, t := range s.On {
-			h.on[t] = true
+		if h := r.newHook(s.WithDefaults(i+1), 0); h != nil {
+			r.hooks = append(r.hooks, h)
 		}
-		switch {
-		case s.Exec != nil:
-			spec := *s.Exec
-			h.kind = "exec"
-			h.deliver = func(ctx context.Context, ev health.Event, body []byte) (int, error) {
-				select {
-				case r.execSlots <- struct{}{}:
-				case <-ctx.Done():
-					return 0, fmt.Errorf("not run: %w", ctx.Err())
-				}
-				defer func() { <-r.execSlots }()
-				return 1, runCommand(ctx, spec, ev, body) // one attempt: see the package doc
-			}
-			if len(s.Exec.Command) > 0 {
-				h.target = s.Exec.Command[0]
-			}
-		case s.Webhook != nil:
-			w := newWebhook(*s.Webhook)
-			h.kind, h.deliver, h.done = "webhook", r.sending(h, w, nil), w.client.CloseIdleConnections
-			h.target = redact(RedactedURL(s.Webhook.URL))
-		case s.PebbleNotice != nil:
-			p := *s.PebbleNotice
-			sd := newPebbleNotice(p)
-			h.kind, h.deliver, h.done = "pebble-notice", r.sending(h, sd, noticeBody(p)), sd.client.CloseIdleConnections
-			h.target = p.Socket
-		default:
-			continue // the file always gives one; nothing to deliver with
-		}
-		h.st = Status{Name: s.Name, Kind: h.kind, Target: h.target, On: slices.Clone(s.On)}
-		r.hooks = append(r.hooks, h)
 	}
 	return r
+}
+
+// newHook is the hook of s, with its defaults, following the events after
+// the ID after; nil for a hook with nothing to deliver with.
+func (r *Runner) newHook(s config.Hook, after uint64) *hook {
+	h := &hook{spec: s, on: map[health.EventType]bool{}, follower: r.m.Follow(after), seen: map[string]health.Status{},
+		finished: make(chan struct{})}
+	for _, t := range s.On {
+		h.on[t] = true
+	}
+	switch {
+	case s.Exec != nil:
+		spec := *s.Exec
+		h.kind = "exec"
+		h.deliver = func(ctx context.Context, ev health.Event, body []byte) (int, error) {
+			select {
+			case r.execSlots <- struct{}{}:
+			case <-ctx.Done():
+				return 0, fmt.Errorf("not run: %w", ctx.Err())
+			}
+			defer func() { <-r.execSlots }()
+			return 1, runCommand(ctx, spec, ev, body) // one attempt: see the package doc
+		}
+		if len(s.Exec.Command) > 0 {
+			h.target = s.Exec.Command[0]
+		}
+	case s.Webhook != nil:
+		w := newWebhook(*s.Webhook)
+		h.kind, h.deliver, h.done = "webhook", r.sending(h, w, nil), w.client.CloseIdleConnections
+		h.target = r.rawRedact(RedactedURL(s.Webhook.URL))
+	case s.PebbleNotice != nil:
+		p := *s.PebbleNotice
+		sd := newPebbleNotice(p)
+		h.kind, h.deliver, h.done = "pebble-notice", r.sending(h, sd, noticeBody(p)), sd.client.CloseIdleConnections
+		h.target = p.Socket
+	default:
+		h.follower.Close()
+		return nil // the file always gives one; nothing to deliver with
+	}
+	h.st = Status{Name: s.Name, Kind: h.kind, Target: h.target, On: slices.Clone(s.On)}
+	return h
+}
+
+// Apply makes hs the hooks from now on (a reload of the file), each with
+// its defaults, in their order. A hook defined as before goes on as it
+// was, its counters and its place in the log kept; a hook whose
+// definition changed follows on from the event after the last one the old
+// definition delivers, so that none is delivered twice or missed; a new
+// hook follows the events from now on. A hook that goes, or whose
+// definition changed, delivers what it was handed, on its goroutine, and
+// then stops: Stop waits for it too.
+func (r *Runner) Apply(hs []config.Hook) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	was := map[string]*hook{}
+	for _, h := range r.hooks {
+		was[h.spec.Name] = h
+	}
+	var next []*hook
+	for i, s := range hs {
+		s = s.WithDefaults(i + 1)
+		old := was[s.Name]
+		if old != nil && reflect.DeepEqual(old.spec, s) {
+			next = append(next, old)
+			delete(was, s.Name)
+			continue
+		}
+		after := r.m.LastEventID()
+		if old != nil {
+			after = old.follower.End()
+			delete(was, s.Name)
+		}
+		h := r.newHook(s, after)
+		if h == nil {
+			continue
+		}
+		if old != nil && r.started {
+			h.before = old.finished // the receiver gets the events in order
+		}
+		next = append(next, h)
+		if r.started {
+			r.start(h)
+		}
+	}
+	for _, h := range was {
+		h.follower.Close()
+	}
+	r.hooks = next
 }
 
 // RedactedURL is u as logs, errors, the API and validate --print show it:
@@ -240,16 +306,31 @@ func RedactedURL(u string) string {
 // It has no context of its own: a signal that stops vitals must not stop the
 // hooks before they deliver the events of the stop. Call Stop.
 func (r *Runner) Start() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.started = true
 	for _, h := range r.hooks {
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			r.follow(h)
-			if h.done != nil {
-				h.done()
-			}
-		}()
+		r.start(h)
 	}
+}
+
+// start starts h's goroutine.
+func (r *Runner) start(h *hook) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer close(h.finished)
+		if h.before != nil {
+			select {
+			case <-h.before:
+			case <-r.delivering.Done():
+			}
+		}
+		r.follow(h)
+		if h.done != nil {
+			h.done()
+		}
+	}()
 }
 
 // abandonAfter bounds how long Stop waits, once its context has ended, for
@@ -262,9 +343,11 @@ const abandonAfter = 2 * time.Second
 // once every hook has stopped. Call it after the workload has stopped, with a
 // deadline, so that its last events reach the hooks.
 func (r *Runner) Stop(ctx context.Context) error {
+	r.mu.Lock()
 	for _, h := range r.hooks {
 		h.follower.Close()
 	}
+	r.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		r.wg.Wait()
@@ -520,8 +603,11 @@ func (r *Runner) failedAttempt(h *hook, ev health.Event, attempt int, err error)
 
 // Status returns where each hook stands, in the file's order.
 func (r *Runner) Status() []Status {
-	out := make([]Status, 0, len(r.hooks))
-	for _, h := range r.hooks {
+	r.mu.Lock()
+	hooks := r.hooks
+	r.mu.Unlock()
+	out := make([]Status, 0, len(hooks))
+	for _, h := range hooks {
 		h.mu.Lock()
 		st := h.st
 		h.mu.Unlock()

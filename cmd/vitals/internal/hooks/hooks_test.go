@@ -851,3 +851,60 @@ func TestAWorkloadsNoticeKeepsItsKeyAndDataInPebble(t *testing.T) {
 		t.Fatalf("Pebble's notices %v, want %v", got, want)
 	}
 }
+
+// Apply, as a reload of the file: a hook defined as before goes on (its
+// counters kept), one whose definition changed delivers from the event
+// after the old one's last (each event once, by one or the other), a new
+// one from the events after Apply, and a removed one no more.
+func TestApplyKeepsChangesAddsAndRemovesHooks(t *testing.T) {
+	same, changed, added, gone := newReceiver(t, nil), newReceiver(t, nil), newReceiver(t, nil), newReceiver(t, nil)
+	m := newMonitor()
+	var l vitalstest.Buffer
+	hook := func(name, url string) config.Hook {
+		h := webhook(url, health.EventCheckFailed)
+		h.Name = name
+		return h
+	}
+	r := start(t, m, &l, nil, hook("same", same.URL), hook("changed", changed.URL+"/v1"), hook("gone", gone.URL))
+	for i := range 3 {
+		m.Emit(failed(fmt.Sprintf("c%d", i)))
+	}
+	waitStatus(t, r, "3 delivered", func(st hooks.Status) bool { return st.Delivered == 3 })
+	r.Apply([]config.Hook{hook("same", same.URL), hook("changed", changed.URL+"/v2"), hook("added", added.URL)})
+	for i := range 2 {
+		m.Emit(failed(fmt.Sprintf("d%d", i)))
+	}
+	waitStatus(t, r, "5 delivered", func(st hooks.Status) bool { return st.Delivered == 5 })
+	var names []string
+	for _, st := range r.Status() {
+		names = append(names, st.Name)
+	}
+	if fmt.Sprint(names) != "[same changed added]" {
+		t.Fatalf("hooks %v after Apply", names)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	if err := r.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		rc   *receiver
+		want string
+	}{
+		{same, "[1 2 3 4 5]"},
+		{changed, "[1 2 3 4 5]"},
+		{added, "[4 5]"},
+		{gone, "[1 2 3]"},
+	} {
+		if got := fmt.Sprint(tc.rc.ids()); got != tc.want {
+			t.Errorf("%s got events %s, want %s", tc.rc.URL, got, tc.want)
+		}
+	}
+	changed.mu.Lock()
+	defer changed.mu.Unlock()
+	for i, req := range changed.requests {
+		if want := []string{"/v1", "/v2"}[min(i/3, 1)]; req.uri != want {
+			t.Errorf("changed's request %d went to %s, want %s", i, req.uri, want)
+		}
+	}
+}

@@ -40,7 +40,10 @@ func (r *Runner) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends every hook's metrics as they are now.
 func (r *Runner) Collect(ch chan<- prometheus.Metric) {
-	for _, h := range r.hooks {
+	r.mu.Lock()
+	hooks := r.hooks
+	r.mu.Unlock()
+	for _, h := range hooks {
 		h.mu.Lock()
 		st, attempts := h.st, h.attempts
 		h.mu.Unlock()

@@ -160,21 +160,10 @@ func Start(spec Spec, emit func(health.Event), logger *slog.Logger, reaper *Reap
 			return err
 		}
 	}
-	path, err := exec.LookPath(spec.Command[0])
+	path, env, err := runnable(spec.Service)
 	if err != nil {
-		return nil, fmt.Errorf("command %q: %w", spec.Command[0], err)
+		return nil, err
 	}
-	if spec.Dir != "" {
-		if fi, err := os.Stat(spec.Dir); err != nil {
-			return nil, fmt.Errorf("dir: %w", err)
-		} else if !fi.IsDir() {
-			return nil, fmt.Errorf("dir %s: not a directory", spec.Dir)
-		}
-	}
-	if spec.NotificationFD != 0 && spec.NotificationFD < 3 {
-		return nil, fmt.Errorf("notification descriptor %d: 0, 1 and 2 are the workload's standard input, output and error", spec.NotificationFD)
-	}
-	env := withEnv(os.Environ(), spec.Env)
 	if spec.Name == "" {
 		spec.Name = filepath.Base(spec.Command[0])
 	}
@@ -186,6 +175,59 @@ func Start(spec Spec, emit func(health.Event), logger *slog.Logger, reaper *Reap
 	}
 	go s.supervise(r)
 	return s, nil
+}
+
+// runnable checks that svc can be run here: the path of its command, and
+// its environment, vitals's own with svc's added.
+func runnable(svc config.Service) (path string, env []string, err error) {
+	if len(svc.Command) == 0 || svc.Command[0] == "" {
+		return "", nil, errors.New("no command to run")
+	}
+	path, err = exec.LookPath(svc.Command[0])
+	if err != nil {
+		return "", nil, fmt.Errorf("command %q: %w", svc.Command[0], err)
+	}
+	if svc.Dir != "" {
+		if fi, err := os.Stat(svc.Dir); err != nil {
+			return "", nil, fmt.Errorf("dir: %w", err)
+		} else if !fi.IsDir() {
+			return "", nil, fmt.Errorf("dir %s: not a directory", svc.Dir)
+		}
+	}
+	if svc.NotificationFD != 0 && svc.NotificationFD < 3 {
+		return "", nil, fmt.Errorf("notification descriptor %d: 0, 1 and 2 are the workload's standard input, output and error", svc.NotificationFD)
+	}
+	return path, withEnv(os.Environ(), svc.Env), nil
+}
+
+// Update makes svc the service's definition from now on (a reload of the
+// file), with its defaults; its name and notification-fd stay. Its restart
+// policy, rules, backoff, stop signal and timeout hold from the next exit
+// or stop on; a changed command, environment or directory restarts the
+// run under way at once, as vitals restart does ("its definition
+// changed"), and says so (true): a run between two is started as svc says
+// when its backoff ends. The error says what of svc cannot be run here,
+// and nothing changed then.
+func (s *Supervisor) Update(svc config.Service) (restarted bool, err error) {
+	svc = svc.WithDefaults()
+	path, env, err := runnable(svc)
+	if err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	was := s.spec.Service
+	svc.Name, svc.NotificationFD = was.Name, was.NotificationFD
+	s.spec.Service, s.path, s.env = svc, path, env
+	if slices.Equal(was.Command, svc.Command) && maps.Equal(was.Env, svc.Env) && was.Dir == svc.Dir {
+		return false, nil
+	}
+	if s.pid == 0 || s.req != nil || s.finishing {
+		return false, nil
+	}
+	s.req = &request{cause: Hand, reason: "its definition changed"}
+	notify(s.wake)
+	return true, nil
 }
 
 // output is one run's output pipes, and the copying of them.
@@ -395,12 +437,12 @@ func (s *Supervisor) start(restarts int) (aRun, error) {
 		}
 		files = append(files, notification.Fd())
 	}
+	s.mu.Lock() // Update may change the definition between runs
+	defer s.mu.Unlock()
 	path, env := s.path, s.env
 	if s.spec.WatchdogPID {
 		path, env = "/proc/self/exe", append(env[:len(env):len(env)], execEnv+"="+s.path)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.spec.Notify != nil {
 		s.spec.Notify.Starting(restarts, pipe)
 	} else if pipe != nil {
@@ -462,6 +504,7 @@ func (s *Supervisor) supervise(r aRun) {
 		pending := s.req
 		s.req = nil
 		finishing := s.finishing
+		svc := s.spec.Service // as Update left it
 		s.mu.Unlock()
 		s.code = exitCode(ws)
 		e := health.Event{Type: health.EventServiceExited, Service: s.name, PID: pid, Restarts: restarts, Reason: "crash"}
@@ -485,7 +528,7 @@ func (s *Supervisor) supervise(r aRun) {
 		if pending != nil {
 			end.Cause = pending.cause
 		}
-		d := Decide(s.spec.Service, end, delay, rand.Float64()*2-1)
+		d := Decide(svc, end, delay, rand.Float64()*2-1)
 		if finishing {
 			d.Action, d.Why = ActionStop, "vitals is stopping"
 		}
@@ -575,8 +618,10 @@ func (s *Supervisor) wait(pid int, exited <-chan syscall.WaitStatus) (ws syscall
 		acted = s.req
 		s.mu.Unlock()
 	}
-	syscall.Kill(-pid, s.spec.StopSignal)
-	grace := cmp.Or(acted.grace, s.spec.StopTimeout)
+	s.mu.Lock()
+	sig, grace := s.spec.StopSignal, cmp.Or(acted.grace, s.spec.StopTimeout)
+	s.mu.Unlock()
+	syscall.Kill(-pid, sig)
 	timeout := time.NewTimer(grace)
 	defer timeout.Stop()
 	select {
