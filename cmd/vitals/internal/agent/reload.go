@@ -263,7 +263,7 @@ func (a *Agent) reload() (client.Reloaded, error) {
 	if a.opts.Watch {
 		// Read as the load reads it: a change the watch sees later is
 		// compared with this.
-		a.sums.Store(fileSum(a.cfg.File))
+		a.sums.Store(configSum(a.cfg.Paths))
 	}
 	next, err := a.opts.Reload()
 	if err != nil {

@@ -86,7 +86,7 @@ func LayerFiles(paths []string) ([]string, error) {
 		n := len(files)
 		for _, e := range entries {
 			name := e.Name()
-			if strings.HasPrefix(name, ".") || !slices.ContainsFunc(LayerSuffixes, func(s string) bool { return strings.HasSuffix(name, s) }) {
+			if !IsLayerName(name) {
 				continue
 			}
 			file := filepath.Join(path, name)
@@ -103,6 +103,12 @@ func LayerFiles(paths []string) ([]string, error) {
 		return nil, fmt.Errorf("read configuration: - (stdin) is given twice: it can be read once")
 	}
 	return files, nil
+}
+
+// IsLayerName says whether a file named name (a base name) in a directory
+// given as a layer is one of its layers (LayerFiles).
+func IsLayerName(name string) bool {
+	return !strings.HasPrefix(name, ".") && slices.ContainsFunc(LayerSuffixes, func(s string) bool { return strings.HasSuffix(name, s) })
 }
 
 // Position is where a layer gives a value: its file, line and column.
