@@ -72,10 +72,8 @@ func LayerFiles(paths []string) ([]string, error) {
 			continue
 		}
 		fi, err := os.Stat(path)
-		if err != nil {
-			return nil, fmt.Errorf("read configuration: %w", err)
-		}
-		if !fi.IsDir() {
+		if err != nil || !fi.IsDir() {
+			// A file, or what cannot be read: opening it says why.
 			files = append(files, path)
 			continue
 		}
