@@ -204,7 +204,7 @@ func (p *pairs) remove(key string) {
 	}
 }
 
-// of reads a mapping's pairs.
+// pairsOf reads a mapping's pairs.
 func pairsOf(m *ast.MappingNode) *pairs {
 	p := &pairs{index: map[string]int{}}
 	if m != nil {
