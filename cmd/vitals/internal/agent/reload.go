@@ -392,7 +392,7 @@ func (a *Agent) reload() (client.Reloaded, error) {
 	if a.opts.Watch {
 		// Read as the load reads it: a change the watch sees later is
 		// compared with this.
-		a.sums.Store(fileSum(old.File))
+		a.sums.Store(configSum(old.Paths))
 	}
 	next, err := a.opts.Reload()
 	if err != nil {

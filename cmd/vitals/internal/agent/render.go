@@ -88,6 +88,57 @@ func Render(c *config.Config) string {
 		}
 		fmt.Fprintf(&b, "    stable-for: %v\n", ch.StableFor)
 	}
+	if c.Origins != nil {
+		return withOrigins(b.String(), c.Origins)
+	}
+	return b.String()
+}
+
+// withOrigins ends each line of rendered, a file as Render writes it, whose
+// key the layers give with a comment that says where they give it
+// (config.Config.Origins): # FILE:LINE, or, for an entry or a mapping that
+// layers merged, each layer's place in order. A line without one is a
+// default. The items of a list (hooks) are not followed into.
+func withOrigins(rendered string, origins map[string][]config.Position) string {
+	type level struct {
+		indent int
+		key    string
+	}
+	var b strings.Builder
+	var stack []level
+	for _, line := range strings.SplitAfter(rendered, "\n") {
+		text := strings.TrimSuffix(line, "\n")
+		trimmed := strings.TrimLeft(text, " ")
+		indent := len(text) - len(trimmed)
+		key, _, isKey := strings.Cut(trimmed, ":")
+		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
+			b.WriteString(line)
+			continue
+		}
+		for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
+			stack = stack[:len(stack)-1]
+		}
+		if strings.HasPrefix(trimmed, "- ") || !isKey {
+			stack = append(stack, level{indent, "-"}) // an item: what is under it has no origin of its own
+			b.WriteString(line)
+			continue
+		}
+		stack = append(stack, level{indent, strings.Trim(key, `"`)})
+		keys := make([]string, len(stack))
+		for i, l := range stack {
+			keys[i] = l.key
+		}
+		from := origins[strings.Join(keys, ".")]
+		if len(from) == 0 || slices.Contains(keys, "-") {
+			b.WriteString(line)
+			continue
+		}
+		where := make([]string, len(from))
+		for i, p := range from {
+			where[i] = p.String()
+		}
+		fmt.Fprintf(&b, "%s  # %s%s", text, strings.Join(where, ", "), line[len(text):])
+	}
 	return b.String()
 }
 

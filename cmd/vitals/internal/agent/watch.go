@@ -8,22 +8,26 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 )
 
-// watchQuiet is how long the file's directory must be quiet after a change
-// before the file is read again: an editor's write, its rename and a
-// ConfigMap's symlink swap each come as several events within a few
+// watchQuiet is how long the watched directories must be quiet after a
+// change before the files are read again: an editor's write, its rename and
+// a ConfigMap's symlink swap each come as several events within a few
 // milliseconds, and are one change.
 const watchQuiet = 100 * time.Millisecond
 
-// watchFile reloads the file when it changes on disk (Options.Watch): its
-// directory is watched, not the file, so that the ways a file is replaced
-// are all seen — an in-place write, an editor's write to a new file renamed
-// over it, and a Kubernetes ConfigMap's update, which swaps the ..data
-// symlink the file's own symlink goes through, and deletes the old files.
-// A change is a change of the file's contents as read through its path,
-// after watchQuiet of quiet: events of other files, or a rewrite of the
-// same contents, reload nothing.
+// watchFile reloads the configuration when it changes on disk
+// (Options.Watch): the directory of each file is watched, not the file, so
+// that the ways a file is replaced are all seen — an in-place write, an
+// editor's write to a new file renamed over it, and a Kubernetes
+// ConfigMap's update, which swaps the ..data symlink the file's own symlink
+// goes through, and deletes the old files. A directory given as a layer is
+// watched for its layers' files too, so that one added or removed is seen.
+// A change is a change of the layers' names and contents as read through
+// their paths (configSum), after watchQuiet of quiet: events of other
+// files, or a rewrite of the same contents, reload nothing.
 func (r *run) watchFile() error {
 	if !r.opts.Watch || r.opts.Reload == nil {
 		return nil
@@ -32,20 +36,12 @@ func (r *run) watchFile() error {
 	if err != nil {
 		return &RunError{fmt.Errorf("vitals run: watch %s: %w", r.cfg.File, err)}
 	}
-	dir := filepath.Dir(r.cfg.File)
-	if err := w.Add(dir); err != nil {
+	changes, err := watchPaths(w, r.cfg.Paths)
+	if err != nil {
 		w.Close()
-		return &RunError{fmt.Errorf("vitals run: watch %s's directory %s: %w", r.cfg.File, dir, err)}
+		return &RunError{fmt.Errorf("vitals run: %w", err)}
 	}
-	// The names whose events may change the file: its own, a ConfigMap's
-	// ..data, and, for a file that is a symlink into another directory,
-	// the file it names there, whose directory is watched too.
-	names := map[string]bool{filepath.Base(r.cfg.File): true, "..data": true}
-	if real, err := filepath.EvalSymlinks(r.cfg.File); err == nil && filepath.Dir(real) != dir && !isConfigMap(dir) {
-		names[filepath.Base(real)] = true
-		w.Add(filepath.Dir(real)) // best effort: the link's own directory is watched
-	}
-	r.sums.Store(fileSum(r.cfg.File))
+	r.sums.Store(configSum(r.cfg.Paths))
 	done := make(chan struct{})
 	ended := make(chan struct{})
 	r.stopWatching = func() {
@@ -75,7 +71,7 @@ func (r *run) watchFile() error {
 				if !ok {
 					return
 				}
-				if names[filepath.Base(ev.Name)] {
+				if changes(ev.Name) {
 					wait()
 				}
 			case err, ok := <-w.Errors:
@@ -86,7 +82,7 @@ func (r *run) watchFile() error {
 				wait()
 			case <-quiet.C:
 				first = time.Time{}
-				sum, last := fileSum(r.cfg.File), r.sums.Load()
+				sum, last := configSum(r.cfg.Paths), r.sums.Load()
 				if sum == nil || (last != nil && *sum == *last) {
 					continue // gone for a moment (a swap under way), or what was read last
 				}
@@ -95,6 +91,50 @@ func (r *run) watchFile() error {
 		}
 	}()
 	return nil
+}
+
+// watchPaths adds to w the directories that the configuration's paths are
+// in, and each that is a directory, and says which events' names may
+// change the configuration: a file's own name, a ConfigMap's ..data, and,
+// for a file that is a symlink into another directory, the file it names
+// there, whose directory is watched too; in a directory given as a layer,
+// the names of its layers (config.IsLayerName).
+func watchPaths(w *fsnotify.Watcher, paths []string) (changes func(name string) bool, err error) {
+	names := map[string]map[string]bool{} // by directory
+	layerDirs := map[string]bool{}
+	add := func(dir string, name ...string) error {
+		dir = filepath.Clean(dir)
+		if names[dir] == nil {
+			if err := w.Add(dir); err != nil {
+				return err
+			}
+			names[dir] = map[string]bool{"..data": true}
+		}
+		for _, n := range name {
+			names[dir][n] = true
+		}
+		return nil
+	}
+	for _, path := range paths {
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			if err := add(path); err != nil {
+				return nil, fmt.Errorf("watch %s: %w", path, err)
+			}
+			layerDirs[filepath.Clean(path)] = true
+			continue
+		}
+		dir := filepath.Dir(path)
+		if err := add(dir, filepath.Base(path)); err != nil {
+			return nil, fmt.Errorf("watch %s's directory %s: %w", path, dir, err)
+		}
+		if real, err := filepath.EvalSymlinks(path); err == nil && filepath.Dir(real) != filepath.Clean(dir) && !isConfigMap(dir) {
+			add(filepath.Dir(real), filepath.Base(real)) // best effort: the link's own directory is watched
+		}
+	}
+	return func(name string) bool {
+		dir, base := filepath.Dir(name), filepath.Base(name)
+		return names[dir][base] || layerDirs[dir] && config.IsLayerName(base)
+	}, nil
 }
 
 // watchLongest bounds how long a change waits for quiet after its first
@@ -108,13 +148,24 @@ func isConfigMap(dir string) bool {
 	return err == nil && fi.Mode()&os.ModeSymlink != 0
 }
 
-// fileSum is the digest of the file at path's contents, read through its
-// symlinks; nil when it cannot be read.
-func fileSum(path string) *[sha256.Size]byte {
-	b, err := os.ReadFile(path)
+// configSum is the digest of the layers that paths name now
+// (config.LayerFiles): their names and contents, read through their
+// symlinks; nil when one cannot be read.
+func configSum(paths []string) *[sha256.Size]byte {
+	files, err := config.LayerFiles(paths)
 	if err != nil {
 		return nil
 	}
-	s := sha256.Sum256(b)
+	h := sha256.New()
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", f, len(b))
+		h.Write(b)
+	}
+	var s [sha256.Size]byte
+	h.Sum(s[:0])
 	return &s
 }

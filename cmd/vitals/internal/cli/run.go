@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -22,13 +23,13 @@ import (
 
 func newRun(stderr io.Writer) *cobra.Command {
 	var (
-		file      string
+		files     []string
 		logFormat string
 		logLevel  string
 		watch     bool
 	)
 	cmd := &cobra.Command{
-		Use:   "run [-c vitals.yaml] [-- COMMAND ARGS...]",
+		Use:   "run [-c vitals.yaml]... [-- COMMAND ARGS...]",
 		Short: "Run the checks of a configuration file and serve the probe endpoints",
 		Long: `Run the checks of a configuration file and serve /livez, /readyz, /startupz,
 /healthz and /metrics on its listen address, for workloads in any language,
@@ -54,6 +55,13 @@ disk reloads it too: a write, an editor's save (a rename over it), or a
 Kubernetes ConfigMap's update (a swap of its ..data symlink), within a
 fraction of a second.
 
+-c given again, or naming a directory (its *.yaml and *.yml files, in name
+order, as Pebble reads 001-base.yaml before 002-app.yaml), reads the files
+as layers: each later one over those before it, its checks and services
+merged or replaced by name as their override: says (see vitals validate
+--print for the result). A reload reads every layer again, and --watch
+watches each file, and each directory for a file added or removed.
+
 A bad file starts nothing: every error is reported with its file, line and
 field, and vitals exits 2. On SIGTERM or SIGINT readiness fails at once; after
 drain, the workload gets its stop signal (SIGKILL after stop-timeout); then the
@@ -61,6 +69,8 @@ servers stop, the socket is removed, and vitals exits 0, or with the
 workload's code. A second SIGTERM or SIGINT ends the drain at once; a third
 kills the workload's group and waits for nothing more.`,
 		Example: `  vitals run -c /etc/vitals/vitals.yaml
+  vitals run -c base.yaml -c prod.yaml --watch
+  vitals run -c /etc/vitals/ -- app --serve
   vitals run --log-format json --log-level debug
   vitals run -c vitals.yaml -- wg-entrypoint --peers 1
   vitals run -- wg-entrypoint --peers 1`,
@@ -75,16 +85,17 @@ kills the workload's group and waits for nothing more.`,
 			if err != nil {
 				return err
 			}
-			c, err := runConfig(file, cmd.Flags().Changed("config"), args)
+			c, err := runConfig(files, cmd.Flags().Changed("config"), args)
 			if err != nil {
 				return err
 			}
 			ctx, again, now, stop := stopSignals()
 			defer stop()
 			o := agent.Options{Command: args, Logger: logger, Again: again, Now: now}
-			if c.File != "" && file != "-" {
-				// A reload reads the same file, as it was read first.
-				o.Reload = func() (*config.Config, error) { return config.Load(file, kinds.All, config.Options{}) }
+			if c.File != "" && !slices.Contains(files, "-") {
+				// A reload reads the same files, as they were read first: a
+				// directory's files as it holds them then.
+				o.Reload = func() (*config.Config, error) { return config.LoadLayers(files, kinds.All, config.Options{}) }
 				o.Watch = watch
 			} else if watch {
 				return fmt.Errorf("--watch needs a file to watch: give -c FILE (not -)")
@@ -101,7 +112,7 @@ kills the workload's group and waits for nothing more.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&file, "config", "c", DefaultConfig, "the configuration file, - for stdin")
+	f.StringArrayVarP(&files, "config", "c", []string{DefaultConfig}, configUsage)
 	f.StringVar(&logFormat, "log-format", "text", "text or json")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	f.BoolVar(&watch, "watch", false, "reload the file when it changes on disk (a ConfigMap's update, an editor's save)")
@@ -162,16 +173,16 @@ func stopSignals() (ctx context.Context, again <-chan struct{}, now context.Cont
 	}
 }
 
-// runConfig is the file vitals run reads; with none given (no -c) and none
-// here, and a command after --, the defaults: vitals runs the command with
-// no checks, serves the endpoints, and drains.
-func runConfig(file string, given bool, args []string) (*config.Config, error) {
+// runConfig is the files vitals run reads; with none given (no -c) and
+// none here, and a command after --, the defaults: vitals runs the command
+// with no checks, serves the endpoints, and drains.
+func runConfig(files []string, given bool, args []string) (*config.Config, error) {
 	if !given && len(args) > 0 {
-		if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(DefaultConfig); errors.Is(err, fs.ErrNotExist) {
 			return config.Default(), nil
 		}
 	}
-	return loadConfig(file, config.Options{})
+	return loadConfig(files, config.Options{})
 }
 
 // agentError is err of package agent as Main exits with it: a

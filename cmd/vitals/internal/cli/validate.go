@@ -18,9 +18,13 @@ import (
 // DefaultConfig is the file vitals run and vitals validate read unless told.
 const DefaultConfig = "vitals.yaml"
 
-// loadConfig reads the file, turning its errors into a configError.
-func loadConfig(path string, o config.Options) (*config.Config, error) {
-	c, err := config.Load(path, kinds.All, o)
+// configUsage says what -c takes, for vitals run and vitals validate.
+const configUsage = "the configuration file, - for stdin; a directory is its *.yaml and *.yml files in name order; given again, a layer over those before it"
+
+// loadConfig reads the files as layers, turning their errors into a
+// configError.
+func loadConfig(paths []string, o config.Options) (*config.Config, error) {
+	c, err := config.LoadLayers(paths, kinds.All, o)
 	var errs config.Errors
 	if errors.As(err, &errs) {
 		return nil, configError{errs}
@@ -30,13 +34,13 @@ func loadConfig(path string, o config.Options) (*config.Config, error) {
 
 func newValidate(stdout io.Writer) *cobra.Command {
 	var (
-		file    string
+		files   []string
 		print   bool
 		offline bool
 		output  *outputFlag
 	)
 	cmd := &cobra.Command{
-		Use:   "validate [-c vitals.yaml] [--print] [-o text|json|yaml]",
+		Use:   "validate [-c vitals.yaml]... [--print] [-o text|json|yaml]",
 		Short: "Check a configuration file: every error at once, with file, line and field",
 		Long: `Check a configuration file as vitals run would, without starting anything:
 every error at once, each as FILE:LINE:COL: PATH: what is wrong. Exit 0 when
@@ -44,6 +48,13 @@ the file is good, 2 when it is not. --print shows the file as vitals reads it,
 with every default filled in: as YAML, or with -o json as the same document in
 JSON. Without --print, -o json and -o yaml write {"file": FILE, "checks": N}.
 -c - reads the file from stdin.
+
+-c given again, or naming a directory (its *.yaml and *.yml files, in name
+order), checks the files as layers, as vitals run reads them: each error in
+the file of the layer that has it. --print shows their merge, each line that
+a layer gives ending in a comment that says where (# 010-prod.yaml:7; a
+merged entry lists each layer's), the others being defaults; -o json and
+-o yaml then add "files": [FILE...].
 
 --offline checks a file for another machine, such as a CI job on another
 image than the one vitals runs in: nothing is looked for on this machine. The
@@ -56,11 +67,13 @@ only, where the workload runs.)`,
 		Example: `  vitals validate -c /etc/vitals/vitals.yaml
   vitals validate --print
   vitals validate --print -o json | jq .checks
+  vitals validate -c /etc/vitals/ --print
+  vitals validate -c base.yaml -c prod.yaml
   vitals validate --offline -c deploy/vitals.yaml
   kubectl get configmap vitals -o jsonpath='{.data.vitals\.yaml}' | vitals validate -c -`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			c, err := loadConfig(file, config.Options{Offline: offline})
+			c, err := loadConfig(files, config.Options{Offline: offline})
 			if err != nil {
 				return err
 			}
@@ -76,13 +89,17 @@ only, where the workload runs.)`,
 			case print:
 				return output.writeFile(stdout, []byte(agent.Render(c)))
 			case output.document():
-				return output.write(stdout, validated{File: c.File, Checks: len(c.Checks)})
+				v := validated{File: c.File, Checks: len(c.Checks)}
+				if len(c.Files) > 1 {
+					v.Files = c.Files
+				}
+				return output.write(stdout, v)
 			}
 			fmt.Fprintf(stdout, "ok: %s: %d checks\n", c.File, len(c.Checks))
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&file, "config", "c", DefaultConfig, "the configuration file, - for stdin")
+	cmd.Flags().StringArrayVarP(&files, "config", "c", []string{DefaultConfig}, configUsage)
 	cmd.Flags().BoolVar(&print, "print", false, "print the file with its defaults filled in")
 	cmd.Flags().BoolVar(&offline, "offline", false, "check the file for another machine: look up no exec command or directory, and read no ca-file, cert, key, bearer-token-file or api-token-file, here")
 	output = addOutput(cmd, false)
@@ -92,6 +109,8 @@ only, where the workload runs.)`,
 
 // validated is what vitals validate -o json and -o yaml say of a good file.
 type validated struct {
-	File   string `json:"file"`
-	Checks int    `json:"checks"` // how many checks it has
+	File string `json:"file"`
+	// Files are the layers, when there are several.
+	Files  []string `json:"files,omitempty"`
+	Checks int      `json:"checks"` // how many checks it has
 }

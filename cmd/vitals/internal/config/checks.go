@@ -287,8 +287,8 @@ func (d *Decoder) check(name string, n ast.Node, path string, kinds Kinds) (c Ch
 	}
 	kind, _ := kinds.Kind(kindName)
 	c.Kind, c.Source, c.block = kindName, flow(kindNode), kindNode
-	line, col := yamlnode.Position(kindNode)
-	c.at = Error{File: d.file, Line: line, Column: col, Path: path + "." + kindName}
+	p := d.position(kindNode)
+	c.at = Error{File: p.File, Line: p.Line, Column: p.Column, Path: path + "." + kindName}
 	mark := d.Failures()
 	spec := kind.Decode(d, kindNode, path+"."+kindName)
 	if d.Failures() == mark {
@@ -332,6 +332,7 @@ func (d *Decoder) check(name string, n ast.Node, path string, kinds Kinds) (c Ch
 // level into level, for ParseLevel).
 func checkFields(c *Check, level *string) []Field {
 	return []Field{
+		overrideField("check"),
 		{Key: "level", Value: Value{"string", String(level).Read, levelSchema}, Default: "ready",
 			Doc: "The endpoint the check answers to: startup (/startupz), live (/livez) or ready (/readyz)."},
 		{Key: "period", Value: Duration(&c.Period), Default: "10s",

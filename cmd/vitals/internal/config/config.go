@@ -23,6 +23,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/apisocket"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
@@ -31,9 +32,24 @@ import (
 	"github.com/vitals-dev/vitals/internal/escape"
 )
 
-// Config is a vitals.yaml.
+// Config is a vitals.yaml, or the merge of its layers (LoadLayers).
 type Config struct {
+	// File names what was read, as messages about the whole say it: the
+	// file (stdin for -), or the layers' files joined by ", ".
 	File string
+	// Files are the files read, in the order they were merged (LayerFiles):
+	// one, unless the configuration was read in layers.
+	Files []string
+	// Paths are what the files were named by, a directory as itself: a
+	// reload reads them again, so that a file added to a directory is a
+	// layer of the next read. Empty when the configuration was parsed from
+	// bytes (Parse).
+	Paths []string
+	// Origins says where the layers give each key of the merged file, by
+	// its path as errors write it (checks.web.period): one place, or, for
+	// an entry or a mapping that merged, each layer's in order. nil for a
+	// single file, where every value is the file's.
+	Origins map[string][]Position
 	// Listen is where the probe endpoints are served. Default ":8558".
 	Listen string
 	// GRPCListen is where grpc.health.v1 is served over the same checks;
@@ -180,32 +196,77 @@ type Options struct {
 }
 
 // Load reads and checks the file at path, - for stdin, its checks' kinds
-// read through kinds; ${VAR} expands from the process's environment. The
-// file is read through whatever path names, a symlink (as a Kubernetes
-// ConfigMap mounts one), a FIFO or a device, and never past MaxFileSize. The error is an Errors when the file is readable
-// but wrong.
+// read through kinds; ${VAR} expands from the process's environment. A path
+// that is a directory is its files read as layers (LoadLayers). The
+// error is an Errors when the file is readable but wrong.
 func Load(path string, kinds Kinds, o Options) (*Config, error) {
+	return LoadLayers([]string{path}, kinds, o)
+}
+
+// LoadLayers reads and checks the files that paths name (LayerFiles), -
+// for stdin, as layers: each later one merged over those before it (see
+// layers.go), the merge checked as one file is. Each file is read through
+// whatever its path names, a symlink (as a Kubernetes ConfigMap mounts
+// one), a FIFO or a device, and never past MaxFileSize. The error is an
+// Errors, every layer's, when the files are readable but wrong.
+func LoadLayers(paths []string, kinds Kinds, o Options) (*Config, error) {
+	files, err := LayerFiles(paths)
+	if err != nil {
+		return nil, err
+	}
+	layers := make([]Layer, len(files))
+	var errs Errors
+	for i, path := range files {
+		l, err := readLayer(path)
+		if e, ok := errors.AsType[Error](err); ok {
+			errs = append(errs, e) // too large: said with the other layers'
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		layers[i] = l
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	c, err := parseIn(layers, os.LookupEnv, os.Environ(), kinds, o)
+	if c != nil {
+		c.Paths = paths
+	}
+	return c, err
+}
+
+// Layer is one file of a configuration read in layers: its name, as errors
+// say it, and its contents.
+type Layer struct {
+	File string
+	Data []byte
+}
+
+// readLayer reads the file at path, - for stdin, never past MaxFileSize;
+// the error is an Error when the file is too large.
+func readLayer(path string) (Layer, error) {
 	name, r := "stdin", io.Reader(os.Stdin)
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, fmt.Errorf("read configuration: %w", err)
+			return Layer{}, fmt.Errorf("read configuration: %w", err)
 		}
 		defer f.Close()
 		name, r = path, f
 	}
 	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("read configuration: %w", err)
+		return Layer{}, fmt.Errorf("read configuration: %w", err)
 	}
 	if len(data) > MaxFileSize {
 		// Said where the bound falls: the first byte not read.
 		line := 1 + bytes.Count(data[:MaxFileSize], []byte("\n"))
 		col := MaxFileSize - bytes.LastIndexByte(data[:MaxFileSize], '\n')
-		return nil, Errors{{File: name, Line: line, Column: col,
-			Msg: fmt.Sprintf("larger than %d MiB: is it the configuration? (it is read no further)", MaxFileSize>>20)}}
+		return Layer{}, Error{File: name, Line: line, Column: col,
+			Msg: fmt.Sprintf("larger than %d MiB: is it the configuration? (it is read no further)", MaxFileSize>>20)}
 	}
-	return parseIn(name, data, os.LookupEnv, os.Environ(), kinds, o)
+	return Layer{File: name, Data: data}, nil
 }
 
 // bom is the byte order mark that some editors write at the start of a
@@ -216,42 +277,86 @@ const bom = "\uFEFF"
 // looks up the variables that ${VAR} names, and kinds has the kinds its
 // checks may have.
 func Parse(name string, data []byte, env func(string) (string, bool), kinds Kinds) (*Config, error) {
-	return parseIn(name, data, env, nil, kinds, Options{})
+	return parseIn([]Layer{{name, data}}, env, nil, kinds, Options{})
 }
 
-// parseIn is Parse that also hides the secrets of environ, the environment
-// vitals runs in: its exec checks and its workload inherit it, and a
-// command may print $DB_PASSWORD though the file never names it (as vitals
-// probe hides them).
-func parseIn(name string, data []byte, env func(string) (string, bool), environ []string, kinds Kinds, o Options) (*Config, error) {
-	// CRLF line ends read as LF, as YAML reads them: the lexer counts a
-	// comment's CRLF as two lines, which would put errors below the file's
-	// end (a file edited on Windows).
-	src := bytes.ReplaceAll(bytes.TrimPrefix(data, []byte(bom)), []byte("\r\n"), []byte("\n"))
-	f, err := yamlnode.Parse(src)
-	if err != nil {
-		return nil, Errors{syntaxError(name, err)}
+// ParseLayers is Parse of layers, in order, each merged over those before
+// it, as LoadLayers merges the files.
+func ParseLayers(layers []Layer, env func(string) (string, bool), kinds Kinds) (*Config, error) {
+	return parseIn(layers, env, nil, kinds, Options{})
+}
+
+// parseIn is ParseLayers that also hides the secrets of environ, the
+// environment vitals runs in: its exec checks and its workload inherit
+// it, and a command may print $DB_PASSWORD though the file never names it
+// (as vitals probe hides them).
+func parseIn(layers []Layer, env func(string) (string, bool), environ []string, kinds Kinds, o Options) (*Config, error) {
+	d := &Decoder{env: env, offline: o.Offline, secrets: redact.Environ(environ)}
+	var bodies []ast.Node
+	var errs Errors
+	for i, l := range layers {
+		// CRLF line ends read as LF, as YAML reads them: the lexer counts a
+		// comment's CRLF as two lines, which would put errors below the
+		// file's end (a file edited on Windows).
+		src := bytes.ReplaceAll(bytes.TrimPrefix(l.Data, []byte(bom)), []byte("\r\n"), []byte("\n"))
+		d.layers = append(d.layers, source{l.File, src})
+		f, err := yamlnode.Parse(src)
+		if err != nil {
+			errs = append(errs, syntaxError(l.File, err))
+			continue
+		}
+		if len(layers) > 1 {
+			if d.of == nil {
+				d.of = map[*token.Token]int{}
+			}
+			for _, doc := range f.Docs {
+				ast.Walk(tokens{d.of, i}, doc)
+			}
+		}
+		if len(f.Docs) > 1 {
+			d.Errorf(f.Docs[1].Body, "", "one YAML document per file, not %d", len(f.Docs))
+		}
+		if len(f.Docs) > 0 && f.Docs[0].Body != nil {
+			body := f.Docs[0].Body
+			ast.Walk(tagChecker{d}, body)
+			bodies = append(bodies, body)
+		}
 	}
-	d := &Decoder{file: name, src: src, env: env, offline: o.Offline, secrets: redact.Environ(environ)}
+	if len(errs) > 0 {
+		return nil, errs // a layer that does not parse cannot be merged
+	}
 	c := defaults()
-	c.File = name
-	var body ast.Node
-	if len(f.Docs) > 1 {
-		d.Errorf(f.Docs[1].Body, "", "one YAML document per file, not %d", len(f.Docs))
+	for _, l := range d.layers {
+		c.Files = append(c.Files, l.file)
 	}
-	if len(f.Docs) > 0 {
-		body = f.Docs[0].Body
+	c.File = strings.Join(c.Files, ", ")
+	var body ast.Node
+	switch {
+	case len(bodies) == 1:
+		body = bodies[0]
+	case len(bodies) > 1:
+		g := &merging{d: d, kinds: kinds, from: map[*ast.MappingValueNode][]*ast.MappingValueNode{}}
+		body = g.merge(bodies)
+		if body != nil {
+			c.Origins = g.origins(body)
+		}
+	}
+	if body == nil && len(d.errors) > 0 {
+		return nil, d.sorted(c)
 	}
 	if body == nil {
-		return nil, Errors{{File: name, Msg: "the file is empty: it needs checks:, or a service: to supervise"}}
+		empty := "the file is empty"
+		if len(layers) > 1 {
+			empty = "the files are empty"
+		}
+		return nil, Errors{{File: c.File, Msg: empty + ": it needs checks:, or a service: to supervise"}}
 	}
-	ast.Walk(tagChecker{d}, body)
 	var checks ast.Node
 	given, _ := d.Fields(body, "", topFields(c, &checks))
 	c.APIDefault = given["api"] == nil
 	if !c.APIDefault {
-		line, col := yamlnode.Position(given["api"])
-		c.apiAt = Error{File: name, Line: line, Column: col, Path: "api"}
+		p := d.position(given["api"])
+		c.apiAt = Error{File: p.File, Line: p.Line, Column: p.Column, Path: "api"}
 	}
 	var checkFields map[string]Given
 	if checks != nil {
@@ -271,17 +376,24 @@ func parseIn(name string, data []byte, env func(string) (string, bool), environ 
 	c.redactor = redact.New(d.secrets...)
 	d.address(c, body, given)
 	if len(d.errors) > 0 {
-		slices.SortStableFunc(d.errors, func(a, b Error) int {
-			return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
-		})
-		// An error may quote a value with a secret in it (an expanded
-		// ${DB_PASSWORD}, a URL): the lines go to terminals and CI logs.
-		for i := range d.errors {
-			d.errors[i].Msg = c.Redact(d.errors[i].Msg)
-		}
-		return nil, d.errors
+		return nil, d.sorted(c)
 	}
 	return c, nil
+}
+
+// sorted is d's errors in the order of the layers, and of each file's
+// lines, with what c hides hidden: an error may quote a value with a
+// secret in it (an expanded ${DB_PASSWORD}, a URL), and the lines go to
+// terminals and CI logs.
+func (d *Decoder) sorted(c *Config) Errors {
+	slices.SortStableFunc(d.errors, d.rank)
+	if c.redactor == nil {
+		c.redactor = redact.New(d.secrets...)
+	}
+	for i := range d.errors {
+		d.errors[i].Msg = c.Redact(d.errors[i].Msg)
+	}
+	return d.errors
 }
 
 // address checks the listen and api addresses and reads the token file, so

@@ -73,11 +73,11 @@ func parse(t *testing.T, data string) (*Config, error) {
 }
 
 // The fields of a Check wanted: list of every field in the check's wanted.
-const wantFields = "amqp, component-type, connection, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, listening, log, metric, nats, notify, on-failure, period, postgres, redis, service, stable-for, startup, stop-timeout, success-threshold, tcp, timeout, tls, watchdog"
+const wantFields = "amqp, component-type, connection, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, listening, log, metric, nats, notify, on-failure, override, period, postgres, redis, service, stable-for, startup, stop-timeout, success-threshold, tcp, timeout, tls, watchdog"
 
 const topFields = "api, api-token-file, auth, checks, details, drain, grpc-listen, hooks, kubernetes, listen, service, service-info, services, tls, ui"
 
-const serviceFields = "after, backoff, before, command, dir, env, notification-fd, requires, restart, restart-rules, stop-signal, stop-timeout"
+const serviceFields = "after, backoff, before, command, dir, env, notification-fd, override, requires, restart, restart-rules, stop-signal, stop-timeout"
 
 const httpFields = "bearer-token-file, body, ca-file, cert, follow-redirects, headers, insecure, json, key, max-duration, method, not-body, request-body, response-headers, server-name, status, url"
 

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/redact"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/yamlnode"
@@ -20,8 +21,12 @@ import (
 // block through one (see Kind): with Fields and the Values below, its errors
 // read as every other part of the file's.
 type Decoder struct {
-	file    string
-	src     []byte // the file, as parsed: for positions inside a value
+	// layers are the files, as parsed: their names for errors, their
+	// contents for positions inside a value. One but for a configuration
+	// read in layers.
+	layers []source
+	// of says which layer each token is of, with more than one (where).
+	of      map[*token.Token]int
 	env     func(string) (string, bool)
 	offline bool
 	errors  Errors
@@ -35,8 +40,8 @@ func (d *Decoder) Offline() bool { return d.offline }
 
 // Errorf records an error at node n for the value at path.
 func (d *Decoder) Errorf(n ast.Node, path, format string, args ...any) {
-	line, col := yamlnode.Position(n)
-	d.errors = append(d.errors, Error{File: d.file, Line: line, Column: col, Path: path, Msg: fmt.Sprintf(format, args...)})
+	p := d.position(n)
+	d.errors = append(d.errors, Error{File: p.File, Line: p.Line, Column: p.Column, Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
 // ErrorfAt records an error at the byte at offset of text, the value of
@@ -47,7 +52,8 @@ func (d *Decoder) Errorf(n ast.Node, path, format string, args ...any) {
 // is where the value starts, and its message says the column in the value.
 func (d *Decoder) ErrorfAt(n ast.Node, text string, offset int, path, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	line, col, exact := yamlnode.PositionAt(d.src, n, offset)
+	layer := d.where(n)
+	line, col, exact := yamlnode.PositionAt(layer.src, n, offset)
 	var written string // the value as the file writes it, ${VAR}s unexpanded
 	switch v := yamlnode.Unwrap(n).(type) {
 	case *ast.StringNode:
@@ -62,7 +68,7 @@ func (d *Decoder) ErrorfAt(n ast.Node, text string, offset int, path, format str
 	if !exact && offset >= 0 && offset <= len(text) {
 		msg = fmt.Sprintf("column %d of the value: %s", utf8.RuneCountInString(text[:offset])+1, msg)
 	}
-	d.errors = append(d.errors, Error{File: d.file, Line: line, Column: col, Path: path, Msg: msg})
+	d.errors = append(d.errors, Error{File: layer.file, Line: line, Column: col, Path: path, Msg: msg})
 }
 
 // Failures is how many errors d has recorded: a reader compares it before

@@ -40,7 +40,9 @@ func Sections() []Section {
 		{Path: "service", Doc: "The one workload, with its defaults filled in as `vitals validate --print` shows them.", Fields: serviceFields(&Service{}, &serviceOrder{})},
 		{Path: "service.backoff", Doc: "The wait before a restart.", Fields: serviceBackoffFields(&Service{})},
 		{Path: "services.NAME", Doc: "A workload of several: the fields of service:, with its order among the others.", Fields: serviceFields(&Service{}, &serviceOrder{}),
-			Rules: Schema{"required": []string{"command"}}},
+			// A command, but in an entry of a layer that merges over or
+			// removes an earlier one (override).
+			Rules: Schema{"if": Schema{"required": []string{"override"}}, "else": Schema{"required": []string{"command"}}}},
 		{Path: "services.NAME.restart-rules[]", Doc: "A restart rule: an action for some exit codes.", Fields: restartRuleFields(&RestartRule{}, new(string)),
 			Rules: Schema{"required": []string{"action", "exit-codes"}}},
 		{Path: "services.NAME.restart-rules[].exit-codes", Doc: "The exit codes a rule is for.", Fields: exitCodesFields(&RestartRule{}, new(string)),

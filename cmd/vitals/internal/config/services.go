@@ -142,6 +142,7 @@ func (d *Decoder) service(n ast.Node, path string, order *serviceOrder) *Service
 // its ordering into order).
 func serviceFields(s *Service, order *serviceOrder) []Field {
 	return []Field{
+		overrideField("service"),
 		{Key: "command", Value: Value{"list of strings", func(d *Decoder, n ast.Node, path string) {
 			mark := d.Failures()
 			Argv(&s.Command).Read(d, n, path) // as an exec check's: no shell splits a string

@@ -101,7 +101,7 @@ func TestEveryKindDecodesAppearsInTheReferenceAndBuilds(t *testing.T) {
 // the only list of kinds.
 func TestAKindNotInTheTableIsNone(t *testing.T) {
 	_, err := config.Parse("vitals.yaml", []byte("checks:\n  a:\n    http: {url: http://x}\n"), noEnv, kinds.Table{&kinds.TCP})
-	want := `vitals.yaml:3:5: checks.a.http: unknown field "http" (want component-type, failure-threshold, initial-delay, level, on-failure, period, service, stable-for, startup, stop-timeout, success-threshold, tcp, timeout)` + "\n" +
+	want := `vitals.yaml:3:5: checks.a.http: unknown field "http" (want component-type, failure-threshold, initial-delay, level, on-failure, override, period, service, stable-for, startup, stop-timeout, success-threshold, tcp, timeout)` + "\n" +
 		`vitals.yaml:3:9: checks.a: no kind: give one of tcp`
 	if err == nil || err.Error() != want {
 		t.Fatalf("%v, want %s", err, want)

@@ -122,7 +122,14 @@ func addKinds(check config.Schema) error {
 		props[k.Name] = o
 		oneKind = append(oneKind, config.Schema{"required": []string{k.Name}})
 	}
-	check["oneOf"] = oneKind
+	// A check has one kind; but for an entry of a layer that says
+	// override: merge (its kind is the earlier layer's), or override:
+	// replace alone (it removes the earlier one).
+	check["if"] = config.Schema{"required": []string{"override"}}
+	check["then"] = config.Schema{"anyOf": []config.Schema{{"oneOf": oneKind},
+		{"properties": config.Schema{"override": config.Schema{"const": config.OverrideMerge}}},
+		{"properties": config.Schema{"override": config.Schema{"const": config.OverrideReplace}}, "maxProperties": 1}}}
+	check["else"] = config.Schema{"oneOf": oneKind}
 	return nil
 }
 

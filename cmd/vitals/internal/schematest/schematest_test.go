@@ -359,6 +359,39 @@ func TestTheSchemaRefusesWhatItSays(t *testing.T) {
 	}
 }
 
+// An editor checks a layer as a file of its own: the entries that merge
+// over an earlier layer's, or remove one, follow the schema, though the
+// loader takes them only over an earlier layer that gives the names; an
+// entry that is neither a check nor one of those does not.
+func TestTheSchemaTakesALayersEntries(t *testing.T) {
+	layer := `checks:
+  a: {override: merge, period: 5s}
+  b: {override: replace}
+  c: {override: replace, tcp: {address: "localhost:1"}}
+  d: {tcp: {address: "localhost:1"}}
+services:
+  web: {override: merge, env: {A: "1"}}
+  old: {override: replace}
+`
+	base := "checks:\n  a: {tcp: {address: \"localhost:1\"}}\n  b: {tcp: {address: \"localhost:1\"}}\n  c: {heartbeat: {ttl: 1m}}\n" +
+		"services:\n  web: {command: [web]}\n  old: {command: [old]}\n"
+	if _, err := config.ParseLayers([]config.Layer{{File: "001.yaml", Data: []byte(base)}, {File: "002.yaml", Data: []byte(layer)}}, noEnv, kinds.All); err != nil {
+		t.Fatalf("the loader refuses the layer: %v", err)
+	}
+	if err := schematest.Validate("a layer", []byte(layer)); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range []string{
+		"checks:\n  a: {override: replace, period: 5s}\n",
+		"checks:\n  a: {override: merged, period: 5s}\n",
+		"checks:\n  a: {period: 5s}\n",
+	} {
+		if schematest.Validate("a bad entry", []byte(bad)) == nil {
+			t.Errorf("the schema accepts\n%s", bad)
+		}
+	}
+}
+
 // loaderPath is a JSON pointer as the loader writes the path: /hooks/0/on
 // is hooks[0].on.
 func loaderPath(pointer string) string {
