@@ -99,9 +99,9 @@ func (r Reloaded) String() string {
 	return strings.Join(parts, "; ")
 }
 
-// Reload makes the agent read its file again and apply what changed of its
-// checks (POST /v1/reload). A file the agent refuses — one that does not
-// load, or changes what a reload does not apply — is an *Error of status
+// Reload makes the agent read its file again and apply what changed (POST
+// /v1/reload). A file the agent refuses — one that does not load, or
+// changes what a reload cannot — is an *Error of status
 // 400 whose message lists every reason, one a line; nothing changed then.
 func (c *Client) Reload(ctx context.Context) (Reloaded, error) {
 	var out Reloaded

@@ -70,7 +70,7 @@ type Options struct {
 	// grace of the stop derives from it. Nil: never.
 	Now context.Context
 	// Reload reads the file again, as it was read first: a reload (vitals
-	// reload, SIGHUP) applies what changed of its checks. Its error is a
+	// reload, SIGHUP) applies what changed. Its error is a
 	// config.Errors for a file that is readable but wrong. Nil: there is
 	// no file to read again (vitals run -- COMMAND with none, or the file
 	// was stdin), and a reload is refused, saying so.

@@ -357,7 +357,7 @@ func (a *Agent) serviceFor(ch config.Check, need error) (*service, error) {
 	return nil, fmt.Errorf("which service's? the file has %d: give the check service: one of %s", len(a.services), a.serviceNames())
 }
 
-// Reload reads the file again and applies what changed of its checks (see
+// Reload reads the file again and applies what changed (see
 // above). The error is a *ConfigError, with every reason, when the file is
 // refused: nothing changed then; a *RunError when the Monitor refused a
 // change of the plan (vitals is stopping, or startup passed meanwhile): the

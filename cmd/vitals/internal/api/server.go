@@ -18,7 +18,7 @@
 //	POST /v1/services/NAME/restart   restart that service at once; the answer is its service-started event
 //	POST /v1/service/restart         the same for the agent's one service (400 when it runs several)
 //	GET  /v1/hooks                   the hooks and how their deliveries go
-//	POST /v1/reload                  read the file again and apply what changed of its checks (client.Reloaded)
+//	POST /v1/reload                  read the file again and apply what changed (client.Reloaded)
 //
 // /v1/events with Accept: text/event-stream streams events as server-sent
 // events, each with its id, resuming after Last-Event-ID. Errors are

@@ -18,21 +18,23 @@ func newReload(stdout io.Writer) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "reload [-o text|json|yaml]",
-		Short: "Make a running agent read its file again and apply what changed of its checks",
-		Long: `Make a running agent (vitals run) read its file again, as SIGHUP does, and apply
-what changed of its checks as a difference: a check whose definition did not
-change goes on as it was (status, history, counters, schedule); one whose timing
-or thresholds alone changed keeps its status and history; one that tests
-something else starts over, pending; a removed check leaves the endpoints, the
-status page and /metrics; an added one appears, pending.
+		Short: "Make a running agent read its file again and apply what changed",
+		Long: `Make a running agent (vitals run) read its file again, every layer of it, as
+SIGHUP does, and apply what changed as a difference: a check whose definition
+did not change goes on as it was (status, history, counters, schedule); one
+whose timing or thresholds alone changed keeps its status and history; one that
+tests something else starts over, pending (a heartbeat or a watchdog is made
+anew); a removed check leaves the endpoints, the status page and /metrics; an
+added one appears, pending. details, ui, auth, tls's files, service-info and
+drain apply from the next request or stop; hooks and kubernetes follow on from
+the last event the old ones handled; a service whose command, env or dir
+changed is restarted, that one alone.
 
 The file is judged whole first. A file that does not load, or that changes what
-a reload does not apply, is refused with every reason and its position, as
-vitals validate prints them; nothing changes, and reload exits 2. A reload
-applies checks: only: a change of any other part of the file (listen, api,
-hooks, services, kubernetes…), of a heartbeat or a watchdog, of a check with
-on-failure: restart or exit, or of one that reads a service's output,
-processes or messages, needs a restart of vitals, and is refused so.
+a reload cannot (listen, grpc-listen, api and its token file, TLS on or off, a
+service added, removed or moved in the order, a log or notify check), is
+refused with every reason and its position, as vitals validate prints them;
+nothing changes, and reload exits 2.
 
 Prints what changed; -o json and -o yaml write it as the API answers it.`,
 		Example: `  vitals reload

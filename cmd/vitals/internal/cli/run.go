@@ -48,7 +48,7 @@ and with no vitals.yaml here, vitals run -- COMMAND runs COMMAND with no
 checks: it supervises it, serves the endpoints on their defaults, and drains.
 
 SIGHUP makes vitals read its file again, as vitals reload does, and apply
-what changed of its checks (see vitals reload); the services get SIGHUP too,
+what changed (see vitals reload); the services get SIGHUP too,
 as before, so a workload that reloads on SIGHUP (nginx) still does. Without a
 file, SIGHUP is the services' alone. With --watch, a change of the file on
 disk reloads it too: a write, an editor's save (a rename over it), or a
