@@ -538,3 +538,35 @@ func TestReloadRestartsTheServiceItChangesAndAddsAHook(t *testing.T) {
 		t.Errorf("db is %d after a refused reload, was %d", now, db)
 	}
 }
+
+// A log check comes, is retimed and goes with a reload: added, it reads
+// the service's lines from then on (here the next run's "Listening on");
+// retimed, what it saw stands; removed, it is gone.
+func TestReloadAddsRetimesAndRemovesALogCheck(t *testing.T) {
+	file := os.Args[0]
+	base := fmt.Sprintf("checks:\n  a: {file: {path: %s}, period: 50ms}\n", file)
+	a := startAgent(t, func(*agent) string { return base }, "serve", freeAddr(t))
+	pidIn(t, a.ready)
+	c, err := client.New(a.sock, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.rewrite(t, base+"  up: {log: {pattern: Listening on}, period: 100ms}\n")
+	a.vitals(t, "reload").expect(t, 0, "reloaded: added up\n", "")
+	a.vitals(t, "restart").expect(t, 0, "", "")
+	waitFor(t, "up to see the next run's line", a.logs, func() bool { return checksNow(t, c)["up"].Status == health.Pass })
+
+	a.rewrite(t, base+"  up: {log: {pattern: Listening on}, period: 200ms}\n")
+	a.vitals(t, "reload").expect(t, 0, "reloaded: retimed up\n", "")
+	runs := checksNow(t, c)["up"].Runs
+	waitFor(t, "up to run again", a.logs, func() bool { return checksNow(t, c)["up"].Runs > runs })
+	if up := checksNow(t, c)["up"]; up.Status != health.Pass {
+		t.Errorf("up after it was retimed: %+v, want it passing on what it saw", up)
+	}
+
+	a.rewrite(t, base)
+	a.vitals(t, "reload").expect(t, 0, "reloaded: removed up\n", "")
+	if _, ok := checksNow(t, c)["up"]; ok {
+		t.Error("up is still there")
+	}
+}

@@ -127,7 +127,7 @@ type Agent struct {
 	// wake wakes the log checks, which read a service's output through its
 	// streams, at once when a line may change their answer, and the notify
 	// checks likewise when what a service says of itself may.
-	wake wakeUps
+	wake *wakeUps
 	// closers are the checks that keep a connection between runs, by
 	// name. A reload changes them, under reloading.
 	closers map[string]io.Closer

@@ -34,20 +34,25 @@ import (
 // pending (Replace); a removed check leaves the endpoints, the page,
 // /metrics and gRPC; an added one appears pending.
 //
+// The checks bound to more than the Monitor change with it: a heartbeat
+// or a watchdog is made anew, and the API finds it (fed); a log check is
+// shown its service's lines from then on (setLogCheck); on-failure
+// actions are set anew (supervise.Actions.Set).
+//
 // Of the rest of the file: details:, ui:, auth:, tls:'s files and
 // service-info: make a new front for the probe listener, swapped whole;
-// kubernetes: a new reporter, which reports from the event after the last
-// one the old reporter reports; drain: holds from the next stop.
+// kubernetes: a new reporter, and hooks: each changed hook, which follow
+// on from the event after the last one the old one handles; a service
+// whose command, env or dir changed is restarted (Supervisor.Update), and
+// its other fields hold from its next exit; drain: holds from the next
+// stop.
 //
 // What a reload cannot change, and says why: the addresses vitals serves
 // at (listen:, grpc-listen:, api:, api-token-file:) and whether the probe
 // listener speaks TLS, which the kubelet's probes, grpc-health-probe, the
-// workload and vitals's commands were told at start; in this version,
-// hooks: and services:, and the checks bound to more than the Monitor —
-// heartbeats and watchdogs (the API feeds them), checks with on-failure:
-// restart or exit (the actions hold them), and checks that read a
-// service's output, processes or messages (its streams and receivers hold
-// them).
+// workload and vitals's commands were told at start; a service added,
+// removed or moved in the order, or its notification-fd; a notify check,
+// which hears its service through the receiver made for it at start.
 
 // The results of a reload, as vitals_config_reloads_total counts them.
 const (
@@ -264,8 +269,8 @@ func (a *Agent) fixed(ch config.Check) string {
 	switch {
 	case ch.Fed.Feed != 0 && a.live != nil && a.live.apiOff != nil:
 		return "a check the workload feeds through the management API, which is off (see the log of the start): give api: to serve it"
-	case a.isRunning(ch.Name) && (a.needs[ch.Name] == kinds.ErrNoWorkload || a.needs[ch.Name] == kinds.ErrNoWorkloadToHear):
-		return "a check that reads its service's output or messages, which its streams and receiver were made for at start"
+	case a.isRunning(ch.Name) && a.needs[ch.Name] == kinds.ErrNoWorkloadToHear:
+		return "a notify check, which hears its service's messages through the receiver made for it at start"
 	}
 	return ""
 }
@@ -281,12 +286,15 @@ type built struct {
 	check  health.Check // its Checker nil for a check the workload feeds
 	closer io.Closer    // nil when it keeps no connection
 	need   error        // what it needs of a workload (kinds.ErrNoProcesses), or nil
+	// log is a log check, shown the lines of svc's output once applied.
+	log *logwatch.Check
+	svc *service
 }
 
-// errReadsWorkload is what building a check that reads a service's output
-// or messages says: the reload refuses it (fixed).
-var errReadsWorkload = errors.New("it reads its service's output or messages, for which its streams and receiver were made at start: " +
-	"a reload does not add or change such a check; restart vitals to apply it")
+// errHears is what building a notify check says: the reload refuses it
+// (fixed).
+var errHears = errors.New("it hears its service's messages through the receiver made for it at start: " +
+	"a reload does not add or change a notify check; restart vitals to apply it")
 
 // build makes the checkers of the plan's new and changed checks: a check
 // of the workload's processes looks at its service's pid; a check that
@@ -295,14 +303,24 @@ var errReadsWorkload = errors.New("it reads its service's output or messages, fo
 func (a *Agent) build(p plan) (map[string]built, error) {
 	out := map[string]built{}
 	var errs config.Errors
+	retimed := map[string]bool{}
+	for _, ch := range p.retimed {
+		retimed[ch.Name] = true
+	}
 	for _, ch := range append(append(append([]config.Check{}, p.added...), p.changed...), p.retimed...) {
 		if ch.Fed.Feed != 0 {
 			out[ch.Name] = built{} // the Monitor makes it (addFed)
 			continue
 		}
 		var reads, need error
+		var b built
 		env := kinds.Env{
-			Output: func(*logwatch.Check) { reads = errReadsWorkload },
+			Output: func(c *logwatch.Check) {
+				need = kinds.ErrNoWorkload
+				if b.svc, reads = a.serviceFor(ch, kinds.ErrNoWorkload); reads == nil {
+					b.log = c
+				}
+			},
 			Workload: func(string) func() int {
 				need = kinds.ErrNoProcesses
 				s, err := a.serviceFor(ch, kinds.ErrNoProcesses)
@@ -313,11 +331,15 @@ func (a *Agent) build(p plan) (map[string]built, error) {
 				return s.pid
 			},
 			Notify: func(string, time.Duration) health.Checker {
-				reads = errReadsWorkload
-				return health.CheckerFunc(func(context.Context) error { return errReadsWorkload })
+				reads = errHears
+				return health.CheckerFunc(func(context.Context) error { return errHears })
 			},
 		}
 		checker, err := kinds.All.Build(ch, env)
+		if old := a.logCheck(ch.Name); err == nil && b.log != nil && old != nil && retimed[ch.Name] {
+			// Its lines are the same: what it saw of them stands.
+			checker, b.log = old, old
+		}
 		if err == nil && reads != nil {
 			err = reads
 		}
@@ -328,9 +350,9 @@ func (a *Agent) build(p plan) (map[string]built, error) {
 			errs = append(errs, ch.Errorf("%v", err))
 			continue
 		}
-		hc := ch.Health(checker)
-		hc.Disabled = ch.Disabled
-		b := built{check: hc, need: need}
+		b.check = ch.Health(checker)
+		b.check.Disabled = ch.Disabled
+		b.need = need
 		b.closer, _ = checker.(io.Closer)
 		out[ch.Name] = b
 	}
@@ -343,6 +365,43 @@ func (a *Agent) build(p plan) (map[string]built, error) {
 		return nil, errs
 	}
 	return out, nil
+}
+
+// logCheck is the log check of that name that a service's output is
+// shown to, or nil.
+func (a *Agent) logCheck(name string) *logwatch.Check {
+	for _, s := range a.services {
+		for _, c := range s.logChecks {
+			if c.Name() == name {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// setLogCheck makes c (nil: none) the log check of that name, shown the
+// lines of s's output from now on: the streams that showed them to
+// another of that name show it no more, and c is woken by its lines. The
+// lists are made anew, never changed in place: the streams read them as
+// they copy.
+func (a *Agent) setLogCheck(name string, c *logwatch.Check, s *service) {
+	if c == nil && a.logCheck(name) == nil {
+		return
+	}
+	for _, sv := range a.services {
+		if i := slices.IndexFunc(sv.logChecks, func(l *logwatch.Check) bool { return l.Name() == name }); i >= 0 {
+			sv.logChecks = slices.Delete(slices.Clone(sv.logChecks), i, i+1)
+			sv.streams.Set(sv.logChecks)
+		}
+	}
+	if c == nil {
+		a.wake.remove(name)
+		return
+	}
+	s.logChecks = append(slices.Clone(s.logChecks), c)
+	s.streams.Set(s.logChecks)
+	a.wake.add(name)
 }
 
 // serviceFor is the service whose output, processes or messages ch reads:
@@ -473,6 +532,7 @@ func (a *Agent) applyChecks(p plan, made map[string]built, done map[string]bool,
 		delete(fed.Heartbeats, name)
 		delete(fed.Watchdogs, name)
 		delete(a.needs, name)
+		a.setLogCheck(name, nil, nil)
 		out.Removed = append(out.Removed, name)
 	}
 	apply := func(chs []config.Check, do func(health.Check) error, into *[]string) error {
@@ -493,6 +553,7 @@ func (a *Agent) applyChecks(p plan, made map[string]built, done map[string]bool,
 				a.closers[ch.Name] = b.closer
 			}
 			a.needs[ch.Name] = b.need
+			a.setLogCheck(ch.Name, b.log, b.svc)
 			*into = append(*into, ch.Name)
 		}
 		return nil

@@ -212,38 +212,88 @@ func (o startOver) Reset(reason string) {
 // wakeUps run a check at once when what it reads says that its answer may
 // have changed (a log check's line, a notify check's message or watchdog):
 // off the goroutine that saw it, one run at a time per check (a wake while
-// one runs is kept).
-type wakeUps map[string]chan struct{}
+// one runs is kept). A reload adds and removes the log checks'.
+type wakeUps struct {
+	mu     sync.Mutex
+	checks map[string]*wakeUp
+	ctx    context.Context // start's; nil before
+	m      *health.Monitor
+}
 
-func newWakeUps(names []string) wakeUps {
-	w := make(wakeUps, len(names))
+// wakeUp is one check's: a wake to take, and the end of its goroutine.
+type wakeUp struct {
+	ch, gone chan struct{}
+}
+
+func newWakeUps(names []string) *wakeUps {
+	w := &wakeUps{checks: map[string]*wakeUp{}}
 	for _, name := range names {
-		w[name] = make(chan struct{}, 1)
+		w.add(name)
 	}
 	return w
 }
 
 // wake is what the Streams and the notify Receiver call; it never blocks.
-func (w wakeUps) wake(name string) {
+func (w *wakeUps) wake(name string) {
+	w.mu.Lock()
+	c := w.checks[name]
+	w.mu.Unlock()
+	if c == nil {
+		return
+	}
 	select {
-	case w[name] <- struct{}{}:
+	case c.ch <- struct{}{}:
 	default:
 	}
 }
 
 // start runs each check's wake-ups on m, on a goroutine of its own, until
-// ctx ends.
-func (w wakeUps) start(ctx context.Context, m *health.Monitor) {
-	for name, ch := range w {
-		go func() {
-			for {
-				select {
-				case <-ch:
-					m.RunNow(ctx, name)
-				case <-ctx.Done():
-					return
-				}
-			}
-		}()
+// ctx ends; and those added later, from when they are.
+func (w *wakeUps) start(ctx context.Context, m *health.Monitor) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ctx, w.m = ctx, m
+	for name, c := range w.checks {
+		w.run(name, c)
 	}
+}
+
+// add makes the wake-ups of the check of that name, in place of any it had.
+func (w *wakeUps) add(name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if old := w.checks[name]; old != nil {
+		close(old.gone)
+	}
+	c := &wakeUp{ch: make(chan struct{}, 1), gone: make(chan struct{})}
+	w.checks[name] = c
+	if w.ctx != nil {
+		w.run(name, c)
+	}
+}
+
+// remove ends the wake-ups of the check of that name.
+func (w *wakeUps) remove(name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c := w.checks[name]; c != nil {
+		close(c.gone)
+		delete(w.checks, name)
+	}
+}
+
+func (w *wakeUps) run(name string, c *wakeUp) {
+	ctx, m := w.ctx, w.m
+	go func() {
+		for {
+			select {
+			case <-c.ch:
+				m.RunNow(ctx, name)
+			case <-c.gone:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 }

@@ -32,7 +32,7 @@ changed is restarted, that one alone.
 
 The file is judged whole first. A file that does not load, or that changes what
 a reload cannot (listen, grpc-listen, api and its token file, TLS on or off, a
-service added, removed or moved in the order, a log or notify check), is
+service added, removed or moved in the order, a notify check), is
 refused with every reason and its position, as vitals validate prints them;
 nothing changes, and reload exits 2.
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
 // MaxLine is the longest line Copy writes and matches whole: 64 KiB, its
@@ -27,7 +28,7 @@ const maxBatch = 4096
 // and shows each line to the log checks of its stream. It holds no goroutine:
 // the supervisor runs one Copy per stream, of each instance of the workload.
 type Streams struct {
-	checks  []*Check
+	checks  atomic.Pointer[[]*Check] // Set swaps them whole
 	changed func(*Check)
 	// writeMu lets one Write into a destination at a time, whatever the
 	// destination: stdout and stderr are often one file or pipe, where two
@@ -51,10 +52,22 @@ func New(checks []*Check, changed func(*Check)) *Streams {
 	if changed == nil {
 		changed = func(*Check) {}
 	}
+	s := &Streams{changed: changed}
+	s.Set(checks)
+	return s
+}
+
+// Set makes checks the ones the lines are shown to, from the next lines
+// read on (a reload of the file): a check that is not among them any more
+// sees no more lines; a check new to them sees the lines from then on, as
+// one does from its workload's start. Each check is of one Streams only.
+func (s *Streams) Set(checks []*Check) {
 	for _, c := range checks {
-		c.expired = func() { changed(c) }
+		if c.expired == nil { // new: one already shown lines keeps its own
+			c.expired = func() { s.changed(c) }
+		}
 	}
-	return &Streams{checks: checks, changed: changed}
+	s.checks.Store(&checks)
 }
 
 // Reset forgets what every check saw: the workload restarted, so its new
@@ -63,7 +76,7 @@ func New(checks []*Check, changed func(*Check)) *Streams {
 // the Copy calls of the old one have returned where that can be waited for:
 // lines still read from the old instance's pipes count as the new one's.
 func (s *Streams) Reset() {
-	for _, c := range s.checks {
+	for _, c := range *s.checks.Load() {
 		c.reset()
 	}
 }
@@ -88,12 +101,7 @@ func (s *Streams) Reset() {
 // of src (io.EOF), and src's error otherwise: closing src from another
 // goroutine ends it. Copy calls on one Streams may run at once.
 func (s *Streams) Copy(dst io.Writer, src io.Reader, stream string) error {
-	cp := copier{streams: s, dst: dst}
-	for _, c := range s.checks {
-		if c.spec.Stream == "" || c.spec.Stream == stream {
-			cp.checks = append(cp.checks, c)
-		}
-	}
+	cp := copier{streams: s, dst: dst, stream: stream}
 	buf := make([]byte, MaxLine)
 	r, w := 0, 0 // buf[r:w] was read and not copied yet: part of a line
 	for {
@@ -134,9 +142,9 @@ func (s *Streams) Copy(dst io.Writer, src io.Reader, stream string) error {
 type copier struct {
 	streams *Streams
 	dst     io.Writer
-	checks  []*Check // those of its stream
-	err     error    // the first failed Write: nothing is written after it
-	text    text     // what the checks see
+	stream  string // Stdout or Stderr: it shows lines to the checks of it, or of both
+	err     error  // the first failed Write: nothing is written after it
+	text    text   // what the checks see
 }
 
 // copy shows lines to the checks, then writes them: complete lines each
@@ -144,7 +152,10 @@ type copier struct {
 // piece of a long line.
 func (cp *copier) copy(lines []byte) {
 	cp.text.set(lines)
-	for _, c := range cp.checks {
+	for _, c := range *cp.streams.checks.Load() {
+		if c.spec.Stream != "" && c.spec.Stream != cp.stream {
+			continue
+		}
 		if c.see(&cp.text) {
 			cp.streams.changed(c)
 		}
