@@ -129,17 +129,21 @@ type Agent struct {
 	// checks likewise when what a service says of itself may.
 	wake *wakeUps
 	// closers are the checks that keep a connection between runs, by
-	// name. A reload changes them, under reloading.
+	// name. A reload changes them, under applying.
 	closers map[string]io.Closer
 	// reloading is held by a reload, from reading the file to applying
-	// it, and by the stop's closing of the checkers.
+	// it: one reload at a time. applying is held while a reload changes
+	// the running parts, and by what of the start and the stop reads or
+	// writes them; never while a reload reads a file, which may hang (a
+	// FIFO, a mount gone away), so that the stop never waits on one.
 	reloading sync.Mutex
+	applying  sync.Mutex
 	// now is the file as it runs: New's, then each reload's. What is
 	// read of it once vitals runs is read here, never of cfg, which is
 	// the file Run started from.
 	now atomic.Pointer[config.Config]
 	// live is the agent at work, once Run has prepared it, whose parts a
-	// reload changes; nil before. Under reloading.
+	// reload changes; nil before. Set by prepare, under reloading.
 	live *run
 	// reloads counts the reloads by result: applied or rejected.
 	reloads *prometheus.CounterVec

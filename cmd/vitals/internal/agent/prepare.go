@@ -139,11 +139,11 @@ func (r *run) checkRunnable(c *config.Config, svc config.Service) error {
 		where = key + ".command"
 	}
 	if _, err := exec.LookPath(svc.Command[0]); err != nil {
-		return &ConfigError{fmt.Errorf("%s: %s: %w", cmp.Or(c.File, "vitals run"), where, err)}
+		return &ConfigError{fmt.Errorf("%s: %s: %w", cmp.Or(c.Where(key+".command"), "vitals run"), where, err)}
 	}
 	if svc.Dir != "" {
 		if fi, err := os.Stat(svc.Dir); err != nil || !fi.IsDir() {
-			return &ConfigError{fmt.Errorf("%s: %s.dir: %q is not a directory here", c.File, key, svc.Dir)}
+			return &ConfigError{fmt.Errorf("%s: %s.dir: %q is not a directory here", c.Where(key+".dir"), key, svc.Dir)}
 		}
 	}
 	return nil
@@ -265,8 +265,8 @@ func (a *Agent) in(key string) string {
 // superviseServices starts the services in their order, each one's
 // output going through its log streams, which the wake-ups watch.
 func (r *run) superviseServices() error {
-	r.reloading.Lock() // a reload finds them started, or changes what starts
-	defer r.reloading.Unlock()
+	r.applying.Lock() // a reload finds them started, or changes what starts
+	defer r.applying.Unlock()
 	r.wake.start(r.monitorCtx, r.monitor)
 	// vitals writes the services' output now: a closed standard output
 	// must be an error to drain past, not a SIGPIPE that kills vitals.

@@ -90,7 +90,7 @@ func planReload(old, next *config.Config, startupPassed bool, fixed func(config.
 		switch {
 		case s.same:
 		case s.fixed != "":
-			errs = append(errs, config.Error{File: next.File, Path: s.key, Msg: "changed: " + s.fixed})
+			errs = append(errs, next.ErrorAt(s.key, "changed: %s", s.fixed))
 		default:
 			p.sections = append(p.sections, s.key)
 		}
@@ -114,7 +114,7 @@ func planReload(old, next *config.Config, startupPassed bool, fixed func(config.
 		case fixed(ch) != "":
 			errs = append(errs, ch.Errorf("%s: %s, which a reload does not add or change; restart vitals to apply it",
 				map[bool]string{true: "changed", false: "added"}[ok], fixed(ch)))
-		case ch.Level == health.Startup && startupPassed && !(ok && sameCheck(untimed(before), untimed(ch))):
+		case ch.Level == health.Startup && startupPassed && !(ok && sameCheck(untimed(before), untimed(ch)) && ch.Fed.Feed == 0):
 			errs = append(errs, ch.Errorf("a startup check cannot start anew once startup has passed: it latches until vitals restarts"))
 		case !ok:
 			p.added = append(p.added, ch)
@@ -131,8 +131,7 @@ func planReload(old, next *config.Config, startupPassed bool, fixed func(config.
 			continue
 		}
 		if why := fixed(ch); why != "" {
-			errs = append(errs, config.Error{File: next.File, Path: "checks." + ch.Name,
-				Msg: fmt.Sprintf("removed: %s, which a reload does not remove; restart vitals to apply it", why)})
+			errs = append(errs, next.ErrorAt("checks."+ch.Name, "removed: %s, which a reload does not remove; restart vitals to apply it", why))
 			continue
 		}
 		p.removed = append(p.removed, ch.Name)
@@ -211,7 +210,7 @@ func planServices(old, next *config.Config, errs *config.Errors) []string {
 		case reflect.DeepEqual(before, s) || (old.Shorthand && next.Shorthand && sameButName(before, s)):
 		case before.NotificationFD != s.NotificationFD || !slices.Equal(before.After, s.After) ||
 			!slices.Equal(before.Before, s.Before) || !slices.Equal(before.Requires, s.Requires):
-			*errs = append(*errs, config.Error{File: next.File, Path: serviceKey(next, s.Name), Msg: fixedOrder})
+			*errs = append(*errs, next.ErrorAt(serviceKey(next, s.Name), "%s", fixedOrder))
 		default:
 			changed = append(changed, s.Name)
 		}
@@ -224,7 +223,7 @@ func planServices(old, next *config.Config, errs *config.Errors) []string {
 		said = append(said, "removed "+strings.Join(slices.Sorted(maps.Keys(was)), ", "))
 	}
 	if len(said) > 0 {
-		*errs = append(*errs, config.Error{File: next.File, Path: "services", Msg: "changed: " + fmt.Sprintf(fixedServices, strings.Join(said, "; "))})
+		*errs = append(*errs, next.ErrorAt("services", "changed: "+fixedServices, strings.Join(said, "; ")))
 	}
 	return changed
 }
@@ -444,8 +443,8 @@ func (a *Agent) reload() (client.Reloaded, error) {
 	if a.opts.Reload == nil {
 		return client.Reloaded{}, &ConfigError{errors.New("there is no file to read again: vitals run was given none, or read it from stdin")}
 	}
-	if a.live != nil && a.live.ending {
-		return client.Reloaded{}, &RunError{errors.New("vitals is stopping: the file is not read again")}
+	if a.stopping() {
+		return client.Reloaded{}, errStopping
 	}
 	old := a.now.Load()
 	if a.opts.Watch {
@@ -461,6 +460,10 @@ func (a *Agent) reload() (client.Reloaded, error) {
 	if err != nil {
 		return client.Reloaded{}, &ConfigError{errors.New(next.Redact(err.Error()))}
 	}
+	if a.live == nil && len(p.services) > 0 {
+		// Made with the agent, they start with Run: nothing to change.
+		return client.Reloaded{}, &ConfigError{next.ErrorAt("services", "changed before vitals runs: a reload changes the services it runs; restart vitals to apply it")}
+	}
 	made, err := a.build(p)
 	if err != nil {
 		return client.Reloaded{}, &ConfigError{errors.New(next.Redact(err.Error()))}
@@ -471,6 +474,12 @@ func (a *Agent) reload() (client.Reloaded, error) {
 			closeAll(made, nil)
 			return client.Reloaded{}, redacted(err, next.Redact)
 		}
+	}
+	a.applying.Lock()
+	defer a.applying.Unlock()
+	if a.stopping() { // it began while the file was read: the stop finds the parts as they are
+		closeAll(made, nil)
+		return client.Reloaded{}, errStopping
 	}
 	// The new file's secrets are hidden from its first output on, and
 	// the old file's still: the checks' histories may hold them.
@@ -494,6 +503,11 @@ func (a *Agent) reload() (client.Reloaded, error) {
 		a.actions.Set(a.actionsOf(now.Checks))
 		closeAll(made, done)
 	}()
+	// The new checks' actions from their first result on; the old ones'
+	// while they run. The deferred Set leaves those of the checks that run.
+	acts := a.actionsOf(old.Checks)
+	maps.Copy(acts, a.actionsOf(next.Checks))
+	a.actions.Set(acts)
 	if err := a.applyChecks(p, made, done, &out); err != nil {
 		return out, err
 	}
@@ -514,6 +528,12 @@ func (a *Agent) reload() (client.Reloaded, error) {
 	whole, out.Sections = true, p.sections
 	return out, nil
 }
+
+// errStopping refuses a reload once the stop has begun.
+var errStopping = &RunError{errors.New("vitals is stopping: the file is not read again")}
+
+// stopping says whether the stop has begun.
+func (a *Agent) stopping() bool { return a.live != nil && a.live.ending.Load() }
 
 // applyChecks applies the plan's changes of checks, with the checkers
 // made, in the order removed, retimed, changed, added, noting each applied

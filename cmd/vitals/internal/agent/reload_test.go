@@ -139,6 +139,13 @@ func TestPlanReloadMakesAHeartbeatAnew(t *testing.T) {
 			t.Errorf("%s: changed %v retimed %v, %v; want hb changed", next, names(p.changed), names(p.retimed), err)
 		}
 	}
+	// A startup heartbeat made anew would start over, which a startup
+	// check cannot once startup has passed: refused, timing alone too.
+	startup := strings.Replace(hb, "ttl: 1m}", "ttl: 1m}, level: startup", 1)
+	next := strings.Replace(startup, "level: startup", "level: startup, stable-for: 5s", 1)
+	if _, err := planReload(parsed(t, startup), parsed(t, next), true, none); err == nil || !strings.Contains(err.Error(), "a startup check cannot start anew") {
+		t.Errorf("a startup heartbeat retimed after startup: %v, want it refused", err)
+	}
 }
 
 // The services of two files, by name: a changed definition is applied, a

@@ -5,6 +5,7 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/config"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kubereport"
+	"github.com/vitals-dev/vitals/health"
 )
 
 // remade is what a reload makes of the running agent's parts for the new
@@ -12,6 +13,9 @@ import (
 // as it is.
 type remade struct {
 	front *front // the probe listener's, for details:, ui:, auth:, tls: or service-info:
+	// details and info are what the status page shows from then on.
+	details bool
+	info    health.ServiceInfo
 	// kube is the Kubernetes reporter's options, for kubernetes: (or
 	// details:, which decides what its Events withhold); unkube turns it
 	// off.
@@ -32,7 +36,7 @@ func (r *run) remake(p plan, next *config.Config) (remade, error) {
 			return remade{}, err
 		}
 		f.handler = r.probeHandler(f, next)
-		out.front = f
+		out.front, out.details, out.info = f, next.Details != config.DetailsNone, next.ServiceInfo
 	}
 	if len(p.services) > 0 {
 		fresh := services(next, r.opts.Command)
@@ -66,6 +70,7 @@ func (r *run) remake(p plan, next *config.Config) (remade, error) {
 // reports from the reload on.
 func (r *run) apply(m remade) (restarted []string) {
 	if m.front != nil {
+		r.page.Show(m.details, m.info)
 		r.front.Store(m.front)
 	}
 	for _, s := range r.services { // in their order
@@ -86,27 +91,55 @@ func (r *run) apply(m remade) (restarted []string) {
 			restarted = append(restarted, s.spec.Name)
 		}
 	}
-	if m.kube == nil && !m.unkube {
-		return restarted
+	if m.kube != nil || m.unkube {
+		r.handOver(m.kube)
 	}
-	after := r.monitor.LastEventID()
-	if old := r.reporter; old != nil {
+	return restarted
+}
+
+// handOver replaces the Kubernetes reporter with one of o (nil: none). The
+// new one reports from the event after the last one the old one reports;
+// once started, the old one finishes what it was handed first (within
+// kubeGrace), and only then does the new one start, so that no Event is
+// written twice or missed, and the old one's last write of the condition
+// is never written over a newer one's. Handovers wait for each other, in
+// order. Before the reporter started, the old one has reported nothing: the
+// new one reports from where it would have.
+func (r *run) handOver(o *kubereport.Options) {
+	old, after := r.reporter, r.monitor.LastEventID()
+	var next *kubereport.Reporter
+	switch {
+	case old != nil && r.reporterStarted:
 		after = old.Hand()
-		r.retired.Go(func() {
+	case old != nil:
+		old.Hand()
+		after = r.reportAfter
+	}
+	r.reporter, r.reportAfter = nil, after
+	if o != nil {
+		o.After = after
+		next = kubereport.New(*o)
+		r.reporter, r.pod = next, o.Namespace+"/"+o.Pod
+	}
+	if !r.reporterStarted {
+		return // startReporter starts the new one
+	}
+	prev, done := r.handedOver, make(chan struct{})
+	r.handedOver = done
+	r.retired.Go(func() {
+		defer close(done)
+		if prev != nil {
+			<-prev // the old one starts there
+		}
+		if old != nil {
 			ctx, cancel := context.WithTimeout(r.opts.Now, kubeGrace)
 			defer cancel()
 			if err := old.Stop(ctx); err != nil {
 				r.logger.Warn("kubernetes: the reporter a reload replaced did not write everything", "err", err)
 			}
-		})
-	}
-	r.reporter = nil
-	if m.kube != nil {
-		m.kube.After = after
-		r.reporter, r.pod = kubereport.New(*m.kube), m.kube.Namespace+"/"+m.kube.Pod
-		if r.reporterStarted {
-			r.reporter.Start()
 		}
-	}
-	return restarted
+		if next != nil {
+			next.Start()
+		}
+	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kubereport"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/servers"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/ui"
 	"github.com/vitals-dev/vitals/health"
 )
 
@@ -21,16 +22,21 @@ type run struct {
 	*Agent
 	token string                // the TCP API's bearer token; "" for the socket
 	front atomic.Pointer[front] // what the probe listener serves, as the file says now
+	page  *ui.Page              // the status page, made with the first front
 	// reporter is nil without kubernetes:. A reload replaces it (under
 	// reloading), and the one it replaced finishes in retired.
 	reporter        *kubereport.Reporter
 	pod             string // NAMESPACE/NAME, with kubernetes:
 	reporterStarted bool
-	retired         sync.WaitGroup
+	// reportAfter is the reporter's Options.After; handedOver is closed
+	// once the last handover has started the reporter it made.
+	reportAfter uint64
+	handedOver  chan struct{}
+	retired     sync.WaitGroup
 	// ending says that the stop has begun: a reload is refused from
-	// then on, so that the stop finds the parts as they are. Under
-	// reloading.
-	ending bool
+	// then on (it looks under applying, before it changes anything), so
+	// that the stop finds the parts as they are.
+	ending atomic.Bool
 
 	probeLn, apiLn, grpcLn *servers.Listener  // grpcLn nil without grpc-listen:, apiLn with the API off
 	apiOff                 error              // why the API is off: its default place could not be made, and nothing needs it
@@ -164,9 +170,7 @@ func (a *Agent) Run(ctx context.Context) (code int, err error) {
 		err = r.serve(ctx, s)
 	}
 	s.failed = err != nil
-	r.reloading.Lock()
-	r.ending = true
-	r.reloading.Unlock()
+	r.ending.Store(true)
 	for _, p := range parts {
 		p.stop(s)
 	}
@@ -206,9 +210,11 @@ func (r *run) logRunning() {
 	if r.grpcLn != nil {
 		attrs = append(attrs, "grpc-listen", r.grpcLn.Addr().String())
 	}
+	r.applying.Lock() // a reload may replace the reporter already
 	if r.reporter != nil {
 		attrs = append(attrs, "pod", r.pod)
 	}
+	r.applying.Unlock()
 	api := c.API
 	if r.apiOff != nil {
 		api = "off"
@@ -305,8 +311,8 @@ func (r *run) stopWorkload(s *stopping) {
 }
 
 func (r *run) startReporter() error {
-	r.reloading.Lock()
-	defer r.reloading.Unlock()
+	r.applying.Lock()
+	defer r.applying.Unlock()
 	r.reporterStarted = true
 	if r.reporter != nil {
 		r.reporter.Start()
@@ -317,7 +323,7 @@ func (r *run) startReporter() error {
 // stopReporter stops the reporter, and waits for those that reloads
 // replaced to finish. The stop has begun: no reload replaces it any more.
 func (r *run) stopReporter(*stopping) {
-	defer r.retired.Wait()
+	r.retired.Wait() // the handovers under way have started the reporter
 	if r.reporter == nil {
 		return
 	}
@@ -342,8 +348,8 @@ func (r *run) closeNotify(*stopping) {
 }
 
 func (r *run) closeCheckers(*stopping) {
-	r.reloading.Lock()
-	defer r.reloading.Unlock()
+	r.applying.Lock()
+	defer r.applying.Unlock()
 	for _, c := range r.closers {
 		c.Close()
 	}

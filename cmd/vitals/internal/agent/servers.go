@@ -87,13 +87,13 @@ type front struct {
 func (r *run) newFront(c *config.Config) (*front, error) {
 	g, err := access.NewGuard(access.Options{Reach: reachOf(c.Details), TokenFile: c.Auth.TokenFile, Logger: r.logger})
 	if err != nil {
-		return nil, &ConfigError{fmt.Errorf("%s: auth.token-file: %w", c.File, err)}
+		return nil, &ConfigError{fmt.Errorf("%s: auth.token-file: %w", c.Where("auth.token-file"), err)}
 	}
 	f := &front{guard: g}
 	if t := c.TLS; t != nil {
 		o := access.CertOptions{CertFile: t.CertFile, KeyFile: t.KeyFile, ClientCAFile: t.ClientCAFile, Logger: r.logger}
 		if f.certs, err = access.NewCerts(o); err != nil {
-			return nil, &ConfigError{fmt.Errorf("%s: tls: %w", c.File, err)}
+			return nil, &ConfigError{fmt.Errorf("%s: tls: %w", c.Where("tls"), err)}
 		}
 	}
 	return f, nil
@@ -105,13 +105,18 @@ func (r *run) newFront(c *config.Config) (*front, error) {
 // read it.
 func (r *run) probeHandler(f *front, c *config.Config) http.Handler {
 	metrics := getOrHead(promhttp.HandlerFor(r.registry, promhttp.HandlerOpts{ErrorLog: r.errorLog()}))
-	var page http.Handler
-	if c.UI {
+	if r.page == nil {
+		// One page for the run, whatever reloads do: its start time and
+		// its share of the listener's connections stay (ui.Page.Show).
 		o := ui.Options{Details: c.Details != config.DetailsNone, ServiceInfo: c.ServiceInfo, Streams: max(r.probeLn.Max()/pageStreamShare, 1)}
 		if len(r.services) > 0 {
 			o.Services = r.servicesStatus
 		}
-		page = f.guard.Page(servers.Rearmed(ui.New(r.monitor, o)))
+		r.page = ui.New(r.monitor, o)
+	}
+	var page http.Handler
+	if c.UI {
+		page = f.guard.Page(servers.Rearmed(r.page))
 	}
 	return servers.ProbeHandler(r.monitor.HandlerWithDetails(f.guard.Reasons), metrics, page)
 }

@@ -131,6 +131,28 @@ func (c *Config) APIErrorf(format string, args ...any) Error {
 	return e
 }
 
+// ErrorAt is an Error at path (listen, services.web), saying what format
+// says: at the place of the layer that gives it last, with several layers;
+// in the file, with one, whose top-level keys keep no place.
+func (c *Config) ErrorAt(path, format string, args ...any) Error {
+	e := Error{File: c.File, Path: path, Msg: fmt.Sprintf(format, args...)}
+	if at := c.Origins[path]; len(at) > 0 {
+		last := at[len(at)-1]
+		e.File, e.Line, e.Column = last.File, last.Line, last.Column
+	}
+	return e
+}
+
+// Where is where the file gives the value at path, for the errors of what
+// it names that vitals finds wrong as it runs: FILE:LINE of the layer that
+// gives it last, with several layers; the file's name with one.
+func (c *Config) Where(path string) string {
+	if at := c.Origins[path]; len(at) > 0 {
+		return at[len(at)-1].String()
+	}
+	return c.File
+}
+
 // Defaults of the file's top level; api's is apisocket.Default(), which
 // depends on the user.
 const DefaultListen = ":8558"
@@ -323,7 +345,9 @@ func parseIn(layers []Layer, env func(string) (string, bool), environ []string, 
 		}
 	}
 	if len(errs) > 0 {
-		return nil, errs // a layer that does not parse cannot be merged
+		// A layer that does not parse cannot be merged; what the others'
+		// documents say wrong is said with it.
+		return nil, append(errs, d.errors...)
 	}
 	c := defaults()
 	for _, l := range d.layers {

@@ -245,6 +245,8 @@ func (g *merging) merge(bodies []ast.Node) ast.Node {
 			key := yamlnode.KeyName(kv.Key)
 			was := top.get(key)
 			switch {
+			case was == nil && (key == "checks" || key == "services"):
+				top.set(key, g.noneBefore(kv, key))
 			case was == nil:
 				top.set(key, kv)
 			case key == "checks" || key == "services":
@@ -294,6 +296,27 @@ func (g *merging) entries(was, kv *ast.MappingValueNode, section string) *ast.Ma
 		}
 	}
 	return g.pair(kv, p.mapping(earlier.GetToken()), was, kv)
+}
+
+// noneBefore is a later layer's checks: or services:, which no earlier
+// layer gives: each entry is new, and one that removes is an error.
+func (g *merging) noneBefore(kv *ast.MappingValueNode, section string) *ast.MappingValueNode {
+	later, ok := yamlnode.Unwrap(kv.Value).(*ast.MappingNode)
+	if !ok {
+		return kv // not a mapping: the decoder says what is wrong with it
+	}
+	what := map[string]string{"checks": "a check", "services": "a service"}[section]
+	kept := later.Values[:0:0]
+	for _, e := range later.Values {
+		name := yamlnode.KeyName(e.Key)
+		if removes(e.Value) {
+			g.d.Errorf(e.Key, section+"."+name, "override: replace alone removes %s of an earlier layer, and none has %s", what, name)
+			continue
+		}
+		kept = append(kept, e)
+	}
+	later.Values = kept
+	return kv
 }
 
 // override is what an entry's override: says: OverrideMerge,
@@ -376,6 +399,13 @@ func (g *merging) isKind(key string) bool {
 	return ok
 }
 
+// isServiceEntry says whether path is a service's own (service, or
+// services.NAME), not a mapping within it (its env).
+func isServiceEntry(path string) bool {
+	name, ok := strings.CutPrefix(path, "services.")
+	return path == "service" || ok && !strings.Contains(name, ".")
+}
+
 // appended are the keys of a service whose lists add up when a layer
 // merges over another, as Pebble's do.
 var appended = []string{"after", "before", "requires"}
@@ -397,7 +427,7 @@ func (g *merging) mappings(earlier, later *ast.MappingNode, path string) *ast.Ma
 		switch {
 		case ok1 && ok2:
 			p.set(key, g.pair(kv, g.mappings(a, b, join(path, key)), was, kv))
-		case slices.Contains(appended, key) && strings.HasPrefix(path, "service"):
+		case slices.Contains(appended, key) && isServiceEntry(path):
 			p.set(key, g.pair(kv, items(was.Value, kv.Value), was, kv))
 		default:
 			p.set(key, kv)

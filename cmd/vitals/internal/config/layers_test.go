@@ -197,6 +197,19 @@ func TestLayersMergeTheServiceBlock(t *testing.T) {
 	}
 }
 
+// A service's env merges key by key, whatever its keys are called: one
+// named after is no ordering list.
+func TestLayersMergeAServicesEnvWhateverItsKeys(t *testing.T) {
+	c, err := layers(t, "service: {command: [app], env: {after: x, A: \"1\"}}\n",
+		"service: {override: merge, env: {after: y, B: \"2\"}}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env := c.Services[0].Env; env["after"] != "y" || env["A"] != "1" || env["B"] != "2" {
+		t.Errorf("env %v: want after=y, A=1, B=2", env)
+	}
+}
+
 // What refers to what is judged on the merge: a check names a service of
 // another layer.
 func TestLayersReferToEachOther(t *testing.T) {
@@ -231,6 +244,12 @@ func TestLayersSayWhatIsWrongInTheLayersFile(t *testing.T) {
 		layers []string
 		want   []string
 	}{
+		{"a removal where no earlier layer gives checks:", []string{"service: {command: [app]}\n", y(
+			"checks:",
+			"  ghost: {override: replace}",
+		)}, []string{
+			"b.yaml:2:3: checks.ghost: override: replace alone removes a check of an earlier layer, and none has ghost",
+		}},
 		{"a name an earlier layer gives, without override", []string{base, y(
 			"checks:",
 			"  db: {tcp: {address: \"localhost:5433\"}}",

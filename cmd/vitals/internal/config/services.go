@@ -93,8 +93,8 @@ const (
 const BackoffResetAfter = 30 * time.Second
 
 // WithDefaults returns s with its zero Restart, BackoffInitial, BackoffMax
-// and StopSignal set to their defaults (a BackoffMax at least
-// BackoffInitial). The file's services have them already; package
+// and StopSignal set to their defaults (a zero BackoffMax takes at least
+// BackoffInitial; Decide never waits beyond the larger of the two). The file's services have them already; package
 // supervise applies it to what it is given, so that a zero field means what
 // it means in the file. StopTimeout is left as it is: its 0 is the file's
 // stop-timeout: 0s, SIGKILL at once, and a service that is not the file's

@@ -150,6 +150,10 @@ type hook struct {
 	// the events before this one's first: nil when there is none.
 	finished chan struct{}
 	before   <-chan struct{}
+	// after is the ID of the last event before those it delivers, as it
+	// was made: a hook that takes over from it before Start (Apply)
+	// delivers from there, as this one would have.
+	after uint64
 
 	// Its goroutine's own: seen is each check's status as the hook last
 	// read it, from its events, what a resync compares with; read is the
@@ -196,7 +200,7 @@ func New(hs []config.Hook, m *health.Monitor, logger *slog.Logger, redact func(s
 // the ID after; nil for a hook with nothing to deliver with.
 func (r *Runner) newHook(s config.Hook, after uint64) *hook {
 	h := &hook{spec: s, on: map[health.EventType]bool{}, follower: r.m.Follow(after), seen: map[string]health.Status{},
-		finished: make(chan struct{})}
+		finished: make(chan struct{}), after: after}
 	for _, t := range s.On {
 		h.on[t] = true
 	}
@@ -258,10 +262,14 @@ func (r *Runner) Apply(hs []config.Hook) {
 			continue
 		}
 		after := r.m.LastEventID()
-		if old != nil {
+		switch {
+		case old != nil && r.started:
 			after = old.follower.End()
-			delete(was, s.Name)
+		case old != nil: // it delivered nothing yet: this one delivers what it would have
+			after = old.after
+			old.follower.Close()
 		}
+		delete(was, s.Name)
 		h := r.newHook(s, after)
 		if h == nil {
 			continue

@@ -908,3 +908,71 @@ func TestApplyKeepsChangesAddsAndRemovesHooks(t *testing.T) {
 		}
 	}
 }
+
+// A changed hook whose old definition is still delivering when Apply comes
+// delivers after it has finished: the receiver gets every event once, in
+// order, the old definition's first.
+func TestApplyWhileTheOldHookDeliversKeepsTheOrder(t *testing.T) {
+	arrived, release := make(chan struct{}), make(chan struct{})
+	rc := newReceiver(t, func(n int, _ health.Event) int {
+		if n == 1 {
+			close(arrived)
+			<-release
+		}
+		return http.StatusOK
+	})
+	m := newMonitor()
+	var l vitalstest.Buffer
+	hook := func(path string) config.Hook {
+		h := webhook(rc.URL+path, health.EventCheckFailed)
+		h.Name = "changed"
+		return h
+	}
+	r := start(t, m, &l, nil, hook("/v1"))
+	for i := range 3 {
+		m.Emit(failed(fmt.Sprintf("c%d", i)))
+	}
+	<-arrived
+	r.Apply([]config.Hook{hook("/v2")})
+	for i := range 2 {
+		m.Emit(failed(fmt.Sprintf("d%d", i)))
+	}
+	close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	if err := r.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var got []string
+	for i, req := range rc.requests {
+		got = append(got, fmt.Sprintf("%d%s", rc.events[i].ID, req.uri))
+	}
+	if fmt.Sprint(got) != "[1/v1 2/v1 3/v1 4/v2 5/v2]" {
+		t.Fatalf("requests %v, want 1-3 to the old definition and then 4-5 to the new", got)
+	}
+}
+
+// A hook changed before Start delivers what the old one would have: the
+// events from the first.
+func TestApplyBeforeStartMissesNothing(t *testing.T) {
+	rc := newReceiver(t, nil)
+	m := newMonitor()
+	var l vitalstest.Buffer
+	h := webhook(rc.URL+"/v1", health.EventCheckFailed)
+	r := hooks.New([]config.Hook{h}, m, l.Logger(), nil)
+	m.Emit(failed("c0"))
+	h.Webhook = &config.WebhookHook{URL: rc.URL + "/v2", HookRetry: h.Webhook.HookRetry}
+	r.Apply([]config.Hook{h})
+	m.Emit(failed("c1"))
+	r.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	if err := r.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(rc.ids()); got != "[1 2]" {
+		t.Fatalf("events %s, want [1 2]", got)
+	}
+}

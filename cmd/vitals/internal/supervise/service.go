@@ -113,13 +113,16 @@ const closedGrace = 250 * time.Millisecond
 
 // Supervisor runs one workload until it exits for good or is stopped.
 type Supervisor struct {
-	spec   Spec
-	name   string
-	path   string
-	env    []string
-	emit   func(health.Event)
-	logger *slog.Logger
-	reaper *Reaper
+	spec Spec // its Service under mu: Update changes it
+	name string
+	// notificationFD is the spec's, which Update keeps: read as a run
+	// starts, before mu.
+	notificationFD int
+	path           string
+	env            []string
+	emit           func(health.Event)
+	logger         *slog.Logger
+	reaper         *Reaper
 
 	mu        sync.Mutex
 	pid       int  // of the running workload; 0 between runs
@@ -167,7 +170,7 @@ func Start(spec Spec, emit func(health.Event), logger *slog.Logger, reaper *Reap
 	if spec.Name == "" {
 		spec.Name = filepath.Base(spec.Command[0])
 	}
-	s := &Supervisor{spec: spec, name: spec.Name, path: path, env: env, emit: emit,
+	s := &Supervisor{spec: spec, name: spec.Name, notificationFD: spec.NotificationFD, path: path, env: env, emit: emit,
 		logger: logger, reaper: reaper, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	r, err := s.start(0)
 	if err != nil {
@@ -425,7 +428,7 @@ func (s *Supervisor) start(restarts int) (aRun, error) {
 	files := []uintptr{stdin.Fd(), out.w[0].Fd(), out.w[1].Fd()}
 	var notification *os.File // the run's end of its notification pipe
 	var pipe *os.File         // vitals's
-	if fd := s.spec.NotificationFD; fd > 0 {
+	if fd := s.notificationFD; fd > 0 {
 		if pipe, notification, err = os.Pipe(); err != nil {
 			out.closeWriters()
 			out.finish(s.logger)

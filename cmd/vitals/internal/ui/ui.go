@@ -48,6 +48,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -86,6 +87,7 @@ type Options struct {
 type Page struct {
 	m       *health.Monitor
 	o       Options
+	look    atomic.Pointer[look] // o's Details and ServiceInfo, as Show changes them
 	started time.Time
 	streams chan struct{} // a token per stream open
 
@@ -97,7 +99,24 @@ type Page struct {
 
 // New returns the status page over m.
 func New(m *health.Monitor, o Options) *Page {
-	return &Page{m: m, o: o, started: time.Now(), streams: make(chan struct{}, max(o.Streams, 1))}
+	p := &Page{m: m, o: o, started: time.Now(), streams: make(chan struct{}, max(o.Streams, 1))}
+	p.look.Store(&look{o.Details, o.ServiceInfo})
+	return p
+}
+
+// look is what the page shows of outputs and of the service.
+type look struct {
+	details bool
+	info    health.ServiceInfo
+}
+
+// Show changes Options' Details and ServiceInfo (a reload of the file),
+// from the next answer on; the page's start time and its streams stay.
+func (p *Page) Show(details bool, info health.ServiceInfo) {
+	p.look.Store(&look{details, info})
+	p.mu.Lock()
+	p.cached = nil // built under the old look
+	p.mu.Unlock()
 }
 
 // securityHeaders are on every answer. The policy allows this origin's
@@ -280,8 +299,9 @@ func (p *Page) status() *shownStatus {
 		p.at = now
 		return p.cached
 	}
-	st := client.Status{ServiceID: p.o.ServiceInfo.ServiceID, Version: p.o.ServiceInfo.Version, Started: p.started, Time: now,
-		Draining: snap.Draining, Checks: make([]client.Check, len(snap.Checks)), LastEventID: id, Details: p.o.Details}
+	lk := p.look.Load()
+	st := client.Status{ServiceID: lk.info.ServiceID, Version: lk.info.Version, Started: p.started, Time: now,
+		Draining: snap.Draining, Checks: make([]client.Check, len(snap.Checks)), LastEventID: id, Details: lk.details}
 	for _, l := range []health.Level{health.Startup, health.Live, health.Ready} {
 		v := client.Health{Level: l, OK: true}
 		// The Checker reads the state the probes read, and withholds
@@ -292,7 +312,7 @@ func (p *Page) status() *shownStatus {
 		st.Levels = append(st.Levels, v)
 	}
 	for i, c := range snap.Checks {
-		st.Checks[i] = p.shownCheck(wire.Check(c, true))
+		st.Checks[i] = shownCheck(wire.Check(c, true), lk.details)
 	}
 	if p.o.Services != nil {
 		// A copy, whose exits are the page's to redact.
@@ -322,8 +342,8 @@ func (p *Page) status() *shownStatus {
 
 // shownCheck is c as the page shows it: without its outputs when details
 // are off.
-func (p *Page) shownCheck(c client.Check) client.Check {
-	if p.o.Details {
+func shownCheck(c client.Check, details bool) client.Check {
+	if details {
 		return c
 	}
 	for i := range c.History {
@@ -358,7 +378,7 @@ func withoutValues(c client.Check) client.Check {
 // that quotes one) and without a notice's data. The agent's own words (why
 // it stops, why the checks started over, why the workload exited) stay.
 func (p *Page) shownEvent(e health.Event) health.Event {
-	if p.o.Details {
+	if p.look.Load().details {
 		return e
 	}
 	switch {
