@@ -102,7 +102,7 @@ func (r *run) newFront(c *config.Config) (*front, error) {
 // probeHandler is what the probe listener serves under f for c: the probe
 // endpoints, with the reasons for whom details: shows them, /metrics, and
 // the status page, unless the file says ui: false, for whom details: lets
-// read it.
+// read it, and its badges for everyone.
 func (r *run) probeHandler(f *front, c *config.Config) http.Handler {
 	metrics := getOrHead(promhttp.HandlerFor(r.registry, promhttp.HandlerOpts{ErrorLog: r.errorLog()}))
 	if r.page == nil {
@@ -116,7 +116,13 @@ func (r *run) probeHandler(f *front, c *config.Config) http.Handler {
 	}
 	var page http.Handler
 	if c.UI {
-		page = f.guard.Page(servers.Rearmed(r.page))
+		// The badges say a status and never why, as the probe endpoints'
+		// codes do: for everyone, to embed in a README or a dashboard. The
+		// rest of the page is for whom details: lets read it.
+		mux := http.NewServeMux()
+		mux.Handle(ui.BadgePrefix, r.page.Badges())
+		mux.Handle("/", f.guard.Page(servers.Rearmed(r.page)))
+		page = mux
 	}
 	return servers.ProbeHandler(r.monitor.HandlerWithDetails(f.guard.Reasons), metrics, page)
 }

@@ -9,6 +9,8 @@
 //	GET /ui/api/events[?after=ID]  the kept events after ID, oldest first (a JSON array of health.Event);
 //	                               with Accept: text/event-stream, a stream of them, each with its id,
 //	                               resuming after Last-Event-ID
+//	GET /ui/badge/NAME.svg, /ui/badge/level/LEVEL.svg
+//	                               a check's or a level's status as an SVG badge (Page.Badges)
 //
 // Nothing here writes: GET and HEAD only (405 otherwise), and no answer runs
 // a check or waits on one. A status takes the Monitor's lock for one
@@ -30,7 +32,8 @@
 //
 // The agent mounts it (ui: in vitals.yaml, on by default) behind the guard
 // of package access, which keeps it from the clients that details: does not
-// let read it, and ends its streams through the probe server's BaseContext;
+// let read it (but for the badges, which say no more than the probe
+// endpoints' codes, and are for everyone), and ends its streams through the probe server's BaseContext;
 // it imports nothing of the agent.
 package ui
 
