@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/xml"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -219,7 +221,53 @@ func TestTheStatusPageShowsTheChecksAndFollowsThemLive(t *testing.T) {
 		`Array.from(document.querySelectorAll('#services dd[data-field="pid"]')).map(d => d.textContent).join()`); got != fmt.Sprintf("Workload: %d", pid) {
 		t.Errorf("the one service shows as %q, want the Workload with pid %d", got, pid)
 	}
-	p.screenshot("status-page", 1280, 900, false)
+	// The summary: how many pass, and which do not, with why.
+	p.waitFor("the summary", `document.getElementById("summary").dataset.state === "fail"`)
+	if got, want := eval[string](p, `document.getElementById("summary").textContent`),
+		"3 of 5 checks pass; 1 failing: gone (stat "+missing+": no such file or directory); 1 warning: queue (queue 80% full); 1 pending: beat"; got != want {
+		t.Errorf("the summary says %q, want %q", got, want)
+	}
+	// Flip's history over its time axis: its marks placed left to right in
+	// their time's order within the strip, the span written under it.
+	p.waitFor("flip's marks", row("flip")+`.querySelectorAll(".mark").length >= 5`)
+	type axis struct {
+		Span, Start     string
+		Lefts           []float64
+		StripL, StripR  float64
+		Hour, Kept      string
+		ScaleMin, Max   string
+		Reasons, Counts []string
+	}
+	ax := eval[axis](p, `(() => {
+		const r = `+row("flip")+`, strip = r.querySelector(".history").getBoundingClientRect();
+		return {span: r.querySelector(".axis-span").textContent, start: r.querySelector(".axis-start").textContent,
+			lefts: Array.from(r.querySelectorAll(".mark")).map(m => m.getBoundingClientRect().left),
+			stripL: strip.left, stripR: strip.right,
+			hour: r.querySelector('.uptime dd[data-window="hour"]').textContent, kept: r.querySelector('.uptime dd[data-window="kept"]').textContent,
+			scaleMin: r.querySelector(".scale-min").textContent, max: r.querySelector(".scale-max").textContent,
+			reasons: Array.from(`+row("gone")+`.querySelectorAll(".reasons .reason-text")).map(e => e.textContent),
+			counts: Array.from(`+row("gone")+`.querySelectorAll(".reasons li")).map(e => e.dataset.count)};
+	})()`)
+	if !regexp.MustCompile(`^last \d+ s$`).MatchString(ax.Span) || !regexp.MustCompile(`^\d\d:\d\d:\d\d$`).MatchString(ax.Start) {
+		t.Errorf("flip's axis says %q from %q: want its span (last N s) from a time", ax.Span, ax.Start)
+	}
+	if !slices.IsSorted(ax.Lefts) || ax.Lefts[0] < ax.StripL || ax.Lefts[len(ax.Lefts)-1] >= ax.StripR || ax.Lefts[len(ax.Lefts)-1]-ax.Lefts[0] < (ax.StripR-ax.StripL)/2 {
+		t.Errorf("flip's marks at %v: want them in time order across the strip [%v, %v]", ax.Lefts, ax.StripL, ax.StripR)
+	}
+	if ax.Hour != "100%" || ax.Kept != "100%" || !strings.HasSuffix(ax.ScaleMin, "ms") || !strings.HasSuffix(ax.Max, "ms") {
+		t.Errorf("flip's uptime %q (hour), %q (kept), latency from %q to %q", ax.Hour, ax.Kept, ax.ScaleMin, ax.Max)
+	}
+	if len(ax.Reasons) != 1 || !strings.Contains(ax.Reasons[0], "no such file or directory") || !slices.Equal(ax.Counts, []string{"1"}) {
+		t.Errorf("gone's reasons %q, counts %v: want its one reason once", ax.Reasons, ax.Counts)
+	}
+	// The badges, as a README would embed them.
+	for path, want := range map[string]string{"/ui/badge/gone.svg": "gone: fail #c7130a", "/ui/badge/queue.svg": "queue: warn #ccb311",
+		"/ui/badge/flip.svg": "flip: pass #40cc11", "/ui/badge/beat.svg": "beat: pending #9f9f9f", "/ui/badge/level/ready.svg": "ready: fail #c7130a"} {
+		if got := badgeOf(t, "http://"+a.addr+path); got != want {
+			t.Errorf("GET %s: %q, want %q", path, got, want)
+		}
+	}
+	p.screenshot("status-page", 1280, 800, false)
 	p.screenshot("status-page-phone", 390, 844, true)
 
 	// Flip: the page follows without a reload.
@@ -300,6 +348,33 @@ func TestTheStatusPageShowsTheChecksAndFollowsThemLive(t *testing.T) {
 	x := eval[[]float64](p, `(() => { const r = `+row("boot")+`.querySelector(".mark").getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`)
 	p.do(chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x[0], x[1]))
 	p.waitFor("boot's result under the pointer", row("boot")+`.querySelector(".mark-detail").textContent.includes(" · pass · ")`)
+}
+
+// badgeOf reads the badge at url, as XML: its title and its status's
+// colour ("db: fail #c7130a").
+func badgeOf(t *testing.T, url string) string {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "image/svg+xml" {
+		t.Fatalf("GET %s: %s, %q", url, res.Status, res.Header.Get("Content-Type"))
+	}
+	var svg struct {
+		Title string `xml:"title"`
+		Rects []struct {
+			Fill string `xml:"fill,attr"`
+		} `xml:"g>rect"`
+	}
+	if err := xml.NewDecoder(res.Body).Decode(&svg); err != nil {
+		t.Fatalf("GET %s: not an SVG document: %v", url, err)
+	}
+	if len(svg.Rects) < 2 {
+		return svg.Title
+	}
+	return svg.Title + " " + svg.Rects[1].Fill
 }
 
 // With details: false, no output reaches the page: not the checks' last

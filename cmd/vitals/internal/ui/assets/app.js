@@ -9,6 +9,7 @@
   const RETRY_MIN_MS = 500; // the first wait before reconnecting; it doubles up to RETRY_MAX_MS
   const RETRY_MAX_MS = 5000;
   const EVENTS_SHOWN = 200; // the newest events the log keeps on the page
+  const MARKS_MIN = 30; // a mark is at most a 30th of its strip: one result is not a bar across it
 
   const $ = (id) => document.getElementById(id);
   const el = (tag, cls, text) => {
@@ -383,7 +384,46 @@
     if (st.draining || state.stopping !== null) showBanner(state.stopping || "");
     else $("banner").hidden = true;
     renderChecks(st);
+    renderSummary(st);
     renderServices(st);
+  }
+
+  // renderSummary says in one line how many checks pass, and which do not,
+  // with why when the agent shows outputs: "3 of 4 checks pass; 1 failing:
+  // db (connection refused)".
+  function renderSummary(st) {
+    const s = summary(st.checks, st.details);
+    const p = $("summary");
+    p.dataset.state = s.state;
+    p.textContent = s.text;
+  }
+
+  const SUMMARY_REASON_MAX = 80; // characters of a reason in the summary; the row has it whole
+
+  function summary(checks, details) {
+    const running = checks.filter((c) => !c.stopped);
+    const by = (status) => running.filter((c) => c.status === status);
+    const passing = running.length - by("fail").length - by("pending").length;
+    if (checks.length === 0) return { state: "pending", text: "This agent has no checks." };
+    const n = running.length;
+    const parts = [passing + " of " + n + " check" + (n === 1 ? " passes" : "s pass")];
+    if (n === 0) parts[0] = "No check runs";
+    const named = (cs, why) =>
+      cs
+        .map((c) => {
+          const out = why && details && c.last && c.last.output;
+          if (!out) return c.name;
+          return c.name + " (" + (out.length > SUMMARY_REASON_MAX ? out.slice(0, SUMMARY_REASON_MAX - 1) + "…" : out) + ")";
+        })
+        .join(", ");
+    for (const [status, word, why] of [["fail", "failing", true], ["warn", "warning", true], ["pending", "pending", false]]) {
+      const cs = by(status);
+      if (cs.length) parts.push(cs.length + " " + word + ": " + named(cs, why));
+    }
+    const stopped = checks.filter((c) => c.stopped);
+    if (stopped.length) parts.push(stopped.length + " stopped: " + named(stopped, false));
+    const state = by("fail").length ? "fail" : by("warn").length ? "warn" : by("pending").length || n === 0 ? "pending" : "pass";
+    return { state, text: parts.join("; ") };
   }
 
   function showBanner(why) {
@@ -448,13 +488,22 @@
     cells.duration.classList.add("num");
     cells.uptime.classList.add("num");
     const history = el("ol", "history");
-    history.setAttribute("aria-label", "Kept results of " + c.name + ", oldest first");
+    history.setAttribute("aria-label", "Kept results of " + c.name + ", oldest first, placed by their time");
+    // The time axis under the strip: the oldest kept result's time, the
+    // window's span, now.
+    const axis = el("div", "axis");
+    const axisStart = el("time", "axis-start");
+    const axisSpan = el("span", "axis-span");
+    axis.append(axisStart, axisSpan, el("span", "axis-end", "now"));
+    axis.setAttribute("aria-hidden", "true"); // each mark says its own time
     const detail = el("p", "mark-detail", "");
     detail.id = "detail-" + c.name;
     // Not a live region: it changes with every refresh of every check. A
     // mark says its result itself, by its label, when it has the focus.
-    cells.history.append(history, detail);
-    const row = { tr, cells, history, detail, marks: [], status: null, eventId: 0 };
+    const reasons = el("ul", "reasons");
+    reasons.setAttribute("aria-label", "Why the kept results of " + c.name + " failed, each reason once");
+    cells.history.append(history, axis, detail, reasons);
+    const row = { tr, cells, history, axis, axisStart, axisSpan, detail, reasons, marks: [], status: null, eventId: 0 };
     // A mark's result shows under the strip while it has the focus or the pointer.
     const show = (ev) => {
       const b = ev.target.closest(".mark");
@@ -478,6 +527,7 @@
   }
 
   function updateRow(row, c, st) {
+    row.period = c.period;
     row.cells.level.textContent = c.level;
     row.cells.kind.textContent = c.kind;
     // A status older than the event that changed the check says nothing new.
@@ -497,14 +547,44 @@
       else row.cells.output.replaceChildren(el("span", "muted", st.details ? "—" : "withheld"));
       row.cells.duration.textContent = formatMs(duration(last.duration));
     }
-    updateHistory(row, c.history || []);
-    updateUptime(row, c.history || []);
-    updateSpark(row, c);
+    const history = c.history || [];
+    const win = keptWindow(history, now);
+    updateHistory(row, history, win);
+    updateReasons(row, history);
+    updateUptime(row, history, win);
+    updateSpark(row, c, win);
+  }
+
+  // keptWindow is the span a check's history covers on its time axis:
+  // from its oldest kept result's start to now, in ms since the epoch.
+  function keptWindow(history, now) {
+    if (history.length === 0) return { start: now, end: now, span: 0 };
+    const start = Date.parse(history[0].time);
+    const end = Math.max(now, Date.parse(history[history.length - 1].time) + 1);
+    return { start, end, span: end - start };
+  }
+
+  // spanText says a window's span the way a person would: "12 min".
+  function spanText(ms) {
+    const s = Math.round(ms / 1000);
+    if (s < 60) return s + " s";
+    const m = Math.round(s / 60);
+    if (m < 60) return m + " min";
+    const h = Math.floor(m / 60);
+    if (h < 48) return h + " h" + (m % 60 ? " " + (m % 60) + " min" : "");
+    return Math.round(h / 24) + " days";
+  }
+
+  // at is where a time falls on a window's axis, in percent.
+  function at(win, t) {
+    return win.span > 0 ? Math.min(100, Math.max(0, (100 * (t - win.start)) / win.span)) : 0;
   }
 
   // updateHistory keeps the marks already there (so that a mark with the
-  // focus keeps it), drops those of results no longer kept, and adds the new.
-  function updateHistory(row, history) {
+  // focus keeps it), drops those of results no longer kept, adds the new,
+  // and places each at its time on the window's axis, as wide as a period
+  // (or a share of the strip, when few results span a long time).
+  function updateHistory(row, history, win) {
     const keys = history.map((r) => r.time);
     const wanted = new Set(keys);
     row.marks = row.marks.filter((m) => {
@@ -531,6 +611,20 @@
       row.history.append(li);
       row.marks.push(b);
     }
+    const period = duration(row.period);
+    const width = Math.min(100 / Math.max(history.length, MARKS_MIN), win.span > 0 ? (100 * period) / win.span : 100);
+    row.marks.forEach((m, i) => {
+      // CSSOM, which the policy allows, not a style attribute, which it refuses.
+      const li = m.parentElement;
+      li.style.left = Math.min(at(win, Date.parse(history[i].time)), 100 - width) + "%";
+      li.style.width = width + "%";
+    });
+    row.axis.hidden = history.length === 0;
+    if (history.length > 0) {
+      row.axisStart.dateTime = history[0].time;
+      row.axisStart.textContent = clock(history[0].time).slice(0, 8);
+      row.axisSpan.textContent = "last " + spanText(win.span);
+    }
     if (history.length === 0) row.detail.textContent = "";
     else if (!row.history.contains(document.activeElement) && !row.history.matches(":hover")) {
       const lastMark = row.marks[row.marks.length - 1];
@@ -539,49 +633,113 @@
     }
   }
 
-  function updateUptime(row, history) {
-    if (history.length === 0) {
-      row.cells.uptime.textContent = "—";
-      return;
+  // updateReasons lists each distinct reason the kept results failed for
+  // once, with how many failed so and when last, newest first: the marks
+  // say when, this says why, without a reason repeated per mark.
+  function updateReasons(row, history) {
+    const items = failureReasons(history).map((f) => {
+      const li = el("li");
+      li.dataset.count = String(f.count);
+      li.append(el("span", "reason-text", f.output || (state.details ? "no output" : "output withheld")),
+        el("span", "reason-count", " ×" + f.count + ", last "), timeEl(f.last, clock(f.last).slice(0, 8)));
+      return li;
+    });
+    row.reasons.replaceChildren(...items);
+    row.reasons.hidden = items.length === 0;
+  }
+
+  // failureReasons are the distinct outputs of the failed results, each
+  // with its count and its last time, the latest first.
+  function failureReasons(history) {
+    const by = new Map();
+    for (const r of history) {
+      if (r.ok || r.undecided) continue;
+      const f = by.get(r.output || "") || { output: r.output || "", count: 0, last: r.time };
+      f.count++;
+      f.last = r.time;
+      by.set(f.output, f);
     }
-    // Runs that decided nothing yet are neither up nor down.
-    const decided = history.filter((r) => !r.undecided);
-    if (decided.length === 0) {
-      row.cells.uptime.textContent = "—";
-      row.cells.uptime.title = "no kept result has decided yet";
-      return;
-    }
+    return Array.from(by.values()).sort((a, b) => Date.parse(b.last) - Date.parse(a.last));
+  }
+
+  const HOUR_MS = 3600e3;
+
+  // uptime is the share of the results since a time that passed (a warning
+  // passes), of those that decided: a run that decided nothing yet is
+  // neither up nor down.
+  function uptime(history, since) {
+    const decided = history.filter((r) => !r.undecided && Date.parse(r.time) >= since);
     const ok = decided.filter((r) => r.ok).length;
-    const pct = (100 * ok) / decided.length;
-    row.cells.uptime.textContent = (pct === 100 ? "100" : pct.toFixed(1)) + "%";
-    row.cells.uptime.title = ok + " of the " + decided.length + " kept results that decided passed";
+    return { ok, decided: decided.length };
+  }
+
+  function pctText(u) {
+    if (u.decided === 0) return "—";
+    const pct = (100 * u.ok) / u.decided;
+    return (pct === 100 ? "100" : Math.min(pct, 99.9).toFixed(1)) + "%";
+  }
+
+  // updateUptime shows the uptime over the last hour and over the kept
+  // window, each with the span it covers.
+  function updateUptime(row, history, win) {
+    const cell = row.cells.uptime;
+    if (history.length === 0) {
+      cell.replaceChildren(el("span", "muted", "—"));
+      return;
+    }
+    const hourStart = Math.max(win.end - HOUR_MS, win.start);
+    const spans = [
+      ["hour", "1 h", uptime(history, win.end - HOUR_MS), "the last hour" + (hourStart > win.end - HOUR_MS ? " (kept: the last " + spanText(win.span) + ")" : "")],
+      ["kept", spanText(win.span), uptime(history, win.start), "the kept window, the last " + spanText(win.span)],
+    ];
+    const dl = el("dl", "uptime");
+    for (const [name, label, u, what] of spans) {
+      const dd = el("dd", null, pctText(u));
+      dd.dataset.window = name;
+      dd.title = u.decided ? u.ok + " of the " + u.decided + " results that decided in " + what + " passed" : "no result decided in " + what;
+      dl.append(el("dt", null, label), dd);
+    }
+    cell.replaceChildren(dl);
   }
 
   const SVG = "http://www.w3.org/2000/svg";
 
-  function updateSpark(row, c) {
-    const ms = (c.history || []).map((r) => duration(r.duration));
+  // updateSpark draws the kept results' durations over the same time axis
+  // as the history, between the shortest and the longest, which label it.
+  function updateSpark(row, c, win) {
+    const history = c.history || [];
+    const ms = history.map((r) => duration(r.duration));
     const cell = row.cells.latency;
     if (ms.length === 0 || c.kind === "heartbeat" || c.kind === "watchdog") {
       cell.replaceChildren(el("span", "muted", "—"));
       return;
     }
-    const maxMs = Math.max(...ms) || 1;
+    const maxMs = Math.max(...ms);
+    const minMs = Math.min(...ms);
+    const range = maxMs - minMs || 1;
     const w = 100;
     const h = 24;
-    const step = ms.length > 1 ? w / (ms.length - 1) : 0;
-    const points = ms.map((v, i) => (i * step).toFixed(1) + "," + (h - 1 - (v / maxMs) * (h - 2)).toFixed(1)).join(" ");
+    const points = ms
+      .map((v, i) => at(win, Date.parse(history[i].time)).toFixed(1) + "," + (h - 1 - ((v - minMs) / range) * (h - 2)).toFixed(1))
+      .join(" ");
     const svg = document.createElementNS(SVG, "svg");
     svg.setAttribute("class", "spark");
     svg.setAttribute("viewBox", "0 0 " + w + " " + h);
     svg.setAttribute("preserveAspectRatio", "none");
     svg.setAttribute("role", "img");
-    const label = "Durations of the kept results of " + c.name + ": latest " + formatMs(ms[ms.length - 1]) + ", longest " + formatMs(maxMs);
+    const label = "Durations of the kept results of " + c.name + ": latest " + formatMs(ms[ms.length - 1]) +
+      ", shortest " + formatMs(minMs) + ", longest " + formatMs(maxMs);
     svg.setAttribute("aria-label", label);
     const line = document.createElementNS(SVG, "polyline");
     line.setAttribute("points", ms.length > 1 ? points : "0," + (h / 2) + " " + w + "," + (h / 2));
     svg.append(line);
-    cell.replaceChildren(svg, el("span", "spark-label", "max " + formatMs(maxMs)));
+    const scale = el("div", "latency");
+    const top = el("span", "scale-max", formatMs(maxMs));
+    const bottom = el("span", "scale-min", formatMs(minMs));
+    top.setAttribute("aria-hidden", "true"); // the line's label says them
+    bottom.setAttribute("aria-hidden", "true");
+    scale.append(top, svg, bottom);
+    cell.replaceChildren(scale);
   }
 
   // The services, in their start order, each with the facts of its run;
