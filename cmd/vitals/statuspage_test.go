@@ -466,6 +466,43 @@ func TestTheStatusPageSaysWhenItLosesTheAgentAndRecovers(t *testing.T) {
 	}
 }
 
+// With history.file, a restart of vitals keeps the histories: the page of
+// the new agent shows the results of the old one, over its axis.
+func TestTheStatusPageKeepsTheHistoryAcrossARestartWithHistoryFile(t *testing.T) {
+	var saved string
+	a := startAgent(t, func(a *agent) string {
+		saved = filepath.Join(a.dir, "history.json")
+		return fmt.Sprintf("history: {file: %s}\nchecks:\n  up:\n    file: {path: %s}\n    period: 500ms\n", saved, os.Args[0])
+	}, "sleep")
+	pidIn(t, a.ready)
+	p := openStatusPage(t, "http://"+a.addr+"/")
+	p.waitFor("four results of up", row("up")+`.querySelectorAll(".mark").length >= 4`)
+	firstKeys := `Array.from(`+row("up")+`.querySelectorAll(".mark")).slice(0, 4).map(m => m.dataset.key).join()`
+	before := eval[string](p, firstKeys)
+
+	a.cmd.Process.Signal(syscall.SIGTERM)
+	exited(t, a.cmd)
+	if st, err := os.Stat(saved); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("history.file after the stop: %v, %v; want it, 0600", st, err)
+	}
+	os.Remove(a.ready)
+	again := exec.Command(a.cmd.Path, a.cmd.Args[1:]...)
+	again.Env, again.Stderr, again.Stdout, again.WaitDelay = a.cmd.Env, a.logs, a.stdout, a.cmd.WaitDelay
+	if err := again.Start(); err != nil {
+		t.Fatal(err)
+	}
+	a.cmd = again // startAgent's cleanup stops it
+	pidIn(t, a.ready)
+	p.waitFor("the page to say it is back", `document.getElementById("connection").dataset.state === "reconnected"`)
+	p.waitFor("up to pass on the new agent", row("up")+`.dataset.status === "pass"`)
+	if got := eval[string](p, firstKeys); got != before {
+		t.Errorf("up's oldest results after the restart are %s, want the old agent's %s", got, before)
+	}
+	if span := eval[string](p, row("up")+`.querySelector(".axis-span").textContent`); !strings.HasPrefix(span, "last ") {
+		t.Errorf("up's axis says %q", span)
+	}
+}
+
 // The page is on by default; ui: false turns it off, and its paths are
 // the probe listener's 404s again, while the probe endpoints answer as
 // they do.

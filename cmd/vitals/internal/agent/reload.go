@@ -161,6 +161,7 @@ const (
 		"(--api, $VITALS_API, $VITALS_API_TOKEN); moving it would leave their beats and notices unanswered: restart vitals to change it"
 	fixedTLS = "the kubelet's probes name their scheme (HTTP or HTTPS) in the pod spec; turning TLS on or off would fail every one: " +
 		"restart vitals to change it (a change of tls:'s files is applied)"
+	fixedHistory  = "the checks' histories were read from history.file at start, and are written there until the stop: restart vitals to change it"
 	fixedServices = "a reload does not add or remove a service (%s): the order the services start and stop in was set at start; restart vitals to apply it"
 	fixedOrder    = "changed: the order the services start and stop in, and the pipe each run gets, were set at start: restart vitals to apply it"
 )
@@ -178,6 +179,7 @@ func sections(a, b *config.Config) []section {
 		{"api-token-file", a.APITokenFile == b.APITokenFile, fixedAPI},
 		{"details", a.Details == b.Details, ""},
 		{"ui", a.UI == b.UI, ""},
+		{"history", a.History == b.History, fixedHistory},
 		{"tls", same(a.TLS, b.TLS), tls},
 		{"auth", same(a.Auth, b.Auth), ""},
 		{"service-info", a.ServiceInfo == b.ServiceInfo, ""},

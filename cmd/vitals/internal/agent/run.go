@@ -56,6 +56,7 @@ type run struct {
 	stopReloads  func()      // stops reloading on SIGHUP
 	stopWatching func()      // stops watching the file
 	unwatch      func() bool // stops waiting for a third signal
+	stopSaving   func()      // stops saving the histories to history.file; nil without it
 }
 
 // part is one piece of the running agent, with the lifecycle every piece
@@ -97,6 +98,9 @@ func (r *run) parts() []part {
 		// workload has stopped. A second signal ends the drain; from its
 		// end on, a third waits for nothing more.
 		{stop: r.drain},
+		// The checks' histories go on from history.file before they run;
+		// it is saved from then on, and a last time once they stopped.
+		{start: r.restoreHistory, stop: func(*stopping) {}},
 		// The workload, and with it the checks, as the kubelet's start with
 		// the container, and the on-failure actions over both.
 		{start: r.startWorkload, stop: r.stopWorkload},
@@ -115,6 +119,7 @@ func (r *run) parts() []part {
 		// The checks (started with the workload) stop once nothing answers
 		// from them.
 		{stop: r.stopChecks},
+		{stop: r.stopHistory},
 		// The notification socket goes once the workload and the checks
 		// that hear it have stopped, its directory with it.
 		{stop: r.closeNotify},

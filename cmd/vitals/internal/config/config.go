@@ -78,6 +78,9 @@ type Config struct {
 	// UI serves the status page at / on Listen, with its JSON under
 	// /ui/api/, to whom Details lets read it. Default true.
 	UI bool
+	// History is where the checks' kept results are saved across restarts;
+	// the zero History (the default): nowhere.
+	History History
 	// TLS makes Listen serve HTTPS; nil (the default): plain HTTP.
 	TLS *TLS
 	// Auth is how a client off loopback proves it may see what one on
@@ -632,6 +635,8 @@ func topFields(c *Config, checks *ast.Node) []Field {
 				"true is all and false none, their meaning before local. /metrics and gRPC health answer every client whatever it says."},
 		{Key: "ui", Value: Bool(&c.UI), Default: "true",
 			Doc: "Serves the status page on listen, to whom details: lets read it: at / (its files under /ui/, its JSON at /ui/api/status and /ui/api/events): the levels, every check with its kept results, the workload and the events, live. Read-only; false turns it off."},
+		{Key: "history", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { c.History = d.historyBlock(n, path) }, Ref("history")},
+			Doc: "Saves each check's kept results in a file (below), so that a restart of vitals keeps what the status page shows of them; by default they are kept in memory only."},
 		{Key: "tls", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { c.TLS = d.tlsBlock(n, path) }, Ref("tls")},
 			Doc: "Serves listen over HTTPS (below), its certificate read again when its files change. The kubelet's httpGet probes need scheme: HTTPS then, and do not check the certificate; grpc-listen stays plain (the kubelet's grpc probes speak no TLS)."},
 		{Key: "auth", Value: Value{"mapping", func(d *Decoder, n ast.Node, path string) { c.Auth = d.authBlock(n, path) }, Ref("auth")},

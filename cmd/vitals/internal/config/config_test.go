@@ -75,7 +75,7 @@ func parse(t *testing.T, data string) (*Config, error) {
 // The fields of a Check wanted: list of every field in the check's wanted.
 const wantFields = "amqp, component-type, connection, dns, exec, failure-threshold, file, grpc, heartbeat, http, initial-delay, level, listening, log, metric, nats, notify, on-failure, override, period, postgres, redis, service, stable-for, startup, stop-timeout, success-threshold, tcp, timeout, tls, watchdog"
 
-const topFields = "api, api-token-file, auth, checks, details, drain, grpc-listen, hooks, kubernetes, listen, service, service-info, services, tls, ui"
+const topFields = "api, api-token-file, auth, checks, details, drain, grpc-listen, history, hooks, kubernetes, listen, service, service-info, services, tls, ui"
 
 const serviceFields = "after, backoff, before, command, dir, env, notification-fd, override, requires, restart, restart-rules, stop-signal, stop-timeout"
 
@@ -235,6 +235,22 @@ func TestBadConfigsSayWhatAndWhere(t *testing.T) {
 			"checks: web",
 		), []string{
 			`vitals.yaml:1:9: checks: want a mapping of check names to checks, got "web"`,
+		}},
+		{"history without its file", y(
+			"history: {}",
+			"checks:",
+			"  web:",
+			"    heartbeat: {ttl: 1s}",
+		), []string{
+			`vitals.yaml:1:10: history: give file, where the checks' kept results are saved`,
+		}},
+		{"history in a directory that is not there", y(
+			"history: {file: /nonexistent-dir-of-the-test/history.json}",
+			"checks:",
+			"  web:",
+			"    heartbeat: {ttl: 1s}",
+		), []string{
+			`vitals.yaml:1:17: history.file: its directory: stat /nonexistent-dir-of-the-test: no such file or directory`,
 		}},
 		{"check name in upper case", y(
 			"checks:",

@@ -34,6 +34,7 @@ func Sections() []Section {
 		{Path: "service-info", Doc: "What the IETF health+json answers (`?format=json`, `Accept: application/health+json` or `application/json`) say of the service at their top, whether or not vitals supervises it (service:).",
 			Fields: serviceInfoFields(&health.ServiceInfo{})},
 		{Path: "tls", Doc: "HTTPS on listen, and the client certificates that prove who a client is.", Fields: tlsFields(&TLS{})},
+		{Path: "history", Doc: "Where the checks' kept results are saved, so that a restart of vitals keeps them.", Fields: historyFields(&History{})},
 		{Path: "auth", Doc: "How a client off loopback proves it may see what one on loopback sees.", Fields: authFields(&Auth{})},
 		{Path: "checks.NAME", Doc: "A check: its level, its timing and exactly one kind (below). A heartbeat or a watchdog takes none of the timing fields but stable-for: its ttl or limit decides.",
 			Fields: checkFields(&c, new(string))},
