@@ -34,11 +34,10 @@ type savedHistory struct {
 	Results    []health.Result `json:"results"`
 }
 
-// definition is a digest of what sameCheck compares of a check: two
-// checks alike have the same one.
-func definition(c config.Check) string {
-	sum := sha256.Sum256(fmt.Appendf(nil, "%#v", []any{c.Name, c.Level, c.Kind, c.Source, c.Fed, c.Period, c.Timeout, c.InitialDelay,
-		c.SuccessThreshold, c.FailureThreshold, c.StableFor, c.OnFailure, c.Service, c.StopTimeout, c.Disabled, c.ComponentType}))
+// digest is a digest of c's definition: two checks alike (sameCheck)
+// have the same one.
+func digest(c config.Check) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%#v", definitionOf(c)))
 	return hex.EncodeToString(sum[:12])
 }
 
@@ -94,7 +93,7 @@ func (r *run) readHistory(file string) (int, error) {
 	}
 	defs := map[string]string{}
 	for _, c := range r.cfg.Checks {
-		defs[c.Name] = definition(c)
+		defs[c.Name] = digest(c)
 	}
 	n := 0
 	for _, h := range saved.Checks {
@@ -124,7 +123,7 @@ func (r *run) saveHistory(file string, saved uint64) uint64 {
 	}
 	defs := map[string]string{}
 	for _, c := range r.now.Load().Checks {
-		defs[c.Name] = definition(c)
+		defs[c.Name] = digest(c)
 	}
 	out := savedHistories{Checks: []savedHistory{}}
 	for _, c := range snap.Checks {

@@ -249,12 +249,23 @@ func serviceKey(c *config.Config, name string) string {
 // file gives, the kind's block as the file writes it (${VAR} unexpanded:
 // vitals's environment does not change while it runs) included, and not
 // where the file gives them.
-func sameCheck(a, b config.Check) bool {
-	return a.Name == b.Name && a.Level == b.Level && a.Kind == b.Kind && a.Source == b.Source && a.Fed == b.Fed &&
-		a.Period == b.Period && a.Timeout == b.Timeout && a.InitialDelay == b.InitialDelay &&
-		a.SuccessThreshold == b.SuccessThreshold && a.FailureThreshold == b.FailureThreshold && a.StableFor == b.StableFor &&
-		a.OnFailure == b.OnFailure && a.Service == b.Service && a.StopTimeout == b.StopTimeout &&
-		a.Disabled == b.Disabled && a.ComponentType == b.ComponentType
+func sameCheck(a, b config.Check) bool { return definitionOf(a) == definitionOf(b) }
+
+// definition is what defines a check, as sameCheck compares it and
+// history.file keeps it: every field the file gives, not where.
+type definition struct {
+	Name, Kind, Source, OnFailure, Service, ComponentType string
+	Level                                                 health.Level
+	Fed                                                   config.Fed
+	Period, Timeout, InitialDelay, StableFor, StopTimeout time.Duration
+	SuccessThreshold, FailureThreshold                    int
+	Disabled                                              bool
+}
+
+func definitionOf(c config.Check) definition {
+	return definition{Name: c.Name, Kind: c.Kind, Source: c.Source, OnFailure: c.OnFailure, Service: c.Service, ComponentType: c.ComponentType,
+		Level: c.Level, Fed: c.Fed, Period: c.Period, Timeout: c.Timeout, InitialDelay: c.InitialDelay, StableFor: c.StableFor,
+		StopTimeout: c.StopTimeout, SuccessThreshold: c.SuccessThreshold, FailureThreshold: c.FailureThreshold, Disabled: c.Disabled}
 }
 
 // untimed is c without its timing and thresholds: two checks alike but
