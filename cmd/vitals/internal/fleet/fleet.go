@@ -29,8 +29,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube"
@@ -98,10 +99,8 @@ func New(c Config) (*Fleet, error) {
 	}
 	f := &Fleet{c: c, kick: make(chan struct{}, 1), changed: make(chan struct{})}
 	for _, ns := range c.Namespaces {
-		pods := dynamicinformer.NewFilteredDynamicInformer(c.Client, kube.Pods, ns, 0, cache.Indexers{},
-			func(o *metav1.ListOptions) { o.LabelSelector = c.Selector }).Informer()
-		events := dynamicinformer.NewFilteredDynamicInformer(c.Client, kube.Events, ns, 0, cache.Indexers{byUID: eventUID},
-			func(o *metav1.ListOptions) { o.FieldSelector = eventSelector }).Informer()
+		pods := informer(c.Client, kube.Pods, ns, cache.Indexers{}, func(o *metav1.ListOptions) { o.LabelSelector = c.Selector })
+		events := informer(c.Client, kube.Events, ns, cache.Indexers{byUID: eventUID}, func(o *metav1.ListOptions) { o.FieldSelector = eventSelector })
 		for _, x := range []struct {
 			inf       cache.SharedIndexInformer
 			what      string
@@ -128,6 +127,26 @@ func New(c Config) (*Fleet, error) {
 		f.pods, f.events = append(f.pods, pods), append(f.events, events)
 	}
 	return f, nil
+}
+
+// informer is an informer of a resource in namespace, as client-go's
+// dynamicinformer makes one; not through that package, which imports
+// client-go's informers and so the typed clientset that vitals never links.
+func informer(client dynamic.Interface, gvr schema.GroupVersionResource, namespace string, indexers cache.Indexers,
+	narrow func(*metav1.ListOptions)) cache.SharedIndexInformer {
+	r := client.Resource(gvr).Namespace(namespace)
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			narrow(&o)
+			return r.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			narrow(&o)
+			return r.Watch(ctx, o)
+		},
+	}
+	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client), &unstructured.Unstructured{},
+		cache.SharedIndexInformerOptions{Indexers: indexers, ObjectDescription: gvr.String()})
 }
 
 // Start runs the informers, and tells the followers of changes, until ctx
