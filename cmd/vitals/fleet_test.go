@@ -88,7 +88,7 @@ func (f *kubeFleet) event(t *testing.T, name, component, eventType, reason, mess
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: f.ns, Name: name, UID: p.UID},
 		Type:           eventType, Reason: reason, Message: message, Count: count,
 		FirstTimestamp: metav1.NewTime(now.Add(-time.Minute)), LastTimestamp: now,
-		Source:         corev1.EventSource{Component: component},
+		Source: corev1.EventSource{Component: component},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
