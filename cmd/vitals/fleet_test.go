@@ -153,11 +153,11 @@ func TestFleetOncePrintsThePodsTheirConditionAndTheirVitalsEvents(t *testing.T) 
 		t.Errorf("-l app=web: rows %s, want %s", got, want)
 	}
 
-	r := vitalsRun(t, "fleet", "--once", "--kubeconfig", f.kubeconfig, "-n", f.ns, "-o", "table")
+	r := vitalsRun(t, "fleet", "--once", "--kubeconfig", f.kubeconfig, "-n", f.ns, "-o", "text")
 	lines := strings.Split(r.stdout, "\n")
 	if r.code != 0 || lines[0] != v.Summary.Text || !strings.HasPrefix(lines[1], "NAMESPACE") ||
 		!strings.Contains(r.stdout, "CheckFailed: Readiness check \"db\" failed") {
-		t.Errorf("-o table: exit %d, stdout:\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
+		t.Errorf("-o text: exit %d, stdout:\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 
 	// --details none: the Events' reasons and checks, not their messages.

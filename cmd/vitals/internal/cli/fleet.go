@@ -40,7 +40,7 @@ func newFleet(stdout, stderr io.Writer) *cobra.Command {
 		output                     *outputFlag
 	)
 	cmd := &cobra.Command{
-		Use:   "fleet [-n NAMESPACE]... [-A] [-l SELECTOR] [--once -o table|json|yaml]",
+		Use:   "fleet [-n NAMESPACE]... [-A] [-l SELECTOR] [--once [-o text|json|yaml]]",
 		Short: "Show the pods vitals runs in, with their vitals condition and Events, live",
 		Long: `Watch the pods of one or more namespaces (-n, again or comma-separated; -A for
 every namespace; the kubeconfig context's namespace without either), narrowed
@@ -56,7 +56,7 @@ It reads through the API server's watches and keeps nothing of its own. Its
 RBAC: get, list and watch on pods and events, in a Role per namespace or a
 ClusterRole for -A.
 
---once prints the same, once, for scripts: a table, or -o json, -o yaml.`,
+--once prints the same, once, for scripts: a table (-o text, the default), or -o json, -o yaml.`,
 		Example: `  vitals fleet -n shop                      # http://127.0.0.1:8559/
   vitals fleet -A -l app.kubernetes.io/part-of=shop --context prod
   vitals fleet -n shop --once -o json | jq '.summary'`,
@@ -150,7 +150,7 @@ ClusterRole for -A.
 	fl.StringVar(&clientCA, "client-ca", "", "PEM authorities whose client certificates let a client read the page")
 	fl.BoolVar(&once, "once", false, "print the fleet once and exit, instead of serving the page")
 	fl.DurationVar(&timeout, "timeout", 30*time.Second, "how long the first list of the pods and Events may take")
-	output = addOutput(cmd, true)
+	output = addOutput(cmd, false) // text is the table: it has no wide
 	complete(cmd, "details", "local", "all", "none")
 	cmd.MarkFlagFilename("kubeconfig")
 	return cmd

@@ -59,9 +59,6 @@ func (o *outputFlag) Type() string { return "format" }
 
 // Set takes a value of the set.
 func (o *outputFlag) Set(s string) error {
-	if s == "table" && o.table {
-		s = string(formatText) // what the table is called where kubectl's words are used (vitals fleet)
-	}
 	allowed := o.allowed()
 	for _, a := range allowed {
 		if s == a {
