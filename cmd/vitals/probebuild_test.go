@@ -78,7 +78,7 @@ func TestTheProbeBuildLinksNoneOfTheAgentsPackages(t *testing.T) {
 	// the dependency kinds' clients (deps), nor the k8s:// targets'
 	// (kubewait, public for operators).
 	for _, p := range []string{"internal/agent", "internal/hooks", "internal/supervise", "internal/metrics", "internal/deps",
-		"internal/importer", "internal/kube", "kubewait"} {
+		"internal/importer", "internal/kube", "internal/fleet", "kubewait"} {
 		if !full[module+p] {
 			t.Errorf("the full build does not link %s: the list of agent packages is out of date", p)
 		}
@@ -95,6 +95,7 @@ func TestTheProbeBuildSaysWhereTheAgentsCommandsAre(t *testing.T) {
 		{"run", "-c", "vitals.yaml"},
 		{"validate"},
 		{"import", "pebble", "layer.yaml"},
+		{"fleet", "-n", "shop", "--once"},
 	} {
 		r := binaryRun(t, vitalsProbe, args...)
 		r.expect(t, 2, "", "vitals "+args[0]+": this is the probe build of vitals")

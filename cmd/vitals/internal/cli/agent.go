@@ -20,7 +20,7 @@ const build = ""
 const buildHelp = ""
 
 func agentCommands(stdout, stderr io.Writer) []*cobra.Command {
-	return []*cobra.Command{newRun(stderr), newValidate(stdout), newImport(stdout, stderr)}
+	return []*cobra.Command{newRun(stderr), newValidate(stdout), newImport(stdout, stderr), newFleet(stdout, stderr)}
 }
 
 // execWorkload executes the workload in vitals's place when vitals run

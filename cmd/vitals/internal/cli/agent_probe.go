@@ -28,7 +28,7 @@ build (built without -tags vitals_probe).`
 
 func agentCommands(io.Writer, io.Writer) []*cobra.Command {
 	var out []*cobra.Command
-	for _, use := range []string{"run", "validate", "import"} {
+	for _, use := range []string{"run", "validate", "import", "fleet"} {
 		why := fmt.Sprintf("vitals %s: this is the probe build of vitals (probe, wait, version and the agent's client commands); %s is in the full build (built without -tags vitals_probe)", use, use)
 		out = append(out, &cobra.Command{
 			Use:   use,

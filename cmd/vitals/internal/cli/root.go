@@ -110,6 +110,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
   vitals hooks           list the agent's hooks and how their deliveries go
   vitals work run NAME -- COMMAND   run COMMAND as a unit of work of a watchdog check
   vitals restart [NAME]  restart a service
+  vitals fleet [-n NS]   the pods that vitals runs in, their condition and Events: a live page, or --once
 
 Exit codes: 0 pass, 1 fail or not ready, 2 bad usage or configuration.` + buildHelp,
 		SilenceErrors: true,

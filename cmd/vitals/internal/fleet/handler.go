@@ -1,0 +1,199 @@
+package fleet
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"path"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/wire"
+)
+
+// Handler serves the fleet's page, read-only:
+//
+//	GET /                            the page
+//	GET /fleet/app.js, /fleet/style.css
+//	                                 its script and style
+//	GET /api/fleet[?namespace=NS&selector=SEL&status=S]
+//	                                 the view (View) of the pods that the filters select: a namespace,
+//	                                 a label selector as kubectl -l spells it, and a status (passing,
+//	                                 failing, unknown, not-ready)
+//	GET /api/stream                  server-sent events: a "change" with the version of the caches
+//	                                 at once, then at each change (coalesced), for the page to read
+//	                                 /api/fleet again
+//
+// GET and HEAD only (405 otherwise). The caller guards it (access.Guard),
+// and ends its streams through the server's BaseContext.
+func (f *Fleet) Handler() http.Handler {
+	return &handler{f: f, streams: make(chan struct{}, MaxStreams)}
+}
+
+// MaxStreams is how many pages may follow the fleet at once (503 beyond):
+// each holds a connection, and each change makes each read the view.
+const MaxStreams = 64
+
+type handler struct {
+	f       *Fleet
+	streams chan struct{} // a token per stream open
+}
+
+// securityHeaders are the agent's status page's: nothing but this origin's
+// script, style and requests; no inline script or style, no frame, no form.
+var securityHeaders = http.Header{
+	"Content-Security-Policy": {"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+		"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
+	"X-Content-Type-Options": {"nosniff"},
+	"Referrer-Policy":        {"no-referrer"},
+	"X-Frame-Options":        {"DENY"},
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	for k, v := range securityHeaders {
+		w.Header()[k] = v
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		wire.WriteError(w, http.StatusMethodNotAllowed, "method %s not allowed: the fleet's page only reads (use GET or HEAD)", r.Method)
+		return
+	}
+	switch r.URL.Path {
+	case "/api/fleet":
+		h.serveView(w, r)
+	case "/api/stream":
+		h.serveStream(w, r)
+	case "/":
+		serveAsset(w, r, "index.html")
+	case "/fleet/app.js", "/fleet/style.css":
+		serveAsset(w, r, path.Base(r.URL.Path))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// ParseFilter reads a Filter from the query's namespace, selector and
+// status: an error naming the parameter.
+func ParseFilter(namespace, selector, status string) (Filter, error) {
+	f := Filter{Namespace: namespace, Status: status}
+	if selector != "" {
+		sel, err := labels.Parse(selector)
+		if err != nil {
+			return Filter{}, fmt.Errorf("selector %q: %w", selector, err)
+		}
+		f.Labels = sel
+	}
+	if status != "" && !slices.Contains([]string{StatusPassing, StatusFailing, StatusUnknown, NotReady}, status) {
+		return Filter{}, fmt.Errorf("status %q: use %s, %s, %s or %s", status, StatusPassing, StatusFailing, StatusUnknown, NotReady)
+	}
+	return f, nil
+}
+
+func (h *handler) serveView(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	filter, err := ParseFilter(q.Get("namespace"), q.Get("selector"), q.Get("status"))
+	if err != nil {
+		wire.WriteError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	wire.WriteJSON(w, http.StatusOK, Select(h.f.Rows(), filter))
+}
+
+func (h *handler) serveStream(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		wire.WriteError(w, http.StatusInternalServerError, "this connection cannot stream")
+		return
+	}
+	select {
+	case h.streams <- struct{}{}:
+		defer func() { <-h.streams }()
+	default:
+		w.Header().Set("Retry-After", "5")
+		wire.WriteError(w, http.StatusServiceUnavailable, "too many pages follow the fleet (%d): try again later", MaxStreams)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	keepalive := time.NewTicker(wire.Keepalive)
+	defer keepalive.Stop()
+	for {
+		changed, v := h.f.Changed()
+		if _, err := fmt.Fprintf(w, "event: change\ndata: {\"version\":%d}\n\n", v); err != nil {
+			return
+		}
+		flusher.Flush()
+		if !waitChange(w, flusher, r, changed, keepalive.C) {
+			return
+		}
+	}
+}
+
+// waitChange waits for changed, writing a comment line at each keepalive
+// tick; false when the page has gone.
+func waitChange(w http.ResponseWriter, flusher http.Flusher, r *http.Request, changed <-chan struct{}, keepalive <-chan time.Time) bool {
+	for {
+		select {
+		case <-changed:
+			return true
+		case <-keepalive:
+			if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil {
+				return false
+			}
+			flusher.Flush()
+		case <-r.Context().Done():
+			return false
+		}
+	}
+}
+
+// The page's files, embedded: plain HTML, CSS and JavaScript, with no build
+// step and nothing loaded from elsewhere.
+//
+//go:embed assets
+var assetFS embed.FS
+
+type asset struct {
+	body        []byte
+	contentType string
+	etag        string
+}
+
+var assetTypes = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".css":  "text/css; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+}
+
+// pageAssets are read at the first request for one, not at every start of
+// vitals.
+var pageAssets = sync.OnceValue(func() map[string]asset {
+	out := map[string]asset{}
+	for _, name := range []string{"index.html", "app.js", "style.css"} {
+		body, err := assetFS.ReadFile("assets/" + name)
+		if err != nil {
+			panic(fmt.Sprintf("fleet: read the embedded %s: %v", name, err)) // embedded at build time: cannot fail
+		}
+		sum := sha256.Sum256(body)
+		out[name] = asset{body: body, contentType: assetTypes[path.Ext(name)],
+			etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
+	}
+	return out
+})
+
+func serveAsset(w http.ResponseWriter, r *http.Request, name string) {
+	a := pageAssets()[name]
+	h := w.Header()
+	h.Set("Content-Type", a.contentType)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("ETag", a.etag)
+	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.body))
+}
