@@ -10,28 +10,36 @@
 #                                has ended, even if it never calls down.
 #   hack/kube-env.sh down DIR    stop what `up DIR` started (only those pids), and remove DIR (only
 #                                a directory up made)
+#   hack/kube-env.sh tools       build helm and kustomize into the cache (once), print their paths
+#   hack/kube-env.sh tool NAME   print the path of helm or kustomize in the cache, built or not
 #
 # Both binaries are built from the Go module proxy in throw-away modules under the cache, never
 # in this repository's modules: etcd from go.etcd.io/etcd/server/v3 (etcdmain.Main), and
 # kube-apiserver from k8s.io/kubernetes, whose go.mod requires its staging modules as v0.0.0, so
 # the throw-away module replaces each with the matching published v0.X.Y. A cold build takes
 # minutes and a few GB of Go build cache; later runs find the binaries and start in seconds.
+# helm (helm.sh/helm/v4, cmd/helm) and kustomize (sigs.k8s.io/kustomize/kustomize/v5), which the
+# tests of deploy/helm and deploy/kustomize run, are built the same way, each in its own module.
 #
-# Environment: KUBE_VERSION (v1.37.2), ETCD_VERSION (v3.6.16), VITALS_TOOLS (the cache,
-# default ${XDG_CACHE_HOME:-$HOME/.cache}/vitals-tools).
+# Environment: KUBE_VERSION (v1.37.2), ETCD_VERSION (v3.6.16), HELM_VERSION (v4.3.2),
+# KUSTOMIZE_VERSION (v5.8.2: v5.8.3 and its kustomize/api v0.21.3 need Go 1.27), VITALS_TOOLS
+# (the cache, default ${XDG_CACHE_HOME:-$HOME/.cache}/vitals-tools).
 set -euo pipefail
 
 KUBE_VERSION=${KUBE_VERSION:-v1.37.2}
 ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
+HELM_VERSION=${HELM_VERSION:-v4.3.2}
+KUSTOMIZE_VERSION=${KUSTOMIZE_VERSION:-v5.8.2}
 TOOLS=${VITALS_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/vitals-tools}
 BIN=$TOOLS/kube-$KUBE_VERSION-etcd-$ETCD_VERSION
+LOG=$BIN/build.log
 
 die() { echo "kube-env: $*" >&2; exit 1; }
 
 # throwaway runs go in a throw-away module directory: no go.work, modules from the proxy. Its
-# output goes to $BIN/build.log, and its end to stderr when it fails.
+# output goes to $LOG, and its end to stderr when it fails.
 throwaway() {
-  local dir=$1 log=$BIN/build.log
+  local dir=$1 log=$LOG
   shift
   if ! (cd "$dir" && GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0 "$@") >>"$log" 2>&1; then
     echo "kube-env: in $dir: $* failed; the end of $log:" >&2
@@ -114,6 +122,62 @@ build() {
   rm -rf "$BIN/src"
   flock -u 9
   echo "$BIN"
+}
+
+# tool NAME: the path of the cached helm or kustomize, NAME-VERSION in the cache (as
+# internal/testenv's Tool names the tools it builds).
+tool() {
+  case $1 in
+  helm) echo "$TOOLS/helm-$HELM_VERSION" ;;
+  kustomize) echo "$TOOLS/kustomize-$KUSTOMIZE_VERSION" ;;
+  *) die "no tool $1: helm or kustomize" ;;
+  esac
+}
+
+# build_tool NAME MODULE VERSION PACKAGE [GO BUILD FLAGS...]: build PACKAGE of MODULE@VERSION
+# into tool NAME's path, in a throw-away module that requires that version and no other.
+build_tool() {
+  local name=$1 module=$2 version=$3 pkg=$4 dir dest
+  shift 4
+  dir=$TOOLS/src/$name dest=$(tool "$name")
+  rm -rf "$dir" && mkdir -p "$dir"
+  cat >"$dir/go.mod" <<MOD
+module throwaway/$name
+
+go 1.26
+MOD
+  cat >"$dir/tools.go" <<GO
+//go:build tools
+
+package tools
+
+import _ "$pkg"
+GO
+  throwaway "$dir" go mod edit -require="$module@$version" || return 1
+  throwaway "$dir" go mod tidy || return 1
+  throwaway "$dir" go build -trimpath "$@" -o "$dest.partial" "$pkg" && mv "$dest.partial" "$dest"
+}
+
+tools() {
+  mkdir -p "$TOOLS"
+  LOG=$TOOLS/tools-build.log
+  exec 9>"$TOOLS/.tools.lock"
+  flock 9
+  if [ ! -x "$(tool helm)" ]; then
+    echo "kube-env: building helm $HELM_VERSION into $TOOLS (once)" >&2
+    build_tool helm helm.sh/helm/v4 "$HELM_VERSION" helm.sh/helm/v4/cmd/helm \
+      -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" ||
+      die "building helm $HELM_VERSION failed"
+  fi
+  if [ ! -x "$(tool kustomize)" ]; then
+    echo "kube-env: building kustomize $KUSTOMIZE_VERSION into $TOOLS (once)" >&2
+    build_tool kustomize sigs.k8s.io/kustomize/kustomize/v5 "$KUSTOMIZE_VERSION" sigs.k8s.io/kustomize/kustomize/v5 \
+      -ldflags "-s -w" || die "building kustomize $KUSTOMIZE_VERSION failed"
+  fi
+  rm -rf "$TOOLS/src"
+  flock -u 9
+  tool helm
+  tool kustomize
 }
 
 # free_port prints a loopback TCP port that nothing listens on now.
@@ -316,11 +380,13 @@ down() {
 
 case "${1:-}" in
 build) build ;;
+tools) tools ;;
+tool) tool "${2:?usage: $0 tool helm|kustomize}" ;;
 up) up "${2:-}" "${3:-}" ;;
 watch) watch "${2:?}" "${3:?}" ;;
 down) down "${2:-}" ;;
 # For tests of an API server that goes away and comes back, on the same port with the same data.
 stop-apiserver) stop "${2:?usage: $0 stop-apiserver DIR}" apiserver ;;
 start-apiserver) start_apiserver "${2:?usage: $0 start-apiserver DIR}" ;;
-*) die "usage: $0 build | up DIR [OWNER_PID] | down DIR | stop-apiserver DIR | start-apiserver DIR" ;;
+*) die "usage: $0 build | tools | tool NAME | up DIR [OWNER_PID] | down DIR | stop-apiserver DIR | start-apiserver DIR" ;;
 esac

@@ -4,7 +4,8 @@
 #   bash hack/test.sh [go test flags...]     e.g. -tags soak -timeout 60m, or -run TestX
 #
 # It installs the system packages the tests need when it can (as root, with apt-get), builds the
-# real etcd and kube-apiserver once (hack/kube-env.sh, cached under ~/.cache/vitals-tools), and
+# real etcd and kube-apiserver, helm and kustomize once (hack/kube-env.sh, cached under
+# ~/.cache/vitals-tools), and
 # runs `go test -race -timeout 20m` over every module. Where it cannot install what is missing, it
 # says exactly what and fails: a test that would skip for want of a server is a test not run.
 set -euo pipefail
@@ -50,6 +51,7 @@ fi
 # The tests fail, rather than skip, when what they need is not there (internal/testenv).
 export CI="${CI:-true}"
 bash hack/kube-env.sh build >/dev/null
+bash hack/kube-env.sh tools >/dev/null
 timeout=(-timeout 20m)
 for a in "$@"; do
   case $a in -timeout|-timeout=*) timeout=() ;; esac

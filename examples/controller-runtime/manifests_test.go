@@ -295,6 +295,26 @@ func TestManifestPodsRunAsNonRootOnAReadOnlyRoot(t *testing.T) {
 	}
 }
 
+// Every container of the manifests' pods asks for cpu and memory and has a
+// limit of each, and a pod whose containers never talk to the API server
+// (it names no ServiceAccount of its own) has no token mounted.
+func TestManifestPodsHaveResourcesAndATokenOnlyWhereNeeded(t *testing.T) {
+	for _, m := range readManifests(t) {
+		spec := podSpec(t, m)
+		if spec == nil {
+			continue
+		}
+		haveResources(t, m, spec)
+		mounted := spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken
+		if spec.ServiceAccountName == "" && mounted {
+			t.Errorf("%v: no ServiceAccount of its own, and its token mounted: automountServiceAccountToken: false", m)
+		}
+		if spec.ServiceAccountName != "" && !mounted {
+			t.Errorf("%v: ServiceAccount %s, and no token to act as it", m, spec.ServiceAccountName)
+		}
+	}
+}
+
 // socketDir is the directory where vitals run, as a user other than root
 // with the environment env, makes the socket of config's management API, or
 // "" when it makes none there (a TCP API).
