@@ -229,6 +229,17 @@ func TestFleetServesTheViewAndStreamsEachChange(t *testing.T) {
 	f.shop(t)
 	url := f.startFleet(t)
 
+	// The kubelet's probes of the fleet's own pod (the chart's).
+	for _, path := range []string{"/livez", "/readyz"} {
+		res, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Errorf("%s: %s, want 200 once the pods are listed", path, res.Status)
+		}
+	}
 	if v := getView(t, url+"/api/fleet?status=failing"); names(v) != "web-b:failing" || v.Summary.Failing != 1 {
 		t.Errorf("?status=failing: %s, %+v", names(v), v.Summary)
 	}

@@ -158,6 +158,16 @@ func (f *Fleet) Start(ctx context.Context) {
 	go f.tell(ctx)
 }
 
+// Synced says whether every informer has listed what it watches once.
+func (f *Fleet) Synced() bool {
+	for _, inf := range slices.Concat(f.pods, f.events) {
+		if !inf.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
 // WaitForSync waits until every informer has listed what it watches: an
 // error when ctx ends first, with what the API server said.
 func (f *Fleet) WaitForSync(ctx context.Context) error {

@@ -38,6 +38,28 @@ type ServeOptions struct {
 	Logger *slog.Logger
 }
 
+// probed is page with /livez and /readyz beside it, for the kubelet's
+// probes, answered to every client as the agent's probe endpoints are:
+// they say nothing of the pods. /livez passes while the server answers;
+// /readyz once the pods and their Events are listed.
+func (f *Fleet) probed(page http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/livez":
+		case "/readyz":
+			if !f.Synced() {
+				http.Error(w, "the pods and their Events are not listed yet", http.StatusServiceUnavailable)
+				return
+			}
+		default:
+			page.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		fmt.Fprintln(w, "ok")
+	})
+}
+
 // shutdownGrace is how long the requests in flight get when the fleet's
 // server stops: its streams are ended at once, and a view takes a moment.
 const shutdownGrace = 2 * time.Second
@@ -71,7 +93,7 @@ func (f *Fleet) Serve(ctx context.Context, o ServeOptions) error {
 	// not end by itself.
 	base, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
-	srv := &http.Server{Handler: guard.Page(f.Handler()), ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: f.probed(guard.Page(f.Handler())), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return base }}
 	if o.Serving != nil {
 		o.Serving(addr)
