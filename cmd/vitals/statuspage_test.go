@@ -477,7 +477,7 @@ func TestTheStatusPageKeepsTheHistoryAcrossARestartWithHistoryFile(t *testing.T)
 	pidIn(t, a.ready)
 	p := openStatusPage(t, "http://"+a.addr+"/")
 	p.waitFor("four results of up", row("up")+`.querySelectorAll(".mark").length >= 4`)
-	firstKeys := `Array.from(`+row("up")+`.querySelectorAll(".mark")).slice(0, 4).map(m => m.dataset.key).join()`
+	firstKeys := `Array.from(` + row("up") + `.querySelectorAll(".mark")).slice(0, 4).map(m => m.dataset.key).join()`
 	before := eval[string](p, firstKeys)
 
 	a.cmd.Process.Signal(syscall.SIGTERM)
