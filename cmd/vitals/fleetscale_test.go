@@ -102,6 +102,15 @@ func TestFleetAtScaleServesTheFirstPageFollowsAChangeAndStaysSmall(t *testing.T)
 		}
 	}()
 	<-changes // the version of now, at once
+	// The first list's changes are told within fleet.Coalesce: a flip
+	// before then would be told early, with them.
+	for quiet := false; !quiet; {
+		select {
+		case <-changes:
+		case <-time.After(300 * time.Millisecond):
+			quiet = true
+		}
+	}
 	flipped := kubefleet.Name(1)
 	if err := client.SetCondition(ctx, ns, flipped, false); err != nil {
 		t.Fatal(err)
