@@ -49,7 +49,8 @@ func TestEveryExperimentRunsQuickAndAddsItsRowsToTheTable(t *testing.T) {
 	// this run: the agent against bare net/http, against the cheapest
 	// program making the same GETs and Pebble's memory, the scheduler
 	// against a goroutine and a timer per check, the start against
-	// Pebble's, and vitals probe against grpc-health-probe.
+	// Pebble's, vitals probe against grpc-health-probe, and vitals fleet
+	// against a program that only lists what it lists.
 	for _, what := range []string{
 		"the agent (`vitals run`) ÷ bare net/http",
 		"÷ bare Go GETs, batched (bench/limit -batch)",
@@ -58,6 +59,8 @@ func TestEveryExperimentRunsQuickAndAddsItsRowsToTheTable(t *testing.T) {
 		"start → first 200: vitals /livez ÷ Pebble",
 		"`vitals probe grpc://` whole process, wall time",
 		"`vitals probe grpc://` (the probe build) whole process, wall time",
+		"`vitals fleet` start → first full /api/fleet",
+		"`vitals fleet` peak RSS (VmHWM) ÷ bench/kubelist",
 	} {
 		found := false
 		for line := range strings.Lines(table) {
@@ -74,7 +77,7 @@ func TestEveryExperimentRunsQuickAndAddsItsRowsToTheTable(t *testing.T) {
 			t.Errorf("no row %q in the table:\n%s", what, table)
 		}
 	}
-	if len(experiments) < 7 {
-		t.Errorf("%d experiments registered, want P1 to P7", len(experiments))
+	if len(experiments) < 8 {
+		t.Errorf("%d experiments registered, want P1 to P8", len(experiments))
 	}
 }

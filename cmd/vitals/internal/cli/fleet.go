@@ -90,10 +90,6 @@ ClusterRole for -A.
 			if err != nil {
 				return failed{err.Error()}
 			}
-			client, err := kube.Dynamic(config)
-			if err != nil {
-				return failed{err.Error()}
-			}
 			switch {
 			case all:
 				namespaces = []string{metav1.NamespaceAll}
@@ -101,7 +97,7 @@ ClusterRole for -A.
 				namespaces = []string{namespace}
 			}
 			logger, _ := newLogger(stderr, "text", "info") // valid: no error
-			f, err := fleet.New(fleet.Config{Client: client, Namespaces: namespaces, Selector: selector, Logger: logger,
+			f, err := fleet.New(fleet.Config{Kube: config, Namespaces: namespaces, Selector: selector, Logger: logger,
 				Rows: fleet.Options{Condition: condition, PodPort: podPort, Withhold: reach == access.NoOne}})
 			if err != nil {
 				return err

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/fleet"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
+	"github.com/vitals-dev/vitals/internal/kubeenv"
+	"github.com/vitals-dev/vitals/internal/kubeenv/kubefleet"
+)
+
+// The fleet at scale, CI-sized: 1,000 pods and 10,000 Events (ten each, a
+// pod that has flapped for a while), a fifth of the 5,000 and
+// 50,000, which bench's P8 runs in full. Filling the API server is most of
+// this test's time (11,000 creates and 1,000 status patches, about 15s on
+// two cores); the full size would take a minute more of CI for each run.
+//
+// The bounds are the issue's, at the full size, asserted here at a fifth of
+// it: the first page and the process's memory grow with the fleet, so a
+// fifth that misses them would miss them in full too, and the margin left at
+// this size is what a loaded CI runner may take. They are measurements of a
+// whole process, as bench's, not of a unit.
+const (
+	scalePods   = 1000
+	scaleEvents = 10000
+	// The bounds: the first full page within 2s of the start, a
+	// change on the page within 1s, and under 150 MB of memory.
+	scaleFirstPage = 2 * time.Second
+	scaleUpdate    = time.Second
+	scaleRSS       = 150e6
+)
+
+func TestFleetAtScaleServesTheFirstPageFollowsAChangeAndStaysSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills the API server with 1,000 pods and 10,000 Events")
+	}
+	env := kubeenv.SharedFor(t)
+	client, err := kubefleet.New(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := "fleet-scale-" + strings.ToLower(rand.Text()[:8])
+	ctx := context.Background()
+	filled := time.Now()
+	if err := client.Fill(ctx, kubefleet.Fleet{Namespace: ns, Pods: scalePods, Events: scaleEvents, FailingEvery: 10}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d pods and %d Events written in %v", scalePods, scaleEvents, time.Since(filled).Round(time.Millisecond))
+
+	addr := freeAddr(t)
+	url := "http://" + addr
+	cmd := exec.Command(vitals, "fleet", "--kubeconfig", env.Kubeconfig, "-n", ns, "--listen", addr)
+	logs := &vitalstest.Buffer{}
+	cmd.Stderr, cmd.Stdout = logs, logs
+	cmd.WaitDelay = 2 * time.Second
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+
+	// The first full page: every pod's row, each with its ten Events.
+	var firstPage time.Duration
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) { // a guard only
+		if v, read, ok := scaleView(url); ok && len(v.Rows) == scalePods {
+			firstPage = read.Sub(started)
+			if r := v.Rows[0]; r.EventCount != scaleEvents/scalePods || v.Summary.Failing != scalePods/10 {
+				t.Errorf("the first page: %+v, the first row %+v", v.Summary, r)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no full page within 30s of the start:\n%s", logs)
+		}
+	}
+
+	// A flip of one pod's condition: on the stream, then on the page.
+	stream, err := http.Get(url + "/api/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	changes := make(chan struct{}, 100)
+	go func() {
+		sc := bufio.NewScanner(stream.Body)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "data: ") {
+				changes <- struct{}{}
+			}
+		}
+	}()
+	<-changes // the version of now, at once
+	// The first list's changes are told within fleet.Coalesce: a flip
+	// before then would be told early, with them.
+	for quiet := false; !quiet; {
+		select {
+		case <-changes:
+		case <-time.After(300 * time.Millisecond):
+			quiet = true
+		}
+	}
+	flipped := kubefleet.Name(1)
+	if err := client.SetCondition(ctx, ns, flipped, false); err != nil {
+		t.Fatal(err)
+	}
+	written := time.Now()
+	var update time.Duration
+	for update == 0 {
+		select {
+		case <-changes:
+		case <-time.After(30 * time.Second): // a guard only
+			t.Fatalf("no change on the stream within 30s of the flip:\n%s", logs)
+		}
+		if v, read, ok := scaleView(url); ok && len(v.Rows) == scalePods && v.Rows[1].Name == flipped && v.Rows[1].Status == fleet.StatusFailing {
+			update = read.Sub(written)
+		}
+	}
+
+	rss, err := peakRSS(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d pods, %d Events: the first full page %v after the start, a flip shown %v after it was written, peak RSS %.1f MB",
+		scalePods, scaleEvents, firstPage.Round(time.Millisecond), update.Round(time.Millisecond), float64(rss)/1e6)
+	if firstPage > scaleFirstPage {
+		t.Errorf("the first full page %v after the start, want within %v", firstPage, scaleFirstPage)
+	}
+	if update > scaleUpdate {
+		t.Errorf("the flip shows %v after it was written, want within %v", update, scaleUpdate)
+	}
+	if rss > scaleRSS {
+		t.Errorf("peak RSS %.1f MB, want under %.0f MB", float64(rss)/1e6, scaleRSS/1e6)
+	}
+}
+
+// scaleView reads the whole view, false until vitals fleet answers, and
+// when it had read it: decoding it in the test (slow under -race) is no
+// part of what the page waits for.
+func scaleView(url string) (fleet.View, time.Time, bool) {
+	var v fleet.View
+	res, err := http.Get(url + "/api/fleet")
+	if err != nil {
+		return v, time.Time{}, false
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	read := time.Now()
+	return v, read, err == nil && res.StatusCode == http.StatusOK && json.Unmarshal(body, &v) == nil
+}
+
+// peakRSS is the process's peak resident set (VmHWM), in bytes.
+func peakRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kB, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kB * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
