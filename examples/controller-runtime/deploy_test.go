@@ -252,6 +252,17 @@ func TestChartIsAcceptedByTheAPIServer(t *testing.T) {
 					if fleet == nil {
 						t.Fatalf("%v: no container fleet", m)
 					}
+					// vitals fleet's --condition is one type: the one that
+					// decides a pod's checks pass.
+					if i := slices.Index(fleet.Args, "--condition"); i < 0 || i+1 >= len(fleet.Args) || fleet.Args[i+1] != "vitals.dev/ready" ||
+						slices.Contains(fleet.Args[i+1:], "--condition") {
+						t.Errorf("helm template %s: vitals fleet %q: want one --condition vitals.dev/ready", name, fleet.Args)
+					}
+					for _, probe := range []*corev1.Probe{fleet.LivenessProbe, fleet.ReadinessProbe} {
+						if probe == nil || probe.HTTPGet == nil || (probe.HTTPGet.Path != "/livez" && probe.HTTPGet.Path != "/readyz") {
+							t.Errorf("helm template %s: a probe of the fleet %+v: want GET /livez or /readyz, which answer the kubelet", name, probe)
+						}
+					}
 					if i := slices.Index(fleet.Args, "-n"); i >= 0 && i+1 < len(fleet.Args) {
 						scope = fleet.Args[i : i+2]
 					} else if slices.Contains(fleet.Args, "-A") {

@@ -16,6 +16,7 @@
 package access
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"log/slog"
 	"net/http"
@@ -72,18 +73,22 @@ type Options struct {
 	// Logger says when the token file cannot be read again. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// Where is what a client refused the page is told to look at for who
+	// may read it. Default "details: in vitals.yaml", the agent's.
+	Where string
 }
 
 // Guard applies Decide to requests.
 type Guard struct {
 	reach Reach
+	where string
 	token *watched[string] // nil: no token file
 }
 
 // NewGuard returns the Guard of o, having read its token file: an error
 // when it cannot be read or is empty.
 func NewGuard(o Options) (*Guard, error) {
-	g := &Guard{reach: o.Reach}
+	g := &Guard{reach: o.Reach, where: cmp.Or(o.Where, "details: in vitals.yaml")}
 	if o.TokenFile != "" {
 		w, err := watch([]string{o.TokenFile}, readToken, "token", o.Logger)
 		if err != nil {
@@ -122,7 +127,7 @@ func (g *Guard) Page(page http.Handler) http.Handler {
 			http.Error(w, "the status page needs the token (Authorization: Bearer), a client certificate, or a client on the pod's loopback (kubectl port-forward)", http.StatusUnauthorized)
 			return
 		}
-		http.Error(w, "the status page is shown on the pod's loopback only (kubectl port-forward), or to a client certificate: see details: in vitals.yaml", http.StatusForbidden)
+		http.Error(w, "the page is shown on loopback only (kubectl port-forward), or to a client certificate: see "+g.where, http.StatusForbidden)
 	})
 }
 

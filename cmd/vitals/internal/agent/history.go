@@ -101,7 +101,10 @@ func (r *run) readHistory(file string) (int, error) {
 			continue // gone, or changed: what it kept was of another test
 		}
 		if err := r.monitor.Restore(h.Name, h.Results); err != nil {
-			return n, err
+			// The same name twice (a file edited by hand): the first
+			// stands, and the others' histories go on.
+			r.logger.Warn("a check's history in the file is left out", "file", file, "err", err)
+			continue
 		}
 		n++
 	}
@@ -114,6 +117,9 @@ func (r *run) readHistory(file string) (int, error) {
 // version saved. It returns the version it saw.
 func (r *run) saveHistory(file string, saved uint64) uint64 {
 	snap := r.monitor.Snapshot()
+	// What changed since the last save, roughly: every result counts a
+	// run. A reload that changes a check's definition alone is saved with
+	// its next result.
 	var version uint64
 	for _, c := range snap.Checks {
 		version += uint64(c.Runs)*31 + uint64(len(c.History))
@@ -148,6 +154,9 @@ func writeAtomically(file string, v any) error {
 		return err
 	}
 	_, err = tmp.Write(b)
+	if err == nil {
+		err = tmp.Sync() // on disk before the rename: a node that loses power keeps the old or the new
+	}
 	if err2 := tmp.Close(); err == nil {
 		err = err2
 	}

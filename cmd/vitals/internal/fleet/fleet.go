@@ -86,7 +86,8 @@ type Fleet struct {
 	cached []Row
 	at     uint64 // the version cached was built at
 
-	problems sync.Map // informer name → its last error (string), said once
+	problems sync.Map // informer name → its last error (string), said once, until it lists again
+	names    map[cache.SharedIndexInformer]string
 }
 
 // New makes the informers of c; Start starts them.
@@ -101,21 +102,23 @@ func New(c Config) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Fleet{c: c, kick: make(chan struct{}, 1), changed: make(chan struct{})}
+	f := &Fleet{c: c, kick: make(chan struct{}, 1), changed: make(chan struct{}), names: map[cache.SharedIndexInformer]string{}}
 	for _, ns := range c.Namespaces {
+		in := ""
+		if ns != "" {
+			in = " in namespace " + ns
+		}
 		pods := informer(client, kube.Pods, ns, &corev1.Pod{}, &corev1.PodList{}, cache.Indexers{},
-			func(o *metav1.ListOptions) { o.LabelSelector = c.Selector })
+			func(o *metav1.ListOptions) { o.LabelSelector = c.Selector }, func() { f.listed("pods" + in) })
 		events := informer(client, kube.Events, ns, &corev1.Event{}, &corev1.EventList{}, cache.Indexers{byUID: eventUID},
-			func(o *metav1.ListOptions) { o.FieldSelector = eventSelector })
+			func(o *metav1.ListOptions) { o.FieldSelector = eventSelector }, func() { f.listed("events" + in) })
 		for _, x := range []struct {
 			inf       cache.SharedIndexInformer
 			what      string
 			transform cache.TransformFunc
 		}{{pods, "pods", podOf}, {events, "events", eventOf}} {
-			name := x.what
-			if ns != "" {
-				name += " in namespace " + ns
-			}
+			name := x.what + in
+			f.names[x.inf] = name
 			// Errors are said once each, here, rather than through klog
 			// on every attempt of the reflector.
 			if err := x.inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) { f.problem(name, err) }); err != nil {
@@ -143,7 +146,7 @@ func New(c Config) (*Fleet, error) {
 func coreClient(config *rest.Config) (*rest.RESTClient, error) {
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("fleet: register core/v1: %w", err) // static types: cannot fail
+		return nil, fmt.Errorf("fleet: register core/v1: %w", err)
 	}
 	c := rest.CopyConfig(config)
 	c.APIPath = "/api"
@@ -162,7 +165,7 @@ func coreClient(config *rest.Config) (*rest.RESTClient, error) {
 // object, listed into lists like list. It is not client-go's typed
 // informers', which would link the typed clientset that vitals never links.
 func informer(client rest.Interface, gvr schema.GroupVersionResource, namespace string, object runtime.Object, list runtime.Object,
-	indexers cache.Indexers, narrow func(*metav1.ListOptions)) cache.SharedIndexInformer {
+	indexers cache.Indexers, narrow func(*metav1.ListOptions), listed func()) cache.SharedIndexInformer {
 	request := func(o *metav1.ListOptions) *rest.Request {
 		narrow(o)
 		return client.Get().Namespace(namespace).Resource(gvr.Resource).VersionedParams(o, metav1.ParameterCodec)
@@ -170,7 +173,11 @@ func informer(client rest.Interface, gvr schema.GroupVersionResource, namespace 
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			into := list.DeepCopyObject()
-			return into, request(&o).Do(ctx).Into(into)
+			if err := request(&o).Do(ctx).Into(into); err != nil {
+				return into, err
+			}
+			listed()
+			return into, nil
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.Watch = true
@@ -211,10 +218,11 @@ func (f *Fleet) WaitForSync(ctx context.Context) error {
 		return nil
 	}
 	var said []string
-	f.problems.Range(func(name, err any) bool {
-		said = append(said, fmt.Sprintf("%s: %s", name, err))
-		return true
-	})
+	for _, inf := range slices.Concat(f.pods, f.events) {
+		if err, ok := f.problems.Load(f.names[inf]); ok && !inf.HasSynced() { // what listed since has no say
+			said = append(said, fmt.Sprintf("%s: %s", f.names[inf], err))
+		}
+	}
 	slices.Sort(said)
 	if len(said) == 0 {
 		return fmt.Errorf("kubernetes: the pods and their Events are not listed yet: %w", context.Cause(ctx))
@@ -228,6 +236,14 @@ func (f *Fleet) problem(name string, err error) {
 		return
 	}
 	f.c.Logger.Warn("kubernetes: cannot list or watch "+name+"; trying again with backoff", "err", err)
+}
+
+// listed notes that an informer listed what it watches: a problem it had
+// is gone, and said to be, so that the next one is said again.
+func (f *Fleet) listed(name string) {
+	if _, had := f.problems.LoadAndDelete(name); had {
+		f.c.Logger.Info("kubernetes: "+name+" listed again", "informer", name)
+	}
 }
 
 // touch notes a change seen by an informer.

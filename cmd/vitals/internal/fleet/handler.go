@@ -25,7 +25,7 @@ import (
 //	GET /api/fleet[?namespace=NS&selector=SEL&status=S]
 //	                                 the view (View) of the pods that the filters select: a namespace,
 //	                                 a label selector as kubectl -l spells it, and a status (passing,
-//	                                 failing, unknown, not-ready)
+//	                                 failing, unknown, not-ready); 503 until the first list is done
 //	GET /api/stream                  server-sent events: a "change" with the version of the caches
 //	                                 at once, then at each change (coalesced), for the page to read
 //	                                 /api/fleet again
@@ -103,6 +103,12 @@ func (h *handler) serveView(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	if !h.f.Synced() {
+		// Half a list would say pods are missing that are not: the page
+		// asks again at the stream's next change.
+		wire.WriteError(w, http.StatusServiceUnavailable, "the pods and their Events are not listed yet")
+		return
+	}
 	wire.WriteJSON(w, http.StatusOK, Select(h.f.Rows(), filter))
 }
 

@@ -69,7 +69,8 @@ func (f *Fleet) Serve(ctx context.Context, o ServeOptions) error {
 	if o.Listen == "" {
 		o.Listen = DefaultListen
 	}
-	guard, err := access.NewGuard(access.Options{Reach: o.Reach, TokenFile: o.TokenFile, Logger: o.Logger})
+	guard, err := access.NewGuard(access.Options{Reach: o.Reach, TokenFile: o.TokenFile, Logger: o.Logger,
+		Where: "vitals fleet's --details, --token-file and --client-ca"})
 	if err != nil {
 		return fmt.Errorf("--token-file: %w", err)
 	}

@@ -3,9 +3,10 @@ package fleet
 import (
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/vitals-dev/vitals/internal/escape"
 )
 
 // maxEventText is how much of the newest Event a table's line shows.
@@ -41,10 +42,12 @@ func WriteTable(w io.Writer, v View, now time.Time) error {
 			if e.Message != "" {
 				last += ": " + e.Message
 			}
+			// One line of the table: an output's line breaks and tabs
+			// escaped, as the agent's commands show outputs on one line.
+			last = escape.Line(last)
 			if runes := []rune(last); len(runes) > maxEventText {
 				last = string(runes[:maxEventText-1]) + "…"
 			}
-			last = strings.ReplaceAll(last, "\t", " ")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Namespace, r.Name, node, r.Status, since, ready, r.Restarts,
 			age(now.Sub(r.Created)), last)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -84,6 +85,10 @@ type Event struct {
 	Count     int32     `json:"count"`
 	FirstSeen time.Time `json:"firstSeen"`
 	LastSeen  time.Time `json:"lastSeen"`
+	// written orders Events of the same second (a core Event's times
+	// are whole seconds): its resourceVersion, which the API server
+	// raises at every write, a count's too.
+	written uint64
 }
 
 // Options say how rows are built.
@@ -142,7 +147,7 @@ func row(p *corev1.Pod, events []*corev1.Event, o Options) Row {
 		r.Events[i] = event(e, o.Withhold)
 	}
 	slices.SortStableFunc(r.Events, func(a, b Event) int {
-		return cmp.Or(b.LastSeen.Compare(a.LastSeen), strings.Compare(a.Reason, b.Reason))
+		return cmp.Or(b.LastSeen.Compare(a.LastSeen), cmp.Compare(b.written, a.written), strings.Compare(a.Reason, b.Reason))
 	})
 	r.Events = r.Events[:min(len(r.Events), MaxEventsShown)]
 	return r
@@ -155,6 +160,7 @@ var checkMessage = regexp.MustCompile(`^(?:Startup|Liveness|Readiness) check "([
 func event(e *corev1.Event, withhold bool) Event {
 	ev := Event{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: max(e.Count, 1),
 		FirstSeen: e.FirstTimestamp.Time, LastSeen: e.LastTimestamp.Time}
+	ev.written, _ = strconv.ParseUint(e.ResourceVersion, 10, 64) // opaque to clients, a number in etcd
 	if ev.LastSeen.IsZero() {
 		ev.LastSeen = cmp.Or(e.EventTime.Time, ev.FirstSeen)
 	}

@@ -185,3 +185,17 @@ func TestTheSummaryNamesFiveFailingPodsAndCountsTheRest(t *testing.T) {
 		t.Errorf("summary %q, want %q", v.Summary.Text, want)
 	}
 }
+
+// Events of the same second (a core Event's times are whole seconds) are
+// newest first by the order the API server wrote them: a pass that came
+// after a failure in the same second is the newest, whatever the reasons'
+// names.
+func TestEventsOfTheSameSecondAreInTheOrderWritten(t *testing.T) {
+	p := pod("shop/web", "True", true, nil)
+	failed, passed := ev("shop/web", "CheckFailed", `Readiness check "db" failed: down`, 1, 1), ev("shop/web", "CheckPassed", `Readiness check "db" passed`, 1, 1)
+	failed.ResourceVersion, passed.ResourceVersion = "905", "1010" // numbers, not strings: 905 < 1010
+	r := Rows([]*corev1.Pod{p}, func(string) []*corev1.Event { return []*corev1.Event{failed, passed} }, Options{Condition: "vitals.dev/ready"})[0]
+	if r.Events[0].Reason != "CheckPassed" {
+		t.Errorf("newest first: %s, %s; want CheckPassed, written last, first", r.Events[0].Reason, r.Events[1].Reason)
+	}
+}

@@ -50,8 +50,6 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- with .Values.fleet.selector }}
 {{- $args = concat $args (list "-l" .) }}
 {{- end }}
-{{- range .Values.fleet.conditions }}
-{{- $args = concat $args (list "--condition" .) }}
-{{- end }}
+{{- $args = concat $args (list "--condition" .Values.fleet.condition) }}
 {{- concat $args .Values.fleet.extraArgs | toJson }}
 {{- end }}

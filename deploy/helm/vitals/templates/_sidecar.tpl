@@ -31,7 +31,7 @@ on vitals does not meet a closed port.
 {{- $name := .name | default "vitals" }}
 {{- $port := .port | default 8558 | int }}
 {{- $native := true }}
-{{- if hasKey . "native" }}{{ $native = .native }}{{ end -}}
+{{- if hasKey . "native" }}{{ $native = (include "vitals.bool" .native | eq "true") }}{{ end -}}
 - name: {{ $name }}
   image: {{ required "vitals.sidecar: image is required, e.g. ghcr.io/vitals-dev/vitals:v0.1.0" .image | quote }}
   imagePullPolicy: {{ .pullPolicy | default "IfNotPresent" }}
@@ -59,10 +59,12 @@ on vitals does not meet a closed port.
     httpGet: {path: /startupz, port: vitals}
   resources:
     {{- toYaml (.resources | default (dict "requests" (dict "cpu" "10m" "memory" "16Mi") "limits" (dict "cpu" "200m" "memory" "64Mi"))) | nindent 4 }}
-  securityContext:
+  securityContext:   # the restricted Pod Security standard, whatever the pod says
     allowPrivilegeEscalation: false
     capabilities: {drop: [ALL]}
     readOnlyRootFilesystem: true
+    runAsNonRoot: true
+    seccompProfile: {type: RuntimeDefault}
   volumeMounts:
   - {name: {{ $name }}-config, mountPath: /etc/vitals, readOnly: true}
   - {name: {{ $name }}-tmp, mountPath: /tmp}   # the management socket, /tmp/vitals-UID/
@@ -79,4 +81,9 @@ given to vitals.sidecar (vitals by default).
   configMap: {name: {{ required "vitals.sidecar.volumes: config, the ConfigMap of vitals.yaml, is required" .config | quote }}}
 - name: {{ $name }}-tmp
   emptyDir: {}
+{{- end }}
+
+{{/* vitals.bool is "true" or "false" of a boolean, or of a string that says one ("false" is false). */}}
+{{- define "vitals.bool" -}}
+{{- if kindIs "string" . }}{{ ne (lower .) "false" }}{{ else }}{{ ternary "true" "false" (eq . true) }}{{ end -}}
 {{- end }}

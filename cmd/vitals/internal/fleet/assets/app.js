@@ -125,10 +125,14 @@
     const since = el("td");
     if (r.condition) since.append(timeEl(r.condition.since));
     tr.append(since);
-    tr.append(el("td", "ready", r.ready ? "yes" : "no"), el("td", null, String(r.restarts)), el("td", null, ago(r.created)));
+    const created = el("td");
+    created.append(timeEl(r.created));
+    tr.append(el("td", "ready", r.ready ? "yes" : "no"), el("td", null, String(r.restarts)), created);
     tr.append(drawEvents(key, r));
     const page = el("td");
     const d = el("details");
+    d.open = state.open.has("port-forward " + key); // kept open across redraws, as the Events are
+    d.addEventListener("toggle", () => (d.open ? state.open.add("port-forward " + key) : state.open.delete("port-forward " + key)));
     d.append(el("summary", null, "port-forward"), el("code", "port-forward", r.portForward));
     const a = el("a", null, r.statusPage);
     a.href = r.statusPage;
@@ -204,6 +208,10 @@
   $("namespace").addEventListener("change", read);
   $("status").addEventListener("change", read);
   $("selector").addEventListener("change", read);
-  setInterval(draw, TICK_MS);
+  // The ages alone, drawn again: the rows stay as they are (an open
+  // port-forward, a selection, the focus), however many there are.
+  setInterval(() => {
+    for (const t of document.querySelectorAll("time[datetime]")) t.textContent = ago(t.dateTime);
+  }, TICK_MS);
   connect();
 })();
