@@ -23,8 +23,12 @@ var forbidden = map[string][]string{
 	// The management API and the status page are parts side by side: what
 	// both write of the Monitor is below them, in wire.
 	internal + "api":  {internal + "agent", internal + "ui"},
-	internal + "ui":   {internal + "agent", internal + "api", internal + "servers"},
 	internal + "wire": {internal + "agent", internal + "api", internal + "ui"},
+	// The agent's page and the fleet's are parts side by side: what they
+	// share is below them, in webpage, which knows neither.
+	internal + "ui":      {internal + "agent", internal + "api", internal + "servers", internal + "fleet"},
+	internal + "fleet":   {internal + "agent", internal + "ui", internal + "cli"},
+	internal + "webpage": {internal + "agent", internal + "ui", internal + "fleet", internal + "wire"},
 }
 
 func TestEachPartImportsOnlyWhatItsPlaceAllows(t *testing.T) {

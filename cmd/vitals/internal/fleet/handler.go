@@ -1,19 +1,16 @@
 package fleet
 
 import (
-	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"path"
 	"slices"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/webpage"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/wire"
 )
 
@@ -45,20 +42,8 @@ type handler struct {
 	streams chan struct{} // a token per stream open
 }
 
-// securityHeaders are the agent's status page's: nothing but this origin's
-// script, style and requests; no inline script or style, no frame, no form.
-var securityHeaders = http.Header{
-	"Content-Security-Policy": {"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
-		"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
-	"X-Content-Type-Options": {"nosniff"},
-	"Referrer-Policy":        {"no-referrer"},
-	"X-Frame-Options":        {"DENY"},
-}
-
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	for k, v := range securityHeaders {
-		w.Header()[k] = v
-	}
+	webpage.SetHeaders(w)
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		wire.WriteError(w, http.StatusMethodNotAllowed, "method %s not allowed: the fleet's page only reads (use GET or HEAD)", r.Method)
@@ -70,9 +55,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/api/stream":
 		h.serveStream(w, r)
 	case "/":
-		serveAsset(w, r, "index.html")
+		files.Serve(w, r, "index.html")
 	case "/fleet/app.js", "/fleet/style.css":
-		serveAsset(w, r, path.Base(r.URL.Path))
+		files.Serve(w, r, path.Base(r.URL.Path))
 	default:
 		http.NotFound(w, r)
 	}
@@ -167,39 +152,5 @@ func waitChange(w http.ResponseWriter, flusher http.Flusher, r *http.Request, ch
 //go:embed assets
 var assetFS embed.FS
 
-type asset struct {
-	body        []byte
-	contentType string
-	etag        string
-}
-
-var assetTypes = map[string]string{
-	".html": "text/html; charset=utf-8",
-	".css":  "text/css; charset=utf-8",
-	".js":   "text/javascript; charset=utf-8",
-}
-
-// pageAssets are read at the first request for one, not at every start of
-// vitals.
-var pageAssets = sync.OnceValue(func() map[string]asset {
-	out := map[string]asset{}
-	for _, name := range []string{"index.html", "app.js", "style.css"} {
-		body, err := assetFS.ReadFile("assets/" + name)
-		if err != nil {
-			panic(fmt.Sprintf("fleet: read the embedded %s: %v", name, err)) // embedded at build time: cannot fail
-		}
-		sum := sha256.Sum256(body)
-		out[name] = asset{body: body, contentType: assetTypes[path.Ext(name)],
-			etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
-	}
-	return out
-})
-
-func serveAsset(w http.ResponseWriter, r *http.Request, name string) {
-	a := pageAssets()[name]
-	h := w.Header()
-	h.Set("Content-Type", a.contentType)
-	h.Set("Cache-Control", "no-cache")
-	h.Set("ETag", a.etag)
-	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.body))
-}
+// files are the page's, served as the agent's status page serves its own.
+var files = webpage.NewFiles(assetFS, "assets")

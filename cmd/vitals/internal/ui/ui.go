@@ -39,12 +39,9 @@ package ui
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"path"
 	"slices"
@@ -56,6 +53,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/vitals-dev/vitals/client"
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/webpage"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/wire"
 	"github.com/vitals-dev/vitals/health"
 )
@@ -122,23 +120,9 @@ func (p *Page) Show(details bool, info health.ServiceInfo) {
 	p.mu.Unlock()
 }
 
-// securityHeaders are on every answer. The policy allows this origin's
-// script, style, images and requests, and nothing else: no inline script
-// or style, no frame, no form, no plugin.
-var securityHeaders = http.Header{
-	"Content-Security-Policy": {"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
-		"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
-	"X-Content-Type-Options":       {"nosniff"},
-	"Referrer-Policy":              {"no-referrer"},
-	"X-Frame-Options":              {"DENY"},
-	"Cross-Origin-Resource-Policy": {"same-origin"},
-}
-
 func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	webpage.SetHeaders(w)
 	h := w.Header()
-	for k, v := range securityHeaders {
-		h[k] = v
-	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		h.Set("Allow", "GET, HEAD")
 		http.Error(w, fmt.Sprintf("method %s not allowed: the status page only reads (use GET or HEAD)", r.Method), http.StatusMethodNotAllowed)
@@ -150,14 +134,14 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/ui/api/events":
 		p.serveEvents(w, r)
 	case "/":
-		p.serveAsset(w, r, "index.html")
+		files.Serve(w, r, "index.html")
 	default:
 		name, ok := assetName(r.URL.Path)
 		if !ok {
 			http.NotFound(w, r)
 			return
 		}
-		p.serveAsset(w, r, name)
+		files.Serve(w, r, name)
 	}
 }
 
@@ -167,7 +151,7 @@ func assetName(urlPath string) (string, bool) {
 	if !ok || name == "index.html" || name != path.Clean(name) {
 		return "", false
 	}
-	if _, ok := pageAssets()[name]; !ok {
+	if !files.Has(name) {
 		return "", false
 	}
 	return name, true
@@ -440,65 +424,5 @@ func writeError(w http.ResponseWriter, code int, format string, args ...any) {
 //go:embed assets
 var assetFS embed.FS
 
-// asset is one embedded file, ready to serve.
-type asset struct {
-	body        []byte
-	contentType string
-	etag        string
-}
-
-// pageAssets are the embedded files, read at the first request for one
-// rather than when vitals starts: every process that links the page (vitals
-// probe, vitals version too) would pay for them at start.
-var pageAssets = sync.OnceValue(loadAssets)
-
-// assetTypes are the page's files' types: Go's own for these extensions,
-// which the image (with no MIME database) serves. Named here, rather than
-// asked of mime.TypeByExtension, because that loads the system's MIME
-// database, some 450 KB of heap for the life of the process, which every
-// garbage collection then marks, for four files; and because, on a host
-// with only /etc/mime.types, that file would override them.
-var assetTypes = map[string]string{
-	".html": "text/html; charset=utf-8",
-	".css":  "text/css; charset=utf-8",
-	".js":   "text/javascript; charset=utf-8",
-	".svg":  "image/svg+xml",
-}
-
-// loadAssets reads the embedded files once, each with its type and an ETag
-// of its content, so that a browser revalidates a file in one short answer
-// (304) and never uses an old one after vitals is upgraded.
-func loadAssets() map[string]asset {
-	out := map[string]asset{}
-	err := fs.WalkDir(assetFS, "assets", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		body, err := assetFS.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		sum := sha256.Sum256(body)
-		name := p[len("assets/"):]
-		typ, ok := assetTypes[path.Ext(name)]
-		if !ok {
-			return fmt.Errorf("%s: no type for its extension in assetTypes", p)
-		}
-		out[name] = asset{body: body, contentType: typ,
-			etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
-		return nil
-	})
-	if err != nil {
-		panic(fmt.Sprintf("ui: read the embedded assets: %v", err)) // embedded at build time: cannot fail
-	}
-	return out
-}
-
-func (p *Page) serveAsset(w http.ResponseWriter, r *http.Request, name string) {
-	a := pageAssets()[name]
-	h := w.Header()
-	h.Set("Content-Type", a.contentType)
-	h.Set("Cache-Control", "no-cache")
-	h.Set("ETag", a.etag)
-	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.body))
-}
+// files are the page's, read at the first request for one.
+var files = webpage.NewFiles(assetFS, "assets")
