@@ -246,6 +246,26 @@ func TestFleetServesTheViewAndStreamsEachChange(t *testing.T) {
 	if v := getView(t, url+"/api/fleet?selector=app%3Dweb&namespace="+f.ns); names(v) != "web-a:passing web-b:failing" {
 		t.Errorf("?selector=app=web: %s", names(v))
 	}
+	// An unchanged view is a 304 to whom has it; gzipped to whom asks.
+	req, _ := http.NewRequest(http.MethodGet, url+"/api/fleet", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	first, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Body.Close()
+	if first.Header.Get("Content-Encoding") != "gzip" || first.Header.Get("ETag") == "" {
+		t.Errorf("/api/fleet asked for gzip: %v", first.Header)
+	}
+	req.Header.Set("If-None-Match", first.Header.Get("ETag"))
+	again, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.Body.Close()
+	if again.StatusCode != http.StatusNotModified {
+		t.Errorf("/api/fleet with its ETag: %s, want 304", again.Status)
+	}
 	res, err := http.Get(url + "/api/fleet?status=broken")
 	if err != nil {
 		t.Fatal(err)
@@ -274,6 +294,15 @@ func TestFleetServesTheViewAndStreamsEachChange(t *testing.T) {
 		close(changes)
 	}()
 	<-changes // the version of now, at once
+	// What the informers saw before (the first list's changes, told
+	// within Coalesce) comes first: the flip's change is the one after.
+	for quiet := false; !quiet; {
+		select {
+		case <-changes:
+		case <-time.After(3 * fleet.Coalesce):
+			quiet = true
+		}
+	}
 
 	f.condition(t, "web-a", corev1.ConditionFalse)
 	flipped := time.Now()

@@ -286,13 +286,19 @@ func (f *Fleet) Changed() (<-chan struct{}, uint64) {
 // Rows are the rows of every pod cached now, sorted by namespace and name:
 // built once for each version of the caches, whoever asks.
 func (f *Fleet) Rows() []Row {
+	rows, _ := f.RowsAt()
+	return rows
+}
+
+// RowsAt are Rows, and the version of the caches they were built at.
+func (f *Fleet) RowsAt() ([]Row, uint64) {
 	f.rowsMu.Lock()
 	defer f.rowsMu.Unlock()
 	// The version is read before the caches: a change after it makes the
 	// next call build again, and is never missed.
 	v := f.version.Load()
 	if f.at == v && f.cached != nil {
-		return f.cached
+		return f.cached, v
 	}
 	var pods []*corev1.Pod
 	for _, inf := range f.pods {
@@ -303,7 +309,7 @@ func (f *Fleet) Rows() []Row {
 		}
 	}
 	f.cached, f.at = Rows(pods, f.eventsOf, f.c.Rows), v
-	return f.cached
+	return f.cached, v
 }
 
 // eventsOf are the cached Events of the pod of uid.

@@ -1,11 +1,20 @@
 package fleet
 
 import (
+	"bytes"
+	"compress/gzip"
+	"crypto/rand"
+	"crypto/sha256"
 	"embed"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"path"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -30,7 +39,9 @@ import (
 // GET and HEAD only (405 otherwise). The caller guards it (access.Guard),
 // and ends its streams through the server's BaseContext.
 func (f *Fleet) Handler() http.Handler {
-	return &handler{f: f, streams: make(chan struct{}, MaxStreams)}
+	var nonce [6]byte
+	rand.Read(nonce[:]) // never fails (crypto/rand)
+	return &handler{f: f, streams: make(chan struct{}, MaxStreams), run: base64.RawURLEncoding.EncodeToString(nonce[:])}
 }
 
 // MaxStreams is how many pages may follow the fleet at once (503 beyond):
@@ -40,7 +51,27 @@ const MaxStreams = 64
 type handler struct {
 	f       *Fleet
 	streams chan struct{} // a token per stream open
+
+	// views are the answers of /api/fleet encoded at version at, by their
+	// filter: at each change every open page asks at once, and one
+	// encoding serves them all.
+	mu    sync.Mutex
+	at    uint64
+	views map[string]*encoded
+	// run tells this process's ETags from another's: the versions count
+	// from 0 at each start, and a browser keeps an old answer's.
+	run string
 }
+
+// encoded is one answer of /api/fleet, as JSON and gzipped.
+type encoded struct {
+	json, gzip []byte
+	etag       string
+}
+
+// maxViews bounds the answers kept for one version: as many filters as
+// pages may be open at once, and never more whatever clients ask.
+const maxViews = MaxStreams
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	webpage.SetHeaders(w)
@@ -87,14 +118,61 @@ func (h *handler) serveView(w http.ResponseWriter, r *http.Request) {
 		wire.WriteError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	w.Header().Set("Cache-Control", "no-store")
 	if !h.f.Synced() {
 		// Half a list would say pods are missing that are not: the page
 		// asks again at the stream's next change.
+		w.Header().Set("Cache-Control", "no-store")
 		wire.WriteError(w, http.StatusServiceUnavailable, "the pods and their Events are not listed yet")
 		return
 	}
-	wire.WriteJSON(w, http.StatusOK, Select(h.f.Rows(), filter))
+	e := h.view(filter, q.Get("namespace")+"\x00"+q.Get("selector")+"\x00"+q.Get("status"))
+	hd := w.Header()
+	// Kept by the browser, and asked again each time: an unchanged view is
+	// a 304. Private: it may quote the Events' messages.
+	hd.Set("Cache-Control", "no-cache, private")
+	hd.Set("ETag", e.etag)
+	hd.Set("Vary", "Accept-Encoding")
+	if slices.Contains(r.Header.Values("If-None-Match"), e.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	hd.Set("Content-Type", "application/json")
+	body := e.json
+	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		hd.Set("Content-Encoding", "gzip")
+		body = e.gzip
+	}
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
+}
+
+// view is the answer for filter (its query spelled key), encoded once for
+// the version of the caches.
+func (h *handler) view(filter Filter, key string) *encoded {
+	rows, version := h.f.RowsAt()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.at != version || len(h.views) >= maxViews {
+		h.at, h.views = version, map[string]*encoded{}
+	}
+	if e := h.views[key]; e != nil {
+		return e
+	}
+	b, err := json.Marshal(Select(rows, filter))
+	if err != nil { // a View is plain data: never
+		panic(fmt.Sprintf("fleet: the view has no JSON: %v", err))
+	}
+	b = append(b, '\n')
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestSpeed) // a valid level: no error
+	zw.Write(b)
+	zw.Close()
+	sum := sha256.Sum256([]byte(key))
+	e := &encoded{json: b, gzip: gz.Bytes(), etag: fmt.Sprintf(`"%s-%d-%s"`, h.run, version, base64.RawURLEncoding.EncodeToString(sum[:6]))}
+	h.views[key] = e
+	return e
 }
 
 func (h *handler) serveStream(w http.ResponseWriter, r *http.Request) {

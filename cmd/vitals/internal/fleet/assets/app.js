@@ -63,7 +63,7 @@
     try {
       const q = filters();
       history.replaceState(null, "", q.toString() ? "?" + q : location.pathname);
-      const res = await fetch("/api/fleet?" + q, { cache: "no-store" });
+      const res = await fetch("/api/fleet?" + q, { cache: "no-cache" }); // revalidated: an unchanged view is a 304
       const body = await res.json();
       if (!res.ok) {
         banner(body.error || res.statusText);
