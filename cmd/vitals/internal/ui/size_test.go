@@ -100,6 +100,22 @@ func largePage(t testing.TB) (*health.Monitor, *healthtest.Clock) {
 			full = full && len(c.History) == health.DefaultHistory
 		}
 		if full {
+			// The runs of the last second may still be ending: the test
+			// compares the page's status with a Snapshot taken after it,
+			// so it begins once they have (the fake clock starts no more).
+			runs := func() (n int) {
+				for _, c := range m.Snapshot().Checks {
+					n += c.Runs
+				}
+				return n
+			}
+			for last, same := -1, 0; same < 5; time.Sleep(20 * time.Millisecond) { // 100ms without a run
+				if n := runs(); n == last {
+					same++
+				} else {
+					last, same = n, 0
+				}
+			}
 			return m, clock.Clock
 		}
 		if time.Now().After(deadline) {
