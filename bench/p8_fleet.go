@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,15 +72,16 @@ func runP8(ctx context.Context, env *harness.Env) ([]harness.Row, error) {
 		pods, events = p8QuickPods, p8QuickEv
 	}
 	const ns = "fleet"
+	written := kubefleet.Fleet{Namespace: ns, Pods: pods, Events: events, FailingEvery: 10}
 	filled := time.Now()
-	if err := client.Fill(ctx, kubefleet.Fleet{Namespace: ns, Pods: pods, Events: events, FailingEvery: 10}); err != nil {
+	if err := client.Fill(ctx, written); err != nil {
 		return nil, err
 	}
 	env.Logf("P8: %d pods and %d Events written in %v", pods, events, time.Since(filled).Round(time.Second))
 
 	var fleet, base []p8Figures
 	for round := range env.Rounds {
-		f, err := p8Fleet(ctx, env, vitals, kube, client, ns, pods, round)
+		f, err := p8Fleet(ctx, env, vitals, kube, client, written, round)
 		if err != nil {
 			return nil, fmt.Errorf("vitals fleet: %w", err)
 		}
@@ -124,110 +121,33 @@ func runP8(ctx context.Context, env *harness.Env) ([]harness.Row, error) {
 
 // p8Fleet starts vitals fleet and measures its first page, an update (the
 // pod-00001's condition flipped) and its peak RSS.
-func p8Fleet(ctx context.Context, env *harness.Env, vitals string, kube *kubeenv.Env, client *kubefleet.Client, ns string, pods, round int) (p8Figures, error) {
+func p8Fleet(ctx context.Context, env *harness.Env, vitals string, kube *kubeenv.Env, client *kubefleet.Client, fleet kubefleet.Fleet, round int) (p8Figures, error) {
 	var f p8Figures
 	addr, err := harness.LoopbackAddr()
 	if err != nil {
 		return f, err
 	}
-	url := "http://" + addr
-	p, err := env.Start("", nil, -1, vitals, "fleet", "--kubeconfig", kube.Kubeconfig, "-n", ns, "--listen", addr)
+	p, err := env.Start("", nil, -1, vitals, "fleet", "--kubeconfig", kube.Kubeconfig, "-n", fleet.Namespace, "--listen", addr)
 	if err != nil {
 		return f, err
 	}
 	defer p.Stop(5 * time.Second)
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if rows, read, err := p8View(url, ""); err == nil && len(rows) == pods {
-			f.first = read.Sub(p.Started)
-			break
-		}
+	// Round by round, pod-00001 fails, then passes again.
+	fig, err := client.Measure(ctx, "http://"+addr, p.Started, fleet, round%2 == 1, func() error {
 		select {
 		case <-p.Exited():
-			return f, fmt.Errorf("exited before its first page")
-		case <-ctx.Done():
-			return f, ctx.Err()
+			return fmt.Errorf("exited")
 		default:
+			return nil
 		}
-		if time.Now().After(deadline) {
-			return f, fmt.Errorf("no full page within 60s")
-		}
-	}
-	stream, err := http.Get(url + "/api/stream")
+	})
 	if err != nil {
 		return f, err
 	}
-	defer stream.Body.Close()
-	changes := make(chan struct{}, 100)
-	go func() {
-		sc := bufio.NewScanner(stream.Body)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "data: ") {
-				changes <- struct{}{}
-			}
-		}
-	}()
-	<-changes // the version of now, at once
-	// The changes of the first list are told within fleet.Coalesce: until
-	// they are, a write would be told early, with them.
-	for quiet := false; !quiet; {
-		select {
-		case <-changes:
-		case <-time.After(300 * time.Millisecond):
-			quiet = true
-		}
-	}
-	// Round by round, pod-00001 fails, then passes again.
-	passing := round%2 == 1
-	want := map[bool]string{true: "passing", false: "failing"}[passing]
-	if err := client.SetCondition(ctx, ns, kubefleet.Name(1), passing); err != nil {
-		return f, err
-	}
-	written := time.Now()
-	for f.update == 0 {
-		select {
-		case <-changes:
-		case <-time.After(30 * time.Second):
-			return f, fmt.Errorf("no change on /api/stream within 30s of a write")
-		}
-		rows, read, err := p8View(url, kubefleet.Name(1))
-		if err != nil {
-			return f, err
-		}
-		if rows[1].Status == want {
-			f.update = read.Sub(written)
-		}
-	}
+	f.first, f.update = fig.FirstPage, fig.Update
 	u, err := p.Now()
 	f.rss = u.PeakRSS
 	return f, err
-}
-
-type p8Row struct{ Name, Status string }
-
-// p8View reads /api/fleet and when its end was read, then decodes its rows'
-// names and statuses (not timed); with check, it wants that pod at index 1.
-func p8View(url, check string) ([]p8Row, time.Time, error) {
-	res, err := http.Get(url + "/api/fleet")
-	if err != nil {
-		return nil, time.Time{}, err
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	read := time.Now()
-	if err != nil {
-		return nil, read, err
-	}
-	if res.StatusCode != http.StatusOK {
-		return nil, read, fmt.Errorf("/api/fleet: %s", res.Status)
-	}
-	var v struct{ Pods []p8Row }
-	if err := json.Unmarshal(body, &v); err != nil {
-		return nil, read, err
-	}
-	if check != "" && (len(v.Pods) < 2 || v.Pods[1].Name != check) {
-		return nil, read, fmt.Errorf("/api/fleet: no %s second", check)
-	}
-	return v.Pods, read, nil
 }
 
 // p8Baseline starts bench/kubelist and measures its lists, its watch of a

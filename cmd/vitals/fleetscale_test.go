@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -15,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitals-dev/vitals/cmd/vitals/internal/fleet"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/internal/kubeenv"
 	"github.com/vitals-dev/vitals/internal/kubeenv/kubefleet"
@@ -54,7 +49,8 @@ func TestFleetAtScaleServesTheFirstPageFollowsAChangeAndStaysSmall(t *testing.T)
 	ns := "fleet-scale-" + strings.ToLower(rand.Text()[:8])
 	ctx := context.Background()
 	filled := time.Now()
-	if err := client.Fill(ctx, kubefleet.Fleet{Namespace: ns, Pods: scalePods, Events: scaleEvents, FailingEvery: 10}); err != nil {
+	fleetSize := kubefleet.Fleet{Namespace: ns, Pods: scalePods, Events: scaleEvents, FailingEvery: 10}
+	if err := client.Fill(ctx, fleetSize); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%d pods and %d Events written in %v", scalePods, scaleEvents, time.Since(filled).Round(time.Millisecond))
@@ -71,62 +67,11 @@ func TestFleetAtScaleServesTheFirstPageFollowsAChangeAndStaysSmall(t *testing.T)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 
-	// The first full page: every pod's row, each with its ten Events.
-	var firstPage time.Duration
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) { // a guard only
-		if v, read, ok := scaleView(url); ok && len(v.Rows) == scalePods {
-			firstPage = read.Sub(started)
-			if r := v.Rows[0]; r.EventCount != scaleEvents/scalePods || v.Summary.Failing != scalePods/10 {
-				t.Errorf("the first page: %+v, the first row %+v", v.Summary, r)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no full page within 30s of the start:\n%s", logs)
-		}
-	}
-
-	// A flip of one pod's condition: on the stream, then on the page.
-	stream, err := http.Get(url + "/api/stream")
+	fig, err := client.Measure(ctx, url, started, fleetSize, false, nil)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v:\n%s", err, logs)
 	}
-	defer stream.Body.Close()
-	changes := make(chan struct{}, 100)
-	go func() {
-		sc := bufio.NewScanner(stream.Body)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "data: ") {
-				changes <- struct{}{}
-			}
-		}
-	}()
-	<-changes // the version of now, at once
-	// The first list's changes are told within fleet.Coalesce: a flip
-	// before then would be told early, with them.
-	for quiet := false; !quiet; {
-		select {
-		case <-changes:
-		case <-time.After(300 * time.Millisecond):
-			quiet = true
-		}
-	}
-	flipped := kubefleet.Name(1)
-	if err := client.SetCondition(ctx, ns, flipped, false); err != nil {
-		t.Fatal(err)
-	}
-	written := time.Now()
-	var update time.Duration
-	for update == 0 {
-		select {
-		case <-changes:
-		case <-time.After(30 * time.Second): // a guard only
-			t.Fatalf("no change on the stream within 30s of the flip:\n%s", logs)
-		}
-		if v, read, ok := scaleView(url); ok && len(v.Rows) == scalePods && v.Rows[1].Name == flipped && v.Rows[1].Status == fleet.StatusFailing {
-			update = read.Sub(written)
-		}
-	}
+	firstPage, update := fig.FirstPage, fig.Update
 
 	rss, err := peakRSS(cmd.Process.Pid)
 	if err != nil {
@@ -143,21 +88,6 @@ func TestFleetAtScaleServesTheFirstPageFollowsAChangeAndStaysSmall(t *testing.T)
 	if rss > scaleRSS {
 		t.Errorf("peak RSS %.1f MB, want under %.0f MB", float64(rss)/1e6, scaleRSS/1e6)
 	}
-}
-
-// scaleView reads the whole view, false until vitals fleet answers, and
-// when it had read it: decoding it in the test (slow under -race) is no
-// part of what the page waits for.
-func scaleView(url string) (fleet.View, time.Time, bool) {
-	var v fleet.View
-	res, err := http.Get(url + "/api/fleet")
-	if err != nil {
-		return v, time.Time{}, false
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	read := time.Now()
-	return v, read, err == nil && res.StatusCode == http.StatusOK && json.Unmarshal(body, &v) == nil
 }
 
 // peakRSS is the process's peak resident set (VmHWM), in bytes.

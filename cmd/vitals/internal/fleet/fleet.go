@@ -116,7 +116,7 @@ func New(c Config) (*Fleet, error) {
 			inf       cache.SharedIndexInformer
 			what      string
 			transform cache.TransformFunc
-		}{{pods, "pods", podOf}, {events, "events", eventOf}} {
+		}{{pods, "pods", f.cachePod}, {events, "events", f.cacheEvent}} {
 			name := x.what + in
 			f.names[x.inf] = name
 			// Errors are said once each, here, rather than through klog
@@ -300,26 +300,27 @@ func (f *Fleet) RowsAt() ([]Row, uint64) {
 	if f.at == v && f.cached != nil {
 		return f.cached, v
 	}
-	var pods []*corev1.Pod
+	var pods []Row
 	for _, inf := range f.pods {
 		for _, o := range inf.GetStore().List() {
-			if p, ok := o.(*corev1.Pod); ok {
-				pods = append(pods, p)
+			if p, ok := o.(*cachedPod); ok {
+				pods = append(pods, p.row)
 			}
 		}
 	}
-	f.cached, f.at = Rows(pods, f.eventsOf, f.c.Rows), v
+	f.cached, f.at = Rows(pods, f.eventsOf), v
 	return f.cached, v
 }
 
-// eventsOf are the cached Events of the pod of uid.
-func (f *Fleet) eventsOf(uid string) []*corev1.Event {
-	var out []*corev1.Event
+// eventsOf are the cached Events of the pod of uid, a slice of the
+// caller's.
+func (f *Fleet) eventsOf(uid string) []Event {
+	var out []Event
 	for _, inf := range f.events {
 		objs, _ := inf.GetIndexer().ByIndex(byUID, uid) // the index exists: New adds it
 		for _, o := range objs {
-			if e, ok := o.(*corev1.Event); ok {
-				out = append(out, e)
+			if e, ok := o.(*cachedEvent); ok {
+				out = append(out, e.event)
 			}
 		}
 	}
@@ -327,46 +328,54 @@ func (f *Fleet) eventsOf(uid string) []*corev1.Event {
 }
 
 func eventUID(obj any) ([]string, error) {
-	e, ok := obj.(*corev1.Event)
+	e, ok := obj.(*cachedEvent)
 	if !ok {
 		return nil, nil
 	}
-	return []string{string(e.InvolvedObject.UID)}, nil
+	return []string{e.uid}, nil
 }
 
-// podOf is the pod of an object from the API server, with only what a row
-// shows: the caches of 5,000 pods stay small. Its vitals condition keeps no
-// message (the fleet shows none), nor does any other.
-func podOf(obj any) (any, error) {
+// key is what the informers' stores key a cached object by, and what
+// their informer compares (an update of the same resourceVersion is a
+// resync): an ObjectMeta is made of it when one is asked for
+// (meta.Accessor), so that each of 50,000 Events does not keep a whole one.
+type key struct{ namespace, name, resourceVersion string }
+
+func (k *key) GetObjectMeta() metav1.Object {
+	return &metav1.ObjectMeta{Namespace: k.namespace, Name: k.name, ResourceVersion: k.resourceVersion}
+}
+
+func keyOf(m *metav1.ObjectMeta) key { return key{m.Namespace, m.Name, m.ResourceVersion} }
+
+// cachedPod is a pod as the cache keeps it: its row, made as it arrives
+// (PodRow), so that a view only joins the Events to it.
+type cachedPod struct {
+	key
+	row Row
+}
+
+// cachedEvent is an Event as the cache keeps it: as a row shows it
+// (EventOf), and the UID of its pod, which the cache indexes it by.
+type cachedEvent struct {
+	key
+	uid   string
+	event Event
+}
+
+// cachePod is the transform of the pods' informer.
+func (f *Fleet) cachePod(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
 		return obj, nil // a deletion's tombstone: its pod was kept already
 	}
-	kept := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
-		ResourceVersion: p.ResourceVersion, Labels: p.Labels, CreationTimestamp: p.CreationTimestamp,
-		DeletionTimestamp: p.DeletionTimestamp}}
-	kept.Spec.NodeName = p.Spec.NodeName
-	kept.Status.Phase = p.Status.Phase
-	for _, c := range p.Status.Conditions {
-		c.Message = ""
-		kept.Status.Conditions = append(kept.Status.Conditions, c)
-	}
-	for _, cs := range slices.Concat(p.Status.InitContainerStatuses, p.Status.ContainerStatuses) {
-		kept.Status.ContainerStatuses = append(kept.Status.ContainerStatuses, corev1.ContainerStatus{Name: cs.Name, RestartCount: cs.RestartCount})
-	}
-	return kept, nil
+	return &cachedPod{key: keyOf(&p.ObjectMeta), row: PodRow(p, f.c.Rows)}, nil
 }
 
-// eventOf is the Event of an object from the API server, with only what a
-// row shows and what the cache keys and indexes it by: 50,000 Events, as
-// the API server sends them, would take most of the fleet's memory.
-func eventOf(obj any) (any, error) {
+// cacheEvent is the transform of the Events' informer.
+func (f *Fleet) cacheEvent(obj any) (any, error) {
 	e, ok := obj.(*corev1.Event)
 	if !ok {
 		return obj, nil
 	}
-	return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: e.Name, Namespace: e.Namespace, ResourceVersion: e.ResourceVersion},
-		InvolvedObject: corev1.ObjectReference{UID: e.InvolvedObject.UID},
-		Type:           e.Type, Reason: e.Reason, Message: e.Message, Count: e.Count,
-		FirstTimestamp: e.FirstTimestamp, LastTimestamp: e.LastTimestamp, EventTime: e.EventTime}, nil
+	return &cachedEvent{key: keyOf(&e.ObjectMeta), uid: string(e.InvolvedObject.UID), event: EventOf(e, f.c.Rows.Withhold)}, nil
 }

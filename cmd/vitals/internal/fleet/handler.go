@@ -1,19 +1,16 @@
 package fleet
 
 import (
-	"bytes"
-	"compress/gzip"
 	"crypto/rand"
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"path"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -57,16 +54,10 @@ type handler struct {
 	// encoding serves them all.
 	mu    sync.Mutex
 	at    uint64
-	views map[string]*encoded
+	views map[string]*webpage.JSON
 	// run tells this process's ETags from another's: the versions count
 	// from 0 at each start, and a browser keeps an old answer's.
 	run string
-}
-
-// encoded is one answer of /api/fleet, as JSON and gzipped.
-type encoded struct {
-	json, gzip []byte
-	etag       string
 }
 
 // maxViews bounds the answers kept for one version: as many filters as
@@ -125,54 +116,64 @@ func (h *handler) serveView(w http.ResponseWriter, r *http.Request) {
 		wire.WriteError(w, http.StatusServiceUnavailable, "the pods and their Events are not listed yet")
 		return
 	}
-	e := h.view(filter, q.Get("namespace")+"\x00"+q.Get("selector")+"\x00"+q.Get("status"))
-	hd := w.Header()
 	// Kept by the browser, and asked again each time: an unchanged view is
 	// a 304. Private: it may quote the Events' messages.
-	hd.Set("Cache-Control", "no-cache, private")
-	hd.Set("ETag", e.etag)
-	hd.Set("Vary", "Accept-Encoding")
-	if slices.Contains(r.Header.Values("If-None-Match"), e.etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	hd.Set("Content-Type", "application/json")
-	body := e.json
-	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
-		hd.Set("Content-Encoding", "gzip")
-		body = e.gzip
-	}
-	hd.Set("Content-Length", strconv.Itoa(len(body)))
-	if r.Method != http.MethodHead {
-		w.Write(body)
-	}
+	w.Header().Set("Cache-Control", "no-cache, private")
+	h.view(filter, q.Get("namespace")+"\x00"+q.Get("selector")+"\x00"+q.Get("status")).Serve(w, r)
 }
 
 // view is the answer for filter (its query spelled key), encoded once for
 // the version of the caches.
-func (h *handler) view(filter Filter, key string) *encoded {
+func (h *handler) view(filter Filter, key string) *webpage.JSON {
 	rows, version := h.f.RowsAt()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.at != version || len(h.views) >= maxViews {
-		h.at, h.views = version, map[string]*encoded{}
+		h.at, h.views = version, map[string]*webpage.JSON{}
 	}
 	if e := h.views[key]; e != nil {
 		return e
 	}
-	b, err := json.Marshal(Select(rows, filter))
+	sum := sha256.Sum256([]byte(key))
+	etag := fmt.Sprintf(`"%s-%d-%s"`, h.run, version, base64.RawURLEncoding.EncodeToString(sum[:6]))
+	view := Select(rows, filter)
+	e, err := webpage.WriteJSON(etag, func(w io.Writer) error { return writeView(w, view) })
 	if err != nil { // a View is plain data: never
 		panic(fmt.Sprintf("fleet: the view has no JSON: %v", err))
 	}
-	b = append(b, '\n')
-	var gz bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestSpeed) // a valid level: no error
-	zw.Write(b)
-	zw.Close()
-	sum := sha256.Sum256([]byte(key))
-	e := &encoded{json: b, gzip: gz.Bytes(), etag: fmt.Sprintf(`"%s-%d-%s"`, h.run, version, base64.RawURLEncoding.EncodeToString(sum[:6]))}
 	h.views[key] = e
 	return e
+}
+
+// writeView writes v as json.Marshal does, and a newline, a row at a
+// time: the whole JSON never is in memory at once.
+func writeView(w io.Writer, v View) error {
+	write := func(b []byte) error {
+		_, err := w.Write(b)
+		return err
+	}
+	summary, err := json.Marshal(v.Summary)
+	if err != nil {
+		return err
+	}
+	if err := write(append(append([]byte(`{"summary":`), summary...), `,"pods":[`...)); err != nil {
+		return err
+	}
+	for i, r := range v.Rows {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			if err := write([]byte{','}); err != nil {
+				return err
+			}
+		}
+		if err := write(b); err != nil {
+			return err
+		}
+	}
+	return write([]byte("]}\n"))
 }
 
 func (h *handler) serveStream(w http.ResponseWriter, r *http.Request) {

@@ -104,27 +104,14 @@ type Options struct {
 	Withhold bool
 }
 
-// Rows builds a row for each pod, sorted by namespace and name, with the
-// Events that eventsOf gives for it (by its UID: an index, so that a view
-// costs the pods' own Events, not all of them).
-func Rows(pods []*corev1.Pod, eventsOf func(uid string) []*corev1.Event, o Options) []Row {
-	rows := make([]Row, 0, len(pods))
-	for _, p := range pods {
-		rows = append(rows, row(p, eventsOf(string(p.UID)), o))
-	}
-	slices.SortFunc(rows, func(a, b Row) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
-	return rows
-}
-
-func row(p *corev1.Pod, events []*corev1.Event, o Options) Row {
+// PodRow is the row of pod p without its Events (Rows joins them): made
+// once each time the pod changes, when the cache keeps it.
+func PodRow(p *corev1.Pod, o Options) Row {
 	r := Row{Namespace: p.Namespace, Name: p.Name, UID: string(p.UID), Node: p.Spec.NodeName, Labels: p.Labels,
 		Phase: string(p.Status.Phase), Status: StatusUnknown, Created: p.CreationTimestamp.Time,
 		Deleting:    p.DeletionTimestamp != nil,
 		PortForward: "kubectl port-forward -n " + p.Namespace + " pod/" + p.Name + " " + o.PodPort,
-		StatusPage:  "http://127.0.0.1:" + o.PodPort + "/",
-		EventCount:  len(events)}
+		StatusPage:  "http://127.0.0.1:" + o.PodPort + "/"}
 	for _, c := range p.Status.Conditions {
 		switch string(c.Type) {
 		case string(corev1.PodReady):
@@ -142,22 +129,44 @@ func row(p *corev1.Pod, events []*corev1.Event, o Options) Row {
 	for _, cs := range slices.Concat(p.Status.InitContainerStatuses, p.Status.ContainerStatuses) {
 		r.Restarts += cs.RestartCount
 	}
-	r.Events = make([]Event, len(events))
-	for i, e := range events {
-		r.Events[i] = event(e, o.Withhold)
-	}
-	slices.SortStableFunc(r.Events, func(a, b Event) int {
-		return cmp.Or(b.LastSeen.Compare(a.LastSeen), cmp.Compare(b.written, a.written), strings.Compare(a.Reason, b.Reason))
-	})
-	r.Events = r.Events[:min(len(r.Events), MaxEventsShown)]
 	return r
+}
+
+// Rows joins each pod's row (PodRow) with the Events that eventsOf gives
+// for it (by its UID: an index, so that a view costs the pods' own Events,
+// not all of them), its newest MaxEventsShown first, and sorts the rows by
+// namespace and name. eventsOf's slice is the row's to sort and keep.
+func Rows(pods []Row, eventsOf func(uid string) []Event) []Row {
+	rows := make([]Row, 0, len(pods))
+	for _, r := range pods {
+		events := eventsOf(r.UID)
+		slices.SortStableFunc(events, func(a, b Event) int {
+			return cmp.Or(b.LastSeen.Compare(a.LastSeen), cmp.Compare(b.written, a.written), strings.Compare(a.Reason, b.Reason))
+		})
+		r.EventCount = len(events)
+		switch {
+		case len(events) > MaxEventsShown: // the rest go with their array
+			r.Events = slices.Clone(events[:MaxEventsShown])
+		case events == nil:
+			r.Events = []Event{}
+		default:
+			r.Events = events
+		}
+		rows = append(rows, r)
+	}
+	slices.SortFunc(rows, func(a, b Row) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return rows
 }
 
 // checkMessage is how kubereport words a check's change: Readiness check
 // "db" failed: OUTPUT.
 var checkMessage = regexp.MustCompile(`^(?:Startup|Liveness|Readiness) check "([^"]+)" (?:failed|passed)`)
 
-func event(e *corev1.Event, withhold bool) Event {
+// EventOf is Event e as a row shows it, its message left out when
+// withhold: made once each time the Event changes, when the cache keeps it.
+func EventOf(e *corev1.Event, withhold bool) Event {
 	ev := Event{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: max(e.Count, 1),
 		FirstSeen: e.FirstTimestamp.Time, LastSeen: e.LastTimestamp.Time}
 	ev.written, _ = strconv.ParseUint(e.ResourceVersion, 10, 64) // opaque to clients, a number in etcd

@@ -1,6 +1,8 @@
 package fleet
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -39,6 +41,22 @@ func ev(key, reason, message string, count int32, min int) *corev1.Event {
 		FirstTimestamp: metav1.NewTime(t0), LastTimestamp: metav1.NewTime(t0.Add(time.Duration(min) * time.Minute))}
 }
 
+// rowsOf are the rows of pods with the Events eventsOf gives, as the
+// cache makes them (PodRow, EventOf) and a view joins them (Rows).
+func rowsOf(pods []*corev1.Pod, eventsOf func(uid string) []*corev1.Event, o Options) []Row {
+	var rows []Row
+	for _, p := range pods {
+		rows = append(rows, PodRow(p, o))
+	}
+	return Rows(rows, func(uid string) []Event {
+		var out []Event
+		for _, e := range eventsOf(uid) {
+			out = append(out, EventOf(e, o.Withhold))
+		}
+		return out
+	})
+}
+
 // line is a row as the test reads it.
 func line(r Row) string {
 	var evs []string
@@ -72,7 +90,7 @@ func TestTheViewOfTheFleet(t *testing.T) {
 		return out
 	}
 	o := Options{Condition: "vitals.dev/ready", PodPort: "8558"}
-	rows := Rows(pods, eventsOf, o)
+	rows := rowsOf(pods, eventsOf, o)
 	for _, tc := range []struct {
 		name    string
 		filter  Filter
@@ -154,7 +172,7 @@ func TestBadFiltersSayWhichAndWhy(t *testing.T) {
 
 func TestWithheldEventsKeepTheirReasonAndCheck(t *testing.T) {
 	p := pod("shop/web", "False", false, nil)
-	rows := Rows([]*corev1.Pod{p}, func(string) []*corev1.Event {
+	rows := rowsOf([]*corev1.Pod{p}, func(string) []*corev1.Event {
 		return []*corev1.Event{ev("shop/web", "CheckFailed", `Liveness check "db" failed: password=hunter2`, 1, 1)}
 	}, Options{Condition: "vitals.dev/ready", PodPort: "8558", Withhold: true})
 	if got := line(rows[0]); got != `shop/web failing ready=false events=1 CheckFailed[db]x1 ""` {
@@ -168,7 +186,7 @@ func TestARowKeepsTheNewestEventsOnly(t *testing.T) {
 	for i := range MaxEventsShown + 5 {
 		evs = append(evs, ev("shop/web", fmt.Sprintf("Notice%02d", i), "", 1, i))
 	}
-	r := Rows([]*corev1.Pod{p}, func(string) []*corev1.Event { return evs }, Options{Condition: "vitals.dev/ready"})[0]
+	r := rowsOf([]*corev1.Pod{p}, func(string) []*corev1.Event { return evs }, Options{Condition: "vitals.dev/ready"})[0]
 	if len(r.Events) != MaxEventsShown || r.EventCount != MaxEventsShown+5 || r.Events[0].Reason != "Notice24" || r.Events[MaxEventsShown-1].Reason != "Notice05" {
 		t.Errorf("%d events of %d, from %s to %s", len(r.Events), r.EventCount, r.Events[0].Reason, r.Events[len(r.Events)-1].Reason)
 	}
@@ -180,7 +198,7 @@ func TestTheSummaryNamesFiveFailingPodsAndCountsTheRest(t *testing.T) {
 		pods = append(pods, pod(fmt.Sprintf("ns/p%d", i), "False", false, nil))
 	}
 	pods = append(pods, pod("ns/ok", "True", true, nil))
-	v := Select(Rows(pods, func(string) []*corev1.Event { return nil }, Options{Condition: "vitals.dev/ready"}), Filter{})
+	v := Select(rowsOf(pods, func(string) []*corev1.Event { return nil }, Options{Condition: "vitals.dev/ready"}), Filter{})
 	if want := "1 of 8 ready; 7 failing: ns/p0, ns/p1, ns/p2, ns/p3, ns/p4 and 2 more"; v.Summary.Text != want {
 		t.Errorf("summary %q, want %q", v.Summary.Text, want)
 	}
@@ -194,8 +212,27 @@ func TestEventsOfTheSameSecondAreInTheOrderWritten(t *testing.T) {
 	p := pod("shop/web", "True", true, nil)
 	failed, passed := ev("shop/web", "CheckFailed", `Readiness check "db" failed: down`, 1, 1), ev("shop/web", "CheckPassed", `Readiness check "db" passed`, 1, 1)
 	failed.ResourceVersion, passed.ResourceVersion = "905", "1010" // numbers, not strings: 905 < 1010
-	r := Rows([]*corev1.Pod{p}, func(string) []*corev1.Event { return []*corev1.Event{failed, passed} }, Options{Condition: "vitals.dev/ready"})[0]
+	r := rowsOf([]*corev1.Pod{p}, func(string) []*corev1.Event { return []*corev1.Event{failed, passed} }, Options{Condition: "vitals.dev/ready"})[0]
 	if r.Events[0].Reason != "CheckPassed" {
 		t.Errorf("newest first: %s, %s; want CheckPassed, written last, first", r.Events[0].Reason, r.Events[1].Reason)
+	}
+}
+
+// The view written a row at a time is what json.Marshal makes of it, with
+// a newline: the page, the scripts and --once -o json read one format.
+func TestTheViewIsWrittenAsJSONMarshalsIt(t *testing.T) {
+	pods := []*corev1.Pod{pod("shop/web", "False", false, map[string]string{"app": "web"}), pod("ops/db", "True", true, nil)}
+	rows := rowsOf(pods, func(uid string) []*corev1.Event {
+		return []*corev1.Event{ev("shop/web", "CheckFailed", `Readiness check "db" failed: <b>&`, 2, 1)}
+	}, Options{Condition: "vitals.dev/ready", PodPort: "8558"})
+	for _, f := range []Filter{{}, {Namespace: "none"}} {
+		v := Select(rows, f)
+		var b bytes.Buffer
+		err := writeView(&b, v)
+		want, _ := json.Marshal(v)
+		want = append(want, '\n')
+		if err != nil || !bytes.Equal(b.Bytes(), want) {
+			t.Errorf("writeView: %v:\n%s\nwant:\n%s", err, b.Bytes(), want)
+		}
 	}
 }

@@ -38,7 +38,6 @@
 package ui
 
 import (
-	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -51,7 +50,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
 	"github.com/vitals-dev/vitals/client"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/webpage"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/wire"
@@ -93,7 +91,7 @@ type Page struct {
 	streams chan struct{} // a token per stream open
 
 	mu      sync.Mutex // one status is built at a time; the others wait for it
-	cached  *shownStatus
+	cached  *webpage.JSON
 	version version // the cached status's
 	at      time.Time
 }
@@ -158,72 +156,9 @@ func assetName(urlPath string) (string, bool) {
 }
 
 func (p *Page) serveStatus(w http.ResponseWriter, r *http.Request) {
-	st := p.status()
-	h := w.Header()
 	// Stored, and asked again each time: an unchanged status is a 304.
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Content-Type", "application/json")
-	h.Set("Vary", "Accept-Encoding")
-	gzipped := acceptsGzip(r.Header.Get("Accept-Encoding"))
-	etag := st.etag
-	if gzipped {
-		// Another encoding, another strong ETag of the same version: a
-		// cache revalidates the encoding it holds, and only that one.
-		etag = st.etag[:len(st.etag)-1] + `-gzip"`
-	}
-	h.Set("ETag", etag)
-	if matchesETag(r.Header.Get("If-None-Match"), etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	body := st.body
-	if gzipped {
-		body = st.gzipped()
-		h.Set("Content-Encoding", "gzip")
-	}
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		w.Write(body)
-	}
-}
-
-// acceptsGzip reports whether an Accept-Encoding allows gzip: named, or *,
-// without q=0.
-func acceptsGzip(accept string) bool {
-	for part := range strings.SplitSeq(accept, ",") {
-		name, params, _ := strings.Cut(part, ";")
-		name = strings.ToLower(strings.TrimSpace(name))
-		if name != "gzip" && name != "x-gzip" && name != "*" {
-			continue
-		}
-		q, _ := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q=")
-		if f, err := strconv.ParseFloat(q, 64); err == nil && f == 0 {
-			continue
-		}
-		return true
-	}
-	return false
-}
-
-// matchesETag reports whether an If-None-Match names etag, the ETag of the
-// status in the encoding served: weakly, as RFC 9110 compares for it.
-func matchesETag(ifNoneMatch, etag string) bool {
-	for tag := range strings.SplitSeq(ifNoneMatch, ",") {
-		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
-		if tag == "*" || tag == etag {
-			return true
-		}
-	}
-	return false
-}
-
-// shownStatus is one status as JSON, with its ETag and, once a page asks
-// for it, gzipped: compressed once for every page that reads it.
-type shownStatus struct {
-	body    []byte
-	etag    string
-	gzipped func() []byte
+	w.Header().Set("Cache-Control", "no-cache")
+	p.status().Serve(w, r)
 }
 
 // version is what makes a status new: the events (every change of
@@ -249,22 +184,16 @@ func (v version) flags() string {
 	return f
 }
 
-func newShownStatus(body []byte, started time.Time, v version) *shownStatus {
-	return &shownStatus{body: body,
-		etag: fmt.Sprintf(`"%s-%d-%d%s"`, strconv.FormatInt(started.UnixNano(), 36), v.eventID, v.runs, v.flags()),
-		gzipped: sync.OnceValue(func() []byte {
-			var b bytes.Buffer
-			zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression) // a valid level: no error
-			zw.Write(body)
-			zw.Close()
-			return b.Bytes()
-		})}
+// statusETag is the ETag of the status of version v of an agent started
+// then.
+func statusETag(started time.Time, v version) string {
+	return fmt.Sprintf(`"%s-%d-%d%s"`, strconv.FormatInt(started.UnixNano(), 36), v.eventID, v.runs, v.flags())
 }
 
 // status is the status: the one shared, while it is recent and no event
 // came since, or while nothing new came at all; else a new one from a
 // Snapshot.
-func (p *Page) status() *shownStatus {
+func (p *Page) status() *webpage.JSON {
 	// The id is read before the Snapshot: the status shows at least what
 	// the events up to it did, and a page that follows the events from it
 	// sees the rest again, which changes nothing.
@@ -323,7 +252,7 @@ func (p *Page) status() *shownStatus {
 		}
 		b, _ = json.Marshal(st)
 	}
-	p.cached, p.version, p.at = newShownStatus(append(b, '\n'), p.started, v), v, now
+	p.cached, p.version, p.at = webpage.NewJSON(statusETag(p.started, v), append(b, '\n')), v, now
 	return p.cached
 }
 
