@@ -332,3 +332,13 @@ func TestFleetServesTheViewAndStreamsEachChange(t *testing.T) {
 		}
 	}
 }
+
+// A fleet of no pods, whose caches have seen no change since their first
+// list, serves its view, empty, as any other.
+func TestFleetServesTheViewOfNoPods(t *testing.T) {
+	f := newKubeFleet(t)
+	url := f.startFleet(t)
+	if v := getView(t, url+"/api/fleet"); len(v.Rows) != 0 || v.Summary.Pods != 0 {
+		t.Errorf("the view of an empty namespace: %s, %+v", names(v), v.Summary)
+	}
+}

@@ -8,15 +8,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -27,6 +33,7 @@ import (
 	"github.com/vitals-dev/vitals/examples/controller-runtime/internal/exampletest"
 	"github.com/vitals-dev/vitals/internal/kubeenv"
 	"github.com/vitals-dev/vitals/internal/testenv"
+	"github.com/vitals-dev/vitals/probe/probetest"
 )
 
 const (
@@ -204,6 +211,26 @@ func haveResources(t *testing.T, what fmt.Stringer, spec *corev1.PodSpec) {
 	}
 }
 
+// renderChart is helm template of the chart, as the release vitals in
+// namespace ns, with more of helm template's flags (-f, --set): its objects.
+func renderChart(t *testing.T, helm, ns string, flags ...string) []manifest {
+	t.Helper()
+	args := append([]string{"template", "vitals", chartDir, "--namespace", ns}, flags...)
+	return decodeObjects(t, strings.Join(append([]string{"helm template vitals"}, flags...), " "), mustRun(t, helm, args...))
+}
+
+// flagArgs are the values a command line gives flag, each the argument
+// after it.
+func flagArgs(args []string, flag string) []string {
+	var values []string
+	for i := 1; i < len(args); i++ {
+		if args[i-1] == flag {
+			values = append(values, args[i])
+		}
+	}
+	return values
+}
+
 // valuesFiles are the chart's example values files, each a -f.
 func valuesFiles(t *testing.T) []string {
 	t.Helper()
@@ -237,11 +264,11 @@ func TestChartIsAcceptedByTheAPIServer(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			a := newApplier(t, "chart-test")
-			args := []string{"template", "vitals", chartDir, "--namespace", a.ns}
+			var flags []string
 			if values != "" {
-				args = append(args, "-f", values)
+				flags = []string{"-f", values}
 			}
-			objects := decodeObjects(t, "helm template "+name, mustRun(t, helm, args...))
+			objects := renderChart(t, helm, a.ns, flags...)
 			kinds := map[string]bool{}
 			var scope []string
 			for _, m := range objects {
@@ -254,8 +281,7 @@ func TestChartIsAcceptedByTheAPIServer(t *testing.T) {
 					}
 					// vitals fleet's --condition is one type: the one that
 					// decides a pod's checks pass.
-					if i := slices.Index(fleet.Args, "--condition"); i < 0 || i+1 >= len(fleet.Args) || fleet.Args[i+1] != "vitals.dev/ready" ||
-						slices.Contains(fleet.Args[i+1:], "--condition") {
+					if !slices.Equal(flagArgs(fleet.Args, "--condition"), []string{"vitals.dev/ready"}) {
 						t.Errorf("helm template %s: vitals fleet %q: want one --condition vitals.dev/ready", name, fleet.Args)
 					}
 					for _, probe := range []*corev1.Probe{fleet.LivenessProbe, fleet.ReadinessProbe} {
@@ -263,8 +289,8 @@ func TestChartIsAcceptedByTheAPIServer(t *testing.T) {
 							t.Errorf("helm template %s: a probe of the fleet %+v: want GET /livez or /readyz, which answer the kubelet", name, probe)
 						}
 					}
-					if i := slices.Index(fleet.Args, "-n"); i >= 0 && i+1 < len(fleet.Args) {
-						scope = fleet.Args[i : i+2]
+					if ns := flagArgs(fleet.Args, "-n"); len(ns) > 0 {
+						scope = append([]string{"-n"}, ns...)
 					} else if slices.Contains(fleet.Args, "-A") {
 						scope = []string{"-A"}
 					}
@@ -299,12 +325,291 @@ func TestChartSchemaRefusesBadValues(t *testing.T) {
 		{"fleet.port=70000", "at '/fleet/port'"},
 		{"image.pullPolicy=Sometimes", "at '/image/pullPolicy'"},
 		{"replicas=2", "additional properties 'replicas' not allowed"},
+		{"fleet.details=public", "at '/fleet/details': value must be one of 'local', 'all', 'none'"},
+		{"fleet.auth.tokenSecret=fleet-token", "at '/fleet/auth/tokenSecret': got string, want object"},
+		{"fleet.auth.tokenSecret.key=page/token", "at '/fleet/auth/tokenSecret/key'"},
+		{"fleet.tls.secretName=Fleet_TLS", "at '/fleet/tls/secretName'"},
+		{"fleet.tls.clientCA.secretName=true", "at '/fleet/tls/clientCA/secretName': got boolean, want string"},
+		{"fleet.tls.enabled=true", "additional properties 'enabled' not allowed"},
+		{"extraVolumes=scratch", "at '/extraVolumes': got string, want array"},
+		{"extraVolumeMounts[0].name=scratch", "at '/extraVolumeMounts/0': missing property 'mountPath'"},
 	} {
 		_, err := runTool(helm, "template", "vitals", chartDir, "--set", tc.set)
 		if err == nil || !strings.Contains(err.Error(), "values don't meet the specifications of the schema") || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("helm template --set %s: %v, want the schema to refuse it: %s", tc.set, err, tc.want)
 		}
 	}
+}
+
+// secretFlags are vitals fleet's flags that name a file of a Secret.
+var secretFlags = []string{"--token-file", "--tls-cert", "--tls-key", "--client-ca"}
+
+// secretFiles are the files a container of a pod spec reads from Secrets:
+// the path of each (a read-only mount's path joined to an item's) to the
+// Secret's name and key, "NAME/KEY".
+func secretFiles(spec *corev1.PodSpec, c *corev1.Container) map[string]string {
+	files := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		for _, v := range spec.Volumes {
+			if v.Name != m.Name || v.Secret == nil || !m.ReadOnly || m.SubPath != "" {
+				continue
+			}
+			for _, item := range v.Secret.Items {
+				files[path.Join(m.MountPath, item.Path)] = v.Secret.SecretName + "/" + item.Key
+			}
+		}
+	}
+	return files
+}
+
+// fleetPod is the pod spec of the fleet's Deployment in a render of the
+// chart, and its container fleet.
+func fleetPod(t *testing.T, objects []manifest) (*corev1.PodSpec, *corev1.Container) {
+	t.Helper()
+	for _, m := range objects {
+		if m.obj.GetKind() == "Deployment" {
+			spec := podSpec(t, m)
+			if c := container(spec, false, "fleet"); c != nil {
+				return spec, c
+			}
+			t.Fatalf("%v: no container fleet", m)
+		}
+	}
+	t.Fatal("the chart renders no Deployment")
+	return nil, nil
+}
+
+// The fleet's token and TLS come from Secrets the values name: each key a
+// file of a read-only mount, named by its flag and by no other; the probes
+// ask in HTTPS when the page is served over TLS, and the Service says so;
+// extraVolumes and extraVolumeMounts are the pod's and the container's.
+// The API server accepts each render, and the chart refuses a client CA
+// without TLS, as vitals fleet would.
+func TestChartMountsTheFleetsSecrets(t *testing.T) {
+	helm := kubeTool(t, "helm")
+	for _, tc := range []struct {
+		name    string
+		set     []string          // helm template's --set
+		files   map[string]string // each of secretFlags given: the NAME/KEY of the Secret it reads
+		https   bool              // the page over TLS: the probes' scheme HTTPS, the Service's appProtocol https
+		details []string          // --details given
+		mount   string            // a mount of extraVolumeMounts
+	}{
+		{name: "defaults"},
+		{name: "a token", set: []string{"fleet.auth.tokenSecret.name=fleet-token", "fleet.auth.tokenSecret.key=page-token"},
+			files: map[string]string{"--token-file": "fleet-token/page-token"}},
+		{name: "TLS", set: []string{"fleet.tls.secretName=fleet-tls"},
+			files: map[string]string{"--tls-cert": "fleet-tls/tls.crt", "--tls-key": "fleet-tls/tls.key"}, https: true},
+		{name: "TLS, a client CA, a token, details and a volume", set: []string{
+			"fleet.tls.secretName=fleet-tls", "fleet.tls.clientCA.secretName=clients", "fleet.auth.tokenSecret.name=fleet-token",
+			"fleet.details=none", "extraVolumes[0].name=scratch", "extraVolumes[0].emptyDir.medium=Memory",
+			"extraVolumeMounts[0].name=scratch", "extraVolumeMounts[0].mountPath=/scratch",
+		}, files: map[string]string{
+			"--tls-cert": "fleet-tls/tls.crt", "--tls-key": "fleet-tls/tls.key", "--client-ca": "clients/ca.crt", "--token-file": "fleet-token/token",
+		}, https: true, details: []string{"none"}, mount: "/scratch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newApplier(t, "chart-secrets-test")
+			var flags []string
+			for _, s := range tc.set {
+				flags = append(flags, "--set", s)
+			}
+			objects := renderChart(t, helm, a.ns, flags...)
+			spec, fleet := fleetPod(t, objects)
+			files := secretFiles(spec, fleet)
+			for _, flag := range secretFlags {
+				got := flagArgs(fleet.Args, flag)
+				if want, ok := tc.files[flag]; !ok && len(got) > 0 || ok && (len(got) != 1 || files[got[0]] != want) {
+					t.Errorf("vitals fleet %s %q (files from Secrets: %v), want %q", flag, got, files, want)
+				}
+			}
+			if got := flagArgs(fleet.Args, "--details"); !slices.Equal(got, tc.details) {
+				t.Errorf("vitals fleet --details %q, want %q", got, tc.details)
+			}
+			scheme := corev1.URIScheme("") // the API server's default, HTTP
+			if tc.https {
+				scheme = corev1.URISchemeHTTPS
+			}
+			for _, probe := range []*corev1.Probe{fleet.LivenessProbe, fleet.ReadinessProbe} {
+				if probe == nil || probe.HTTPGet == nil {
+					t.Errorf("a probe of the fleet %v: want an httpGet", probe)
+				} else if probe.HTTPGet.Scheme != scheme {
+					t.Errorf("the fleet's probe of %s asks in %q, want %q", probe.HTTPGet.Path, probe.HTTPGet.Scheme, scheme)
+				}
+			}
+			if tc.mount != "" && !slices.ContainsFunc(fleet.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == tc.mount }) {
+				t.Errorf("the fleet's mounts %+v: want the extra %s", fleet.VolumeMounts, tc.mount)
+			}
+			for _, m := range objects {
+				if m.obj.GetKind() != "Service" {
+					continue
+				}
+				ports, _, _ := unstructured.NestedSlice(m.obj.Object, "spec", "ports")
+				if got, _, _ := unstructured.NestedString(ports[0].(map[string]any), "appProtocol"); (got == "https") != tc.https {
+					t.Errorf("%v: appProtocol %q; the page over TLS: %v", m, got, tc.https)
+				}
+			}
+			a.apply(objects)
+		})
+	}
+	_, err := runTool(helm, "template", "vitals", chartDir, "--set", "fleet.tls.clientCA.secretName=clients")
+	if err == nil || !strings.Contains(err.Error(), "fleet.tls.clientCA needs fleet.tls.secretName") {
+		t.Errorf("a client CA without TLS: %v, want it refused", err)
+	}
+}
+
+// offLoopback is an address of this machine off loopback: a connection to
+// it comes from it, as one from another pod of the cluster comes from off
+// the fleet pod's loopback.
+func offLoopback(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if ip, ok := a.(*net.IPNet); ok && ip.IP.To4() != nil && ip.IP.IsGlobalUnicast() {
+			return ip.IP.String()
+		}
+	}
+	testenv.Missing(t, "no IPv4 address off loopback here (%v)", addrs)
+	return ""
+}
+
+// vitals fleet, as the chart renders it with deploy/helm/examples/tls.yaml,
+// runs as in its pod, the files of its Secrets where its mounts put them:
+// the kubelet's probes, as rendered, pass over HTTPS with no token and no
+// certificate; a client off loopback reads the page with the token or a
+// client certificate of the Secret's authority, and with neither is refused.
+func TestChartFleetServesItsPageOffLoopback(t *testing.T) {
+	helm := kubeTool(t, "helm")
+	host := offLoopback(t)
+	_, port, _ := net.SplitHostPort(exampletest.FreeAddr(t))
+	objects := renderChart(t, helm, "vitals", "-f", filepath.Join(chartValues, "tls.yaml"), "--set", "fleet.port="+port)
+	spec, fleet := fleetPod(t, objects)
+	if len(fleet.Command) > 0 {
+		t.Fatalf("the fleet's command %q: want the image's entrypoint, vitals", fleet.Command)
+	}
+
+	// The pod's files, under root: each flag of a Secret's file names one of
+	// its mounts.
+	root, files := t.TempDir(), secretFiles(spec, fleet)
+	at := func(flag string) string {
+		t.Helper()
+		got := flagArgs(fleet.Args, flag)
+		if len(got) != 1 || files[got[0]] == "" {
+			t.Fatalf("vitals fleet %s %q: want one file of a Secret (%v)", flag, got, files)
+		}
+		file := filepath.Join(root, got[0])
+		if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	ca := probetest.NewCA(t)
+	probetest.WriteKeyPair(t, ca.ServerFor(t, time.Hour, host), at("--tls-cert"), at("--tls-key"))
+	caPEM, err := os.ReadFile(ca.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const token = "the-fleets-page-token"
+	for file, data := range map[string]string{at("--client-ca"): string(caPEM), at("--token-file"): token + "\n"} {
+		if err := os.WriteFile(file, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var args []string
+	for _, arg := range fleet.Args {
+		if files[arg] != "" {
+			arg = filepath.Join(root, arg)
+		}
+		args = append(args, arg)
+	}
+	args = append(args, "--kubeconfig", kubeenv.SharedFor(t).Kubeconfig) // in a pod, its ServiceAccount's
+
+	cmd := exec.Command(exampletest.BuildVitals(t), args...)
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("vitals fleet %q:\n%s", args, logs.String())
+		}
+	})
+
+	// The kubelet does not verify a probe's certificate, and sends no
+	// token or certificate of its own.
+	kubelet := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	for _, probe := range []*corev1.Probe{fleet.LivenessProbe, fleet.ReadinessProbe} {
+		get := probe.HTTPGet
+		probePort := get.Port.String()
+		for _, p := range fleet.Ports {
+			if p.Name == probePort {
+				probePort = fmt.Sprint(p.ContainerPort)
+			}
+		}
+		url := strings.ToLower(string(get.Scheme)) + "://" + net.JoinHostPort(host, probePort) + get.Path
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(exampletest.PollEvery) { // a guard only
+			code, body := fetch(kubelet, url, "")
+			if code == http.StatusOK {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the fleet's probe, GET %s: %d %q, want 200 within 30s", url, code, body)
+			}
+		}
+	}
+
+	trusting := &tls.Config{RootCAs: x509.NewCertPool()}
+	trusting.RootCAs.AddCert(ca.Cert)
+	certFile, keyFile := ca.Client(t)
+	clientCert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCert := trusting.Clone()
+	withCert.Certificates = []tls.Certificate{clientCert}
+	page := "https://" + net.JoinHostPort(host, port) + "/api/fleet"
+	for _, tc := range []struct {
+		who   string
+		tls   *tls.Config
+		token string
+		want  int
+	}{
+		{"a client with neither the token nor a certificate", trusting, "", http.StatusUnauthorized},
+		{"a client with a wrong token", trusting, "not-" + token, http.StatusUnauthorized},
+		{"a client with the token", trusting, token, http.StatusOK},
+		{"a client with a certificate of the authority", withCert, "", http.StatusOK},
+	} {
+		client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tc.tls}}
+		if code, body := fetch(client, page, tc.token); code != tc.want {
+			t.Errorf("%s off loopback, GET %s: %d %q, want %d", tc.who, page, code, body, tc.want)
+		}
+	}
+}
+
+// fetch answers a GET of url by client, with the bearer token if not "":
+// its status code and body, or 0 and the error.
+func fetch(client *http.Client, url, token string) (int, string) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err.Error()
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // A user's chart that depends on the vitals chart (by a file:// path, as

@@ -38,7 +38,10 @@ import (
 func (f *Fleet) Handler() http.Handler {
 	var nonce [6]byte
 	rand.Read(nonce[:]) // never fails (crypto/rand)
-	return &handler{f: f, streams: make(chan struct{}, MaxStreams), run: base64.RawURLEncoding.EncodeToString(nonce[:])}
+	// views exists from the start: caches that have seen no change (no pods,
+	// no Events) are at version 0, as the handler is.
+	return &handler{f: f, streams: make(chan struct{}, MaxStreams), views: map[string]*encoded{},
+		run: base64.RawURLEncoding.EncodeToString(nonce[:])}
 }
 
 // MaxStreams is how many pages may follow the fleet at once (503 beyond):
