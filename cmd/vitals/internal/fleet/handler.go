@@ -40,7 +40,7 @@ func (f *Fleet) Handler() http.Handler {
 	rand.Read(nonce[:]) // never fails (crypto/rand)
 	// views exists from the start: caches that have seen no change (no pods,
 	// no Events) are at version 0, as the handler is.
-	return &handler{f: f, streams: make(chan struct{}, MaxStreams), views: map[string]*encoded{},
+	return &handler{f: f, streams: make(chan struct{}, MaxStreams), views: map[string]*webpage.JSON{},
 		run: base64.RawURLEncoding.EncodeToString(nonce[:])}
 }
 
