@@ -67,7 +67,7 @@ func TestFleetAtScaleServesTheFirstPageFollowsAChangeAndStaysSmall(t *testing.T)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 
-	fig, err := client.Measure(ctx, url, started, fleetSize, false, nil)
+	fig, err := client.Measure(ctx, url, started, fleetSize, nil)
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, logs)
 	}

@@ -27,12 +27,13 @@ type Figures struct {
 const guard = time.Minute
 
 // Measure measures the vitals fleet serving url, started at started, that
-// watches f (written by Fill): its first full page, checked against f (each
-// pod's Events, the failing pods), then an update, pod 1's condition
-// written as passing says, as a user's page sees it. gone, if not nil, says
+// watches f as Fill wrote it: its first full page, checked against f (each
+// pod's Events, the failing pods), then an update as a user's page sees
+// it: pod 1, which passes, written failing. Then pod 1 passes again, so
+// that the next Measure finds f as it was written. gone, if not nil, says
 // why the process cannot answer any more (it exited), which ends the
 // measure at once.
-func (c *Client) Measure(ctx context.Context, url string, started time.Time, f Fleet, passing bool, gone func() error) (Figures, error) {
+func (c *Client) Measure(ctx context.Context, url string, started time.Time, f Fleet, gone func() error) (Figures, error) {
 	var fig Figures
 	if gone == nil {
 		gone = func() error { return nil }
@@ -89,8 +90,11 @@ func (c *Client) Measure(ctx context.Context, url string, started time.Time, f F
 			quiet = true
 		}
 	}
-	name, want := Name(1), map[bool]string{true: "passing", false: "failing"}[passing]
-	if err := c.SetCondition(ctx, f.Namespace, name, passing); err != nil {
+	name := Name(1)
+	if f.FailingEvery == 1 {
+		return fig, fmt.Errorf("every pod of the fleet fails: none to flip")
+	}
+	if err := c.SetCondition(ctx, f.Namespace, name, false); err != nil {
 		return fig, err
 	}
 	written := time.Now()
@@ -109,9 +113,9 @@ func (c *Client) Measure(ctx context.Context, url string, started time.Time, f F
 		if err != nil {
 			return fig, err
 		}
-		if len(v.Pods) > 1 && v.Pods[1].Name == name && v.Pods[1].Status == want {
+		if len(v.Pods) > 1 && v.Pods[1].Name == name && v.Pods[1].Status == "failing" {
 			fig.Update = read.Sub(written)
-			return fig, nil
+			return fig, c.SetCondition(ctx, f.Namespace, name, true)
 		}
 	}
 }
