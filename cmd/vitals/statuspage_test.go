@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/xml"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/vitals-dev/vitals/cmd/vitals/internal/deps/depstest"
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/vitalstest"
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/internal/testenv"
@@ -530,4 +532,89 @@ func TestUIFalseTurnsTheStatusPageOff(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The StackStorm example mid-story, as the README opens with it: its
+// vitals.yaml as users run it (examples/stackstorm/run.sh), against a
+// RabbitMQ of its own. The rules engine has been ready for a few seconds
+// when it loses its broker connection: the page shows readiness failing,
+// with the line that says so and the connection that is gone as its
+// reasons, after the passes before.
+func TestTheStatusPageShowsTheStackStormExampleLosingItsBroker(t *testing.T) {
+	needRabbitMQAndPika(t)
+	mq := depstest.AMQP.Private(t)
+	// The example logs in as guest, RabbitMQ's default user, which a test
+	// broker (whose user is vitals) does not have.
+	for _, args := range [][]string{{"add_user", "guest", "guest"}, {"set_permissions", "guest", ".*", ".*", ".*"}} {
+		if _, err := mq.Ctl(args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, port, _ := net.SplitHostPort(mq.Addr)
+	// $STACKSTORM_DIR holds the API socket, and the files that break the
+	// rules engine; the addresses are vitals.yaml's.
+	dir := vitalstest.ShortDir(t)
+	a := &agent{addr: "127.0.0.1:18559", sock: filepath.Join(dir, "vitals.sock"), dir: dir,
+		logs: &vitalstest.Buffer{}, stdout: &vitalstest.Buffer{}}
+	a.cmd = exec.Command(vitals, "run", "-c", "examples/stackstorm/vitals.yaml")
+	a.cmd.Dir = filepath.Join("..", "..") // its paths are the repository's
+	a.cmd.Env = append(os.Environ(), "STACKSTORM_DIR="+dir, "STACKSTORM_MQ_PORT="+port)
+	a.cmd.Stderr, a.cmd.Stdout = a.logs, a.stdout
+	if err := a.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Stopped as a user stops it, so that it stops the rules engine.
+		a.cmd.Process.Signal(syscall.SIGCONT)
+		a.cmd.Process.Signal(syscall.SIGTERM)
+		exited(t, a.cmd)
+	})
+	waitFor(t, "its API socket", a.logs, func() bool { _, err := os.Stat(a.sock); return err == nil })
+	a.waitEvent(t, "readiness passes", func(e health.Event) bool { return e.Type == health.EventLevelPassed && e.Level == health.Ready })
+
+	p := openStatusPage(t, "http://"+a.addr+"/")
+	ready := `document.querySelector('#levels li[data-level="ready"] .word').textContent`
+	p.waitFor("readiness passing for a few seconds", ready+` === "pass" && `+row("pong")+`.querySelectorAll(".mark.pass").length >= 4`)
+	if err := os.WriteFile(filepath.Join(dir, "mq-lost"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// vitals is held still while the page is read and its shots taken: its
+	// log check passes again 2s after the line, and the shots are of this
+	// moment, not of the next. The page is read once it agrees with itself:
+	// the rows follow the events, the summary and the levels the status read
+	// after them.
+	settled := `(() => {
+		const s = document.getElementById("summary").textContent, rows = [...document.querySelectorAll("#check-rows tr")];
+		const ok = rows.filter(r => r.dataset.status === "pass" || r.dataset.status === "warn").length;
+		return s.startsWith(ok + " of " + rows.length + " checks pass") && rows.every(r => r.dataset.status === "pass" || s.includes(r.dataset.check));
+	})()`
+	for {
+		p.waitFor("mq-errors and mq-connected failing, and readiness with them", row("mq-errors")+`.dataset.status === "fail" && `+
+			row("mq-connected")+`.dataset.status === "fail" && `+ready+` === "fail" && `+settled)
+		a.cmd.Process.Signal(syscall.SIGSTOP)
+		if eval[bool](p, settled) {
+			break
+		}
+		a.cmd.Process.Signal(syscall.SIGCONT) // an event came before the stop, and the status after it
+	}
+	for check, want := range map[string]string{"mq-errors": `line matching "connection to MQ lost"`, "mq-connected": "no connection to " + mq.Addr} {
+		if got := statusOf(p, check); got != "fail" {
+			t.Errorf("%s shows %q, want fail", check, got)
+		}
+		if got := eval[string](p, row(check)+`.querySelector(".col-output").textContent`); !strings.Contains(got, want) {
+			t.Errorf("%s's reason %q, want %q in it", check, got, want)
+		}
+		if got := eval[string](p, `document.getElementById("summary").textContent`); !strings.Contains(got, check+" ("+want) {
+			t.Errorf("the summary says %q, without %s's reason", got, check)
+		}
+	}
+	if got := eval[string](p, ready); got != "fail" {
+		t.Errorf("the ready level shows %q, want fail", got)
+	}
+	if n := eval[int](p, row("mq-errors")+`.querySelectorAll(".mark.pass").length`); n < 4 {
+		t.Errorf("mq-errors shows %d passes, want those before the line", n)
+	}
+	p.screenshot("stackstorm", 1280, 800, false)
+	p.screenshot("stackstorm-phone", 390, 844, true)
+	a.cmd.Process.Signal(syscall.SIGCONT)
 }

@@ -17,6 +17,10 @@
     return e;
   };
 
+  // The columns' names, as the table's head says them (its hints aside):
+  // each cell carries its own, which a phone's narrow page shows beside it.
+  const LABELS = [...document.querySelectorAll("#pods thead th")].map((th) => th.firstChild.textContent.trim());
+
   const state = {
     view: null,
     reading: false,
@@ -129,7 +133,7 @@
     created.append(timeEl(r.created));
     tr.append(el("td", "ready", r.ready ? "yes" : "no"), el("td", null, String(r.restarts)), created);
     tr.append(drawEvents(key, r));
-    const page = el("td");
+    const page = el("td", "page");
     const d = el("details");
     d.open = state.open.has("port-forward " + key); // kept open across redraws, as the Events are
     d.addEventListener("toggle", () => (d.open ? state.open.add("port-forward " + key) : state.open.delete("port-forward " + key)));
@@ -141,6 +145,7 @@
     d.append(p);
     page.append(d);
     tr.append(page);
+    [...tr.cells].forEach((td, i) => (td.dataset.label = LABELS[i]));
     return tr;
   }
 
