@@ -56,7 +56,7 @@ func TestFleetPageShowsThePodsAndFollowsTheClusterLive(t *testing.T) {
 	// The shots: every pod, the failing ones' Events unfolded as their
 	// reader would; on a phone, the failing pods alone (below).
 	eval[bool](p, `(() => { document.querySelectorAll('#rows tr[data-status="failing"] .events-cell details').forEach(d => d.open = true); return true })()`)
-	p.screenshot("fleet", 1280, 800, false)
+	p.screenshot("fleet", 1280, 800, wholePage)
 
 	// Filters: by status, then by label, each as the summary counts them.
 	eval[bool](p, `(() => { const s = document.getElementById("status"); s.value = "failing"; s.dispatchEvent(new Event("change")); return true })()`)
@@ -67,7 +67,7 @@ func TestFleetPageShowsThePodsAndFollowsTheClusterLive(t *testing.T) {
 	if !strings.Contains(eval[string](p, `location.search`), "status=failing") {
 		t.Error("the filter is not in the page's address")
 	}
-	p.screenshot("fleet-phone", 390, 844, true)
+	p.screenshot("fleet-phone", 390, 844, phoneView)
 	eval[bool](p, `(() => { const s = document.getElementById("status"); s.value = ""; s.dispatchEvent(new Event("change"));
 		const l = document.getElementById("selector"); l.value = "app!=web"; l.dispatchEvent(new Event("change")); return true })()`)
 	p.waitFor("the pods of app!=web", `[...document.querySelectorAll("#rows tr.pod")].map(r => r.dataset.pod.split("/")[1]).join(" ") === "db job"`)

@@ -132,20 +132,30 @@ func statusOf(p *statusPage, check string) string {
 	return eval[string](p, row(check)+`.querySelector(".status .word").textContent`)
 }
 
+// shot is what a screenshot shows of the page.
+type shot int
+
+const (
+	wholePage   shot = iota // the whole page, at a desktop's width
+	desktopView             // what a desktop's window shows: the README's opening
+	phoneView               // what a phone's screen shows, as a phone lays it out
+)
+
 // screenshot saves the page as name.png at width by height, in a
-// directory of the test's: the whole page on a desktop, what the screen
-// shows on a phone. With VITALS_UPDATE_SCREENSHOTS=1 it is copied into
-// docs/images too.
-func (p *statusPage) screenshot(name string, width, height int64, phone bool) {
+// directory of the test's. With VITALS_UPDATE_SCREENSHOTS=1 it is copied
+// into docs/images too.
+func (p *statusPage) screenshot(name string, width, height int64, what shot) {
 	p.t.Helper()
 	opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(1)}
-	shot := chromedp.FullScreenshot(100) // 100: a PNG
-	if phone {
+	take := chromedp.CaptureScreenshot()
+	switch what {
+	case wholePage:
+		take = chromedp.FullScreenshot(100) // 100: a PNG
+	case phoneView:
 		opts = append(opts, chromedp.EmulateMobile)
-		shot = chromedp.CaptureScreenshot()
 	}
 	p.do(chromedp.EmulateViewport(width, height, opts...))
-	png, err := chromedp.Run(p.ctx, shot)
+	png, err := chromedp.Run(p.ctx, take)
 	if err != nil {
 		p.t.Fatalf("screenshot %s: %v", name, err)
 	}
@@ -269,8 +279,8 @@ func TestTheStatusPageShowsTheChecksAndFollowsThemLive(t *testing.T) {
 			t.Errorf("GET %s: %q, want %q", path, got, want)
 		}
 	}
-	p.screenshot("status-page", 1280, 800, false)
-	p.screenshot("status-page-phone", 390, 844, true)
+	p.screenshot("status-page", 1280, 800, wholePage)
+	p.screenshot("status-page-phone", 390, 844, phoneView)
 
 	// Flip: the page follows without a reload.
 	eval[bool](p, `window.notReloaded = true`)
@@ -614,7 +624,7 @@ func TestTheStatusPageShowsTheStackStormExampleLosingItsBroker(t *testing.T) {
 	if n := eval[int](p, row("mq-errors")+`.querySelectorAll(".mark.pass").length`); n < 4 {
 		t.Errorf("mq-errors shows %d passes, want those before the line", n)
 	}
-	p.screenshot("stackstorm", 1280, 800, false)
-	p.screenshot("stackstorm-phone", 390, 844, true)
+	p.screenshot("stackstorm", 1280, 900, desktopView)
+	p.screenshot("stackstorm-phone", 390, 844, phoneView)
 	a.cmd.Process.Signal(syscall.SIGCONT)
 }
