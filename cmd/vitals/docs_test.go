@@ -504,7 +504,44 @@ func links(prose []numbered) []link {
 			}
 		}
 	}
+	return append(out, wrappedLinks(prose)...)
+}
+
+// wrappedLinks are the inline links whose text goes on over more than one
+// line (a long image's alt text), read across each paragraph's lines, at
+// the line where each begins; links within one line are links's.
+func wrappedLinks(prose []numbered) []link {
+	var out []link
+	for i := 0; i < len(prose); {
+		var joined strings.Builder
+		var starts []int // the offset in joined of each line of the paragraph
+		j := i
+		for ; j < len(prose) && strings.TrimSpace(prose[j].text) != "" && (j == i || prose[j].n == prose[j-1].n+1); j++ {
+			starts = append(starts, joined.Len())
+			joined.WriteString(codeSpan.ReplaceAllString(prose[j].text, "") + " ")
+		}
+		if j == i {
+			j++ // a blank line
+		}
+		text := joined.String()
+		for _, m := range inlineLink.FindAllStringSubmatchIndex(text, -1) {
+			first, last := lineAt(starts, m[0]), lineAt(starts, m[1]-1)
+			if first != last {
+				out = append(out, link{strings.Trim(text[m[2]:m[3]], "<>"), prose[i+first].n})
+			}
+		}
+		i = j
+	}
 	return out
+}
+
+// lineAt is the index of the line of starts that offset falls in.
+func lineAt(starts []int, offset int) int {
+	k := 0
+	for k+1 < len(starts) && starts[k+1] <= offset {
+		k++
+	}
+	return k
 }
 
 // relative parses a link's target when it is one within the repository:
