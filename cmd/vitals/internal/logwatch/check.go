@@ -12,7 +12,6 @@ import (
 
 	"github.com/vitals-dev/vitals/health"
 	"github.com/vitals-dev/vitals/internal/escape"
-	"github.com/vitals-dev/vitals/internal/timefmt"
 )
 
 // maxShown caps what a failing check shows of the line that failed it:
@@ -92,7 +91,10 @@ func (c *Check) Measure(context.Context) (health.Observation, error) {
 		c.mu.Unlock()
 		age := max(c.now().Sub(at), 0)
 		if failed && age < c.spec.Window {
-			problems = append(problems, fmt.Sprintf("line matching %q %s ago: %s", c.spec.FailPattern, timefmt.Coarse(age), line))
+			// The window, not the line's age: the same line fails with the
+			// same words at every run, so that Kubernetes counts one Event
+			// and the status page shows the reason once.
+			problems = append(problems, fmt.Sprintf("line matching %q in the last %v: %s", c.spec.FailPattern, c.spec.Window, line))
 		} else {
 			passes = append(passes, fmt.Sprintf("no line matching %q in the last %v", c.spec.FailPattern, c.spec.Window))
 		}

@@ -152,7 +152,7 @@ func TestCopyCallsChangedWhenAnAnswerMayHaveChanged(t *testing.T) {
 	}
 	want := []string{
 		"started ",
-		`errors line matching "failed" 0s ago`,
+		`errors line matching "failed" in the last 1m0s`,
 		"started ",
 	}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
