@@ -26,8 +26,9 @@ import (
 //   - the process's peak RSS (VmHWM), after both.
 //
 // The baseline, in the same run, is bench/kubelist: the cheapest program
-// doing the same work, which lists the pods and the Events once as JSON,
-// decodes their names and nothing else, then follows the pods' watch. Its
+// doing the same work, which lists the pods and the Events at once, each in
+// one answer, as protobuf, counts their items without decoding them, then
+// follows the pods' watch. Its
 // figures are the time from its start to both lists read, from a write to
 // the watch's line, and its peak RSS. vitals fleet and it alternate for
 // -rounds rounds on the same API server; neither is pinned, as the API

@@ -13,6 +13,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"flag"
 	"fmt"
@@ -95,11 +96,11 @@ const protobuf = "application/vnd.kubernetes.protobuf"
 
 // countItems counts a protobuf list's items and reads its resourceVersion.
 func countItems(body []byte) (int, string, error) {
-	raw, ok := strings.CutPrefix(string(body), "k8s\x00")
+	raw, ok := bytes.CutPrefix(body, []byte("k8s\x00"))
 	if !ok {
 		return 0, "", fmt.Errorf("not protobuf: %.20q", body)
 	}
-	list, err := field([]byte(raw), 2)
+	list, err := field(raw, 2)
 	if err != nil {
 		return 0, "", fmt.Errorf("the envelope: %w", err)
 	}

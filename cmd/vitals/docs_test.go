@@ -680,3 +680,27 @@ func TestAnchorsAreGitHubs(t *testing.T) {
 		t.Errorf("anchors %q, want %q", got, want)
 	}
 }
+
+// A link is read within its line, or across the lines of its paragraph
+// when its text goes on (at the line it begins); never across a blank line,
+// nor in a code span.
+func TestLinksAreReadAcrossTheLinesOfAParagraph(t *testing.T) {
+	prose := []numbered{
+		{1, "See [the docs](docs/a.md) and ![a long"},
+		{2, "alt text](images/b.png), and `[not](c.md)`."},
+		{3, ""},
+		{4, "[broken"},
+		{6, "by a block](d.md)"},
+		{7, "[ok](e.md#x) [split"},
+		{8, ""},
+		{9, "apart](f.md)"},
+	}
+	var got []string
+	for _, l := range links(prose) {
+		got = append(got, fmt.Sprintf("%d:%s", l.line, l.target))
+	}
+	slices.Sort(got)
+	if want := []string{"1:docs/a.md", "1:images/b.png", "7:e.md#x"}; !slices.Equal(got, want) {
+		t.Errorf("links %v, want %v", got, want)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -67,6 +68,15 @@ func TestFleetPageShowsThePodsAndFollowsTheClusterLive(t *testing.T) {
 	if !strings.Contains(eval[string](p, `location.search`), "status=failing") {
 		t.Error("the filter is not in the page's address")
 	}
+	// On a phone, a card per pod, each field under its column's name, and
+	// nothing wider than the screen.
+	p.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(1), chromedp.EmulateMobile))
+	if !eval[bool](p, `(() => { const rows = [...document.querySelectorAll("#rows tr.pod")];
+		return rows.length > 0 && rows.every(r => getComputedStyle(r).display === "grid" && [...r.cells].every(td => td.dataset.label)) &&
+			document.documentElement.scrollWidth <= 390 })()`) {
+		t.Error("on a phone's screen the pods are not cards of labelled fields, or the page is wider than the screen")
+	}
+	p.do(chromedp.EmulateReset())
 	p.screenshot("fleet-phone", 390, 844, phoneView)
 	eval[bool](p, `(() => { const s = document.getElementById("status"); s.value = ""; s.dispatchEvent(new Event("change"));
 		const l = document.getElementById("selector"); l.value = "app!=web"; l.dispatchEvent(new Event("change")); return true })()`)

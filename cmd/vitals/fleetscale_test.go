@@ -49,8 +49,8 @@ func TestFleetAtScaleServesTheFirstPageFollowsAChangeAndStaysSmall(t *testing.T)
 	ns := "fleet-scale-" + strings.ToLower(rand.Text()[:8])
 	ctx := context.Background()
 	filled := time.Now()
-	fleetSize := kubefleet.Fleet{Namespace: ns, Pods: scalePods, Events: scaleEvents, FailingEvery: 10}
-	if err := client.Fill(ctx, fleetSize); err != nil {
+	written := kubefleet.Fleet{Namespace: ns, Pods: scalePods, Events: scaleEvents, FailingEvery: 10}
+	if err := client.Fill(ctx, written); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%d pods and %d Events written in %v", scalePods, scaleEvents, time.Since(filled).Round(time.Millisecond))
@@ -65,9 +65,20 @@ func TestFleetAtScaleServesTheFirstPageFollowsAChangeAndStaysSmall(t *testing.T)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	gone := func() error {
+		select {
+		case err := <-exited:
+			exited <- err // for the cleanup
+			return fmt.Errorf("vitals fleet exited: %v", err)
+		default:
+			return nil
+		}
+	}
 
-	fig, err := client.Measure(ctx, url, started, fleetSize, nil)
+	fig, err := client.Measure(ctx, url, started, written, gone)
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, logs)
 	}

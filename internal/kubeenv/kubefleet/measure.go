@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,9 +23,13 @@ type Figures struct {
 	Update time.Duration
 }
 
-// guard bounds each wait of Measure: a vitals fleet that never answers
-// fails the measure rather than hanging it. It is no bound on the figures.
+// guard bounds each wait and each request of Measure: a vitals fleet that
+// never answers fails the measure rather than hanging it. It is no bound
+// on the figures.
 const guard = time.Minute
+
+// pageClient is how Measure reads /api/fleet: each answer within guard.
+var pageClient = &http.Client{Timeout: guard}
 
 // Measure measures the vitals fleet serving url, started at started, that
 // watches f as Fill wrote it: its first full page, checked against f (each
@@ -35,37 +40,69 @@ const guard = time.Minute
 // measure at once.
 func (c *Client) Measure(ctx context.Context, url string, started time.Time, f Fleet, gone func() error) (Figures, error) {
 	var fig Figures
+	if f.Pods < 2 || f.FailingEvery == 1 {
+		return fig, errors.New("kubefleet: no passing pod 1 to write failing: a fleet of 2 pods or more, not all failing")
+	}
 	if gone == nil {
 		gone = func() error { return nil }
 	}
-	for deadline := time.Now().Add(guard); ; time.Sleep(5 * time.Millisecond) {
-		v, read, err := page(url)
-		if err == nil && len(v.Pods) == f.Pods {
-			fig.FirstPage = read.Sub(started)
-			if want := f.Events / f.Pods; v.Pods[0].EventCount != want {
-				return fig, fmt.Errorf("the first page: %s has %d Events, want %d", v.Pods[0].Name, v.Pods[0].EventCount, want)
-			}
-			if f.FailingEvery > 0 {
-				if want := (f.Pods + f.FailingEvery - 1) / f.FailingEvery; v.Summary.Failing != want {
-					return fig, fmt.Errorf("the first page: %d failing, want %d", v.Summary.Failing, want)
-				}
-			}
-			break
-		}
-		if err := gone(); err != nil {
-			return fig, fmt.Errorf("before its first page: %w", err)
-		}
-		if err := ctx.Err(); err != nil {
-			return fig, err
-		}
-		if time.Now().After(deadline) {
-			return fig, fmt.Errorf("no full page within %v of the start (the last answer: %v)", guard, err)
-		}
-	}
-
-	stream, err := http.Get(url + "/api/stream")
+	first, err := firstPage(ctx, url, f, gone)
 	if err != nil {
 		return fig, err
+	}
+	fig.FirstPage = first.Sub(started)
+	fig.Update, err = c.update(ctx, url, f)
+	return fig, err
+}
+
+// firstPage waits for the first full /api/fleet, checks it against f, and
+// says when its end was read.
+func firstPage(ctx context.Context, url string, f Fleet, gone func() error) (time.Time, error) {
+	for deadline := time.Now().Add(guard); ; time.Sleep(5 * time.Millisecond) {
+		v, read, err := page(ctx, url)
+		if err == nil && len(v.Pods) == f.Pods {
+			return read, check(v, f)
+		}
+		if err := gone(); err != nil {
+			return read, fmt.Errorf("before its first page: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return read, err
+		}
+		if time.Now().After(deadline) {
+			return read, fmt.Errorf("no full page within %v of the start (the last answer: %v)", guard, err)
+		}
+	}
+}
+
+// check says how a first page differs from what Fill wrote.
+func check(v view, f Fleet) error {
+	for _, p := range v.Pods {
+		if want := f.Events / f.Pods; p.EventCount != want {
+			return fmt.Errorf("the first page: %s has %d Events, want %d", p.Name, p.EventCount, want)
+		}
+	}
+	if f.FailingEvery > 0 {
+		if want := (f.Pods + f.FailingEvery - 1) / f.FailingEvery; v.Summary.Failing != want {
+			return fmt.Errorf("the first page: %d failing, want %d", v.Summary.Failing, want)
+		}
+	}
+	return nil
+}
+
+// update writes pod 1 failing once the first list's changes have been told,
+// and measures until /api/fleet shows it, after /api/stream's change; then
+// writes it passing again.
+func (c *Client) update(ctx context.Context, url string, f Fleet) (time.Duration, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the stream
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/stream", nil)
+	if err != nil {
+		return 0, err
+	}
+	stream, err := http.DefaultClient.Do(req) // a stream: no timeout but ctx's
+	if err != nil {
+		return 0, err
 	}
 	defer stream.Body.Close()
 	changes := make(chan struct{}, 100)
@@ -78,8 +115,13 @@ func (c *Client) Measure(ctx context.Context, url string, started time.Time, f F
 		}
 		close(changes)
 	}()
-	if _, ok := <-changes; !ok { // the version of now, at once
-		return fig, fmt.Errorf("/api/stream ended at once")
+	select { // the version of now, at once
+	case _, ok := <-changes:
+		if !ok {
+			return 0, errors.New("/api/stream ended at once")
+		}
+	case <-time.After(guard):
+		return 0, fmt.Errorf("/api/stream said nothing within %v", guard)
 	}
 	// The first list's changes are told within the fleet's coalescing
 	// (100 ms): a write before then would be told early, with them.
@@ -91,31 +133,27 @@ func (c *Client) Measure(ctx context.Context, url string, started time.Time, f F
 		}
 	}
 	name := Name(1)
-	if f.FailingEvery == 1 {
-		return fig, fmt.Errorf("every pod of the fleet fails: none to flip")
-	}
 	if err := c.SetCondition(ctx, f.Namespace, name, false); err != nil {
-		return fig, err
+		return 0, err
 	}
 	written := time.Now()
 	for {
 		select {
 		case _, ok := <-changes:
 			if !ok {
-				return fig, fmt.Errorf("/api/stream ended before it told the write")
+				return 0, errors.New("/api/stream ended before it told the write")
 			}
 		case <-time.After(guard):
-			return fig, fmt.Errorf("no change on /api/stream within %v of a write", guard)
+			return 0, fmt.Errorf("no change on /api/stream within %v of a write", guard)
 		case <-ctx.Done():
-			return fig, ctx.Err()
+			return 0, ctx.Err()
 		}
-		v, read, err := page(url)
+		v, read, err := page(ctx, url)
 		if err != nil {
-			return fig, err
+			return 0, err
 		}
 		if len(v.Pods) > 1 && v.Pods[1].Name == name && v.Pods[1].Status == "failing" {
-			fig.Update = read.Sub(written)
-			return fig, c.SetCondition(ctx, f.Namespace, name, true)
+			return read.Sub(written), c.SetCondition(ctx, f.Namespace, name, true)
 		}
 	}
 }
@@ -131,9 +169,13 @@ type view struct {
 
 // page reads /api/fleet, and when its end was read; it decodes it after
 // (decoding is no part of what a page waits for).
-func page(url string) (view, time.Time, error) {
+func page(ctx context.Context, url string) (view, time.Time, error) {
 	var v view
-	res, err := http.Get(url + "/api/fleet")
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/fleet", nil)
+	if err != nil {
+		return v, time.Time{}, err
+	}
+	res, err := pageClient.Do(req)
 	if err != nil {
 		return v, time.Time{}, err
 	}

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -109,9 +110,9 @@ func New(c Config) (*Fleet, error) {
 			in = " in namespace " + ns
 		}
 		pods := informer(client, kube.Pods, ns, &corev1.Pod{}, &corev1.PodList{}, cache.Indexers{},
-			func(o *metav1.ListOptions) { o.LabelSelector = c.Selector }, func() { f.listed("pods" + in) })
+			func(o *metav1.ListOptions) { o.LabelSelector = c.Selector }, func() { f.reached("pods" + in) })
 		events := informer(client, kube.Events, ns, &corev1.Event{}, &corev1.EventList{}, cache.Indexers{byUID: eventUID},
-			func(o *metav1.ListOptions) { o.FieldSelector = eventSelector }, func() { f.listed("events" + in) })
+			func(o *metav1.ListOptions) { o.FieldSelector = eventSelector }, func() { f.reached("events" + in) })
 		for _, x := range []struct {
 			inf       cache.SharedIndexInformer
 			what      string
@@ -164,8 +165,12 @@ func coreClient(config *rest.Config) (*rest.RESTClient, error) {
 // informer is an informer of a resource in namespace, of objects like
 // object, listed into lists like list. It is not client-go's typed
 // informers', which would link the typed clientset that vitals never links.
+// reached is called each time the API server answers a list or starts a
+// watch: the informer reads again. With the API server's streaming list (a
+// watch that sends the initial objects, client-go's default where the
+// server has it), the informer never lists.
 func informer(client rest.Interface, gvr schema.GroupVersionResource, namespace string, object runtime.Object, list runtime.Object,
-	indexers cache.Indexers, narrow func(*metav1.ListOptions), listed func()) cache.SharedIndexInformer {
+	indexers cache.Indexers, narrow func(*metav1.ListOptions), reached func()) cache.SharedIndexInformer {
 	request := func(o *metav1.ListOptions) *rest.Request {
 		narrow(o)
 		return client.Get().Namespace(namespace).Resource(gvr.Resource).VersionedParams(o, metav1.ParameterCodec)
@@ -176,12 +181,16 @@ func informer(client rest.Interface, gvr schema.GroupVersionResource, namespace 
 			if err := request(&o).Do(ctx).Into(into); err != nil {
 				return into, err
 			}
-			listed()
+			reached()
 			return into, nil
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.Watch = true
-			return request(&o).Watch(ctx)
+			w, err := request(&o).Watch(ctx)
+			if err == nil {
+				reached()
+			}
+			return w, err
 		},
 	}
 	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client), object,
@@ -238,11 +247,12 @@ func (f *Fleet) problem(name string, err error) {
 	f.c.Logger.Warn("kubernetes: cannot list or watch "+name+"; trying again with backoff", "err", err)
 }
 
-// listed notes that an informer listed what it watches: a problem it had
-// is gone, and said to be, so that the next one is said again.
-func (f *Fleet) listed(name string) {
+// reached notes that the API server answered an informer again: a
+// problem it had is gone, and said to be, so that the next one is said
+// again.
+func (f *Fleet) reached(name string) {
 	if _, had := f.problems.LoadAndDelete(name); had {
-		f.c.Logger.Info("kubernetes: "+name+" listed again", "informer", name)
+		f.c.Logger.Info("kubernetes: "+name+" read again", "informer", name)
 	}
 }
 
@@ -335,47 +345,74 @@ func eventUID(obj any) ([]string, error) {
 	return []string{e.uid}, nil
 }
 
-// key is what the informers' stores key a cached object by, and what
+// storeKey is what the informers' stores key a cached object by, and what
 // their informer compares (an update of the same resourceVersion is a
 // resync): an ObjectMeta is made of it when one is asked for
 // (meta.Accessor), so that each of 50,000 Events does not keep a whole one.
-type key struct{ namespace, name, resourceVersion string }
+// client-go asks a stored object for nothing else.
+type storeKey struct{ namespace, name, resourceVersion string }
 
-func (k *key) GetObjectMeta() metav1.Object {
+func (k *storeKey) GetObjectMeta() metav1.Object {
 	return &metav1.ObjectMeta{Namespace: k.namespace, Name: k.name, ResourceVersion: k.resourceVersion}
 }
 
-func keyOf(m *metav1.ObjectMeta) key { return key{m.Namespace, m.Name, m.ResourceVersion} }
+func keyOf(m *metav1.ObjectMeta) storeKey { return storeKey{m.Namespace, m.Name, m.ResourceVersion} }
 
 // cachedPod is a pod as the cache keeps it: its row, made as it arrives
-// (PodRow), so that a view only joins the Events to it.
+// (PodRow), so that a view only joins the Events to it. It is a
+// runtime.Object of no kind, as client-go's checks of a streaming list's
+// consistency (KUBE_WATCHLIST_INCONSISTENCY_DETECTOR) want cached objects
+// to be.
 type cachedPod struct {
-	key
+	storeKey
 	row Row
+}
+
+func (p *cachedPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+func (p *cachedPod) DeepCopyObject() runtime.Object {
+	c := *p
+	c.row.Labels = maps.Clone(p.row.Labels)
+	if p.row.Condition != nil {
+		cond := *p.row.Condition
+		c.row.Condition = &cond
+	}
+	c.row.Events = slices.Clone(p.row.Events)
+	return &c
 }
 
 // cachedEvent is an Event as the cache keeps it: as a row shows it
 // (EventOf), and the UID of its pod, which the cache indexes it by.
 type cachedEvent struct {
-	key
+	storeKey
 	uid   string
 	event Event
 }
 
-// cachePod is the transform of the pods' informer.
+func (e *cachedEvent) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+func (e *cachedEvent) DeepCopyObject() runtime.Object {
+	c := *e // plain data: strings, numbers and times
+	return &c
+}
+
+// cachePod is the transform of the pods' informer. An object it made
+// already comes back to it as it is: client-go's streaming list transforms
+// each object in the reflector's store, then again in the informer's queue.
 func (f *Fleet) cachePod(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
-		return obj, nil // a deletion's tombstone: its pod was kept already
+		return obj, nil
 	}
-	return &cachedPod{key: keyOf(&p.ObjectMeta), row: PodRow(p, f.c.Rows)}, nil
+	return &cachedPod{storeKey: keyOf(&p.ObjectMeta), row: PodRow(p, f.c.Rows)}, nil
 }
 
-// cacheEvent is the transform of the Events' informer.
+// cacheEvent is the transform of the Events' informer; an object it made
+// comes back as it is, as to cachePod.
 func (f *Fleet) cacheEvent(obj any) (any, error) {
 	e, ok := obj.(*corev1.Event)
 	if !ok {
 		return obj, nil
 	}
-	return &cachedEvent{key: keyOf(&e.ObjectMeta), uid: string(e.InvolvedObject.UID), event: EventOf(e, f.c.Rows.Withhold)}, nil
+	return &cachedEvent{storeKey: keyOf(&e.ObjectMeta), uid: string(e.InvolvedObject.UID), event: EventOf(e, f.c.Rows.Withhold)}, nil
 }

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"embed"
@@ -125,41 +126,54 @@ func (h *handler) serveView(w http.ResponseWriter, r *http.Request) {
 	h.view(filter, q.Get("namespace")+"\x00"+q.Get("selector")+"\x00"+q.Get("status")).Serve(w, r)
 }
 
-// view is the answer for filter (its query spelled key), encoded once for
-// the version of the caches.
-func (h *handler) view(filter Filter, key string) *webpage.JSON {
+// view is the answer for filter (the query that spelled it), encoded once
+// for the version of the caches.
+func (h *handler) view(filter Filter, query string) *webpage.JSON {
 	rows, version := h.f.RowsAt()
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if version < h.at {
+		// Read before another request's newer rows were kept: answered,
+		// not kept.
+		return h.encode(rows, version, filter, query)
+	}
 	if h.at != version || len(h.views) >= maxViews {
 		h.at, h.views = version, map[string]*webpage.JSON{}
 	}
-	if e := h.views[key]; e != nil {
+	if e := h.views[query]; e != nil {
 		return e
 	}
-	sum := sha256.Sum256([]byte(key))
+	e := h.encode(rows, version, filter, query)
+	h.views[query] = e
+	return e
+}
+
+// encode is the answer of the rows of version for filter.
+func (h *handler) encode(rows []Row, version uint64, filter Filter, query string) *webpage.JSON {
+	sum := sha256.Sum256([]byte(query))
 	etag := fmt.Sprintf(`"%s-%d-%s"`, h.run, version, base64.RawURLEncoding.EncodeToString(sum[:6]))
 	view := Select(rows, filter)
 	e, err := webpage.WriteJSON(etag, func(w io.Writer) error { return writeView(w, view) })
 	if err != nil { // a View is plain data: never
 		panic(fmt.Sprintf("fleet: the view has no JSON: %v", err))
 	}
-	h.views[key] = e
 	return e
 }
 
 // writeView writes v as json.Marshal does, and a newline, a row at a
-// time: the whole JSON never is in memory at once.
+// time: the whole JSON never is in memory at once. The view without its
+// rows gives the JSON around them, so that each field is spelled once, in
+// View's tags.
 func writeView(w io.Writer, v View) error {
-	write := func(b []byte) error {
-		_, err := w.Write(b)
-		return err
-	}
-	summary, err := json.Marshal(v.Summary)
+	around, err := json.Marshal(View{Summary: v.Summary, Rows: []Row{}})
 	if err != nil {
 		return err
 	}
-	if err := write(append(append([]byte(`{"summary":`), summary...), `,"pods":[`...)); err != nil {
+	head, ok := bytes.CutSuffix(around, []byte("]}"))
+	if !ok { // the rows are View's last field: never
+		return fmt.Errorf("fleet: a view without rows ends in %q, not in its rows", around[max(len(around)-8, 0):])
+	}
+	if _, err := w.Write(head); err != nil {
 		return err
 	}
 	for i, r := range v.Rows {
@@ -168,15 +182,16 @@ func writeView(w io.Writer, v View) error {
 			return err
 		}
 		if i > 0 {
-			if err := write([]byte{','}); err != nil {
+			if _, err := w.Write([]byte{','}); err != nil {
 				return err
 			}
 		}
-		if err := write(b); err != nil {
+		if _, err := w.Write(b); err != nil {
 			return err
 		}
 	}
-	return write([]byte("]}\n"))
+	_, err = w.Write([]byte("]}\n"))
+	return err
 }
 
 func (h *handler) serveStream(w http.ResponseWriter, r *http.Request) {

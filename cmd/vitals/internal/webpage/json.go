@@ -17,17 +17,17 @@ import (
 // plain and gzipped, with a strong ETag for each encoding. Make one with
 // NewJSON or WriteJSON.
 type JSON struct {
-	etag  string           // the plain body's; the gzipped one's ends in -gzip
-	size  int              // the plain body's length
-	plain func() io.Reader // the plain body, from its start
-	gzip  func() []byte    // the gzipped body
+	etag  string        // the plain body's; the gzipped one's ends in -gzip
+	size  int           // the plain body's length
+	plain []byte        // the plain body; nil when it is kept gzipped only
+	gzip  func() []byte // the gzipped body
 }
 
 // NewJSON is body, of the version that etag (a quoted strong ETag) names,
 // gzipped once, at the first request that takes gzip: an answer small
 // enough to keep plain.
 func NewJSON(etag string, body []byte) *JSON {
-	return &JSON{etag: etag, size: len(body), plain: func() io.Reader { return bytes.NewReader(body) },
+	return &JSON{etag: etag, size: len(body), plain: body,
 		gzip: sync.OnceValue(func() []byte {
 			var b bytes.Buffer
 			zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression) // a valid level: no error
@@ -39,7 +39,7 @@ func NewJSON(etag string, body []byte) *JSON {
 
 // WriteJSON is what write writes, of the version that etag names, kept
 // gzipped only, as it is written: an answer too large to hold plain (the
-// fleet's is 12 MB at 5,000 pods, its gzip a tenth of that), which is then
+// fleet's is 12 MB at 5,000 pods, its gzip 0.8 MB), which is then
 // never whole in memory. The rare client that takes no gzip gets it
 // inflated as it is sent. An error is write's.
 func WriteJSON(etag string, write func(io.Writer) error) (*JSON, error) {
@@ -53,16 +53,10 @@ func WriteJSON(etag string, write func(io.Writer) error) (*JSON, error) {
 		return nil, err
 	}
 	gz := b.Bytes()
-	return &JSON{etag: etag, size: cw.n, gzip: func() []byte { return gz },
-		plain: func() io.Reader {
-			zr, err := gzip.NewReader(bytes.NewReader(gz))
-			if err != nil { // written just above: never
-				panic(fmt.Sprintf("webpage: the answer's gzip: %v", err))
-			}
-			return zr
-		}}, nil
+	return &JSON{etag: etag, size: cw.n, gzip: func() []byte { return gz }}, nil
 }
 
+// counter counts the bytes written through it.
 type counter struct {
 	w io.Writer
 	n int
@@ -106,27 +100,44 @@ func (j *JSON) Serve(w http.ResponseWriter, r *http.Request) {
 	}
 	h.Set("Content-Length", strconv.Itoa(j.size))
 	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		io.Copy(w, j.plain()) // an error is the client's going: nothing to tell it
+	if r.Method == http.MethodHead {
+		return
 	}
+	if j.plain != nil {
+		w.Write(j.plain)
+		return
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(j.gzip()))
+	if err != nil { // WriteJSON wrote it: never
+		panic(fmt.Sprintf("webpage: the answer's gzip: %v", err))
+	}
+	io.Copy(w, zr) // an error is the client's going: nothing to tell it
 }
 
-// acceptsGzip reports whether an Accept-Encoding allows gzip: named, or *,
-// without q=0.
+// acceptsGzip reports whether an Accept-Encoding allows gzip: named
+// (gzip or x-gzip) without q=0, or, when it is not named, * without q=0
+// (RFC 9110: a coding named says more than *).
 func acceptsGzip(accept string) bool {
+	named, star := -1.0, -1.0 // the q of each, -1 when absent
 	for part := range strings.SplitSeq(accept, ",") {
 		name, params, _ := strings.Cut(part, ";")
-		name = strings.ToLower(strings.TrimSpace(name))
-		if name != "gzip" && name != "x-gzip" && name != "*" {
-			continue
+		q := 1.0
+		if v, ok := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q="); ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				q = f
+			}
 		}
-		q, _ := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q=")
-		if f, err := strconv.ParseFloat(q, 64); err == nil && f == 0 {
-			continue
+		switch strings.ToLower(strings.TrimSpace(name)) {
+		case "gzip", "x-gzip":
+			named = max(named, q)
+		case "*":
+			star = max(star, q)
 		}
-		return true
 	}
-	return false
+	if named >= 0 {
+		return named > 0
+	}
+	return star > 0
 }
 
 // matchesETag reports whether an If-None-Match names etag: weakly, as

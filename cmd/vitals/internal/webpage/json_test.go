@@ -37,6 +37,10 @@ func TestAJSONAnswersInTheEncodingAskedAndRevalidates(t *testing.T) {
 			{"GET", "gzip, deflate, br", "", 200, `"v7-gzip"`, "gzip"},
 			{"GET", "br;q=1, gzip;q=0", "", 200, `"v7"`, ""},
 			{"GET", "*", "", 200, `"v7-gzip"`, "gzip"},
+			{"GET", "gzip;q=0, *", "", 200, `"v7"`, ""}, // named, gzip says more than *
+			{"GET", "*;q=0", "", 200, `"v7"`, ""},
+			{"GET", "identity, x-gzip;q=0.5", "", 200, `"v7-gzip"`, "gzip"},
+			{"HEAD", "", "", 200, `"v7"`, ""},
 			{"HEAD", "gzip", "", 200, `"v7-gzip"`, "gzip"},
 			{"GET", "gzip", `"v6-gzip", W/"v7-gzip"`, 304, `"v7-gzip"`, ""},
 			{"GET", "gzip", `"v7"`, 200, `"v7-gzip"`, "gzip"}, // the plain body's ETag: not the gzipped one's
@@ -67,14 +71,20 @@ func TestAJSONAnswersInTheEncodingAskedAndRevalidates(t *testing.T) {
 				}
 				continue
 			}
-			if n, _ := strconv.Atoi(res.Header.Get("Content-Length")); tc.method == "GET" && n != len(got) {
-				t.Errorf("%s: Content-Length %d of a body of %d", what, n, len(got))
-			}
+			n, _ := strconv.Atoi(res.Header.Get("Content-Length"))
 			if tc.method == "HEAD" {
-				if len(got) != 0 {
-					t.Errorf("%s: a body of %d bytes", what, len(got))
+				// The length of what a GET of the same encoding sends.
+				get := httptest.NewRequest("GET", "/api", nil)
+				get.Header = r.Header
+				gw := httptest.NewRecorder()
+				j.Serve(gw, get)
+				if len(got) != 0 || n != gw.Body.Len() {
+					t.Errorf("%s: a body of %d bytes, Content-Length %d; a GET sends %d", what, len(got), n, gw.Body.Len())
 				}
 				continue
+			}
+			if n != len(got) {
+				t.Errorf("%s: Content-Length %d of a body of %d", what, n, len(got))
 			}
 			if tc.encoding == "gzip" {
 				zr, err := gzip.NewReader(bytes.NewReader(got))

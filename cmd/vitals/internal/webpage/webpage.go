@@ -1,6 +1,8 @@
 // Package webpage is what vitals's read-only pages share — the agent's
 // status page (package ui) and the fleet's (package fleet): the headers on
-// each of their answers, and the serving of their embedded files. It sits
+// each of their answers, the serving of their embedded files, and their
+// API's JSON answers, made once per version for every page that reads them
+// (JSON: gzipped, with an ETag per encoding, 304 when unchanged). It sits
 // below both, and imports nothing of vitals.
 package webpage
 
