@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"os"
@@ -268,6 +269,41 @@ func (p *Proc) Now() (Usage, error) {
 		}
 	}
 	return u, nil
+}
+
+// Memory is a process's resident memory as /proc/PID/status splits it, in
+// bytes: RSS = RssAnon + RssFile + RssShmem. RssAnon is what the process
+// wrote (heap, stacks, the runtime's data); RssFile the pages of files it
+// maps that it has touched, mostly its own binary's.
+type Memory struct {
+	RSS, Anon, File, Peak int64 // VmRSS, RssAnon, RssFile, VmHWM
+}
+
+// Memory reads the process's resident memory now.
+func (p *Proc) Memory() (Memory, error) {
+	pid := p.Pid()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return Memory{}, fmt.Errorf("read the memory of pid %d: %w", pid, err)
+	}
+	var m Memory
+	fields := map[string]*int64{"VmRSS:": &m.RSS, "RssAnon:": &m.Anon, "RssFile:": &m.File, "VmHWM:": &m.Peak}
+	for line := range strings.Lines(string(status)) {
+		for name, to := range fields {
+			if v, ok := strings.CutPrefix(line, name); ok {
+				kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				if err != nil {
+					return Memory{}, fmt.Errorf("read the memory of pid %d: %s %w", pid, name, err)
+				}
+				*to = kb * 1024
+				delete(fields, name)
+			}
+		}
+	}
+	if len(fields) > 0 {
+		return Memory{}, fmt.Errorf("read the memory of pid %d: /proc/%d/status has no %v", pid, pid, slices.Sorted(maps.Keys(fields)))
+	}
+	return m, nil
 }
 
 // Schedstat sums, over the threads of pid, the time they ran on a core and
