@@ -1,16 +1,18 @@
 // Command sizes says where the bytes and the start of vitals's release build
 // go, as Markdown for BENCHMARKS.md:
 //
-//	cd bench && go run ./sizes    # about a minute: two builds of vitals
+//	cd bench && go run ./sizes    # about 15 seconds with a warm build cache: two builds of vitals
 //
 // It builds vitals from cmd/vitals as hack/release.sh does (CGO_ENABLED=0,
 // -tags grpcnotrace, -trimpath, -ldflags='-s -w') and once more without -s -w,
 // whose symbol table `go tool nm -size` reads, and prints:
-//   - both sizes, and how many modules `go version -m` lists as dependencies;
+//   - both sizes, the stripped build's sections, and how many modules
+//     `go version -m` lists as dependencies;
 //   - the symbols' bytes summed by module and by package (the top -top of
 //     each): text, read-only data and data, not bss, which takes no bytes in
-//     the file; the linker's own tables (pclntab, go:func.*) and anything else
-//     nm names without a package are a row of their own;
+//     the file; the linker's own data (go:func.*, go:string.*) and anything
+//     else nm names without a package are a row of their own, and the
+//     function table (.gopclntab) is in no symbol;
 //   - the package inits of `GODEBUG=inittrace=1 vitals version`, the start
 //     every command pays before main: their sum, and the top -inits by clock
 //     time and by bytes allocated, medians of -runs runs.
@@ -39,7 +41,7 @@ import (
 func main() {
 	top := flag.Int("top", 25, "modules and packages listed by bytes")
 	inits := flag.Int("inits", 15, "package inits listed by clock time and by bytes")
-	runs := flag.Int("runs", 5, "runs of `vitals version` for the inits' medians")
+	runs := flag.Int("runs", 15, "runs of `vitals version` for the inits' medians")
 	flag.Parse()
 	if err := run(context.Background(), os.Stdout, *top, *inits, *runs); err != nil {
 		fmt.Fprintln(os.Stderr, "sizes:", err)
@@ -201,8 +203,8 @@ func printSections(w io.Writer, bin string) error {
 	return nil
 }
 
-// noPackage is where symbols without a package go: the linker's tables
-// (runtime.pclntab's parts, go:func.*, go:string.*) and types that belong to
+// noPackage is where symbols without a package go: the linker's data
+// (go:func.*, go:string.*) and types that belong to
 // none (map[string]int, func(…)).
 const noPackage = "(the linker's tables, types of no package)"
 
@@ -329,6 +331,7 @@ func readInittrace(stderr string) ([]packageInit, error) {
 		if _, err := fmt.Sscanf(rest, "%s @%f ms, %f ms clock, %d bytes, %d allocs", &in.pkg, &at, &in.clock, &in.bytes, &allocs); err != nil {
 			return nil, fmt.Errorf("an inittrace line %q: %w", strings.TrimSpace(line), err)
 		}
+		in.pkg = strings.ReplaceAll(in.pkg, "%2e", ".") // as in symbols: gopkg.in/yaml%2ev3
 		trace = append(trace, in)
 	}
 	if len(trace) == 0 {

@@ -435,7 +435,7 @@ func MiB[T ~int64 | ~uint64](bytes T) string {
 // Row is one line of the table: what vitals measured, against what baseline,
 // their ratio, and whether the target holds.
 type Row struct {
-	ID     string // P1 … P7
+	ID     string // P1 … P9
 	What   string // e.g. "/readyz req/s ÷ bare net/http"
 	Vitals string // vitals' figure, with its unit
 	Base   string // the baseline's figure ("" when the target is absolute)
