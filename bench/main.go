@@ -1,7 +1,7 @@
 // Command bench measures vitals against what its users would pick instead, on
 // the same machine in the same run, and prints one table of ratios:
 //
-//	go run ./bench            # from the repository's root; about 25 minutes
+//	go run ./bench            # from the repository's root; about 28 minutes
 //	go run ./bench -only P1,P5
 //	go run ./bench -quick     # about 2 minutes: checks that it runs, measures nothing
 //
@@ -28,7 +28,7 @@ import (
 	"github.com/vitals-dev/vitals/bench/internal/harness"
 )
 
-// An experiment is one row group of the table (P1 … P7), registered by its
+// An experiment is one row group of the table (P1 … P9), registered by its
 // file's init.
 type experiment struct {
 	ID   string

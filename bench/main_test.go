@@ -14,7 +14,7 @@ func TestBadArgumentsAreAUsageErrorThatSaysWhat(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-only", "P9"}, `no experiment "P9"`},
+		{[]string{"-only", "P99"}, `no experiment "P99"`},
 		{[]string{"-rounds", "0"}, "-rounds 0: want at least 1"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"-nonsense"}, "flag provided but not defined: -nonsense"},

@@ -15,9 +15,10 @@ import (
 
 // P7 measures `vitals probe` as an exec probe or a HEALTHCHECK runs it: a
 // whole process, from the fork to the exit, one check of a local server in
-// between. The full vitals binary, the one users run, against
-// grpc-health-probe for grpc:// (at the version the grpchealth module's tests
-// pin, built static as its releases are), and against curl -fsS for http://. Every run of every program
+// between. The full vitals binary as the releases ship it (stripped,
+// -trimpath) against grpc-health-probe built alike for grpc:// (at the
+// version the grpchealth module's tests pin, static as its releases are), and
+// against curl -fsS for http://. Every run of every program
 // takes turns with the others, so that the machine's drift hits all alike;
 // each is started from a thread pinned to core 1 (the programs are then on
 // that core from their first instruction, with no taskset exec'd before
@@ -52,15 +53,15 @@ func runP7(ctx context.Context, env *harness.Env) ([]harness.Row, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	vitals, err := buildVitals(ctx, env)
+	vitals, err := buildVitalsRelease(ctx, env)
 	if err != nil {
 		return nil, err
 	}
-	vitalsProbe, err := buildVitalsProbe(ctx, env)
+	vitalsProbe, err := buildVitalsProbeRelease(ctx, env)
 	if err != nil {
 		return nil, err
 	}
-	healthProbe, err := buildHealthProbe(ctx, env)
+	healthProbe, err := buildHealthProbeRelease(ctx, env)
 	if err != nil {
 		return nil, err
 	}

@@ -18,10 +18,22 @@ func buildVitals(ctx context.Context, env *harness.Env) (string, error) {
 	return env.Build(ctx, "vitals", "cmd/vitals", ".", "-tags", "grpcnotrace")
 }
 
-// buildVitalsProbe builds the probe build, vitals without the agent
-// (vitals_probe), with the tags the releases ship it with too.
-func buildVitalsProbe(ctx context.Context, env *harness.Env) (string, error) {
-	return env.Build(ctx, "vitals-probe", "cmd/vitals", ".", "-tags", "vitals_probe,grpcnotrace")
+// releaseFlags are the flags the releases are built with besides their tags
+// (hack/release.sh): -trimpath, and -s -w for no symbol table or DWARF. The
+// release builds of vitals and of its peers are built with them alike, so
+// that a ratio of sizes, of memory or of starts is of what users download.
+var releaseFlags = []string{"-trimpath", "-ldflags=-s -w"}
+
+// buildVitalsRelease builds vitals as the releases ship it: the full build
+// with releaseFlags.
+func buildVitalsRelease(ctx context.Context, env *harness.Env) (string, error) {
+	return env.Build(ctx, "vitals-release", "cmd/vitals", ".", append([]string{"-tags", "grpcnotrace"}, releaseFlags...)...)
+}
+
+// buildVitalsProbeRelease builds the probe build, vitals without the agent
+// (vitals_probe), as the releases ship it.
+func buildVitalsProbeRelease(ctx context.Context, env *harness.Env) (string, error) {
+	return env.Build(ctx, "vitals-probe-release", "cmd/vitals", ".", append([]string{"-tags", "vitals_probe,grpcnotrace"}, releaseFlags...)...)
 }
 
 // vitalsRun is one start of `vitals run` by an experiment.
@@ -34,14 +46,19 @@ type vitalsRun struct {
 	// a container's log goes to a file; else the log goes to bench's.
 	logFile string
 	args    []string // after `vitals run -c vitals.yaml`
+	// bin is the vitals binary to run; buildVitals's when empty.
+	bin string
 }
 
 // startVitals writes r's vitals.yaml, with listen and api (the socket in
 // dir) before r.config, and starts `vitals run` on it.
 func startVitals(ctx context.Context, env *harness.Env, r vitalsRun) (*harness.Proc, error) {
-	vitals, err := buildVitals(ctx, env)
-	if err != nil {
-		return nil, err
+	vitals := r.bin
+	if vitals == "" {
+		var err error
+		if vitals, err = buildVitals(ctx, env); err != nil {
+			return nil, err
+		}
 	}
 	file := filepath.Join(r.dir, "vitals.yaml")
 	yaml := fmt.Sprintf("listen: %s\napi: %s\n", r.listen, vitalsSocket(r.dir)) + r.config
@@ -64,17 +81,23 @@ func buildPebble(ctx context.Context, env *harness.Env) (string, error) {
 	return env.Build(ctx, "pebble", "bench", "github.com/canonical/pebble/cmd/pebble")
 }
 
-// buildHealthProbe builds grpc-health-probe at the version this module's
-// go.mod pins (a tool directive) as its releases are built: static
-// (CGO_ENABLED=0, as Build builds everything). The tests' build of it
-// (grpchealthtest.HealthProbe) uses the go command's defaults, which link it
-// dynamically where a C compiler is installed, and the dynamic loader then
-// costs it a part of every start that the release does not pay. The version
-// must be the tests' (grpchealthtest.HealthProbeVersion): it is read back
-// from the binary.
-func buildHealthProbe(ctx context.Context, env *harness.Env) (string, error) {
+// buildPebbleRelease builds the same Pebble with releaseFlags, as vitals's
+// release is built.
+func buildPebbleRelease(ctx context.Context, env *harness.Env) (string, error) {
+	return env.Build(ctx, "pebble-release", "bench", "github.com/canonical/pebble/cmd/pebble", releaseFlags...)
+}
+
+// buildHealthProbeRelease builds grpc-health-probe at the version this
+// module's go.mod pins (a tool directive) as its releases are built: static
+// (CGO_ENABLED=0, as Build builds everything), -trimpath and -s -w
+// (releaseFlags). The tests' build of it (grpchealthtest.HealthProbe) uses
+// the go command's defaults, which link it dynamically where a C compiler is
+// installed, and the dynamic loader then costs it a part of every start that
+// the release does not pay. The version must be the tests'
+// (grpchealthtest.HealthProbeVersion): it is read back from the binary.
+func buildHealthProbeRelease(ctx context.Context, env *harness.Env) (string, error) {
 	const module = "github.com/grpc-ecosystem/grpc-health-probe"
-	bin, err := env.Build(ctx, "grpc-health-probe", "bench", module)
+	bin, err := env.Build(ctx, "grpc-health-probe-release", "bench", module, releaseFlags...)
 	if err != nil {
 		return "", err
 	}
@@ -99,6 +122,11 @@ func startPebble(ctx context.Context, env *harness.Env, dir, layer, httpAddr str
 	if err != nil {
 		return nil, err
 	}
+	return startPebbleBin(env, pebble, dir, layer, httpAddr, cpu)
+}
+
+// startPebbleBin is startPebble with the Pebble binary pebble.
+func startPebbleBin(env *harness.Env, pebble, dir, layer, httpAddr string, cpu int) (*harness.Proc, error) {
 	home := filepath.Join(dir, "pebble")
 	if err := os.MkdirAll(filepath.Join(home, "layers"), 0o755); err != nil {
 		return nil, err

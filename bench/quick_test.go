@@ -49,8 +49,9 @@ func TestEveryExperimentRunsQuickAndAddsItsRowsToTheTable(t *testing.T) {
 	// this run: the agent against bare net/http, against the cheapest
 	// program making the same GETs and Pebble's memory, the scheduler
 	// against a goroutine and a timer per check, the start against
-	// Pebble's, vitals probe against grpc-health-probe, and vitals fleet
-	// against a program that only lists what it lists.
+	// Pebble's, vitals probe against grpc-health-probe, vitals fleet
+	// against a program that only lists what it lists, and the sidecar's
+	// size and memory against Pebble's.
 	for _, what := range []string{
 		"the agent (`vitals run`) ÷ bare net/http",
 		"÷ bare Go GETs, batched (bench/limit -batch)",
@@ -61,6 +62,8 @@ func TestEveryExperimentRunsQuickAndAddsItsRowsToTheTable(t *testing.T) {
 		"`vitals probe grpc://` (the probe build) whole process, wall time",
 		"`vitals fleet` start → first full /api/fleet",
 		"`vitals fleet` peak RSS (VmHWM) ÷ bench/kubelist",
+		"release binary size (stripped, -trimpath): vitals ÷ Pebble",
+		"resident memory (VmRSS) after",
 	} {
 		found := false
 		for line := range strings.Lines(table) {
@@ -77,7 +80,7 @@ func TestEveryExperimentRunsQuickAndAddsItsRowsToTheTable(t *testing.T) {
 			t.Errorf("no row %q in the table:\n%s", what, table)
 		}
 	}
-	if len(experiments) < 8 {
-		t.Errorf("%d experiments registered, want P1 to P8", len(experiments))
+	if len(experiments) < 9 {
+		t.Errorf("%d experiments registered, want P1 to P9", len(experiments))
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"os"
@@ -270,6 +271,41 @@ func (p *Proc) Now() (Usage, error) {
 	return u, nil
 }
 
+// Memory is a process's resident memory as /proc/PID/status splits it, in
+// bytes: RSS = RssAnon + RssFile + RssShmem. RssAnon is what the process
+// wrote (heap, stacks, the runtime's data); RssFile the pages of files it
+// maps that it has touched, mostly its own binary's.
+type Memory struct {
+	RSS, Anon, File, Peak int64 // VmRSS, RssAnon, RssFile, VmHWM
+}
+
+// Memory reads the process's resident memory now.
+func (p *Proc) Memory() (Memory, error) {
+	pid := p.Pid()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return Memory{}, fmt.Errorf("read the memory of pid %d: %w", pid, err)
+	}
+	var m Memory
+	fields := map[string]*int64{"VmRSS:": &m.RSS, "RssAnon:": &m.Anon, "RssFile:": &m.File, "VmHWM:": &m.Peak}
+	for line := range strings.Lines(string(status)) {
+		for name, to := range fields {
+			if v, ok := strings.CutPrefix(line, name); ok {
+				kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				if err != nil {
+					return Memory{}, fmt.Errorf("read the memory of pid %d: %s %w", pid, name, err)
+				}
+				*to = kb * 1024
+				delete(fields, name)
+			}
+		}
+	}
+	if len(fields) > 0 {
+		return Memory{}, fmt.Errorf("read the memory of pid %d: /proc/%d/status has no %v", pid, pid, slices.Sorted(maps.Keys(fields)))
+	}
+	return m, nil
+}
+
 // Schedstat sums, over the threads of pid, the time they ran on a core and
 // the time they waited on a run queue so far: the first two fields of each
 // /proc/PID/task/TID/schedstat, in nanoseconds (/proc/PID/stat counts 10ms
@@ -399,7 +435,7 @@ func MiB[T ~int64 | ~uint64](bytes T) string {
 // Row is one line of the table: what vitals measured, against what baseline,
 // their ratio, and whether the target holds.
 type Row struct {
-	ID     string // P1 … P7
+	ID     string // P1 … P9
 	What   string // e.g. "/readyz req/s ÷ bare net/http"
 	Vitals string // vitals' figure, with its unit
 	Base   string // the baseline's figure ("" when the target is absolute)
