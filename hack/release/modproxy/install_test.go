@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"debug/buildinfo"
+	"debug/elf"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -11,12 +12,13 @@ import (
 	"testing"
 )
 
-// go install github.com/vitals-dev/vitals/cmd/vitals@VERSION works once the
-// modules are tagged: from a proxy of the work tree at the release version,
-// outside any workspace, as a user runs it, the installed binary says that
-// version and the Go it was built with. It fails when a go.mod replaces a
-// module (go install refuses one, and so does the proxy), when a sibling is
-// required at another version, or when the command does not build alone.
+// The README's go install line works once the modules are tagged: from a
+// proxy of the work tree at the release version, outside any workspace, as
+// a user runs it, the installed binary says that version and the Go it was
+// built with, and is built as the release is (hack/release.sh's tags,
+// -trimpath, -s -w, static). It fails when a go.mod replaces a module (go
+// install refuses one, and so does the proxy), when a sibling is required
+// at another version, or when the command does not build alone.
 func TestGoInstallAtTheReleaseVersion(t *testing.T) {
 	root, err := repositoryRoot(".")
 	if err != nil {
@@ -28,9 +30,11 @@ func TestGoInstallAtTheReleaseVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	line := readmeInstallLine(t, filepath.Join(root, "README.md"))
+	line = strings.Replace(line, "cmd/vitals@v0.1.0", "cmd/vitals@"+version, 1)
 	gobin, work := t.TempDir(), t.TempDir()
 	modcache := realGoEnv(t, "GOMODCACHE")
-	cmd := exec.Command("go", "install", "github.com/vitals-dev/vitals/cmd/vitals@"+version)
+	cmd := exec.Command("sh", "-c", line)
 	cmd.Dir = work // no go.mod, no go.work around it
 	cmd.Env = append(os.Environ(),
 		"GOWORK=off",
@@ -51,9 +55,32 @@ func TestGoInstallAtTheReleaseVersion(t *testing.T) {
 		"GOSUMDB=off",
 	)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go install github.com/vitals-dev/vitals/cmd/vitals@%s: %v\n%s", version, err, out)
+		t.Fatalf("%s: %v\n%s", line, err, out)
 	}
 	bin := filepath.Join(gobin, "vitals")
+	built, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := map[string]string{}
+	for _, s := range built.Settings {
+		settings[s.Key] = s.Value
+	}
+	for key, want := range map[string]string{"-tags": "grpcnotrace", "-trimpath": "true", "CGO_ENABLED": "0"} {
+		if settings[key] != want {
+			t.Errorf("the README's %s builds with %s %q, the release with %q", line, key, settings[key], want)
+		}
+	}
+	// -ldflags is not in the build info of a -trimpath build: -s -w show
+	// as what they leave out, the symbol table.
+	if f, err := elf.Open(bin); err != nil {
+		t.Error(err)
+	} else {
+		if f.Section(".symtab") != nil {
+			t.Errorf("the README's %s builds a binary with a symbol table; the release's has none (-ldflags='-s -w')", line)
+		}
+		f.Close()
+	}
 
 	goVersion := realGoEnv(t, "GOVERSION")
 	out, err := exec.Command(bin, "version").Output()
@@ -100,6 +127,22 @@ func TestGoInstallAtTheReleaseVersion(t *testing.T) {
 				d.Path, d.Version, tested[d.Path])
 		}
 	}
+}
+
+// readmeInstallLine is the README's go install line of the full build.
+func readmeInstallLine(t *testing.T, readme string) string {
+	t.Helper()
+	b, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if line = strings.TrimSpace(line); strings.Contains(line, "go install ") && strings.HasSuffix(line, "cmd/vitals@v0.1.0") {
+			return line
+		}
+	}
+	t.Fatalf("%s: no go install line of cmd/vitals@v0.1.0", readme)
+	return ""
 }
 
 // realGoEnv is go env name as the developer or CI has it.
