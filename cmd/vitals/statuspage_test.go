@@ -608,7 +608,9 @@ func TestTheStatusPageShowsTheStackStormExampleLosingItsBroker(t *testing.T) {
 	moment := ready + ` === "fail" && ` + settled
 	for check, want := range reasons {
 		quoted, _ := json.Marshal(want)
-		moment += " && " + row(check) + `.dataset.status === "fail" && ` + row(check) + `.querySelector(".col-output").textContent.includes(` + string(quoted) + ")"
+		inSummary, _ := json.Marshal(check + " (" + want)
+		moment += " && " + row(check) + `.dataset.status === "fail" && ` + row(check) + `.querySelector(".col-output").textContent.includes(` + string(quoted) + ")" +
+			` && document.getElementById("summary").textContent.includes(` + string(inSummary) + ")"
 	}
 	for {
 		p.waitFor("mq-errors and mq-connected failing for a lost connection, and readiness with them", moment)

@@ -43,6 +43,9 @@ func (c *Client) Measure(ctx context.Context, url string, started time.Time, f F
 	if f.Pods < 2 || f.FailingEvery == 1 {
 		return fig, errors.New("kubefleet: no passing pod 1 to write failing: a fleet of 2 pods or more, not all failing")
 	}
+	if f.Events%f.Pods != 0 {
+		return fig, fmt.Errorf("kubefleet: %d Events over %d pods: the first page is checked for as many on each pod", f.Events, f.Pods)
+	}
 	if gone == nil {
 		gone = func() error { return nil }
 	}
@@ -107,13 +110,17 @@ func (c *Client) update(ctx context.Context, url string, f Fleet) (time.Duration
 	defer stream.Body.Close()
 	changes := make(chan struct{}, 100)
 	go func() {
+		defer close(changes)
 		sc := bufio.NewScanner(stream.Body)
 		for sc.Scan() {
 			if strings.HasPrefix(sc.Text(), "data: ") {
-				changes <- struct{}{}
+				select {
+				case changes <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
 			}
 		}
-		close(changes)
 	}()
 	select { // the version of now, at once
 	case _, ok := <-changes:
@@ -122,14 +129,21 @@ func (c *Client) update(ctx context.Context, url string, f Fleet) (time.Duration
 		}
 	case <-time.After(guard):
 		return 0, fmt.Errorf("/api/stream said nothing within %v", guard)
+	case <-ctx.Done():
+		return 0, ctx.Err()
 	}
 	// The first list's changes are told within the fleet's coalescing
 	// (100 ms): a write before then would be told early, with them.
 	for quiet := false; !quiet; {
 		select {
-		case <-changes:
+		case _, ok := <-changes:
+			if !ok {
+				return 0, errors.New("/api/stream ended before the first list's changes were told")
+			}
 		case <-time.After(300 * time.Millisecond):
 			quiet = true
+		case <-ctx.Done():
+			return 0, ctx.Err()
 		}
 	}
 	name := Name(1)

@@ -131,12 +131,13 @@ func (h *handler) serveView(w http.ResponseWriter, r *http.Request) {
 func (h *handler) view(filter Filter, query string) *webpage.JSON {
 	rows, version := h.f.RowsAt()
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if version < h.at {
 		// Read before another request's newer rows were kept: answered,
-		// not kept.
+		// not kept, and made without holding up the others.
+		h.mu.Unlock()
 		return h.encode(rows, version, filter, query)
 	}
+	defer h.mu.Unlock()
 	if h.at != version || len(h.views) >= maxViews {
 		h.at, h.views = version, map[string]*webpage.JSON{}
 	}

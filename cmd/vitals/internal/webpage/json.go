@@ -76,7 +76,7 @@ func (j *JSON) Serve(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Vary", "Accept-Encoding")
-	gzipped := acceptsGzip(r.Header.Get("Accept-Encoding"))
+	gzipped := acceptsGzip(strings.Join(r.Header.Values("Accept-Encoding"), ","))
 	etag := j.etag
 	if gzipped {
 		// Another encoding, another strong ETag of the same version: a
@@ -84,7 +84,7 @@ func (j *JSON) Serve(w http.ResponseWriter, r *http.Request) {
 		etag = strings.TrimSuffix(j.etag, `"`) + `-gzip"`
 	}
 	h.Set("ETag", etag)
-	if matchesETag(r.Header.Get("If-None-Match"), etag) {
+	if matchesETag(strings.Join(r.Header.Values("If-None-Match"), ","), etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -115,19 +115,26 @@ func (j *JSON) Serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // acceptsGzip reports whether an Accept-Encoding allows gzip: named
-// (gzip or x-gzip) without q=0, or, when it is not named, * without q=0
-// (RFC 9110: a coding named says more than *).
+// (gzip or x-gzip) with a q above 0, or, when it is not named, * with a q
+// above 0 (RFC 9110: a coding named says more than *). A q that is not a
+// number from 0 to 1 reads as 0: the plain body is always safe.
 func acceptsGzip(accept string) bool {
 	named, star := -1.0, -1.0 // the q of each, -1 when absent
 	for part := range strings.SplitSeq(accept, ",") {
 		name, params, _ := strings.Cut(part, ";")
 		q := 1.0
-		if v, ok := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q="); ok {
-			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				q = f
+		for param := range strings.SplitSeq(params, ";") {
+			k, v, _ := strings.Cut(param, "=")
+			if !strings.EqualFold(strings.Trim(k, " \t"), "q") {
+				continue
 			}
+			f, err := strconv.ParseFloat(strings.Trim(v, " \t"), 64)
+			if err != nil || !(f >= 0 && f <= 1) {
+				f = 0
+			}
+			q = f
 		}
-		switch strings.ToLower(strings.TrimSpace(name)) {
+		switch strings.ToLower(strings.Trim(name, " \t")) {
 		case "gzip", "x-gzip":
 			named = max(named, q)
 		case "*":

@@ -40,6 +40,10 @@ func TestAJSONAnswersInTheEncodingAskedAndRevalidates(t *testing.T) {
 			{"GET", "gzip;q=0, *", "", 200, `"v7"`, ""}, // named, gzip says more than *
 			{"GET", "*;q=0", "", 200, `"v7"`, ""},
 			{"GET", "identity, x-gzip;q=0.5", "", 200, `"v7-gzip"`, "gzip"},
+			{"GET", "gzip;Q=0, *", "", 200, `"v7"`, ""},
+			{"GET", "gzip;level=1;\tq=0", "", 200, `"v7"`, ""},
+			{"GET", "gzip;q=abc", "", 200, `"v7"`, ""},
+			{"GET", "gzip;q=-1, *", "", 200, `"v7"`, ""},
 			{"HEAD", "", "", 200, `"v7"`, ""},
 			{"HEAD", "gzip", "", 200, `"v7-gzip"`, "gzip"},
 			{"GET", "gzip", `"v6-gzip", W/"v7-gzip"`, 304, `"v7-gzip"`, ""},
