@@ -257,18 +257,11 @@ func (p *Proc) Now() (Usage, error) {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	const ticks = 100 // USER_HZ, 100 on Linux
-	u := Usage{CPU: time.Duration(ut+st) * time.Second / ticks}
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	m, err := p.Memory()
 	if err != nil {
-		return Usage{}, fmt.Errorf("read peak RSS of pid %d: %w", pid, err)
+		return Usage{}, err
 	}
-	for line := range strings.Lines(string(status)) {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			u.PeakRSS = kb * 1024
-		}
-	}
-	return u, nil
+	return Usage{CPU: time.Duration(ut+st) * time.Second / ticks, PeakRSS: m.Peak}, nil
 }
 
 // Memory is a process's resident memory as /proc/PID/status splits it, in
