@@ -23,14 +23,14 @@ import (
 //   - no jitter, each check's initial delay spread evenly over the period, so
 //     that every run has a planned time: the lateness of the runs (the engine
 //     does not tell when it meant a jittered run to begin) and the CPU time.
-//     The default jitter spreads a service's runs this evenly in the end
-//     (each period moves a check's runs by up to ±5%, a random walk), so this
-//     is the steady state of a long-running service;
+//     Checks added at different times fall like this; the default jitter
+//     keeps those started together in four phases of their period, so this
+//     is the most a service's schedule costs;
 //   - the same without a Monitor: a goroutine and a timer per check and
 //     nothing else (-floor), the least any scheduler built that way costs on
 //     this machine, as the baseline;
 //   - with the default jitter from Start, as a service starts: the CPU time
-//     while the runs are still bunched, the heap after the window, and the
+//     with the runs in four phases, the heap after the window, and the
 //     heap once every check keeps its 60 results (filled with RunNow, as
 //     after 10 minutes).
 //
@@ -115,7 +115,7 @@ func runP3(ctx context.Context, env *harness.Env) ([]harness.Row, error) {
 		{ID: "P3", What: "CPU, runs spread evenly over the period (no jitter); baseline: a goroutine and a timer per check",
 			Vitals: evenCPU.text, Base: floorCPU.text, Ratio: ratio(evenCPU.share, floorCPU.share),
 			Target: "≤ 2% of a core", Met: evenCPU.runs > 0 && evenCPU.share <= p3Target},
-		{ID: "P3", What: "CPU, default jitter, the window after the first runs (runs still bunched)",
+		{ID: "P3", What: "CPU, default jitter, the window after the first runs (the checks in four phases)",
 			Vitals: jitterCPU.text, Target: "≤ 2% of a core", Met: jitterCPU.runs > 0 && jitterCPU.share <= p3Target},
 		{ID: "P3", What: "lateness of a run, start − planned time (no jitter), p50 / p99 / max",
 			Vitals: evenLate.text, Base: floorLate.text, Ratio: ratio(float64(evenLate.p99), float64(floorLate.p99)),

@@ -244,7 +244,8 @@ func (m *Monitor) finish(e *entry, sc schedule, r Result, cancelled bool) {
 	if stops(e.check.Level, status) {
 		return
 	}
-	sc.due = m.nextDue(sc.due, e.check.Period)
+	// The life's phase moves its second run, and with it every later one.
+	sc.due, sc.phase = m.nextDue(sc.due.Add(sc.phase), e.check.Period), 0
 	m.sched.next(e, sc)
 }
 
@@ -290,21 +291,37 @@ func stillRunning(now time.Time, timeout time.Duration) Result {
 		"the previous run has not returned (timeout %v): its checker ignores its context", timeout)}
 }
 
-// nextDue is one period after due, spread by the jitter. A run due less than
-// a period ago runs now; runs missed for longer, while the process was stopped,
-// are skipped, not made up in a burst.
+// nextDue is one period after due. A run due less than a period ago runs
+// now; runs missed for longer, while the process was stopped, are skipped,
+// not made up in a burst.
 func (m *Monitor) nextDue(due time.Time, period time.Duration) time.Time {
-	step := period
-	if m.jitter > 0 {
-		spread := time.Duration(m.jitter * float64(period))
-		step += time.Duration(rand.Int64N(int64(spread)+1)) - spread/2
-	}
-	next := due.Add(step)
+	next := due.Add(period)
 	now := m.clock.Now()
 	if late := now.Sub(next); late >= period {
 		next = next.Add(late.Truncate(period))
 	}
 	return next
+}
+
+// phases is how many places in its period a check's runs can take after
+// its first (WithJitter): the checks of one period that begin together run
+// in at most this many wake-ups a period, a quarter of them in each. Each
+// wake-up costs about as much as the run of a simple check (the kernel wakes
+// a thread, the runtime its timers), so that 100 checks of a second run from
+// four wake-ups a second, not from the sixty that a phase of any tick
+// would give them; a shared dependency still sees a quarter of them at once,
+// not all.
+const phases = 4
+
+// phase is the place in its period of a check's life, drawn at its start
+// and kept: one of phases steps of a phases-th of the jitter's spread of
+// period, each a whole number of ticks (0 when a step is shorter than one).
+func (m *Monitor) phase(period time.Duration) time.Duration {
+	step := (time.Duration(m.jitter*float64(period)) / phases).Truncate(Tick)
+	if step <= 0 {
+		return 0
+	}
+	return time.Duration(rand.IntN(phases)) * step
 }
 
 // worker is what a heartbeat's or watchdog's goroutine is given when it

@@ -15,8 +15,8 @@
 //     ready check fails readiness, and so do a failed live check, a startup
 //     level that has not passed, and Drain.
 //
-// Each check runs right after its initial delay, then every period with a
-// little jitter, each run under a timeout. A check passes after
+// Each check runs right after its initial delay, then every period at a
+// phase drawn once (the jitter), each run under a timeout. A check passes after
 // SuccessThreshold passing runs in a row and fails after FailureThreshold
 // failing ones; in between, a passing check whose latest runs failed reports
 // warn. With a StableFor, a check counts as passing only once it has passed

@@ -343,29 +343,77 @@ func TestHistoryKeepsTheConfiguredNumberOfResults(t *testing.T) {
 	}
 }
 
-func TestJitterSpreadsLaterRunsWithinTenPercentOfThePeriod(t *testing.T) {
+// The jitter is a phase drawn when a check starts and kept: its second run
+// is due a period after the first and then one of four steps of a quarter
+// of a tenth of the period, and every later run a period after the one
+// before was due; checks started together so run in at most four batches.
+// The wakes the scheduler asks of the clock say when each run is due.
+func TestEachCheckKeepsOneOfFourPhasesOfItsPeriod(t *testing.T) {
+	const checks, period, step = 40, 10 * time.Second, 250 * time.Millisecond
 	m, clk := fakeMonitor(t, health.WithJitter(0.1))
-	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing(), Period: 10 * time.Second})
-	start(t, m)
-	prev := waitRuns(t, m, "db", 1).History[0].Time
-	if !prev.Equal(healthtest.Epoch) {
-		t.Fatalf("first run at %v: jitter must not delay it", prev)
+	names := make([]string, checks)
+	for i := range names {
+		names[i] = fmt.Sprintf("c%02d", i)
+		m.Add(health.Check{Name: names[i], Level: health.Ready, Checker: passing(), Period: period})
 	}
-	// Move time in small steps, so that a run's recorded time is within one step of when it was due.
-	const step = 50 * time.Millisecond
-	for i := 2; i <= 10; i++ {
-		for {
-			advance(t, clk, 1, step)
-			if st, _ := m.CheckState("db"); st.Runs >= i {
-				break
+	start(t, m)
+	var wakes []time.Duration // after the last run was due
+	for run := 1; run <= 3; run++ {
+		due := healthtest.Epoch.Add(time.Duration(run-1) * period)
+		for _, name := range names {
+			st := waitRuns(t, m, name, run)
+			if at := st.History[run-1].Time; run == 1 && !at.Equal(due) {
+				t.Fatalf("%s's first run at %v: the jitter must not delay it", name, at.Sub(healthtest.Epoch))
 			}
 		}
-		st := waitRuns(t, m, "db", i)
-		at := st.History[len(st.History)-1].Time
-		if gap := at.Sub(prev); gap < 9500*time.Millisecond-step || gap > 10500*time.Millisecond+2*step {
-			t.Fatalf("run %d came %v after the one before, want 10s ± 5%%", i, gap)
+		// Each check's next wake, and the scheduler's own, which is the
+		// soonest of them.
+		if err := clk.WaitPending(context.Background(), checks); err != nil {
+			t.Fatal(err)
 		}
-		prev = at
+		var next []time.Duration
+		for _, at := range clk.Deadlines() {
+			if at.After(clk.Now()) {
+				next = append(next, at.Sub(due))
+			}
+		}
+		if len(next) == checks+1 {
+			next = next[1:]
+		}
+		if len(next) != checks {
+			t.Fatalf("after run %d: %d wakes pending (%v), want one per check", run, len(next), next)
+		}
+		counts := map[time.Duration]int{}
+		for _, w := range next {
+			phase := w - period
+			if phase < 0 || phase > 3*step || phase%step != 0 {
+				t.Fatalf("after run %d: a run due %v after the last, want a period and one phase (0, 250ms, 500ms or 750ms)", run, w)
+			}
+			counts[phase]++
+		}
+		if run == 1 && len(counts) < 2 {
+			t.Errorf("phases of %d checks: %v; want two to four of the four (one has a chance of 4×(1/4)^40)", checks, counts)
+		}
+		if run > 1 && !slices.Equal(next, wakes) {
+			t.Fatalf("after run %d the runs are due %v after the last, after run %d %v: the phases must be kept", run, next, run-1, wakes)
+		}
+		wakes = next
+		// Past every run due in the next period, at once: the schedule
+		// keeps from when runs were due, not from when they ran.
+		advance(t, clk, checks, due.Add(period+time.Second).Sub(clk.Now()))
+	}
+}
+
+func TestNoJitterRunsEveryPeriodExactly(t *testing.T) {
+	m, clk := fakeMonitor(t) // WithJitter(0)
+	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing(), Period: time.Second})
+	start(t, m)
+	waitRuns(t, m, "db", 1)
+	for i := 2; i <= 4; i++ {
+		advance(t, clk, 1, time.Second)
+		if at := waitRuns(t, m, "db", i).History[i-1].Time; !at.Equal(healthtest.Epoch.Add(time.Duration(i-1) * time.Second)) {
+			t.Fatalf("run %d at %v, want %v", i, at.Sub(healthtest.Epoch), time.Duration(i-1)*time.Second)
+		}
 	}
 }
 

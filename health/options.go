@@ -15,8 +15,11 @@ const (
 	// for a reader that reconnects, at a bounded cost (about 200 bytes an
 	// event, and its output and data; the log grows to it as events come).
 	DefaultEventLog = 1000
-	// DefaultJitter spreads later runs by ±5% of their period: checks added
-	// together drift apart within a few periods, and no run is late by much.
+	// DefaultJitter places each check's runs after its first at one of four
+	// points in the first tenth of its period, drawn once (WithJitter):
+	// checks added together run in four batches, not all at once nor each
+	// on its own wake-up, and none runs late by more than a tenth of its
+	// period.
 	DefaultJitter = 0.1
 )
 
@@ -175,9 +178,15 @@ func WithServiceInfo(s ServiceInfo) Option {
 // running: from the next answer on (a reloaded configuration's).
 func (m *Monitor) SetServiceInfo(s ServiceInfo) { m.service.Store(&s) }
 
-// WithJitter spreads later runs of a check by up to ±fraction/2 of its period
-// (DefaultJitter). 0 turns it off. The first run is never delayed. Values
-// outside [0, 1] keep the default.
+// WithJitter gives each check a phase: its second run comes a period after
+// its first and then some of the fraction of its period (DefaultJitter), and
+// every later run exactly a period after the one before. The phase is one of
+// four steps of a quarter of that fraction, whole ticks (Tick), drawn at
+// random when the check starts (and at Reset) and kept, as the kubelet keeps
+// a probe's offset: the checks started together run in at most four
+// wake-ups a period. 0 turns it off: every run a period after the one
+// before. The first run is never delayed. Values outside [0, 1] keep the
+// default.
 func WithJitter(fraction float64) Option {
 	return func(m *Monitor) {
 		if fraction >= 0 && fraction <= 1 {

@@ -12,8 +12,8 @@ import (
 // together, on one wake-up of the process. A wake-up costs more than the run
 // of a simple check (the kernel wakes a thread for it), so that 10,000
 // checks every 10s wake the process 100 times a second rather than 1,000.
-// 10ms is a fifth of the ±5% jitter of a 1s period, and well under what any
-// probe's timing can tell apart. Timeouts are not rounded: a run's deadline
+// 10ms is a tenth of the jitter's spread of a 1s period, and well under
+// what any probe's timing can tell apart. Timeouts are not rounded: a run's deadline
 // is exact, and the sockets of its checker see it.
 const Tick = 10 * time.Millisecond
 
@@ -34,6 +34,7 @@ type schedule struct {
 	gen     uint64        // the check's generation (Reset): its results count while it is current
 	startup chan struct{} // closed when startup latches
 	due     time.Time     // when the next run is due
+	phase   time.Duration // added once, to the due time of the life's second run; then 0 (Monitor.phase)
 }
 
 // place is an entry's place in the scheduler, guarded by its mutex.
@@ -114,7 +115,7 @@ func (s *scheduler) start(e *entry, gen uint64, startup chan struct{}, due time.
 	defer s.mu.Unlock()
 	s.life++
 	s.stopLocked(e)
-	e.place.schedule = schedule{life: s.life, gen: gen, startup: startup, due: due}
+	e.place.schedule = schedule{life: s.life, gen: gen, startup: startup, due: due, phase: s.m.phase(e.check.Period)}
 	s.queueLocked(e, due)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -425,6 +426,36 @@ func TestNextDueRunsALateRunNowAndSkipsOnlyWholeMissedPeriods(t *testing.T) {
 		m := &Monitor{clock: stillClock{tt.now}}
 		if got := m.nextDue(due, p); !got.Equal(tt.want) {
 			t.Errorf("%s: next due %v after due, want %v", tt.name, got.Sub(due), tt.want.Sub(due))
+		}
+	}
+}
+
+func TestAPhaseIsOneOfFourWholeTicksWithinTheJittersSpread(t *testing.T) {
+	ms := time.Millisecond
+	tests := []struct {
+		jitter float64
+		period time.Duration
+		want   []time.Duration
+	}{
+		{0.1, 10 * time.Second, []time.Duration{0, 250 * ms, 500 * ms, 750 * ms}},
+		{0.1, time.Second, []time.Duration{0, 20 * ms, 40 * ms, 60 * ms}}, // a quarter of 100ms, truncated to the tick
+		{0.1, 400 * ms, []time.Duration{0, 10 * ms, 20 * ms, 30 * ms}},
+		{0.1, 300 * ms, []time.Duration{0}}, // a step of 7.5ms is shorter than a tick
+		{0, time.Hour, []time.Duration{0}},
+		{1, time.Minute, []time.Duration{0, 15 * time.Second, 30 * time.Second, 45 * time.Second}},
+	}
+	for _, tt := range tests {
+		m := &Monitor{jitter: tt.jitter}
+		seen := map[time.Duration]bool{}
+		for range 400 { // each of four missed: a chance of 4×(3/4)^400
+			p := m.phase(tt.period)
+			if !slices.Contains(tt.want, p) {
+				t.Fatalf("jitter %v of %v: phase %v, want one of %v", tt.jitter, tt.period, p, tt.want)
+			}
+			seen[p] = true
+		}
+		if len(seen) != len(tt.want) {
+			t.Errorf("jitter %v of %v: phases %v in 400 draws, want each of %v", tt.jitter, tt.period, seen, tt.want)
 		}
 	}
 }

@@ -14,8 +14,9 @@
 // writes the heap again ({"phase":"full"}). It runs until SIGTERM.
 //
 // With -spread 0 the Monitor has the default jitter, as a service would: the
-// checks all run at Start, and drift apart by the jitter. The engine does not
-// say when it meant a jittered run to begin, so lateness is measured with
+// checks all run at Start, and then each at its phase, one of four in the
+// first tenth of the period. The engine does not say which phase a check
+// drew, so lateness is measured with
 // -spread D instead: no jitter, and check i's initial delay is 1s + D×i/checks
 // (the second is for Start to finish), so that run k of check i is planned
 // at exactly start + its initial delay + k×period, and its lateness is when

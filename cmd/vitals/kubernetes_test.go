@@ -392,5 +392,14 @@ func TestTheFullBuildLinksNoTypedKubernetesClient(t *testing.T) {
 		if p == "k8s.io/client-go/kubernetes" || strings.HasPrefix(p, "k8s.io/client-go/kubernetes/") {
 			t.Errorf("the full build links %s", p)
 		}
+		// client-go's Event recorders patch with a strategic merge, which
+		// links kube-openapi's OpenAPI models and gnostic's: the Events
+		// are correlated by kubereport, and patched with a JSON merge.
+		for _, heavy := range []string{"k8s.io/client-go/tools/record", "k8s.io/client-go/tools/events",
+			"k8s.io/apimachinery/pkg/util/strategicpatch", "github.com/google/gnostic-models/"} {
+			if p == heavy || strings.HasPrefix(p, heavy) && strings.HasSuffix(heavy, "/") {
+				t.Errorf("the full build links %s", p)
+			}
+		}
 	}
 }

@@ -270,13 +270,13 @@ func TestHungReconcileFailsLivenessFromMetrics(t *testing.T) {
 	// updateUnfinishedWorkLoop): the metric lags the Reconcile by as much.
 	const queueUpdate = 500 * time.Millisecond
 	// slack is what the bounds allow beyond what the parts add up to: the
-	// polling's 50ms, HTTP round trips, the checks' jitter (5% of the
-	// period), and scheduling under -race on a loaded 2-core machine.
+	// polling's 50ms, HTTP round trips, the checks' phase (at most a tenth
+	// of the period), and scheduling under -race on a loaded 2-core machine.
 	const slack = 1500 * time.Millisecond
 	// early is how much sooner than limit + a period after the Reconcile
 	// began /livez may fail: the queue times a Reconcile from when
-	// a worker took the request, a moment before the trace, and the second
-	// failed run comes a period after the first, less its jitter.
+	// a worker took the request, a moment before the trace (a run never
+	// comes sooner than a period after the one before).
 	const early = 250 * time.Millisecond
 
 	cfg := exampletest.RestConfig(t)

@@ -92,7 +92,7 @@ func TestAFailPatternCheckGivenThreeFailuresNeedsThree(t *testing.T) {
 	if ev := r.checkEvent(t, &cursor, health.EventCheckWarned, "mq-lost"); !ev.Time.Equal(at) {
 		t.Fatalf("event %+v, want check-warned at the line", ev)
 	}
-	// The period is 10s, give or take the jitter's 5%: a run in each 11s.
+	// The period is 10s, and the phase at most a tenth of it: a run in each 11s.
 	for runs := 3; runs <= 4; runs++ {
 		if st := r.state(t, "mq-lost", runs-1); st.Status != health.Warn {
 			t.Fatalf("after %d failures: %v, want warn", st.ConsecutiveFailures, st.Status)

@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,8 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/record"
-	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/vitals-dev/vitals/cmd/vitals/internal/kube"
 	"github.com/vitals-dev/vitals/health"
@@ -44,73 +43,65 @@ const Component = "vitals"
 // Event for some two and a half minutes, while those behind it wait.
 const maxAttempts = 12
 
-// eventWriter writes Events through client-go's EventBroadcaster, whose
-// EventCorrelator is the kubelet's own aggregation and spam filter: the
-// same Event again raises the count of the one written (a patch) instead of
-// making a new one; more than 10 similar ones within 10 minutes are
-// combined into one; and past a burst of 25 per type (Warning, Normal) the
-// pod gets one Event per 5 minutes. So a flapping check cannot flood the API
-// server. The broadcaster's queues are bounded (1000 Events each): past
-// them, Events are dropped.
+// queuedEvents is how many Events wait to be written, as in the kubelet's
+// recorder: past them, Events are dropped.
+const queuedEvents = 1000
+
+// eventWriter writes Events with the kubelet's aggregation and spam filter
+// (correlator): the same Event again raises the count of the one written (a
+// patch) instead of making a new one; more than 10 similar ones within 10
+// minutes are combined into one; and past a burst of 25 per type (Warning,
+// Normal) the pod gets one Event per 5 minutes. So a flapping check cannot
+// flood the API server. The Events wait in a bounded queue (queuedEvents)
+// for the writer's goroutine: past it, they are dropped.
 //
 // Notices have a correlator of their own, so a budget of their own: a
 // workload that posts notices often uses up its own burst of 25 Normal
 // Events, never that of vitals's CheckPassed and Restarted Events, which
-// would otherwise share it (the spam filter's key is the source, the pod
-// and the type, not the reason).
+// would otherwise share it (the spam filter's key is the type, not the
+// reason).
 //
-// The Events go through the broadcaster's queue to a handler of vitals's
-// own (handle) rather than to its StartRecordingToSink, which logs every
-// failed attempt through klog and cannot be flushed when vitals stops: the
-// handler correlates each Event as that does, writes it with the Reporter's
-// backoff, says once that writes fail, and counts what it handled for Stop.
+// Each Event is written with the Reporter's backoff; that writes fail is
+// said once, and Stop flushes what is queued.
 type eventWriter struct {
 	r          *Reporter
 	trouble    *trouble
 	sink       eventSink
-	correlator *record.EventCorrelator // vitals's own Events: CheckFailed, CheckPassed, Restarted
-	notices    *record.EventCorrelator // the notices' Events
+	correlator *correlator // vitals's own Events: CheckFailed, CheckPassed, Restarted
+	notices    *correlator // the notices' Events
+	clock      clock.PassiveClock
 
 	// The follower's own, set by start.
-	broadcaster record.EventBroadcaster
-	recorder    record.EventRecorder
-	pod         *corev1.Pod
-	exited      map[string]health.Event // each service's last exit, which a restart's Event tells
+	queue      chan *corev1.Event
+	closeQueue sync.Once     // by shutdown, which Stop may call again
+	done       chan struct{} // closed when the writer's goroutine has ended
+	pod        *corev1.Pod
+	exited     map[string]health.Event // each service's last exit, which a restart's Event tells
 
-	recorded, handled atomic.Uint64 // Events given to the recorder, and done with (written or not)
+	recorded, handled atomic.Uint64 // Events queued, and done with (written or not)
 	progress          chan struct{} // a send after each one handled
 }
 
 func newEventWriter(r *Reporter) *eventWriter {
+	real := clock.RealClock{}
 	return &eventWriter{r: r, sink: eventSink{r},
 		trouble: r.newTrouble("write Events on the pod",
 			"each is tried again while the API server cannot be reached, and dropped if it refuses it", "Events are written"),
-		correlator: record.NewEventCorrelatorWithOptions(record.CorrelatorOptions{}),
-		notices:    record.NewEventCorrelatorWithOptions(record.CorrelatorOptions{}),
-		exited:     map[string]health.Event{}, progress: make(chan struct{}, 1)}
+		correlator: newCorrelator(real), notices: newCorrelator(real), clock: real,
+		exited: map[string]health.Event{}, progress: make(chan struct{}, 1)}
 }
 
-// start starts the broadcaster for pod, whose UID the Events carry in their
+// start starts writing Events on pod, whose UID they carry in their
 // involvedObject, from the node it runs on.
 func (w *eventWriter) start(pod *corev1.Pod) {
-	// record logs through klog, and the broadcaster's loop says every event
-	// that failed: silenced here, said once by trouble.
-	quiet := klog.NewContext(context.Background(), logr.Discard())
-	w.broadcaster = record.NewBroadcaster(record.WithContext(quiet))
-	w.broadcaster.StartEventWatcher(w.handle)
-	w.recorder = w.broadcaster.NewRecorder(podScheme(), corev1.EventSource{Component: Component, Host: pod.Spec.NodeName}).
-		WithLogger(logr.Discard())
 	w.pod = pod
-}
-
-// podScheme knows the pod's kind, for the Events' references to it: core/v1
-// only, not client-go's scheme of every API group.
-func podScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := corev1.AddToScheme(s); err != nil {
-		panic(fmt.Sprintf("kubereport: register core/v1: %v", err)) // static types: cannot fail
-	}
-	return s
+	w.queue, w.done = make(chan *corev1.Event, queuedEvents), make(chan struct{})
+	go func() {
+		defer close(w.done)
+		for e := range w.queue {
+			w.handle(e)
+		}
+	}()
 }
 
 // record turns a Monitor's event into an Event on the pod, when it is one
@@ -140,9 +131,36 @@ func (w *eventWriter) record(ev health.Event) {
 	}
 }
 
+// emit queues an Event on the pod, as the kubelet's recorder makes it; one
+// past a full queue is dropped.
 func (w *eventWriter) emit(eventType, reason, message string) {
-	w.recorded.Add(1)
-	w.recorder.Event(w.pod, eventType, reason, capped(message))
+	now := metav1.NewTime(w.clock.Now())
+	e := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: eventName(w.pod.Name, now.UnixNano()), Namespace: w.pod.Namespace},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Name: w.pod.Name, Namespace: w.pod.Namespace,
+			UID: w.pod.UID, ResourceVersion: w.pod.ResourceVersion},
+		Reason: reason, Message: capped(message), Type: eventType,
+		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+		Source:              corev1.EventSource{Component: Component, Host: w.pod.Spec.NodeName},
+		ReportingController: Component, ReportingInstance: w.pod.Spec.NodeName,
+	}
+	select {
+	case w.queue <- e:
+		w.recorded.Add(1)
+	default:
+	}
+}
+
+// eventName is the name of an Event on the object named name, at nanos:
+// the kubelet's NAME.HEX, or, past the 253 characters of a name, a shorter
+// one of the same form.
+func eventName(name string, nanos int64) string {
+	const maxName = 253 // a DNS subdomain
+	suffix := fmt.Sprintf(".%x", nanos)
+	if len(name)+len(suffix) > maxName {
+		name = strings.TrimRight(name[:maxName-len(suffix)], ".-")
+	}
+	return name + suffix
 }
 
 // levelWords are the levels as the kubelet's Events name its probes.
@@ -213,8 +231,8 @@ func noticeMessage(ev health.Event, withhold bool) string {
 	return msg
 }
 
-// handle correlates one Event from the broadcaster's queue and writes it,
-// on the broadcaster's goroutine.
+// handle correlates one Event from the queue and writes it, on the
+// writer's goroutine.
 func (w *eventWriter) handle(queued *corev1.Event) {
 	defer func() {
 		w.handled.Add(1)
@@ -226,14 +244,12 @@ func (w *eventWriter) handle(queued *corev1.Event) {
 	if w.r.ctx.Err() != nil {
 		return // Stop's deadline passed: what is left is dropped
 	}
-	e := *queued // the broadcaster's, shared with its other watchers
 	correlator := w.notices
-	if slices.Contains(ownReasons, e.Reason) {
+	if slices.Contains(ownReasons, queued.Reason) {
 		correlator = w.correlator
 	}
-	// An error comes with a result, as in the kubelet, which writes it.
-	result, _ := correlator.EventCorrelate(&e)
-	if result == nil || result.Skip {
+	result := correlator.correlate(queued)
+	if result.Skip {
 		return
 	}
 	b := w.r.newBackoff()
@@ -241,7 +257,7 @@ func (w *eventWriter) handle(queued *corev1.Event) {
 		written, err := w.write(result.Event, result.Patch)
 		switch {
 		case err == nil:
-			correlator.UpdateState(written)
+			correlator.remember(result.Key, written)
 			w.trouble.ok()
 			return
 		case apierrors.IsAlreadyExists(err):
@@ -294,18 +310,18 @@ func (w *eventWriter) flush(ctx context.Context) {
 	}
 }
 
-// shutdown stops the broadcaster, dropping what it still holds.
+// shutdown stops the writer's goroutine once it has handled what is queued,
+// which the Reporter's context ended first drops.
 func (w *eventWriter) shutdown() {
-	if w.broadcaster != nil {
-		w.broadcaster.Shutdown()
+	if w.queue != nil {
+		w.closeQueue.Do(func() { close(w.queue) })
+		<-w.done
 	}
 }
 
-// eventSink is record.EventSink over the dynamic client: Events as core/v1
-// types, converted to and from unstructured objects.
+// eventSink writes Events through the dynamic client: as core/v1 types,
+// converted to and from unstructured objects.
 type eventSink struct{ r *Reporter }
-
-var _ record.EventSink = eventSink{}
 
 // Create creates e in its namespace.
 func (s eventSink) Create(e *corev1.Event) (*corev1.Event, error) {
@@ -318,23 +334,12 @@ func (s eventSink) Create(e *corev1.Event) (*corev1.Event, error) {
 	return typedEvent(s.r.o.Client.Resource(kube.Events).Namespace(e.Namespace).Create(ctx, u, metav1.CreateOptions{}))
 }
 
-// Update replaces e.
-func (s eventSink) Update(e *corev1.Event) (*corev1.Event, error) {
-	u, err := unstructuredEvent(e)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(s.r.ctx, s.r.o.RequestTimeout)
-	defer cancel()
-	return typedEvent(s.r.o.Client.Resource(kube.Events).Namespace(e.Namespace).Update(ctx, u, metav1.UpdateOptions{}))
-}
-
-// Patch applies data, a strategic merge patch, to the Event old.
+// Patch applies data, a JSON merge patch, to the Event old.
 func (s eventSink) Patch(old *corev1.Event, data []byte) (*corev1.Event, error) {
 	ctx, cancel := context.WithTimeout(s.r.ctx, s.r.o.RequestTimeout)
 	defer cancel()
 	return typedEvent(s.r.o.Client.Resource(kube.Events).Namespace(old.Namespace).Patch(ctx, old.Name,
-		types.StrategicMergePatchType, data, metav1.PatchOptions{}))
+		types.MergePatchType, data, metav1.PatchOptions{}))
 }
 
 func unstructuredEvent(e *corev1.Event) (*unstructured.Unstructured, error) {

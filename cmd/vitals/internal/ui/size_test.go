@@ -125,7 +125,7 @@ func largePage(t testing.TB) (*health.Monitor, *healthtest.Clock) {
 	}
 }
 
-// 200 checks with full histories are a status of at most 150 KB, and
+// 200 checks with full histories are a status of at most 160 KB, and
 // about a third of that gzipped; a page that has it is told in a 304 that nothing changed,
 // and gets a new ETag once something has.
 func TestAStatusOf200ChecksIsSmallGzippedAndRevalidated(t *testing.T) {
@@ -174,13 +174,17 @@ func TestAStatusOf200ChecksIsSmallGzippedAndRevalidated(t *testing.T) {
 	must(t, err)
 	t.Logf("200 checks with full histories: status %d bytes plain, %d gzipped; the checks with their histories as lists alone: %d bytes",
 		len(body), len(zbody), len(asList))
-	// Measured (RELIABILITY.md, R10): about 133 KB and 47 KB gzipped (under
-	// -race, whose slower runs last longer, 143 KB and 51 KB), the
+	// Measured (RELIABILITY.md, R10): about 142 KB and 51 KB gzipped (under
+	// -race, whose slower runs last longer, 153 KB and 57 KB), the
 	// histories as lists 1.9 MB. Most of what is left is the runs' own
-	// noise: each start's jitter and each duration. The gzip bound leaves
-	// room for a loaded machine's longer runs.
-	if len(body) > 150_000 || len(zbody) > 64<<10 {
-		t.Errorf("status %d bytes plain, %d gzipped; want at most 150 KB, 64 KiB", len(body), len(zbody))
+	// noise: each start's place in its period and each duration. The 200
+	// checks start together and so run in four batches (the jitter's
+	// phases), and this clock moves on at each reading: the starts of a
+	// batch spread over up to 100ms, whose milliseconds are written (133 KB
+	// and 143 KB when the jitter spread them over the period). The bounds
+	// leave room for a loaded machine's longer runs.
+	if len(body) > 160_000 || len(zbody) > 64<<10 {
+		t.Errorf("status %d bytes plain, %d gzipped; want at most 160 KB, 64 KiB", len(body), len(zbody))
 	}
 	snap := m.Snapshot()
 	for i, c := range st.Checks {
