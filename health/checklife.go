@@ -153,7 +153,7 @@ func (m *Monitor) runFactsLocked(e *entry, startedUp bool) runFacts {
 // step is one wake of a check's life, the loop of the kubelet's worker cut at
 // its sleeps: settle the check if its wait to be stable is over, wait for the
 // run to be due and for startup to pass, run, record, and queue the next
-// wake: at the next due time, spread by the jitter, or sooner to settle. The
+// wake: at the next due time, at the check's phase, or sooner to settle. The
 // scheduler calls it on a worker at each wake; a run whose checker outlives
 // its deadline and grace is finished by graceThenAbandon instead. sc.due
 // starts as when the check began to count (Start, Add after Start, or Reset)

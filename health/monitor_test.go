@@ -404,6 +404,87 @@ func TestEachCheckKeepsOneOfFourPhasesOfItsPeriod(t *testing.T) {
 	}
 }
 
+// pendingWakes waits until each of n checks has a wake pending after now,
+// and returns them, soonest first: the clock's timers but the scheduler's
+// own, which is the soonest of them.
+func pendingWakes(t *testing.T, clk *healthtest.Clock, n int) []time.Time {
+	t.Helper()
+	if err := clk.WaitPending(context.Background(), n); err != nil {
+		t.Fatal(err)
+	}
+	var wakes []time.Time
+	for _, at := range clk.Deadlines() {
+		if at.After(clk.Now()) {
+			wakes = append(wakes, at)
+		}
+	}
+	if len(wakes) == n+1 {
+		wakes = wakes[1:]
+	}
+	if len(wakes) != n {
+		t.Fatalf("%d wakes pending (%v), want one per check, %d", len(wakes), wakes, n)
+	}
+	return wakes
+}
+
+// runAtEachWake moves the clock to each of wakes in turn and waits there
+// for the runs due, so that each run begins exactly when it is due.
+func runAtEachWake(t *testing.T, m *health.Monitor, clk *healthtest.Clock, checks int, wakes []time.Time) {
+	t.Helper()
+	runs := func() (n int) {
+		for _, c := range m.Snapshot().Checks {
+			n += c.Runs
+		}
+		return n
+	}
+	base := runs()
+	for i, at := range wakes {
+		if at.After(clk.Now()) {
+			advance(t, clk, checks, at.Sub(clk.Now()))
+		}
+		if i+1 < len(wakes) && wakes[i+1].Equal(at) {
+			continue
+		}
+		waitFor(t, fmt.Sprintf("the runs due at %v", at), func() bool { return runs() >= base+i+1 })
+	}
+}
+
+// An Update that keeps the period keeps each check's phase: a reload, which
+// updates every check at once, leaves them in their batches.
+func TestAnUpdateKeepsEachChecksPhase(t *testing.T) {
+	const checks, period = 40, 10 * time.Second
+	m, clk := fakeMonitor(t, health.WithJitter(0.1))
+	check := func(i int, timeout time.Duration) health.Check {
+		return health.Check{Name: fmt.Sprintf("c%02d", i), Level: health.Ready, Checker: passing(), Period: period, Timeout: timeout}
+	}
+	for i := range checks {
+		m.Add(check(i, time.Second))
+	}
+	start(t, m)
+	for i := range checks {
+		waitRuns(t, m, fmt.Sprintf("c%02d", i), 1)
+	}
+	second := pendingWakes(t, clk, checks) // a period and each one's phase on
+	runAtEachWake(t, m, clk, checks, second)
+	third := pendingWakes(t, clk, checks)
+	for i := range checks {
+		if err := m.Update(check(i, 2*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := pendingWakes(t, clk, checks); !slices.Equal(got, third) {
+		t.Fatalf("after the update the runs are due at %v, want %v", got, third)
+	}
+	runAtEachWake(t, m, clk, checks, third)
+	fourth := pendingWakes(t, clk, checks)
+	for i := range fourth {
+		if d := fourth[i].Sub(third[i]); d != period {
+			t.Fatalf("after the update's first runs, the %dth next is due %v after the one before it (%v, then %v), want a period: the phases kept",
+				i+1, d, third[i].Sub(healthtest.Epoch), fourth[i].Sub(healthtest.Epoch))
+		}
+	}
+}
+
 func TestNoJitterRunsEveryPeriodExactly(t *testing.T) {
 	m, clk := fakeMonitor(t) // WithJitter(0)
 	m.Add(health.Check{Name: "db", Level: health.Ready, Checker: passing(), Period: time.Second})

@@ -183,7 +183,8 @@ func (m *Monitor) SetServiceInfo(s ServiceInfo) { m.service.Store(&s) }
 // every later run exactly a period after the one before. The phase is one of
 // four steps of a quarter of that fraction, whole ticks (Tick), drawn at
 // random when the check starts (and at Reset) and kept, as the kubelet keeps
-// a probe's offset: the checks started together run in at most four
+// a probe's offset, and by an Update that keeps the period: the checks
+// started together run in at most four
 // wake-ups a period. 0 turns it off: every run a period after the one
 // before. The first run is never delayed. Values outside [0, 1] keep the
 // default.

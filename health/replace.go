@@ -3,6 +3,7 @@ package health
 import (
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Replace puts c in the place of the check of its name, as one change: the
@@ -28,7 +29,8 @@ func (m *Monitor) Replace(c Check) error { return m.swap(c, false) }
 // and no event says so; the
 // levels are judged again with its thresholds, which apply from its next
 // result. Its next run is due a Period (c's) after the last one began, or at
-// once when that is past; a check that has not run yet runs as a new one
+// once when that is past, and, when the Period is the check's, keeps its
+// phase (WithJitter); a check that has not run yet runs as a new one
 // would. Its Level must be the check's: a check that moves to another level
 // is a new check (Replace).
 func (m *Monitor) Update(c Check) error { return m.swap(c, true) }
@@ -59,6 +61,13 @@ func (m *Monitor) swap(c Check, keep bool) error {
 		return fmt.Errorf("replace startup check %q: %w (it latches until the process restarts)", name, ErrStartupLatched)
 	}
 
+	// An update that keeps the period keeps the check's place in it (its
+	// phase), and so the batch it runs in: a reload updates every check at
+	// once, and none is drawn again.
+	phase, placed := time.Duration(0), keep && c.Period == old.check.Period
+	if placed {
+		phase = m.sched.phaseOf(old)
+	}
 	e := &entry{check: c, stopped: old.stopped, pause: old.pause, gen: old.gen}
 	e.place.index = -1
 	if keep {
@@ -92,7 +101,11 @@ func (m *Monitor) swap(c Check, keep bool) error {
 			if due.Before(now) {
 				due = now
 			}
-			m.sched.start(e, e.gen, e.startup, due)
+			if placed {
+				m.sched.startPhased(e, e.gen, e.startup, due, phase)
+			} else {
+				m.sched.start(e, e.gen, e.startup, due)
+			}
 			if at, waiting := e.state.stableAt(e.thresholds()); waiting {
 				// It passes the moment it has been stable for StableFor,
 				// not at its next run.

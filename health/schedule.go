@@ -109,14 +109,29 @@ func newScheduler(m *Monitor) *scheduler {
 	return s
 }
 
-// start begins a new life of e, its first run due at due.
+// start begins a new life of e, its first run due at due, with a phase
+// drawn for it.
 func (s *scheduler) start(e *entry, gen uint64, startup chan struct{}, due time.Time) {
+	s.startPhased(e, gen, startup, due, s.m.phase(e.check.Period))
+}
+
+// startPhased is start with the phase given: the one that an updated
+// check's life had not used yet (phaseOf), or 0 once it had.
+func (s *scheduler) startPhased(e *entry, gen uint64, startup chan struct{}, due time.Time, phase time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.life++
 	s.stopLocked(e)
-	e.place.schedule = schedule{life: s.life, gen: gen, startup: startup, due: due, phase: s.m.phase(e.check.Period)}
+	e.place.schedule = schedule{life: s.life, gen: gen, startup: startup, due: due, phase: phase}
 	s.queueLocked(e, due)
+}
+
+// phaseOf is the phase of e's life that its runs have not taken yet: 0
+// once its second run was due, which took it.
+func (s *scheduler) phaseOf(e *entry) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return e.place.phase
 }
 
 // stop ends e's life: it is no longer queued, and a run under way is ended

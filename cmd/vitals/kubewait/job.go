@@ -2,9 +2,6 @@ package kubewait
 
 import (
 	"fmt"
-
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // jobStatus: a Job is done when its Complete condition is True. When its
@@ -12,14 +9,14 @@ import (
 // is: the job controller sets that when it has decided that the Job fails,
 // and Failed follows only after the Job's pods have terminated, which may
 // take their grace period.
-func jobStatus(j *batchv1.Job) (status, error) {
+func jobStatus(j *job) (status, error) {
 	for _, c := range j.Status.Conditions {
-		if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobFailed || c.Type == batchv1.JobFailureTarget) {
+		if c.Status == conditionTrue && (c.Type == jobFailed || c.Type == jobFailureTarget) {
 			return status{}, fmt.Errorf("job %q failed (%s)", j.Name, reason(c.Reason, c.Message))
 		}
 	}
 	for _, c := range j.Status.Conditions {
-		if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
+		if c.Type == jobComplete && c.Status == conditionTrue {
 			return ready("job %q complete: %d succeeded", j.Name, j.Status.Succeeded), nil
 		}
 	}

@@ -27,7 +27,8 @@
 // (rollout.go, job.go, pod.go, condition.go). Watch follows the objects
 // through the API server's watch (client-go's UntilWithSync, as kubectl
 // rollout status and kubectl wait do) rather than polling. Objects are read
-// as unstructured and converted to the structs of k8s.io/api.
+// as unstructured and converted to structs: a pod's of k8s.io/api, and, of
+// the other kinds, this package's with the fields judged (objects.go).
 //
 // This package is in the module of the vitals command
 // (github.com/vitals-dev/vitals/cmd/vitals), not in the library's root
@@ -42,8 +43,6 @@ import (
 	"strconv"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -152,15 +151,15 @@ type kind struct {
 }
 
 var kinds = []kind{
-	{"deployment", []string{"deployments", "deploy"}, appsv1.SchemeGroupVersion.WithKind("Deployment"), "deployments", typed(deploymentStatus)},
-	{"statefulset", []string{"statefulsets", "sts"}, appsv1.SchemeGroupVersion.WithKind("StatefulSet"), "statefulsets", typed(statefulSetStatus)},
-	{"daemonset", []string{"daemonsets", "ds"}, appsv1.SchemeGroupVersion.WithKind("DaemonSet"), "daemonsets", typed(daemonSetStatus)},
-	{"job", []string{"jobs"}, batchv1.SchemeGroupVersion.WithKind("Job"), "jobs", typed(jobStatus)},
+	{"deployment", []string{"deployments", "deploy"}, deploymentKind, "deployments", typed(deploymentStatus)},
+	{"statefulset", []string{"statefulsets", "sts"}, statefulSetKind, "statefulsets", typed(statefulSetStatus)},
+	{"daemonset", []string{"daemonsets", "ds"}, daemonSetKind, "daemonsets", typed(daemonSetStatus)},
+	{"job", []string{"jobs"}, jobKind, "jobs", typed(jobStatus)},
 	{"pod", []string{"pods", "po"}, corev1.SchemeGroupVersion.WithKind("Pod"), "pods", typed(podStatus)},
 }
 
-// typed judges an object that the dynamic client returned by its k8s.io/api
-// struct.
+// typed judges an object that the dynamic client returned by a struct of
+// it: k8s.io/api's (a pod's), or this package's (objects.go).
 func typed[T any](judge func(*T) (status, error)) func(*unstructured.Unstructured) (status, error) {
 	return func(u *unstructured.Unstructured) (status, error) {
 		obj := new(T)

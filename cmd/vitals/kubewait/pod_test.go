@@ -44,7 +44,7 @@ func TestAJobIsDoneWhenCompleteAndFailsAtOnceWhenFailed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "migrate"}, Spec: tt.spec, Status: tt.st}
-		if got := outcome(jobStatus(j)); got != tt.want {
+		if got := judge(t, j, jobStatus); got != tt.want {
 			t.Errorf("%s:\n got %+v\nwant %+v", tt.name, got, tt.want)
 		}
 	}

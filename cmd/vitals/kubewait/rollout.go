@@ -3,8 +3,6 @@ package kubewait
 import (
 	"errors"
 	"fmt"
-
-	appsv1 "k8s.io/api/apps/v1"
 )
 
 // The rollouts of Deployments, DaemonSets and StatefulSets, judged as
@@ -22,12 +20,12 @@ const progressDeadlineExceeded = "ProgressDeadlineExceeded"
 // updated OnDelete: its rollout has no status to wait for.
 var errOnlyRollingUpdate = errors.New("rollout status is only available for RollingUpdate strategy type")
 
-func deploymentStatus(d *appsv1.Deployment) (status, error) {
+func deploymentStatus(d *deployment) (status, error) {
 	if d.Generation > d.Status.ObservedGeneration {
 		return waiting("Waiting for deployment spec update to be observed..."), nil
 	}
 	for _, c := range d.Status.Conditions {
-		if c.Type == appsv1.DeploymentProgressing && c.Reason == progressDeadlineExceeded {
+		if c.Type == progressing && c.Reason == progressDeadlineExceeded {
 			return status{}, fmt.Errorf("deployment %q exceeded its progress deadline (%s)", d.Name, reason(c.Reason, c.Message))
 		}
 	}
@@ -43,8 +41,8 @@ func deploymentStatus(d *appsv1.Deployment) (status, error) {
 	return ready("deployment %q successfully rolled out", d.Name), nil
 }
 
-func daemonSetStatus(d *appsv1.DaemonSet) (status, error) {
-	if d.Spec.UpdateStrategy.Type != appsv1.RollingUpdateDaemonSetStrategyType {
+func daemonSetStatus(d *daemonSet) (status, error) {
+	if d.Spec.UpdateStrategy.Type != rollingUpdate {
 		return status{}, errOnlyRollingUpdate
 	}
 	if d.Generation > d.Status.ObservedGeneration {
@@ -65,8 +63,8 @@ func daemonSetStatus(d *appsv1.DaemonSet) (status, error) {
 // is done once every replica is ready and updated ("partitioned roll out
 // complete"), and the comparison of revisions after that is reached only
 // when rollingUpdate is absent.
-func statefulSetStatus(s *appsv1.StatefulSet) (status, error) {
-	if s.Spec.UpdateStrategy.Type != appsv1.RollingUpdateStatefulSetStrategyType {
+func statefulSetStatus(s *statefulSet) (status, error) {
+	if s.Spec.UpdateStrategy.Type != rollingUpdate {
 		return status{}, errOnlyRollingUpdate
 	}
 	if s.Status.ObservedGeneration == 0 || s.Generation > s.Status.ObservedGeneration {

@@ -5,6 +5,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // The cases of kubectl's rollout_status_test.go, and the ones it leaves out
@@ -17,6 +19,17 @@ type judged struct {
 	msg    string
 	ready  bool
 	failed string // the error; "" when none
+}
+
+// judge judges obj, an object of k8s.io/api, as the dynamic client would
+// give it: as an unstructured object, decoded by typed.
+func judge[T any](t *testing.T, obj any, f func(*T) (status, error)) judged {
+	t.Helper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return outcome(typed(f)(&unstructured.Unstructured{Object: m}))
 }
 
 func outcome(s status, err error) judged {
@@ -75,7 +88,7 @@ func TestADeploymentIsRolledOutAsKubectlRolloutStatusSays(t *testing.T) {
 			Spec:       appsv1.DeploymentSpec{Replicas: &tt.replicas},
 			Status:     tt.status,
 		}
-		if got := outcome(deploymentStatus(d)); got != tt.want {
+		if got := judge(t, d, deploymentStatus); got != tt.want {
 			t.Errorf("%s:\n got %+v\nwant %+v", tt.name, got, tt.want)
 		}
 	}
@@ -111,7 +124,7 @@ func TestADaemonSetIsRolledOutAsKubectlRolloutStatusSays(t *testing.T) {
 			Spec:       appsv1.DaemonSetSpec{UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: tt.strategy}},
 			Status:     tt.status,
 		}
-		if got := outcome(daemonSetStatus(d)); got != tt.want {
+		if got := judge(t, d, daemonSetStatus); got != tt.want {
 			t.Errorf("%s:\n got %+v\nwant %+v", tt.name, got, tt.want)
 		}
 	}
@@ -164,7 +177,7 @@ func TestAStatefulSetIsRolledOutAsKubectlRolloutStatusSays(t *testing.T) {
 			Spec:       appsv1.StatefulSetSpec{Replicas: &replicas, UpdateStrategy: tt.strategy},
 			Status:     tt.status,
 		}
-		if got := outcome(statefulSetStatus(s)); got != tt.want {
+		if got := judge(t, s, statefulSetStatus); got != tt.want {
 			t.Errorf("%s:\n got %+v\nwant %+v", tt.name, got, tt.want)
 		}
 	}

@@ -18,10 +18,10 @@ const (
 	// maxRemembered is how many Events, and groups of similar ones, a
 	// correlator remembers, the least recently seen forgotten first.
 	maxRemembered = 4096
-	// maxSimilar similar Events (the same type and reason, another
-	// message) within similarWindow are the most that are written as they
-	// are: from the next on, one Event says the latest, "(combined from
-	// similar events): …", its count raised each time.
+	// From the maxSimilar-th similar Event (the same type and reason,
+	// another message) within similarWindow of the one before, one Event
+	// stands for them, saying the latest, "(combined from similar events):
+	// …", its count raised each time.
 	maxSimilar    = 10
 	similarWindow = 10 * time.Minute
 	// spamBurst Events of a type are written at once; past them, one each
@@ -38,8 +38,8 @@ const combinedPrefix = "(combined from similar events): "
 // correlator decides how each Event of one pod is written, as the kubelet's
 // recorder decides it: the same Event again (type, reason, message) raises
 // the count and the time of the one written, by a patch, rather than making
-// another; past maxSimilar similar ones, one combined Event stands for
-// them; and past a burst of spamBurst of a type, Events are dropped but one
+// another; from the maxSimilar-th similar one, one combined Event stands
+// for them; and past a burst of spamBurst of a type, Events are dropped but one
 // each spamEvery. Its memory is bounded (maxRemembered).
 //
 // client-go's EventCorrelator decides the same; its patch is a strategic

@@ -49,8 +49,8 @@ const queuedEvents = 1000
 
 // eventWriter writes Events with the kubelet's aggregation and spam filter
 // (correlator): the same Event again raises the count of the one written (a
-// patch) instead of making a new one; more than 10 similar ones within 10
-// minutes are combined into one; and past a burst of 25 per type (Warning,
+// patch) instead of making a new one; from the 10th similar one within 10
+// minutes, one combined Event stands for them; and past a burst of 25 per type (Warning,
 // Normal) the pod gets one Event per 5 minutes. So a flapping check cannot
 // flood the API server. The Events wait in a bounded queue (queuedEvents)
 // for the writer's goroutine: past it, they are dropped.
@@ -79,6 +79,7 @@ type eventWriter struct {
 	exited     map[string]health.Event // each service's last exit, which a restart's Event tells
 
 	recorded, handled atomic.Uint64 // Events queued, and done with (written or not)
+	dropped           atomic.Uint64 // Events not queued: the queue was full
 	progress          chan struct{} // a send after each one handled
 }
 
@@ -144,10 +145,14 @@ func (w *eventWriter) emit(eventType, reason, message string) {
 		Source:              corev1.EventSource{Component: Component, Host: w.pod.Spec.NodeName},
 		ReportingController: Component, ReportingInstance: w.pod.Spec.NodeName,
 	}
+	w.recorded.Add(1) // before the send: handled never counts past it
 	select {
 	case w.queue <- e:
-		w.recorded.Add(1)
 	default:
+		w.recorded.Add(^uint64(0))
+		if w.dropped.Add(1) == 1 {
+			w.r.logger.Warn(fmt.Sprintf("kubernetes: %d Events wait to be written on the pod; later ones are dropped until there is room", queuedEvents))
+		}
 	}
 }
 

@@ -238,6 +238,9 @@ func (r *Reporter) unwritten() string {
 		if n := r.events.recorded.Load() - r.events.handled.Load(); n > 0 {
 			left = append(left, fmt.Sprintf("%d Events", n))
 		}
+		if n := r.events.dropped.Load(); n > 0 {
+			left = append(left, fmt.Sprintf("%d Events dropped (the queue was full)", n))
+		}
 	}
 	if len(left) == 0 {
 		return "the last writes were not answered"
