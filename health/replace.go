@@ -22,16 +22,26 @@ import (
 // name no check has.
 func (m *Monitor) Replace(c Check) error { return m.swap(c, false) }
 
+// wakeToSettleLocked wakes e's new life the moment it has been stable for
+// StableFor, when it waits to be, not at its next run.
+func (m *Monitor) wakeToSettleLocked(e *entry) {
+	if at, waiting := e.state.stableAt(e.thresholds()); waiting {
+		m.sched.wakeBy(e, at)
+	}
+}
+
 // Update is Replace for a check that tests the same thing with another
 // timing, other thresholds or a checker made anew (a program that rebuilds
 // its checks from a changed configuration): c takes over the check's
 // status, counters, last result and history, and whether it is stopped,
 // and no event says so; the
 // levels are judged again with its thresholds, which apply from its next
-// result. Its next run is due a Period (c's) after the last one began, or at
-// once when that is past, and, when the Period is the check's, keeps its
-// phase (WithJitter); a check that has not run yet runs as a new one
-// would. Its Level must be the check's: a check that moves to another level
+// result. With the check's Period, its next run is due when the check's
+// was, at the check's phase (WithJitter): a reload leaves the checks in the
+// batches they run in. With another Period, its next run is due that
+// Period after the last one began. Either way at once when that is past
+// (a run under way, which the update cuts short, is made up at once); a
+// check that has not run yet runs as a new one would. Its Level must be the check's: a check that moves to another level
 // is a new check (Replace).
 func (m *Monitor) Update(c Check) error { return m.swap(c, true) }
 
@@ -61,12 +71,16 @@ func (m *Monitor) swap(c Check, keep bool) error {
 		return fmt.Errorf("replace startup check %q: %w (it latches until the process restarts)", name, ErrStartupLatched)
 	}
 
-	// An update that keeps the period keeps the check's place in it (its
-	// phase), and so the batch it runs in: a reload updates every check at
-	// once, and none is drawn again.
-	phase, placed := time.Duration(0), keep && c.Period == old.check.Period
-	if placed {
-		phase = m.sched.phaseOf(old)
+	// An update that keeps the period keeps the check's place in it: its
+	// next run is due when the old check's was, at its phase, and so in the
+	// batch it ran in (a reload updates every check at once).
+	var (
+		placedDue   time.Time
+		placedPhase time.Duration
+		placed      bool
+	)
+	if keep && c.Period == old.check.Period {
+		placedDue, placedPhase, placed = m.sched.placeOf(old)
 	}
 	e := &entry{check: c, stopped: old.stopped, pause: old.pause, gen: old.gen}
 	e.place.index = -1
@@ -96,21 +110,18 @@ func (m *Monitor) swap(c Check, keep bool) error {
 		switch {
 		case !keep || e.state.runs == 0:
 			m.startWorkerLocked(e, now)
+		case !m.heldLocked(e) && m.ctx.Err() == nil && placed:
+			// A due time past (a run under way, which the update cut
+			// short) runs at once, as any late run does.
+			m.sched.startPhased(e, e.gen, e.startup, placedDue, placedPhase)
+			m.wakeToSettleLocked(e)
 		case !m.heldLocked(e) && m.ctx.Err() == nil:
 			due := e.state.last.Time.Add(c.Period)
 			if due.Before(now) {
 				due = now
 			}
-			if placed {
-				m.sched.startPhased(e, e.gen, e.startup, due, phase)
-			} else {
-				m.sched.start(e, e.gen, e.startup, due)
-			}
-			if at, waiting := e.state.stableAt(e.thresholds()); waiting {
-				// It passes the moment it has been stable for StableFor,
-				// not at its next run.
-				m.sched.wakeBy(e, at)
-			}
+			m.sched.start(e, e.gen, e.startup, due)
+			m.wakeToSettleLocked(e)
 		}
 		if !keep {
 			m.membershipLocked(EventCheckRemoved, old.check)

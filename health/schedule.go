@@ -115,8 +115,8 @@ func (s *scheduler) start(e *entry, gen uint64, startup chan struct{}, due time.
 	s.startPhased(e, gen, startup, due, s.m.phase(e.check.Period))
 }
 
-// startPhased is start with the phase given: the one that an updated
-// check's life had not used yet (phaseOf), or 0 once it had.
+// startPhased is start with the phase given: that of the life of a check
+// that an Update keeps the place of (placeOf), or 0 once it had taken it.
 func (s *scheduler) startPhased(e *entry, gen uint64, startup chan struct{}, due time.Time, phase time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -126,12 +126,13 @@ func (s *scheduler) startPhased(e *entry, gen uint64, startup chan struct{}, due
 	s.queueLocked(e, due)
 }
 
-// phaseOf is the phase of e's life that its runs have not taken yet: 0
-// once its second run was due, which took it.
-func (s *scheduler) phaseOf(e *entry) time.Duration {
+// placeOf is where e's life is in its period: when its next run is due
+// (or the run under way was), with the phase when its second run has not
+// taken it yet (0 after); ok is false when e has no life.
+func (s *scheduler) placeOf(e *entry) (due time.Time, phase time.Duration, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return e.place.phase
+	return e.place.due, e.place.phase, e.place.life != 0
 }
 
 // stop ends e's life: it is no longer queued, and a run under way is ended

@@ -88,8 +88,8 @@ func (c *correlator) correlate(e *corev1.Event) correlated {
 	now := c.clock.Now()
 	ev := *e
 	key := correlationKey(ev.Type, ev.Reason, ev.Message)
-	// Similar Events: past maxSimilar messages within the window, the
-	// combined Event stands for them all.
+	// Similar Events: from the maxSimilar-th message within the window,
+	// the combined Event stands for them all.
 	groupKey := ev.Type + "\x00" + ev.Reason
 	g, _ := c.similar.Get(groupKey)
 	group, _ := g.(*similarGroup)
