@@ -140,7 +140,7 @@ func (m *Monitor) add(e *entry) error {
 	e.place.index = -1
 	e.stopped = e.check.Disabled
 	if e.timed != nil && e.check.StableFor > 0 {
-		e.waits = make(chan struct{}, 1)
+		e.timed.waits = make(chan struct{}, 1)
 	}
 	e.publishView()
 	m.byName[name] = e
@@ -376,7 +376,7 @@ func (m *Monitor) startOverLocked(over []*entry, unlatch, pausing bool, ev Event
 		}
 		e.state = checkState{}
 		if e.timed != nil {
-			e.timed.reset()
+			e.timed.check.reset()
 		}
 		e.publishView()
 		if e.stopped {
@@ -568,5 +568,5 @@ func (m *Monitor) addTimed(name string, level Level, t timedCheck, kind string, 
 		return err
 	}
 	c.Timeout, c.InitialDelay = 0, 0
-	return m.add(&entry{check: c, timed: t})
+	return m.add(&entry{check: c, timed: &timedLife{check: t}})
 }

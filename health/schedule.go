@@ -2,6 +2,7 @@ package health
 
 import (
 	"context"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -40,7 +41,7 @@ type schedule struct {
 // place is an entry's place in the scheduler, guarded by its mutex.
 type place struct {
 	schedule             // the current life, and its next run while queued
-	at       time.Time   // when it fires: the wake rounded up to the tick, or its run's deadline; zero once that has come
+	at       int64       // when it fires (key): the wake rounded up to the tick, or its run's deadline; come once that has
 	deadline uint64      // the run under way whose deadline at is, or 0 when at is a wake
 	running  *runContext // the context of its run under way; nil when none
 	index    int32       // in the queue, or in the runs under way while deadline is set; -1 when in neither (an int32 keeps an entry in a smaller size class)
@@ -199,7 +200,7 @@ func (s *scheduler) wakeBy(e *entry, at time.Time) {
 		return
 	}
 	if e.place.index >= 0 && e.place.deadline == 0 {
-		if tick := roundUp(at); tick.Before(e.place.at) {
+		if tick := roundUp(at); s.key(tick) < e.place.at {
 			s.queueLocked(e, at)
 		}
 		return
@@ -250,7 +251,7 @@ func (s *scheduler) watch(e *entry, life uint64, rc *runContext, id uint64, dead
 		return false
 	}
 	s.removeLocked(e)
-	e.place.running, e.place.at, e.place.deadline = rc, deadline, id
+	e.place.running, e.place.at, e.place.deadline = rc, s.key(deadline), id
 	e.place.index = int32(len(s.running))
 	s.running = append(s.running, e)
 	if s.jumps {
@@ -301,8 +302,8 @@ func (s *scheduler) queueLocked(e *entry, at time.Time) {
 	if e.place.deadline != 0 {
 		s.removeLocked(e) // from the runs under way
 	}
-	e.place.at = at
-	key := int64(at.Sub(s.base))
+	key := s.key(at)
+	e.place.at = key
 	if i := int(e.place.index); i >= 0 {
 		s.q[i].key = key
 		s.q.fix(i)
@@ -342,6 +343,16 @@ func (s *scheduler) timerLocked(e *entry, at time.Time) {
 	s.timers[e] = func() { t.Stop(); close(stopped) }
 }
 
+// come marks a place whose run's deadline has come (place.at).
+const come = math.MinInt64
+
+// key is t as the queue keys it: nanoseconds since base. A place keeps its
+// time so (8 bytes where a time.Time takes 24, in every check's entry).
+func (s *scheduler) key(t time.Time) int64 { return int64(t.Sub(s.base)) }
+
+// time is the time of key k.
+func (s *scheduler) time(k int64) time.Time { return s.base.Add(time.Duration(k)) }
+
 // roundUp is t rounded up to the tick. It keeps t's monotonic clock
 // reading (Truncate drops it), so that a step of the wall clock moves no
 // wake.
@@ -373,8 +384,9 @@ func (s *scheduler) loop(ctx context.Context) {
 	for {
 		s.mu.Lock()
 		now := s.m.clock.Now()
+		nowKey := s.key(now)
 		ended := s.ended[:0]
-		for len(s.q) > 0 && !s.q[0].e.place.at.After(now) {
+		for len(s.q) > 0 && s.q[0].key <= nowKey {
 			e := s.q[0].e
 			s.removeLocked(e)
 			s.m.workers.Add(1) // done when its step is
@@ -383,16 +395,16 @@ func (s *scheduler) loop(ctx context.Context) {
 		s.staffLocked()
 		next := time.Time{}
 		if len(s.q) > 0 {
-			next = s.q[0].e.place.at
+			next = s.time(s.q[0].key)
 		}
 		for _, e := range s.running {
 			switch at := e.place.at; {
-			case at.IsZero(): // ended already
-			case !at.After(now):
+			case at == come: // ended already
+			case at <= nowKey:
 				ended = append(ended, job{e: e, rc: e.place.running, deadline: e.place.deadline})
-				e.place.at = time.Time{}
-			case next.IsZero() || at.Before(next):
-				next = at
+				e.place.at = come
+			case next.IsZero() || s.time(at).Before(next):
+				next = s.time(at)
 			}
 		}
 		if s.head < len(s.ready) && (next.IsZero() || next.After(now.Add(Tick))) {

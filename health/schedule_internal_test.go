@@ -5,9 +5,40 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 )
+
+// maxEntryBytes is what a check's entry may take on the heap: the allocator's
+// size class of 576 bytes, which holds a struct of up to 568 (an object of
+// more than 512 bytes with pointers carries an 8-byte header). A field more
+// moves every entry to the next class, 640 bytes: 0.6 MiB more for the
+// 10,000 checks of bench's P3, whose heap has a bound. What only heartbeats
+// and watchdogs need is kept apart (timedLife), a place keeps its wake as a
+// key rather than a time.Time, and checkState's bools share a word.
+const maxEntryBytes = 576
+
+func TestACheckEntryTakesNoMoreThanItsSizeClass(t *testing.T) {
+	const n = 10_000
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	entries := make([]*entry, n)
+	for i := range entries {
+		entries[i] = &entry{}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(entries)
+	slice := int64(n * 8) // the slice of pointers itself
+	perEntry := (int64(after.HeapAlloc) - int64(before.HeapAlloc) - slice) / n
+	t.Logf("an entry takes %d bytes on the heap (its struct %d)", perEntry, unsafeSizeofEntry())
+	if perEntry > maxEntryBytes {
+		t.Errorf("an entry takes %d bytes on the heap, want at most %d (its struct is %d bytes)", perEntry, maxEntryBytes, unsafeSizeofEntry())
+	}
+}
 
 // Every Reset (or StopCheck/StartCheck) while startup has not passed parks
 // each live and ready check again, appending it to s.park, which only
@@ -61,3 +92,5 @@ func TestAHistoryOfAHugeSizeKeepsResults(t *testing.T) {
 	h := newHistory(1 << 31)
 	h.add(Result{OK: true})
 }
+
+func unsafeSizeofEntry() uintptr { return unsafe.Sizeof(entry{}) }

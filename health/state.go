@@ -67,13 +67,15 @@ type checkState struct {
 	runs      int
 	last      Result
 	badOutput string    // the output of the latest result that failed or warned, which explains warn and fail
-	warned    bool      // the latest result that decided (not Undecided) warns
 	since     time.Time // when status last changed; zero while it never has
 	// waiting: the runs met the success threshold of a check that was not
 	// passing, at stableFrom, and it passes once stableFor has passed since
 	// with no failed run (Check.StableFor).
-	waiting    bool
 	stableFrom time.Time
+	waiting    bool
+	// warned: the latest result that decided (not Undecided) warns. (The
+	// two bools share a word: every check's entry holds a checkState.)
+	warned bool
 }
 
 // thresholds are a check's SuccessThreshold and FailureThreshold, and its

@@ -97,7 +97,7 @@ type Check struct {
 	// at is where the kind's block is, for errors found after the load.
 	at Error
 	// block is the kind's block, for errors at its fields found after it
-	// was read (Kind.Timing).
+	// was read (Kind.Timing); nil once the check is read.
 	block ast.Node
 }
 
@@ -218,6 +218,10 @@ func (d *Decoder) checks(n ast.Node, kinds Kinds) ([]Check, map[string]Given) {
 		if c.Fed.Feed != 0 {
 			c.Timeout, c.InitialDelay = 0, 0
 		}
+		// The block was kept for Timing's errors only: through its
+		// tokens, a node holds the whole file's, which a running agent
+		// would otherwise keep for as long as it runs these checks.
+		c.block = nil
 		out = append(out, c)
 	}
 	return out, fields
