@@ -30,13 +30,9 @@ const (
 	// otherwise hold an active connection, one that no IdleTimeout ends and
 	// no cap evicts, for as long as it likes (net/http reads the unread body
 	// of an answered request before the next). Requests here carry a list
-	// of names at most, sent with their headers: the whole request has the
-	// headers' 5s. Equal, the two are one read deadline that net/http arms
-	// for a request, where different ones are two (each deadline armed
-	// costs about 3% of the probe path's throughput under load). Once the
-	// body is read the deadline is lifted: a long wait or an event stream
-	// is not cut.
-	ReadTimeout = ReadHeaderTimeout
+	// of names at most. Once the body is read the deadline is lifted: a
+	// long wait or an event stream is not cut.
+	ReadTimeout = 10 * time.Second
 	// IdleTimeout closes a keep-alive connection with no request for 30s:
 	// a scraper at the common 15s interval keeps its connection, and a
 	// client that holds one gives its descriptor back within half a minute.
