@@ -41,8 +41,9 @@ func (m *Monitor) wakeToSettleLocked(e *entry) {
 // batches they run in. With another Period, its next run is due that
 // Period after the last one began. Either way at once when that is past
 // (a run under way, which the update cuts short, is made up at once); a
-// check that has not run yet runs as a new one would. Its Level must be the check's: a check that moves to another level
-// is a new check (Replace).
+// check that has not run yet runs as a new one would. Its Level must be
+// the check's: a check that moves to another level is a new check
+// (Replace).
 func (m *Monitor) Update(c Check) error { return m.swap(c, true) }
 
 // swap is Replace (keep false) and Update (keep true).
