@@ -29,8 +29,11 @@ func TestReplacePutsANewCheckInTheOldOnesPlace(t *testing.T) {
 	waitFor(t, "ready", func() bool { return m.Passing(health.Ready) })
 	cursor := m.LastEventID()
 
-	repl := failing("other target down")
-	must(t, m.Replace(health.Check{Name: "db", Level: health.Ready, Checker: repl, Period: time.Second, FailureThreshold: 1}))
+	// The new check's first run is due at once: it waits for the test to
+	// have seen the check pending, which the scheduler would otherwise race.
+	repl, seen := failing("other target down"), make(chan struct{})
+	gated := health.CheckerFunc(func(ctx context.Context) error { <-seen; return repl.Check(ctx) })
+	must(t, m.Replace(health.Check{Name: "db", Level: health.Ready, Checker: gated, Period: time.Second, FailureThreshold: 1}))
 	if m.Passing(health.Ready) {
 		t.Fatal("ready passes with the new check pending")
 	}
@@ -38,6 +41,7 @@ func TestReplacePutsANewCheckInTheOldOnesPlace(t *testing.T) {
 	if st.Status != health.Pending || st.Runs != 0 || len(st.History) != 0 || st.FailureThreshold != 1 {
 		t.Fatalf("the new check: %+v, want pending with no history and its own threshold", st)
 	}
+	close(seen)
 	var names []string
 	for _, c := range m.Snapshot().Checks {
 		names = append(names, c.Name)
